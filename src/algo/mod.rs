@@ -1,0 +1,27 @@
+//! The algorithm families, one file each. Every family is an extension trait
+//! over [`DeviceData`](crate::DeviceData) / [`DeviceDataMut`](crate::DeviceDataMut)
+//! whose methods check their arguments, then dispatch to the host backend
+//! ([`crate::host`]) or to a cached CUDA kernel.
+
+pub mod transform;
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+
+/// Fails with [`Error::DeviceMismatch`] unless `a` and `b` are one device.
+pub(crate) fn same_device(op: &'static str, a: &Device, b: &Device) -> Result<()> {
+    if a.same(b) {
+        Ok(())
+    } else {
+        Err(Error::DeviceMismatch { op })
+    }
+}
+
+/// Fails with [`Error::LengthMismatch`] unless `actual == expected`.
+pub(crate) fn same_len(op: &'static str, expected: usize, actual: usize) -> Result<()> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch { op, expected, actual })
+    }
+}

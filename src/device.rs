@@ -1,0 +1,361 @@
+//! Devices: where a [`DeviceVec`](crate::DeviceVec) lives and its work runs.
+//!
+//! A [`Device`] is a cheap clonable handle to either a CUDA GPU (a context,
+//! one stream all work is ordered on, the module cache, a small error-flag
+//! buffer) or the host backend (rayon on the CPU, with the same semantics).
+
+use crate::error::{DriverContext, Error, Result};
+use crate::jit::{self, CacheMode, KernelSpec};
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
+use once_cell::sync::Lazy;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+/// A handle to a GPU or to the host backend. Clones share everything.
+///
+/// ```
+/// use cuprim::Device;
+/// let host = Device::host();
+/// assert!(host.is_host());
+/// // CUDA 0 when a driver, a GPU and NVRTC are found, else the host backend;
+/// // `CUPRIM_DEVICE=host|cuda|cuda:N` overrides.
+/// let dev = Device::default()?;
+/// println!("running on {}", dev.name());
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Device {
+    inner: Arc<Backend>,
+}
+
+pub(crate) enum Backend {
+    Host,
+    Cuda(CudaDevice),
+}
+
+/// The CUDA side of a [`Device`].
+pub(crate) struct CudaDevice {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub name: String,
+    pub ordinal: usize,
+    pub arch: u32,
+    pub sm_count: u32,
+    pub l2_bytes: usize,
+    cache_mode: CacheMode,
+    modules: Mutex<HashMap<String, Arc<Module>>>,
+    /// One u32 that kernels set when they see a bad index.
+    _error_flag: CudaSlice<u32>,
+    pub error_flag_ptr: u64,
+}
+
+/// A loaded module and its entry points.
+pub(crate) struct Module {
+    _module: Arc<CudaModule>,
+    functions: Vec<(&'static str, CudaFunction)>,
+}
+
+impl Module {
+    pub fn function(&self, name: &str) -> Result<&CudaFunction> {
+        self.functions
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| f)
+            .ok_or_else(|| Error::Unsupported(format!("kernel {name} is not in its module")))
+    }
+}
+
+static CUDA_DEVICES: Lazy<Mutex<HashMap<usize, Device>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+fn driver_present() -> Result<()> {
+    // SAFETY: is_culib_present only tries to dlopen candidate names.
+    if unsafe { cudarc::driver::sys::is_culib_present() } {
+        Ok(())
+    } else {
+        Err(Error::CudaUnavailable {
+            what: "the CUDA driver library (libcuda.so.1)".into(),
+            searched: cudarc::get_lib_name_candidates("cuda")
+                .into_iter()
+                .map(|c| format!("{c} (loader path)"))
+                .collect(),
+        })
+    }
+}
+
+impl Device {
+    /// The host backend: every primitive runs on the CPU with rayon.
+    pub fn host() -> Device {
+        static HOST: Lazy<Device> = Lazy::new(|| Device {
+            inner: Arc::new(Backend::Host),
+        });
+        HOST.clone()
+    }
+
+    /// CUDA device `ordinal`. Calls with the same ordinal share one handle
+    /// (one stream, one module cache). Fails with
+    /// [`Error::CudaUnavailable`] when there is no driver, no such GPU, or
+    /// no NVRTC, saying what is missing and where cuprim looked.
+    pub fn cuda(ordinal: usize) -> Result<Device> {
+        let mut devices = CUDA_DEVICES.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = devices.get(&ordinal) {
+            return Ok(d.clone());
+        }
+        driver_present()?;
+        cudarc::driver::result::init().map_err(|e| Error::CudaUnavailable {
+            what: format!("a working CUDA driver (cuInit failed: {e})"),
+            searched: Vec::new(),
+        })?;
+        let count = CudaContext::device_count().during("counting GPUs")?;
+        if ordinal >= count.max(0) as usize {
+            return Err(Error::CudaUnavailable {
+                what: format!("GPU {ordinal} (the driver sees {count} GPU(s))"),
+                searched: Vec::new(),
+            });
+        }
+        let ctx = CudaContext::new(ordinal).during("creating a CUDA context")?;
+        // SAFETY: this context is ours; cuprim orders all its work on one
+        // stream, so cudarc's per-buffer events would only add overhead.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().during("creating a stream")?;
+        let dev = Device::from_parts(ctx, stream)?;
+        devices.insert(ordinal, dev.clone());
+        Ok(dev)
+    }
+
+    /// A device on an existing cudarc context, with a new stream of its own.
+    pub fn from_cuda_context(ctx: Arc<CudaContext>) -> Result<Device> {
+        let stream = ctx.new_stream().during("creating a stream")?;
+        Device::from_parts(ctx, stream)
+    }
+
+    /// A device whose work is ordered on an existing cudarc stream, so cuprim
+    /// calls interleave with the caller's own launches without host syncs.
+    ///
+    /// ```no_run
+    /// use cudarc::driver::CudaContext;
+    /// let ctx = CudaContext::new(0).unwrap();
+    /// let stream = ctx.default_stream();
+    /// let dev = cuprim::Device::from_cuda_stream(stream)?;
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn from_cuda_stream(stream: Arc<CudaStream>) -> Result<Device> {
+        Device::from_parts(stream.context().clone(), stream)
+    }
+
+    fn from_parts(ctx: Arc<CudaContext>, stream: Arc<CudaStream>) -> Result<Device> {
+        jit::nvrtc::nvrtc()?;
+        let attr = |a| ctx.attribute(a).during("reading device attributes");
+        let major = attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let sm_count = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let l2 = attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?;
+        let name = ctx.name().during("reading the device name")?;
+        let error_flag = stream.alloc_zeros::<u32>(1).map_err(|e| Error::alloc(4, e))?;
+        let error_flag_ptr = error_flag.device_ptr(&stream).0;
+        let arch = (major * 10 + minor) as u32;
+        Ok(Device {
+            inner: Arc::new(Backend::Cuda(CudaDevice {
+                ordinal: ctx.ordinal(),
+                ctx,
+                stream,
+                name,
+                arch,
+                sm_count: sm_count as u32,
+                l2_bytes: l2 as usize,
+                cache_mode: CacheMode::from_env(),
+                modules: Mutex::new(HashMap::new()),
+                _error_flag: error_flag,
+                error_flag_ptr,
+            })),
+        })
+    }
+
+    /// `CUPRIM_DEVICE` if set (`host`, `cuda`, `cuda:N`), else CUDA 0 when
+    /// it can be used, else the host backend. Only an explicit `cuda`
+    /// request that cannot be met is an error.
+    #[allow(clippy::should_implement_trait)]
+    pub fn default() -> Result<Device> {
+        match std::env::var("CUPRIM_DEVICE").ok().as_deref() {
+            None | Some("") => Ok(Device::cuda(0).unwrap_or_else(|_| Device::host())),
+            Some("host") | Some("cpu") => Ok(Device::host()),
+            Some("cuda") => Device::cuda(0),
+            Some(other) => match other.strip_prefix("cuda:").map(str::parse::<usize>) {
+                Some(Ok(n)) => Device::cuda(n),
+                _ => Err(Error::InvalidArgument(format!(
+                    "CUPRIM_DEVICE={other:?}: expected host, cuda or cuda:N"
+                ))),
+            },
+        }
+    }
+
+    /// True for the host backend.
+    pub fn is_host(&self) -> bool {
+        matches!(*self.inner, Backend::Host)
+    }
+
+    /// True for a CUDA device.
+    pub fn is_cuda(&self) -> bool {
+        !self.is_host()
+    }
+
+    /// The GPU's name, or `"host"`.
+    pub fn name(&self) -> &str {
+        match &*self.inner {
+            Backend::Host => "host",
+            Backend::Cuda(c) => &c.name,
+        }
+    }
+
+    /// Compute capability as `major * 10 + minor` (90 for Hopper); `None` on the host.
+    pub fn arch(&self) -> Option<u32> {
+        self.cuda_ref().map(|c| c.arch)
+    }
+
+    /// Streaming multiprocessors; the rayon thread count on the host.
+    pub fn sm_count(&self) -> u32 {
+        match &*self.inner {
+            Backend::Host => rayon::current_num_threads() as u32,
+            Backend::Cuda(c) => c.sm_count,
+        }
+    }
+
+    /// L2 cache bytes (0 on the host).
+    pub fn l2_bytes(&self) -> usize {
+        self.cuda_ref().map_or(0, |c| c.l2_bytes)
+    }
+
+    /// The cudarc stream all of this device's work is ordered on.
+    pub fn cuda_stream(&self) -> Option<&Arc<CudaStream>> {
+        self.cuda_ref().map(|c| &c.stream)
+    }
+
+    /// The cudarc context.
+    pub fn cuda_context(&self) -> Option<&Arc<CudaContext>> {
+        self.cuda_ref().map(|c| &c.ctx)
+    }
+
+    /// Waits until all work queued on this device has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        match &*self.inner {
+            Backend::Host => Ok(()),
+            Backend::Cuda(c) => c.stream.synchronize().during("synchronizing the stream"),
+        }
+    }
+
+    pub(crate) fn backend(&self) -> &Backend {
+        &self.inner
+    }
+
+    pub(crate) fn cuda_ref(&self) -> Option<&CudaDevice> {
+        match &*self.inner {
+            Backend::Host => None,
+            Backend::Cuda(c) => Some(c),
+        }
+    }
+
+    /// Same device (same handle), for buffer checks.
+    pub(crate) fn same(&self, other: &Device) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &*self.inner {
+            Backend::Host => write!(f, "Device(host)"),
+            Backend::Cuda(c) => write!(f, "Device(cuda:{} {} sm_{})", c.ordinal, c.name, c.arch),
+        }
+    }
+}
+
+impl PartialEq for Device {
+    fn eq(&self, other: &Self) -> bool {
+        self.same(other)
+    }
+}
+
+impl CudaDevice {
+    /// The loaded module for `spec`: from this device's memory cache, else
+    /// built (disk cache or NVRTC) and loaded.
+    pub fn module(&self, spec: &KernelSpec) -> Result<Arc<Module>> {
+        let key = spec.key();
+        if self.cache_mode != CacheMode::Off {
+            let modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(m) = modules.get(key) {
+                jit::cache::MEMORY_HITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return Ok(m.clone());
+            }
+        }
+        let binary = jit::build(spec, self.arch, self.cache_mode)?;
+        let module = self
+            .ctx
+            .load_module(match binary {
+                jit::Binary::Cubin(b) => cudarc::nvrtc::Ptx::from_binary(b),
+                jit::Binary::Ptx(b) => {
+                    let text = String::from_utf8_lossy(&b).trim_end_matches('\0').to_string();
+                    cudarc::nvrtc::Ptx::from_src(text)
+                }
+            })
+            .during(&format!("loading {}", spec.display_name()))?;
+        let mut functions = Vec::with_capacity(spec.template.entries.len());
+        for &entry in spec.template.entries {
+            let f = module
+                .load_function(entry)
+                .during(&format!("finding {entry} in {}", spec.display_name()))?;
+            functions.push((entry, f));
+        }
+        let loaded = Arc::new(Module {
+            _module: module,
+            functions,
+        });
+        if self.cache_mode != CacheMode::Off {
+            let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+            modules.insert(key.to_string(), loaded.clone());
+        }
+        Ok(loaded)
+    }
+
+    /// Launches `f` on this device's stream with a 1-D grid.
+    ///
+    /// # Safety
+    /// `args` must match the kernel's parameter list in number, order and
+    /// types, and every pointer in them must be valid for what the kernel
+    /// does with it.
+    pub unsafe fn launch(&self, f: &CudaFunction, grid: u32, block: u32, shared: u32, args: &mut [*mut c_void]) -> Result<()> {
+        self.ctx.bind_to_thread().during("binding the context")?;
+        cudarc::driver::result::launch_kernel(f.cu_function(), (grid, 1, 1), (block, 1, 1), shared, self.stream.cu_stream(), args)
+            .during("launching a kernel")
+    }
+
+    /// Reads and clears the device error flag (one small synchronous copy).
+    pub fn take_error_flag(&self) -> Result<bool> {
+        let mut flag = [0u32; 1];
+        // SAFETY: error_flag_ptr is a live 4-byte allocation owned by self;
+        // the copy is synchronised before `flag` is read.
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(&mut flag, self.error_flag_ptr, self.stream.cu_stream())
+                .during("reading the error flag")?;
+        }
+        self.stream.synchronize().during("reading the error flag")?;
+        if flag[0] != 0 {
+            // SAFETY: as above; a 4-byte memset of the flag.
+            unsafe {
+                cudarc::driver::result::memset_d8_async(self.error_flag_ptr, 0, 4, self.stream.cu_stream())
+                    .during("clearing the error flag")?;
+            }
+        }
+        Ok(flag[0] != 0)
+    }
+}
+
+/// Builds the `*mut c_void` argument array for a kernel launch from
+/// references to its arguments, in order.
+macro_rules! kernel_args {
+    ($($arg:expr),* $(,)?) => {
+        [$(($arg) as *const _ as *mut ::std::ffi::c_void),*]
+    };
+}
+pub(crate) use kernel_args;

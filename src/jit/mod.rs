@@ -1,0 +1,69 @@
+//! The JIT: generated CUDA source, one NVRTC compile path, two caches.
+//!
+//! ```text
+//! KernelSpec (template + generated defs)
+//!   -> in-memory cache of the Device: (spec key) -> loaded module   [hit: done]
+//!   -> disk cache: SHA-256(source, options, arch, NVRTC, cuprim)    [hit: load]
+//!   -> NVRTC: CUBIN for sm_XY (PTX for a GPU newer than NVRTC)     [store, load]
+//! ```
+//!
+//! [`source`] writes the text, [`nvrtc`] compiles it, [`cache`] keeps it.
+//! [`build`] is the one path from a spec to a binary; `Device` adds the
+//! in-memory layer and module loading on top.
+
+pub mod cache;
+pub mod nvrtc;
+pub mod source;
+
+pub use cache::{stats, CacheMode, CacheStats, DiskCache, Lookup};
+pub use nvrtc::{Binary, Compiled, NvrtcInfo};
+pub use source::{KernelSpec, Template};
+
+use crate::error::Result;
+use std::sync::atomic::Ordering;
+
+/// Produces the binary for `spec` on architecture `arch` (e.g. 90), from
+/// the disk cache when `mode` is [`CacheMode::Disk`] and it holds a valid
+/// entry, else by compiling (and storing, in `Disk` mode).
+pub fn build(spec: &KernelSpec, arch: u32, mode: CacheMode) -> Result<Binary> {
+    let source = spec.source();
+    let disk = match mode {
+        CacheMode::Disk => DiskCache::default_location(),
+        _ => None,
+    };
+    build_source(&source, &spec.display_name(), arch, disk.as_ref())
+}
+
+/// [`build`] for a ready source and an explicit (optional) disk cache.
+pub fn build_source(source: &str, name: &str, arch: u32, disk: Option<&DiskCache>) -> Result<Binary> {
+    let info = nvrtc::nvrtc()?;
+    let key = disk.map(|_| {
+        let target = nvrtc::target_for(arch).unwrap_or_default();
+        DiskCache::key(source, &nvrtc::options(&target, false), arch, info.version)
+    });
+    if let (Some(cache), Some(key)) = (disk, key.as_deref()) {
+        match cache.load(key) {
+            Lookup::Hit(b) => {
+                cache::DISK_HITS.fetch_add(1, Ordering::Relaxed);
+                return Ok(b);
+            }
+            Lookup::Corrupt => {
+                cache::DISK_CORRUPT.fetch_add(1, Ordering::Relaxed);
+            }
+            Lookup::Miss => {}
+        }
+    }
+    cache::COMPILES.fetch_add(1, Ordering::Relaxed);
+    let compiled = nvrtc::compile(source, name, arch, false)?;
+    if let (Some(cache), Some(key)) = (disk, key.as_deref()) {
+        let _ = cache.store(key, &compiled.binary);
+    }
+    Ok(compiled.binary)
+}
+
+/// Compiles `spec` for `arch` with `--ptxas-options=-v`, bypassing every
+/// cache, and returns NVRTC's log: registers, shared memory, stack and
+/// spills per kernel. This is what the compile-check tests and tuning use.
+pub fn compile_report(spec: &KernelSpec, arch: u32) -> Result<Compiled> {
+    nvrtc::compile(&spec.source(), &spec.display_name(), arch, true)
+}

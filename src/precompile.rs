@@ -1,0 +1,112 @@
+//! Compiling kernels ahead of time: warm a device's caches before the first
+//! real call, or compile for an architecture with no GPU at all (what CI does
+//! to check every kernel of every specialisation).
+
+use crate::algo::transform as tr;
+use crate::device::Device;
+use crate::element::{Element, IndexElement};
+use crate::error::Result;
+use crate::jit::{self, KernelSpec};
+use crate::ops::{Arith, BinaryOp, UnaryOp};
+
+/// Where to compile for.
+#[derive(Clone, Copy, Debug)]
+pub enum Target<'a> {
+    /// A device: the kernels are compiled (or read from the disk cache) and
+    /// loaded into its in-memory cache. The host backend needs nothing.
+    Device(&'a Device),
+    /// An architecture such as 80 or 90: compile only, no GPU needed, no
+    /// cache touched; each report carries the ptxas resource usage.
+    Arch(u32),
+}
+
+/// One compiled kernel module.
+#[derive(Clone, Debug)]
+pub struct KernelReport {
+    /// Template and specialisation, e.g. `kernels/fill.cu [float T]`.
+    pub name: String,
+    /// NVRTC's log: with [`Target::Arch`], registers, stack and spills per kernel.
+    pub log: String,
+}
+
+fn run(target: Target<'_>, specs: Vec<KernelSpec>) -> Result<Vec<KernelReport>> {
+    let mut reports = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let log = match target {
+            Target::Device(dev) => match dev.cuda_ref() {
+                None => continue,
+                Some(c) => {
+                    c.module(&spec)?;
+                    String::new()
+                }
+            },
+            Target::Arch(arch) => jit::compile_report(&spec, arch)?.log,
+        };
+        reports.push(KernelReport {
+            name: spec.display_name(),
+            log,
+        });
+    }
+    Ok(reports)
+}
+
+fn arch_of(target: Target<'_>) -> u32 {
+    match target {
+        Target::Device(d) => d.arch().unwrap_or(0),
+        Target::Arch(a) => a,
+    }
+}
+
+fn index_specs<T: Element, I: IndexElement>(arch: u32) -> KernelSpec {
+    tr::gather_scatter_spec::<T, I>(arch).0
+}
+
+/// Every kernel that depends on the element type alone (fill, sequence,
+/// gather and scatter with `u32` and `u64` indices).
+///
+/// ```
+/// use cuprim::precompile::{precompile, Target};
+/// // Warm the caches of the default device (nothing to do on the host backend).
+/// let dev = cuprim::Device::default()?;
+/// precompile::<f32>(Target::Device(&dev))?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile<T: Arith>(target: Target<'_>) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(
+        target,
+        vec![
+            tr::fill_spec::<T>(arch).0,
+            index_specs::<T, u32>(arch),
+            index_specs::<T, u64>(arch),
+        ],
+    )
+}
+
+/// Every kernel specialised on element type `T` and binary operator `Op`.
+///
+/// ```
+/// use cuprim::precompile::{precompile_binary, Target};
+/// use cuprim::ops::Max;
+/// let dev = cuprim::Device::default()?;
+/// precompile_binary::<u32, _>(Target::Device(&dev), Max)?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_binary<T: Element, Op: BinaryOp<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, vec![tr::transform2_spec::<T, Op>(arch, &op).0])
+}
+
+/// The unary transform kernel for `T` and `Op`.
+///
+/// ```
+/// use cuprim::precompile::{precompile_unary, Target};
+/// use cuprim::ops::Cast;
+/// let dev = cuprim::Device::default()?;
+/// precompile_unary::<f32, _>(Target::Device(&dev), Cast::<cuprim::f16>::new())?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_unary<T: Element, Op: UnaryOp<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, vec![tr::transform_spec::<T, Op>(arch, &op).0])
+}
