@@ -159,6 +159,13 @@ impl<T: Element> DeviceVec<T> {
                     unsafe { c.stream.alloc::<T>(len) }.map_err(|e| Error::alloc(bytes, e))?
                 };
                 let ptr = slice.device_ptr(&c.stream).0;
+                if len > 0 && poison_enabled() {
+                    // SAFETY: `ptr` addresses `bytes` bytes we just allocated.
+                    unsafe {
+                        cudarc::driver::result::memset_d8_async(ptr, 0xff, bytes, c.stream.cu_stream())
+                            .during("poisoning a new buffer")?;
+                    }
+                }
                 Buf::Cuda { slice, ptr }
             }
         };
@@ -381,6 +388,15 @@ impl<T: Element> std::fmt::Debug for DeviceVec<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "DeviceVec<{}>(len {}, {:?})", T::NAME, self.len(), self.device)
     }
+}
+
+/// `CUPRIM_POISON=1`: fill every new device buffer with 0xff bytes (NaN for
+/// floats, MAX for unsigned integers) before a kernel writes it, so a test
+/// can tell "written" from "left over". Off by default (it costs a memset).
+fn poison_enabled() -> bool {
+    static POISON: once_cell::sync::Lazy<bool> =
+        once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_POISON").is_ok_and(|v| v == "1"));
+    *POISON
 }
 
 fn cuda_of(device: &Device) -> &CudaDevice {
