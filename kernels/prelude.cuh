@@ -196,3 +196,67 @@ __device__ __forceinline__ void cuprim_grid_stride(u64 count, Load load, Store s
 template <typename T> __device__ __forceinline__ bool cuprim_aligned_to(const void* p) {
     return (((unsigned long long)p) % sizeof(T)) == 0;
 }
+
+// ---------------------------------------------------------------------------
+// Warp and block collectives over any trivially copyable type.
+
+// A value viewed as 32-bit words (the tail word zero-padded).
+template <typename V> union cuprim_words {
+    static constexpr int W = (sizeof(V) + 3) / 4;
+    V v;
+    unsigned int w[W];
+    unsigned short h;
+    unsigned char b;
+    __device__ __forceinline__ cuprim_words() {}
+};
+
+// __shfl_down_sync for a value of any size, moved as 32-bit words.
+template <typename V> __device__ __forceinline__ V cuprim_shfl_down(const V& v, unsigned delta) {
+    cuprim_words<V> p;
+    p.w[cuprim_words<V>::W - 1] = 0;
+    p.v = v;
+#pragma unroll
+    for (int k = 0; k < cuprim_words<V>::W; k++) p.w[k] = __shfl_down_sync(0xffffffffu, p.w[k], delta);
+    return p.v;
+}
+
+// A load that bypasses L1 (reads what other blocks wrote in this launch).
+template <typename V> __device__ __forceinline__ V cuprim_load_cg(const V* p) {
+    static_assert(sizeof(V) % 4 == 0 || sizeof(V) <= 2, "unsupported size");
+    cuprim_words<V> r;
+    if constexpr (sizeof(V) == 1) {
+        r.b = __ldcg((const unsigned char*)p);
+    } else if constexpr (sizeof(V) == 2) {
+        r.h = __ldcg((const unsigned short*)p);
+    } else {
+#pragma unroll
+        for (int k = 0; k < cuprim_words<V>::W; k++) r.w[k] = __ldcg((const unsigned int*)p + k);
+    }
+    return r.v;
+}
+
+// Reduces one value per thread of a BLOCK-thread block with Op (apply,
+// identity) in a fixed tree order; the result is valid in thread 0. Ends
+// with a barrier, so it can be called again at once.
+template <typename A, typename Op, int BLOCK> __device__ __forceinline__ A cuprim_block_reduce(A v) {
+    constexpr int WARPS = BLOCK / 32;
+    __shared__ A warp_parts[WARPS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) v = Op::apply(v, cuprim_shfl_down(v, offset));
+    if (lane == 0) warp_parts[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < WARPS ? warp_parts[lane] : Op::identity();
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1) v = Op::apply(v, cuprim_shfl_down(v, offset));
+    }
+    __syncthreads();
+    return v;
+}
+
+// A value and its index, for min_element / max_element.
+template <typename T> struct cuprim_kv {
+    T v;
+    u64 i;
+};

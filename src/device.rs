@@ -50,7 +50,18 @@ pub(crate) struct CudaDevice {
     /// One u32 that kernels set when they see a bad index.
     _error_flag: CudaSlice<u32>,
     pub error_flag_ptr: u64,
+    /// Zeroed u32 counters for single-pass kernels ("last block" tickets).
+    /// A kernel that uses one leaves it at zero when it finishes.
+    _counters: CudaSlice<u32>,
+    pub counters_ptr: u64,
+    /// Temporary device memory, grown on demand, shared by all calls on
+    /// this device (they are ordered on its one stream).
+    scratch: Mutex<Option<CudaSlice<u8>>>,
 }
+
+/// Counter slots in `CudaDevice::counters_ptr`.
+pub(crate) const COUNTER_REDUCE_TICKET: u64 = 0;
+const COUNTER_SLOTS: usize = 64;
 
 /// A loaded module and its entry points.
 pub(crate) struct Module {
@@ -155,6 +166,10 @@ impl Device {
         let name = ctx.name().during("reading the device name")?;
         let error_flag = stream.alloc_zeros::<u32>(1).map_err(|e| Error::alloc(4, e))?;
         let error_flag_ptr = error_flag.device_ptr(&stream).0;
+        let counters = stream
+            .alloc_zeros::<u32>(COUNTER_SLOTS)
+            .map_err(|e| Error::alloc(4 * COUNTER_SLOTS, e))?;
+        let counters_ptr = counters.device_ptr(&stream).0;
         let arch = (major * 10 + minor) as u32;
         Ok(Device {
             inner: Arc::new(Backend::Cuda(CudaDevice {
@@ -169,6 +184,9 @@ impl Device {
                 modules: Mutex::new(HashMap::new()),
                 _error_flag: error_flag,
                 error_flag_ptr,
+                _counters: counters,
+                counters_ptr,
+                scratch: Mutex::new(None),
             })),
         })
     }
@@ -328,6 +346,26 @@ impl CudaDevice {
         self.ctx.bind_to_thread().during("binding the context")?;
         cudarc::driver::result::launch_kernel(f.cu_function(), (grid, 1, 1), (block, 1, 1), shared, self.stream.cu_stream(), args)
             .during("launching a kernel")
+    }
+
+    /// Runs `enqueue` with a scratch buffer of at least `bytes` bytes. The
+    /// lock is held while `enqueue` queues its work, so no other call can
+    /// replace the buffer between the pointer being taken and the launch;
+    /// a replaced buffer is freed in stream order, after the work that used it.
+    pub fn with_scratch<R>(&self, bytes: usize, enqueue: impl FnOnce(u64) -> Result<R>) -> Result<R> {
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let big_enough = scratch.as_ref().is_some_and(|s| s.len() >= bytes);
+        if !big_enough {
+            let size = bytes.max(1 << 16).next_power_of_two();
+            // SAFETY: scratch contents are never read before a kernel writes them.
+            let fresh = unsafe { self.stream.alloc::<u8>(size) }.map_err(|e| Error::alloc(size, e))?;
+            *scratch = Some(fresh);
+        }
+        let ptr = match scratch.as_ref() {
+            Some(s) => s.device_ptr(&self.stream).0,
+            None => return Err(Error::OutOfMemory { bytes }),
+        };
+        enqueue(ptr)
     }
 
     /// Reads and clears the device error flag (one small synchronous copy).

@@ -40,6 +40,7 @@ pub(crate) mod host;
 pub mod jit;
 pub mod ops;
 pub mod precompile;
+pub mod pred;
 pub(crate) mod tuning;
 pub mod vec;
 
@@ -51,6 +52,7 @@ pub use vec::{DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec}
 
 /// Everything an application needs in one import.
 pub mod prelude {
+    pub use crate::algo::reduce::ReduceOps;
     pub use crate::algo::transform::{TransformMutOps, TransformOps};
     pub use crate::ops::{Add, BitAnd, BitOr, BitXor, Max, Min, Mul};
     pub use crate::{bf16, f16, Device, DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec, Element, Error};

@@ -2,12 +2,14 @@
 //! real call, or compile for an architecture with no GPU at all (what CI does
 //! to check every kernel of every specialisation).
 
+use crate::algo::reduce as rd;
 use crate::algo::transform as tr;
 use crate::device::Device;
 use crate::element::{Element, IndexElement};
 use crate::error::Result;
 use crate::jit::{self, KernelSpec};
-use crate::ops::{Arith, BinaryOp, UnaryOp};
+use crate::ops::{Arith, BinaryOp, Commutative, Monoid, UnaryOp};
+use crate::pred::Predicate;
 
 /// Where to compile for.
 #[derive(Clone, Copy, Debug)]
@@ -62,7 +64,7 @@ fn index_specs<T: Element, I: IndexElement>(arch: u32) -> KernelSpec {
 }
 
 /// Every kernel that depends on the element type alone (fill, sequence,
-/// gather and scatter with `u32` and `u64` indices).
+/// gather and scatter with `u32` and `u64` indices, min/max_element).
 ///
 /// ```
 /// use cuprim::precompile::{precompile, Target};
@@ -79,8 +81,39 @@ pub fn precompile<T: Arith>(target: Target<'_>) -> Result<Vec<KernelReport>> {
             tr::fill_spec::<T>(arch).0,
             index_specs::<T, u32>(arch),
             index_specs::<T, u64>(arch),
+            rd::arg_extreme_spec::<T>(arch, false),
+            rd::arg_extreme_spec::<T>(arch, true),
         ],
     )
+}
+
+/// The reduction kernel for `T` and `Op` (`reduce`, `reduce_into`, and
+/// the `sum`/`product`/`min`/`max` conveniences).
+///
+/// ```
+/// use cuprim::precompile::{precompile_reduce, Target};
+/// use cuprim::ops::Add;
+/// let dev = cuprim::Device::default()?;
+/// precompile_reduce::<f32, _>(Target::Device(&dev), Add)?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_reduce<T: Element, Op: Monoid<T> + Commutative>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, vec![rd::plain_reduce_spec::<T, Op>(arch, &op)])
+}
+
+/// The `count` and `find_first` / `any` / `all` kernels for `T` and `pred`.
+///
+/// ```
+/// use cuprim::precompile::{precompile_predicate, Target};
+/// use cuprim::pred::IsNan;
+/// let dev = cuprim::Device::default()?;
+/// precompile_predicate::<f64, _>(Target::Device(&dev), IsNan)?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_predicate<T: Element, P: Predicate<T>>(target: Target<'_>, pred: P) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, vec![rd::count_spec::<T, P>(arch, &pred), rd::find_spec::<T, P>(arch, &pred)])
 }
 
 /// Every kernel specialised on element type `T` and binary operator `Op`.

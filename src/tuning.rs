@@ -41,3 +41,22 @@ impl Policy {
         needed.min(wave) as u32
     }
 }
+
+/// Single-pass reductions and searches: reduce, transform_reduce, count,
+/// min/max_element, find_first / any / all.
+pub(crate) fn reduce(arch: u32) -> Policy {
+    match arch {
+        // Read-only streams need more bytes in flight than copies: 4 x 16 B
+        // per thread at full occupancy.
+        90.. => Policy {
+            block: 256,
+            unroll: 4,
+            blocks_per_sm: 8,
+        },
+        _ => Policy {
+            block: 256,
+            unroll: 4,
+            blocks_per_sm: 8,
+        },
+    }
+}

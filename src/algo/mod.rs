@@ -3,6 +3,7 @@
 //! whose methods check their arguments, then dispatch to the host backend
 //! ([`crate::host`]) or to a cached CUDA kernel.
 
+pub mod reduce;
 pub mod transform;
 
 use crate::device::Device;

@@ -2,6 +2,7 @@
 //! device's semantics. It runs when no GPU is present and is the oracle the
 //! test suite checks the CUDA kernels against.
 
+pub mod reduce;
 pub mod transform;
 
 /// Below this many elements a rayon split costs more than it saves.

@@ -39,9 +39,11 @@ template!(FILL, "fill", ["cuprim_fill", "cuprim_sequence"]);
 template!(TRANSFORM, "transform", ["cuprim_transform"]);
 template!(TRANSFORM2, "transform2", ["cuprim_transform2"]);
 template!(GATHER_SCATTER, "gather_scatter", ["cuprim_gather", "cuprim_scatter"]);
+template!(REDUCE, "reduce", ["cuprim_reduce"]);
+template!(FIND, "find", ["cuprim_find_first"]);
 
 /// Every template, for compile checks.
-pub static ALL_TEMPLATES: &[&Template] = &[&FILL, &TRANSFORM, &TRANSFORM2, &GATHER_SCATTER];
+pub static ALL_TEMPLATES: &[&Template] = &[&FILL, &TRANSFORM, &TRANSFORM2, &GATHER_SCATTER, &REDUCE, &FIND];
 
 /// A template plus the generated declarations that specialise it.
 #[derive(Clone, Debug)]
@@ -106,6 +108,15 @@ impl KernelSpec {
             "struct {name} {{ __device__ __forceinline__ static {out_alias} apply({in_alias} x) {{ return ({}); }} }};",
             op.cuda_expr()
         );
+        self
+    }
+
+    /// Verbatim declarations (functors whose shape the builders above do not cover).
+    pub fn raw(mut self, text: &str) -> Self {
+        self.defs.push_str(text);
+        if !text.ends_with('\n') {
+            self.defs.push('\n');
+        }
         self
     }
 

@@ -1,0 +1,50 @@
+// First match: the lowest index whose element satisfies a predicate, with
+// early exit. Also the basis of any / all.
+// Specialised on: T (element), PredFn (bool apply(T x, T p)).
+
+constexpr int FIND_ITEMS = 16 / sizeof(T);
+typedef cuprim_vec<T, FIND_ITEMS> FindVec;
+
+// *best = the lowest i < n with PredFn(in[i], param), left as is when none
+// matches (the host sets it to ~0 first). Threads stop as soon as every index
+// they have left is above the best match found so far, so a match near the
+// front ends the search after about one wave of loads.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+    cuprim_find_first(const T* __restrict__ in, u64 n, T param, u64* best) {
+    const u64 tid = cuprim_thread_id();
+    const u64 stride = cuprim_thread_count();
+    volatile u64* vbest = best;
+    if (cuprim_aligned_to<FindVec>(in)) {
+        const u64 nv = n / FIND_ITEMS;
+        const FindVec* vin = (const FindVec*)in;
+        for (u64 v = tid; v < nv; v += CUPRIM_UNROLL * stride) {
+            if (v * FIND_ITEMS >= *vbest) return;
+            FindVec x[CUPRIM_UNROLL];
+#pragma unroll
+            for (int u = 0; u < CUPRIM_UNROLL; u++)
+                if (v + u * stride < nv) x[u] = vin[v + u * stride];
+#pragma unroll
+            for (int u = 0; u < CUPRIM_UNROLL; u++) {
+                if (v + u * stride >= nv) break;
+                bool found = false;
+#pragma unroll
+                for (int k = 0; k < FIND_ITEMS; k++) {
+                    if (!found && PredFn::apply(x[u].v[k], param)) {
+                        atomicMin(best, (v + u * stride) * FIND_ITEMS + k);
+                        found = true;
+                    }
+                }
+            }
+        }
+        const u64 t = nv * FIND_ITEMS + tid;
+        if (t < n && PredFn::apply(in[t], param)) atomicMin(best, t);
+    } else {
+        for (u64 i = tid; i < n; i += stride) {
+            if (i >= *vbest) return;
+            if (PredFn::apply(in[i], param)) {
+                atomicMin(best, i);
+                return;
+            }
+        }
+    }
+}
