@@ -260,3 +260,13 @@ template <typename T> struct cuprim_kv {
     T v;
     u64 i;
 };
+
+// __shfl_up_sync for a value of any size.
+template <typename V> __device__ __forceinline__ V cuprim_shfl_up(const V& v, unsigned delta) {
+    cuprim_words<V> p;
+    p.w[cuprim_words<V>::W - 1] = 0;
+    p.v = v;
+#pragma unroll
+    for (int k = 0; k < cuprim_words<V>::W; k++) p.w[k] = __shfl_up_sync(0xffffffffu, p.w[k], delta);
+    return p.v;
+}

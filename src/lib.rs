@@ -53,6 +53,7 @@ pub use vec::{DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec}
 /// Everything an application needs in one import.
 pub mod prelude {
     pub use crate::algo::reduce::ReduceOps;
+    pub use crate::algo::scan::{ScanMutOps, ScanOps};
     pub use crate::algo::transform::{TransformMutOps, TransformOps};
     pub use crate::ops::{Add, BitAnd, BitOr, BitXor, Max, Min, Mul};
     pub use crate::{bf16, f16, Device, DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec, Element, Error};

@@ -232,8 +232,10 @@ impl<T: Arith> BinaryOp<T> for Add {
     }
 }
 impl<T: Arith> Monoid<T> for Add {
+    /// `0` for integers, `-0.0` for floats: the float identity of addition
+    /// (`-0.0 + x == x` for every `x`, including `-0.0`).
     fn identity(&self) -> T {
-        T::zero()
+        T::zero().neg()
     }
 }
 

@@ -3,6 +3,7 @@
 //! to check every kernel of every specialisation).
 
 use crate::algo::reduce as rd;
+use crate::algo::scan as sc;
 use crate::algo::transform as tr;
 use crate::device::Device;
 use crate::element::{Element, IndexElement};
@@ -100,6 +101,20 @@ pub fn precompile<T: Arith>(target: Target<'_>) -> Result<Vec<KernelReport>> {
 pub fn precompile_reduce<T: Element, Op: Monoid<T> + Commutative>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
     run(target, vec![rd::plain_reduce_spec::<T, Op>(arch, &op)])
+}
+
+/// The scan kernel for `T` and `Op` (inclusive, exclusive, in place).
+///
+/// ```
+/// use cuprim::precompile::{precompile_scan, Target};
+/// use cuprim::ops::Add;
+/// for report in precompile_scan::<u32, _>(Target::Arch(90), Add).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// ```
+pub fn precompile_scan<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, vec![sc::scan_spec::<T, Op>(arch, &op).0])
 }
 
 /// The `count` and `find_first` / `any` / `all` kernels for `T` and `pred`.

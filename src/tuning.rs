@@ -60,3 +60,28 @@ pub(crate) fn reduce(arch: u32) -> Policy {
         },
     }
 }
+
+/// Tile shape of the single-pass scan for elements of `elem_bytes` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ScanPolicy {
+    /// Threads per block.
+    pub block: u32,
+    /// Consecutive elements per thread (a tile is `block * items`).
+    pub items: u32,
+}
+
+impl ScanPolicy {
+    /// Elements per tile.
+    pub fn tile(&self) -> u64 {
+        self.block as u64 * self.items as u64
+    }
+}
+
+/// Scan (and copy_if) tiles: 16 KiB of 4-byte elements per tile.
+pub(crate) fn scan(arch: u32, elem_bytes: usize) -> ScanPolicy {
+    let _ = arch;
+    ScanPolicy {
+        block: 256,
+        items: if elem_bytes >= 8 { 8 } else { 16 },
+    }
+}

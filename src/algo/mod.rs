@@ -4,6 +4,7 @@
 //! ([`crate::host`]) or to a cached CUDA kernel.
 
 pub mod reduce;
+pub mod scan;
 pub mod transform;
 
 use crate::device::Device;

@@ -3,6 +3,7 @@
 //! test suite checks the CUDA kernels against.
 
 pub mod reduce;
+pub mod scan;
 pub mod transform;
 
 /// Below this many elements a rayon split costs more than it saves.

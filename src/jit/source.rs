@@ -41,9 +41,10 @@ template!(TRANSFORM2, "transform2", ["cuprim_transform2"]);
 template!(GATHER_SCATTER, "gather_scatter", ["cuprim_gather", "cuprim_scatter"]);
 template!(REDUCE, "reduce", ["cuprim_reduce"]);
 template!(FIND, "find", ["cuprim_find_first"]);
+template!(SCAN, "scan", ["cuprim_scan"]);
 
 /// Every template, for compile checks.
-pub static ALL_TEMPLATES: &[&Template] = &[&FILL, &TRANSFORM, &TRANSFORM2, &GATHER_SCATTER, &REDUCE, &FIND];
+pub static ALL_TEMPLATES: &[&Template] = &[&FILL, &TRANSFORM, &TRANSFORM2, &GATHER_SCATTER, &REDUCE, &FIND, &SCAN];
 
 /// A template plus the generated declarations that specialise it.
 #[derive(Clone, Debug)]

@@ -1,0 +1,188 @@
+//! Scans: `scan` (inclusive), `scan_inclusive`, `scan_exclusive`, and
+//! their in-place forms, for any [`Monoid`] — commutativity is not needed,
+//! the order of the elements is kept.
+//!
+//! # Floating point
+//! The device scans each tile as a tree (per thread, per warp, per block)
+//! and chains tiles left to right, so a float scan differs from a
+//! sequential one by rounding: the error of element `i` is bounded by about
+//! `(log2(tile) + i / tile) * eps * sum(|x[..=i]|)`. The chaining order never
+//! depends on timing, so the same input on the same GPU gives the same bits
+//! every run, at no extra cost (see `kernels/scan.cu`). The host backend
+//! scans sequentially.
+
+use crate::device::{kernel_args, CudaDevice, COUNTER_SCAN_TILE};
+use crate::element::Element;
+use crate::error::{DriverContext, Error, Result};
+use crate::host;
+use crate::jit::source::SCAN;
+use crate::jit::KernelSpec;
+use crate::ops::Monoid;
+use crate::tuning;
+use crate::vec::raw::{Mem, MemMut, SealedMut as _};
+use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
+
+/// Scans into a new vector. In [`prelude`](crate::prelude).
+pub trait ScanOps<T: Element>: DeviceData<T> {
+    /// Inclusive scan: `out[i] = x[0] op x[1] op ... op x[i]`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1u32, 2, 3, 4])?;
+    /// assert_eq!(v.scan(Add)?.to_vec()?, vec![1, 3, 6, 10]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan<Op: Monoid<T>>(&self, op: Op) -> Result<DeviceVec<T>> {
+        self.scan_inclusive(op)
+    }
+
+    /// Inclusive scan (same as [`scan`](ScanOps::scan)).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[3i32, 1, 4, 1, 5])?;
+    /// assert_eq!(v.scan_inclusive(Max)?.to_vec()?, vec![3, 3, 4, 4, 5]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_inclusive<Op: Monoid<T>>(&self, op: Op) -> Result<DeviceVec<T>> {
+        let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
+        scan_into(self.mem(), out.mem_mut(), &op, false)?;
+        Ok(out)
+    }
+
+    /// Exclusive scan: `out[0]` is the identity, `out[i] = x[0] op ... op x[i-1]`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1u64, 2, 3, 4])?;
+    /// assert_eq!(v.scan_exclusive(Add)?.to_vec()?, vec![0, 1, 3, 6]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_exclusive<Op: Monoid<T>>(&self, op: Op) -> Result<DeviceVec<T>> {
+        let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
+        scan_into(self.mem(), out.mem_mut(), &op, true)?;
+        Ok(out)
+    }
+}
+
+impl<T: Element, D: DeviceData<T> + ?Sized> ScanOps<T> for D {}
+
+/// Scans in place. In [`prelude`](crate::prelude).
+pub trait ScanMutOps<T: Element>: DeviceDataMut<T> {
+    /// Inclusive scan in place.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let mut v = DeviceVec::from_slice(&Device::default()?, &[1.0f32, 2.0, 3.0])?;
+    /// v.scan_inclusive_in_place(Add)?;
+    /// assert_eq!(v.to_vec()?, vec![1.0, 3.0, 6.0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_inclusive_in_place<Op: Monoid<T>>(&mut self, op: Op) -> Result<()> {
+        scan_in_place(self.mem_mut(), &op, false)
+    }
+
+    /// Exclusive scan in place.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let mut v = DeviceVec::from_slice(&Device::default()?, &[5u8, 1, 2])?;
+    /// v.scan_exclusive_in_place(Add)?;
+    /// assert_eq!(v.to_vec()?, vec![0, 5, 6]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_exclusive_in_place<Op: Monoid<T>>(&mut self, op: Op) -> Result<()> {
+        scan_in_place(self.mem_mut(), &op, true)
+    }
+}
+
+impl<T: Element, D: DeviceDataMut<T> + ?Sized> ScanMutOps<T> for D {}
+
+/// The scan kernel for `T` and `Op`.
+pub(crate) fn scan_spec<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> (KernelSpec, tuning::ScanPolicy) {
+    let policy = tuning::scan(arch, std::mem::size_of::<T>());
+    let spec = KernelSpec::new(&SCAN)
+        .constant("CUPRIM_BLOCK", policy.block as i64)
+        .constant("CUPRIM_ITEMS", policy.items as i64)
+        .elem::<T>("T")
+        .monoid::<T, Op>("ScanOp", "T", op);
+    (spec, policy)
+}
+
+fn scan_into<T: Element, Op: Monoid<T>>(src: Mem<'_, T>, dst: MemMut<'_, T>, op: &Op, exclusive: bool) -> Result<()> {
+    match (src, dst) {
+        (Mem::Host(s), MemMut::Host(d)) => {
+            host::scan::scan(s, d, op.identity(), exclusive, |a, b| op.apply(a, b));
+            Ok(())
+        }
+        (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: out, .. }) => launch_scan::<T, Op>(dev, ptr, out, len, op, exclusive),
+        _ => Err(Error::DeviceMismatch { op: "scan" }),
+    }
+}
+
+fn scan_in_place<T: Element, Op: Monoid<T>>(data: MemMut<'_, T>, op: &Op, exclusive: bool) -> Result<()> {
+    match data {
+        MemMut::Host(d) => {
+            host::scan::scan_in_place(d, op.identity(), exclusive, |a, b| op.apply(a, b));
+            Ok(())
+        }
+        // In place is safe: a tile reads all of its input before it writes,
+        // and no tile reads another tile's elements.
+        MemMut::Cuda { dev, ptr, len, .. } => launch_scan::<T, Op>(dev, ptr, ptr, len, op, exclusive),
+    }
+}
+
+/// Scratch layout for `tiles` tiles of look-back state: status words, then
+/// aggregates, then inclusive prefixes (each region 16-byte aligned).
+pub(crate) struct LookbackLayout {
+    pub status: u64,
+    pub aggregates: u64,
+    pub prefixes: u64,
+    pub bytes: usize,
+}
+
+impl LookbackLayout {
+    pub fn new(tiles: u64, value_bytes: usize) -> LookbackLayout {
+        let status_bytes = (tiles as usize * 4).next_multiple_of(16);
+        let values = (tiles as usize * value_bytes).next_multiple_of(16);
+        LookbackLayout {
+            status: 0,
+            aggregates: status_bytes as u64,
+            prefixes: (status_bytes + values) as u64,
+            bytes: status_bytes + 2 * values,
+        }
+    }
+}
+
+fn launch_scan<T: Element, Op: Monoid<T>>(dev: &CudaDevice, src: u64, dst: u64, len: usize, op: &Op, exclusive: bool) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let (spec, policy) = scan_spec::<T, Op>(dev.arch, op);
+    let module = dev.module(&spec)?;
+    let tiles = (len as u64).div_ceil(policy.tile());
+    let num_tiles = u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("scan of {len} elements needs more than 2^32 tiles")))?;
+    let layout = LookbackLayout::new(tiles, std::mem::size_of::<T>());
+    let (n, excl, counter) = (len as u64, exclusive as i32, dev.counters_ptr + 4 * COUNTER_SCAN_TILE);
+    dev.with_scratch(layout.bytes, |base| {
+        let (status, aggs, prefixes) = (base + layout.status, base + layout.aggregates, base + layout.prefixes);
+        // SAFETY: the memset clears `tiles` status words inside scratch; then
+        // cuprim_scan(const T* in, T* out, u64 n, int exclusive, u32* status,
+        // T* aggregates, T* prefixes, u32* tile_counter, u32 num_tiles): in and
+        // out hold n elements (they may alias), the three look-back arrays hold
+        // `tiles` entries each, the tile counter is the device's zeroed counter
+        // (the last tile resets it), and one block runs per tile.
+        unsafe {
+            cudarc::driver::sys::cuMemsetD32Async(status, 0, tiles as usize, dev.stream.cu_stream())
+                .result()
+                .during("clearing scan state")?;
+            dev.launch(
+                module.function("cuprim_scan")?,
+                num_tiles,
+                policy.block,
+                0,
+                &mut kernel_args![&src, &dst, &n, &excl, &status, &aggs, &prefixes, &counter, &num_tiles],
+            )
+        }
+    })
+}
