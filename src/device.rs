@@ -62,6 +62,7 @@ pub(crate) struct CudaDevice {
 /// Counter slots in `CudaDevice::counters_ptr`.
 pub(crate) const COUNTER_REDUCE_TICKET: u64 = 0;
 pub(crate) const COUNTER_SCAN_TILE: u64 = 1;
+pub(crate) const COUNTER_SELECT_TILE: u64 = 2;
 const COUNTER_SLOTS: usize = 64;
 
 /// A loaded module and its entry points.

@@ -117,7 +117,7 @@ pub fn precompile_scan<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) ->
     run(target, vec![sc::scan_spec::<T, Op>(arch, &op).0])
 }
 
-/// The `count` and `find_first` / `any` / `all` kernels for `T` and `pred`.
+/// The `count`, `find_first` / `any` / `all` and `copy_if` / `partition` kernels for `T` and `pred`.
 ///
 /// ```
 /// use cuprim::precompile::{precompile_predicate, Target};
@@ -128,7 +128,14 @@ pub fn precompile_scan<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) ->
 /// ```
 pub fn precompile_predicate<T: Element, P: Predicate<T>>(target: Target<'_>, pred: P) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(target, vec![rd::count_spec::<T, P>(arch, &pred), rd::find_spec::<T, P>(arch, &pred)])
+    run(
+        target,
+        vec![
+            rd::count_spec::<T, P>(arch, &pred),
+            rd::find_spec::<T, P>(arch, &pred),
+            crate::algo::select::select_spec::<T, P>(arch, &pred).0,
+        ],
+    )
 }
 
 /// Every kernel specialised on element type `T` and binary operator `Op`.

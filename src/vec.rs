@@ -248,6 +248,27 @@ impl<T: Element> DeviceVec<T> {
         Ok(v)
     }
 
+    /// Shortens the vector to `len` elements (no effect if already shorter).
+    /// Device memory is not reallocated.
+    pub(crate) fn truncate(&mut self, len: usize) -> Result<()> {
+        if len >= self.len() {
+            return Ok(());
+        }
+        match &mut self.buf {
+            Buf::Host(v) => v.truncate(len),
+            Buf::Cuda { slice, .. } => {
+                let stream = slice.stream().clone();
+                let old = std::mem::replace(slice, stream.null::<T>().map_err(|e| Error::alloc(0, e))?);
+                let ptr = old.leak();
+                // SAFETY: `ptr` is the allocation `old` owned, which has room
+                // for more than `len` elements; ownership moves to the new
+                // slice, which frees it on the same stream.
+                *slice = unsafe { stream.upgrade_device_ptr::<T>(ptr, len) };
+            }
+        }
+        Ok(())
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         match &self.buf {

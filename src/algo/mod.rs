@@ -5,6 +5,7 @@
 
 pub mod reduce;
 pub mod scan;
+pub mod select;
 pub mod transform;
 
 use crate::device::Device;

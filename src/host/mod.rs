@@ -4,6 +4,7 @@
 
 pub mod reduce;
 pub mod scan;
+pub mod select;
 pub mod transform;
 
 /// Below this many elements a rayon split costs more than it saves.

@@ -22,15 +22,21 @@ pub struct Template {
     pub text: &'static str,
     /// `extern "C"` kernels the template defines.
     pub entries: &'static [&'static str],
+    /// Shared headers from `kernels/` it needs after the prelude.
+    pub headers: &'static [&'static str],
 }
 
+/// `kernels/lookback.cuh`: decoupled look-back for single-pass kernels.
+pub const LOOKBACK: &str = include_str!("../../kernels/lookback.cuh");
+
 macro_rules! template {
-    ($id:ident, $name:literal, [$($entry:literal),* $(,)?]) => {
+    ($id:ident, $name:literal, [$($entry:literal),* $(,)?] $(, headers: [$($h:expr),*])?) => {
         #[doc = concat!("`kernels/", $name, ".cu`")]
         pub static $id: Template = Template {
             name: $name,
             text: include_str!(concat!("../../kernels/", $name, ".cu")),
             entries: &[$($entry),*],
+            headers: &[$($($h),*)?],
         };
     };
 }
@@ -41,10 +47,11 @@ template!(TRANSFORM2, "transform2", ["cuprim_transform2"]);
 template!(GATHER_SCATTER, "gather_scatter", ["cuprim_gather", "cuprim_scatter"]);
 template!(REDUCE, "reduce", ["cuprim_reduce"]);
 template!(FIND, "find", ["cuprim_find_first"]);
-template!(SCAN, "scan", ["cuprim_scan"]);
+template!(SCAN, "scan", ["cuprim_scan"], headers: [LOOKBACK]);
+template!(SELECT, "select", ["cuprim_select"], headers: [LOOKBACK]);
 
 /// Every template, for compile checks.
-pub static ALL_TEMPLATES: &[&Template] = &[&FILL, &TRANSFORM, &TRANSFORM2, &GATHER_SCATTER, &REDUCE, &FIND, &SCAN];
+pub static ALL_TEMPLATES: &[&Template] = &[&FILL, &TRANSFORM, &TRANSFORM2, &GATHER_SCATTER, &REDUCE, &FIND, &SCAN, &SELECT];
 
 /// A template plus the generated declarations that specialise it.
 #[derive(Clone, Debug)]
@@ -139,10 +146,14 @@ impl KernelSpec {
 
     /// The complete CUDA source.
     pub fn source(&self) -> String {
-        let mut s = String::with_capacity(PRELUDE.len() + self.defs.len() + self.template.text.len() + 64);
+        let headers: usize = self.template.headers.iter().map(|h| h.len()).sum();
+        let mut s = String::with_capacity(PRELUDE.len() + self.defs.len() + headers + self.template.text.len() + 64);
         s.push_str(PRELUDE);
         s.push_str("\n// ---- generated specialisation ----\n");
         s.push_str(&self.defs);
+        for header in self.template.headers {
+            s.push_str(header);
+        }
         s.push_str("// ---- template ----\n");
         s.push_str(self.template.text);
         s

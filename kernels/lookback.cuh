@@ -1,0 +1,143 @@
+// Decoupled look-back (after Merrill & Garland, 2016): the cross-tile part
+// of every single-pass kernel (scan, copy_if / partition, scan_by_key).
+//
+// Each block takes the next tile index from an atomic counter, so every
+// earlier tile is already running and waiting on one always ends. A tile
+// publishes its aggregate, looks back over at most one warp-width of
+// predecessors, and publishes its inclusive prefix.
+//
+// Determinism: a tile's exclusive prefix is always the LEFT FOLD of the tile
+// aggregates before it, whichever predecessor's published prefix the
+// look-back lands on (that prefix is itself the left fold up to there). If
+// no prefix is published within the window, the block waits for the oldest
+// tile in the window to publish one. So float results are the same on every
+// run, and non-commutative operators keep their order.
+
+// Look-back status words.
+constexpr u32 SCAN_EMPTY = 0, SCAN_AGGREGATE = 1, SCAN_PREFIX = 2;
+
+// Publishes `value` for `tile` with status `flag` (value first, then fence,
+// then flag: a reader that sees the flag sees the value).
+template <typename V>
+__device__ __forceinline__ void lookback_publish(u32* status, V* slot, u32 tile, V value, u32 flag) {
+    slot[tile] = value;
+    __threadfence();
+    ((volatile u32*)status)[tile] = flag;
+}
+
+// Called by all 32 lanes of one warp of the block working on `tile` > 0,
+// after the tile's aggregate is published. Returns (in lane 0) the left fold
+// of all tile aggregates before `tile`, and publishes tile's inclusive prefix.
+template <typename V, typename Op>
+__device__ __forceinline__ V lookback_exclusive_prefix(u32* status, V* aggregates, V* prefixes, u32 tile,
+                                                       V tile_aggregate, V* window /* 32 in smem */) {
+    const int lane = threadIdx.x & 31;
+    const long long t = (long long)tile - 1 - lane;
+    volatile u32* vstatus = status;
+    u32 st = SCAN_PREFIX;  // lanes before tile 0 never matter (tile 0 publishes a prefix)
+    if (t >= 0) {
+        do {
+            st = vstatus[t];
+        } while (st == SCAN_EMPTY);
+    }
+    const unsigned with_prefix = __ballot_sync(0xffffffffu, t >= 0 && st == SCAN_PREFIX);
+    int stop;
+    if (with_prefix) {
+        stop = __ffs(with_prefix) - 1;
+    } else {
+        // No prefix within the window: wait for the oldest tile in it.
+        stop = 31;
+        if (lane == 31) {
+            while (vstatus[t] != SCAN_PREFIX) {
+            }
+        }
+        __syncwarp();
+    }
+    __threadfence();
+    if (lane < stop) window[lane] = cuprim_load_cg(aggregates + t);
+    if (lane == stop) window[lane] = cuprim_load_cg(prefixes + t);
+    __syncwarp();
+    V acc = window[stop];
+    if (lane == 0) {
+        for (int j = stop - 1; j >= 0; j--) acc = Op::apply(acc, window[j]);
+        lookback_publish(status, prefixes, tile, Op::apply(acc, tile_aggregate), SCAN_PREFIX);
+    }
+    return acc;
+}
+
+// Takes the next tile index; the block that takes the last one resets the
+// counter for the next launch on this stream.
+__device__ __forceinline__ u32 scan_take_tile(u32* tile_counter, u32 num_tiles, u32* s_tile) {
+    if (threadIdx.x == 0) {
+        const u32 t = atomicAdd(tile_counter, 1u);
+        if (t == num_tiles - 1) *tile_counter = 0;
+        *s_tile = t;
+    }
+    __syncthreads();
+    return *s_tile;
+}
+
+
+// Block-wide scan of one value per thread, in thread order. Returns the
+// block total (to every thread); `before` gets the fold of all earlier
+// threads' values and the return of `has_before` says whether there were
+// any (thread 0 has none). `warp_totals` is shared memory for BLOCK/32 values.
+template <typename V, typename Op, int BLOCK>
+__device__ __forceinline__ V block_scan(V value, V* warp_totals, V& before, bool& has_before) {
+    constexpr int WARPS = BLOCK / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    V x = value;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const V y = cuprim_shfl_up(x, off);
+        if (lane >= off) x = Op::apply(y, x);
+    }
+    if (lane == 31) warp_totals[warp] = x;
+    const V before_in_warp = cuprim_shfl_up(x, 1);
+    __syncthreads();
+    if (warp == 0) {
+        V w = lane < WARPS ? warp_totals[lane] : Op::identity();
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const V y = cuprim_shfl_up(w, off);
+            if (lane >= off) w = Op::apply(y, w);
+        }
+        if (lane < WARPS) warp_totals[lane] = w;  // now inclusive
+    }
+    __syncthreads();
+    has_before = false;
+    if (warp > 0) {
+        before = warp_totals[warp - 1];
+        has_before = true;
+    }
+    if (lane > 0) {
+        before = has_before ? Op::apply(before, before_in_warp) : before_in_warp;
+        has_before = true;
+    }
+    const V total = warp_totals[WARPS - 1];
+    __syncthreads();  // warp_totals may be reused after this
+    return total;
+}
+
+// Publishes this tile's total, looks back (warp 0), and hands every thread
+// the tile's exclusive prefix. Returns false for tile 0 (no prefix).
+// Shared memory: `window` (32 values) and `s_prefix` (one value).
+template <typename V, typename Op>
+__device__ __forceinline__ bool lookback_tile_prefix(u32 tile, V tile_total, u32* status, V* aggregates,
+                                                     V* prefixes, V* window, V* s_prefix, V& prefix) {
+    if ((threadIdx.x >> 5) == 0) {
+        const int lane = threadIdx.x & 31;
+        if (tile == 0) {
+            if (lane == 0) lookback_publish(status, prefixes, 0u, tile_total, SCAN_PREFIX);
+        } else {
+            if (lane == 0) lookback_publish(status, aggregates, tile, tile_total, SCAN_AGGREGATE);
+            __syncwarp();
+            const V p = lookback_exclusive_prefix<V, Op>(status, aggregates, prefixes, tile, tile_total, window);
+            if (lane == 0) *s_prefix = p;
+        }
+    }
+    __syncthreads();
+    if (tile == 0) return false;
+    prefix = *s_prefix;
+    return true;
+}

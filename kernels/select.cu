@@ -1,0 +1,102 @@
+// Stream compaction in one pass: copy_if and stable partition.
+//
+// Like kernels/scan.cu, but what is scanned is the number of selected
+// elements: each tile counts its selections, the look-back gives the count
+// before the tile, and the tile's selected elements are compacted in shared
+// memory and written as one contiguous, coalesced run. Reads n elements and
+// writes only what is kept. With a second output, the rejected elements go
+// to it the same way (a stable partition).
+//
+// Specialised on: T, PredFn (bool apply(T x, T p)), CUPRIM_BLOCK, CUPRIM_ITEMS.
+
+constexpr int SEL_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
+constexpr int SEL_PAD_EVERY = 128 / sizeof(T) < 16 ? 16 : 128 / sizeof(T);
+constexpr int SEL_SMEM = SEL_TILE + SEL_TILE / SEL_PAD_EVERY;
+constexpr int SEL_VEC = 16 / sizeof(T);
+typedef cuprim_vec<T, SEL_VEC> SelVec;
+
+__device__ __forceinline__ int sel_pad(int i) { return i + i / SEL_PAD_EVERY; }
+
+struct CountOp {
+    __device__ __forceinline__ static u64 apply(u64 a, u64 b) { return a + b; }
+    __device__ __forceinline__ static u64 identity() { return 0; }
+};
+
+// selected[...]: the elements with PredFn(x, param), in order.
+// rejected (may be null): the others, in order.
+// prefixes[num_tiles - 1] ends up holding the total number selected.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+    cuprim_select(const T* __restrict__ in, u64 n, T param, T* __restrict__ selected, T* __restrict__ rejected,
+                  u32* status, u64* aggregates, u64* prefixes, u32* tile_counter, u32 num_tiles) {
+    __shared__ T smem[SEL_SMEM];
+    __shared__ u64 warp_totals[CUPRIM_BLOCK / 32];
+    __shared__ u64 window[32];
+    __shared__ u64 s_prefix;
+    __shared__ u32 s_tile;
+
+    const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
+    const u64 base = (u64)tile * SEL_TILE;
+    const u64 remaining = n - base;
+    const int valid = remaining < (u64)SEL_TILE ? (int)remaining : SEL_TILE;
+    const int tid = threadIdx.x;
+
+    if (valid == SEL_TILE && cuprim_aligned_to<SelVec>(in + base)) {
+        const SelVec* vin = (const SelVec*)(in + base);
+#pragma unroll
+        for (int j = 0; j < SEL_TILE / SEL_VEC / CUPRIM_BLOCK; j++) {
+            const int v = j * CUPRIM_BLOCK + tid;
+            const SelVec x = vin[v];
+#pragma unroll
+            for (int k = 0; k < SEL_VEC; k++) smem[sel_pad(v * SEL_VEC + k)] = x.v[k];
+        }
+    } else {
+        for (int i = tid; i < valid; i += CUPRIM_BLOCK) smem[sel_pad(i)] = in[base + i];
+    }
+    __syncthreads();
+
+    T items[CUPRIM_ITEMS];
+    u32 keep = 0;  // bit k: items[k] is selected
+    u32 count = 0;
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        const int i = tid * CUPRIM_ITEMS + k;
+        items[k] = smem[sel_pad(i < valid ? i : 0)];
+        if (i < valid && PredFn::apply(items[k], param)) {
+            keep |= 1u << k;
+            count++;
+        }
+    }
+
+    u64 before;
+    bool has_before;
+    const u64 tile_selected = block_scan<u64, CountOp, CUPRIM_BLOCK>((u64)count, warp_totals, before, has_before);
+    u64 tile_prefix;
+    if (!lookback_tile_prefix<u64, CountOp>(tile, tile_selected, status, aggregates, prefixes, window, &s_prefix,
+                                            tile_prefix))
+        tile_prefix = 0;
+    if (!has_before) before = 0;
+
+    // Compact: selected to the front of the tile's shared memory, rejected
+    // after them, each group in input order.
+    u32 sel_rank = (u32)before;
+    u32 rej_rank = (u32)tile_selected + (u32)(tid * CUPRIM_ITEMS) - (u32)before;
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        const int i = tid * CUPRIM_ITEMS + k;
+        if (i < valid) {
+            if (keep & (1u << k)) {
+                smem[sel_pad(sel_rank++)] = items[k];
+            } else if (rejected != nullptr) {
+                smem[sel_pad(rej_rank++)] = items[k];
+            }
+        }
+    }
+    __syncthreads();
+
+    const int n_sel = (int)tile_selected;
+    for (int j = tid; j < n_sel; j += CUPRIM_BLOCK) selected[tile_prefix + j] = smem[sel_pad(j)];
+    if (rejected != nullptr) {
+        const u64 rejected_before = base - tile_prefix;
+        for (int j = n_sel + tid; j < valid; j += CUPRIM_BLOCK) rejected[rejected_before + (j - n_sel)] = smem[sel_pad(j)];
+    }
+}
