@@ -63,6 +63,7 @@ pub(crate) struct CudaDevice {
 pub(crate) const COUNTER_REDUCE_TICKET: u64 = 0;
 pub(crate) const COUNTER_SCAN_TILE: u64 = 1;
 pub(crate) const COUNTER_SELECT_TILE: u64 = 2;
+pub(crate) const COUNTER_SCAN_BY_KEY_TILE: u64 = 3;
 const COUNTER_SLOTS: usize = 64;
 
 /// A loaded module and its entry points.

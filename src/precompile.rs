@@ -117,6 +117,20 @@ pub fn precompile_scan<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) ->
     run(target, vec![sc::scan_spec::<T, Op>(arch, &op).0])
 }
 
+/// The scan-by-key kernel for keys `K`, values `T` and `Op`.
+///
+/// ```
+/// use cuprim::precompile::{precompile_scan_by_key, Target};
+/// use cuprim::ops::Add;
+/// let dev = cuprim::Device::default()?;
+/// precompile_scan_by_key::<u32, f32, _>(Target::Device(&dev), Add)?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, vec![sc::scan_by_key_spec::<K, T, Op>(arch, &op).0])
+}
+
 /// The `count`, `find_first` / `any` / `all` and `copy_if` / `partition` kernels for `T` and `pred`.
 ///
 /// ```

@@ -11,11 +11,11 @@
 //! every run, at no extra cost (see `kernels/scan.cu`). The host backend
 //! scans sequentially.
 
-use crate::device::{kernel_args, CudaDevice, COUNTER_SCAN_TILE};
+use crate::device::{kernel_args, CudaDevice, COUNTER_SCAN_BY_KEY_TILE, COUNTER_SCAN_TILE};
 use crate::element::Element;
 use crate::error::{DriverContext, Error, Result};
 use crate::host;
-use crate::jit::source::SCAN;
+use crate::jit::source::{SCAN, SCAN_BY_KEY};
 use crate::jit::KernelSpec;
 use crate::ops::Monoid;
 use crate::tuning;
@@ -61,6 +61,32 @@ pub trait ScanOps<T: Element>: DeviceData<T> {
     fn scan_exclusive<Op: Monoid<T>>(&self, op: Op) -> Result<DeviceVec<T>> {
         let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
         scan_into(self.mem(), out.mem_mut(), &op, true)?;
+        Ok(out)
+    }
+
+    /// Segmented inclusive scan: the scan restarts wherever `keys` changes
+    /// (`keys[i] != keys[i - 1]`, so every NaN key starts its own run and
+    /// `-0.0` continues a run of `0.0`). `keys` must be as long as `self`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let keys = DeviceVec::from_slice(&dev, &[1u32, 1, 2, 2, 2, 1])?;
+    /// let vals = DeviceVec::from_slice(&dev, &[1i64, 2, 3, 4, 5, 6])?;
+    /// assert_eq!(vals.scan_by_key(&keys, Add)?.to_vec()?, vec![1, 3, 3, 7, 12, 6]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_by_key<K: Element, Op: Monoid<T>>(&self, keys: &impl DeviceData<K>, op: Op) -> Result<DeviceVec<T>> {
+        crate::algo::same_device("scan_by_key", self.device(), keys.device())?;
+        crate::algo::same_len("scan_by_key", self.len(), keys.len())?;
+        let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
+        match (keys.mem(), self.mem(), out.mem_mut()) {
+            (Mem::Host(k), Mem::Host(v), MemMut::Host(o)) => host::scan::scan_by_key(k, v, o, |a, b| op.apply(a, b)),
+            (Mem::Cuda { ptr: k, .. }, Mem::Cuda { dev, ptr: v, len, .. }, MemMut::Cuda { ptr: o, .. }) => {
+                launch_scan_by_key::<K, T, Op>(dev, k, v, o, len, &op)?
+            }
+            _ => return Err(Error::DeviceMismatch { op: "scan_by_key" }),
+        }
         Ok(out)
     }
 }
@@ -182,6 +208,52 @@ fn launch_scan<T: Element, Op: Monoid<T>>(dev: &CudaDevice, src: u64, dst: u64, 
                 policy.block,
                 0,
                 &mut kernel_args![&src, &dst, &n, &excl, &status, &aggs, &prefixes, &counter, &num_tiles],
+            )
+        }
+    })
+}
+
+/// The scan-by-key kernel for keys `K`, values `T` and `Op`.
+pub(crate) fn scan_by_key_spec<K: Element, T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> (KernelSpec, tuning::ScanPolicy) {
+    let policy = tuning::scan(arch, std::mem::size_of::<T>().max(std::mem::size_of::<K>()));
+    let spec = KernelSpec::new(&SCAN_BY_KEY)
+        .constant("CUPRIM_BLOCK", policy.block as i64)
+        .constant("CUPRIM_ITEMS", policy.items as i64)
+        .elem::<K>("K")
+        .elem::<T>("T")
+        .monoid::<T, Op>("ScanOp", "T", op);
+    (spec, policy)
+}
+
+fn launch_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(dev: &CudaDevice, keys: u64, values: u64, out: u64, len: usize, op: &Op) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let (spec, policy) = scan_by_key_spec::<K, T, Op>(dev.arch, op);
+    let module = dev.module(&spec)?;
+    let tiles = (len as u64).div_ceil(policy.tile());
+    let num_tiles = u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("scan_by_key of {len} elements needs more than 2^32 tiles")))?;
+    // SegPair { T v; u32 head; }: at most 16 bytes.
+    let pair_bytes = (std::mem::size_of::<T>() + 4).next_multiple_of(std::mem::align_of::<T>().max(4));
+    let layout = LookbackLayout::new(tiles, pair_bytes);
+    let (n, counter) = (len as u64, dev.counters_ptr + 4 * COUNTER_SCAN_BY_KEY_TILE);
+    dev.with_scratch(layout.bytes, |base| {
+        let (status, aggs, prefixes) = (base + layout.status, base + layout.aggregates, base + layout.prefixes);
+        // SAFETY: the memset clears `tiles` status words in scratch; then
+        // cuprim_scan_by_key(const K* keys, const T* values, T* out, u64 n,
+        // u32* status, SegPair* aggregates, SegPair* prefixes, u32* counter,
+        // u32 tiles): keys, values and out hold n elements, the look-back
+        // arrays hold `tiles` pairs of `pair_bytes`, one block per tile.
+        unsafe {
+            cudarc::driver::sys::cuMemsetD32Async(status, 0, tiles as usize, dev.stream.cu_stream())
+                .result()
+                .during("clearing scan_by_key state")?;
+            dev.launch(
+                module.function("cuprim_scan_by_key")?,
+                num_tiles,
+                policy.block,
+                0,
+                &mut kernel_args![&keys, &values, &out, &n, &status, &aggs, &prefixes, &counter, &num_tiles],
             )
         }
     })

@@ -26,3 +26,17 @@ pub fn scan_in_place<T: Copy, F: Fn(T, T) -> T>(data: &mut [T], identity: T, exc
         run = Some(incl);
     }
 }
+
+/// Inclusive scan of `values` restarted at every run of equal consecutive `keys`.
+pub fn scan_by_key<K: Copy + PartialEq, T: Copy, F: Fn(T, T) -> T>(keys: &[K], values: &[T], out: &mut [T], op: F) {
+    let mut run: Option<T> = None;
+    for i in 0..values.len() {
+        let head = i == 0 || keys[i] != keys[i - 1];
+        let v = match (head, run) {
+            (false, Some(r)) => op(r, values[i]),
+            _ => values[i],
+        };
+        out[i] = v;
+        run = Some(v);
+    }
+}

@@ -49,9 +49,10 @@ template!(REDUCE, "reduce", ["cuprim_reduce"]);
 template!(FIND, "find", ["cuprim_find_first"]);
 template!(SCAN, "scan", ["cuprim_scan"], headers: [LOOKBACK]);
 template!(SELECT, "select", ["cuprim_select"], headers: [LOOKBACK]);
+template!(SCAN_BY_KEY, "scan_by_key", ["cuprim_scan_by_key"], headers: [LOOKBACK]);
 
 /// Every template, for compile checks.
-pub static ALL_TEMPLATES: &[&Template] = &[&FILL, &TRANSFORM, &TRANSFORM2, &GATHER_SCATTER, &REDUCE, &FIND, &SCAN, &SELECT];
+pub static ALL_TEMPLATES: &[&Template] = &[&FILL, &TRANSFORM, &TRANSFORM2, &GATHER_SCATTER, &REDUCE, &FIND, &SCAN, &SELECT, &SCAN_BY_KEY];
 
 /// A template plus the generated declarations that specialise it.
 #[derive(Clone, Debug)]

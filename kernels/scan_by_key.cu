@@ -1,0 +1,98 @@
+// Segmented inclusive scan over runs of equal consecutive keys, in one pass.
+//
+// Each element becomes a pair (head, value), head = "a run starts here"
+// (i == 0 or keys[i] != keys[i-1]), and the pairs are scanned with
+//   (ha, a) . (hb, b) = (ha | hb, hb ? b : a op b),
+// an associative (not commutative) operator, through the same tile scan and
+// look-back as kernels/scan.cu. The value part is the segmented scan.
+//
+// Specialised on: K (key), T (value), ScanOp (apply, identity on T),
+// CUPRIM_BLOCK, CUPRIM_ITEMS.
+
+constexpr int SBK_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
+constexpr int sbk_pad_every(int bytes) { return 128 / bytes < 16 ? 16 : 128 / bytes; }
+template <typename V> __device__ __forceinline__ int sbk_pad(int i) { return i + i / sbk_pad_every(sizeof(V)); }
+
+struct SegPair {
+    T v;
+    u32 head;
+};
+
+struct SegOp {
+    __device__ __forceinline__ static SegPair apply(const SegPair& a, const SegPair& b) {
+        SegPair r;
+        r.head = a.head | b.head;
+        r.v = b.head ? b.v : ScanOp::apply(a.v, b.v);
+        return r;
+    }
+    __device__ __forceinline__ static SegPair identity() {
+        SegPair r;
+        r.v = ScanOp::identity();
+        r.head = 0;
+        return r;
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+    cuprim_scan_by_key(const K* __restrict__ keys, const T* values, T* out, u64 n, u32* status,
+                       SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles) {
+    __shared__ K skeys[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(K))];
+    __shared__ T svals[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(T))];
+    __shared__ SegPair warp_totals[CUPRIM_BLOCK / 32];
+    __shared__ SegPair window[32];
+    __shared__ SegPair s_prefix;
+    __shared__ u32 s_tile;
+
+    const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
+    const u64 base = (u64)tile * SBK_TILE;
+    const u64 remaining = n - base;
+    const int valid = remaining < (u64)SBK_TILE ? (int)remaining : SBK_TILE;
+    const int tid = threadIdx.x;
+
+    for (int i = tid; i < valid; i += CUPRIM_BLOCK) {
+        skeys[sbk_pad<K>(i)] = keys[base + i];
+        svals[sbk_pad<T>(i)] = values[base + i];
+    }
+    __syncthreads();
+
+    SegPair items[CUPRIM_ITEMS];
+    const int first = tid * CUPRIM_ITEMS;
+    K prev = first == 0 ? (base > 0 ? keys[base - 1] : K()) : skeys[sbk_pad<K>(first - 1)];
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        const int i = first + k;
+        if (i < valid) {
+            const K key = skeys[sbk_pad<K>(i)];
+            items[k].v = svals[sbk_pad<T>(i)];
+            items[k].head = (base + i == 0 || key != prev) ? 1u : 0u;
+            prev = key;
+        } else {
+            items[k] = SegOp::identity();
+        }
+    }
+    SegPair thread_total = items[0];
+#pragma unroll
+    for (int k = 1; k < CUPRIM_ITEMS; k++) thread_total = SegOp::apply(thread_total, items[k]);
+
+    SegPair before;
+    bool has_before;
+    const SegPair tile_total = block_scan<SegPair, SegOp, CUPRIM_BLOCK>(thread_total, warp_totals, before, has_before);
+    SegPair tile_prefix;
+    const bool has_tile_prefix =
+        lookback_tile_prefix<SegPair, SegOp>(tile, tile_total, status, aggregates, prefixes, window, &s_prefix, tile_prefix);
+
+    bool have = has_tile_prefix;
+    SegPair run = has_tile_prefix ? tile_prefix : SegOp::identity();
+    if (has_before) {
+        run = have ? SegOp::apply(run, before) : before;
+        have = true;
+    }
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        run = have ? SegOp::apply(run, items[k]) : items[k];
+        have = true;
+        if (first + k < valid) svals[sbk_pad<T>(first + k)] = run.v;
+    }
+    __syncthreads();
+    for (int i = tid; i < valid; i += CUPRIM_BLOCK) out[base + i] = svals[sbk_pad<T>(i)];
+}
