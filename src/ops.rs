@@ -80,17 +80,17 @@ pub trait UnaryOp<T: Element>: Copy + Send + Sync + 'static {
 }
 
 /// Defines a binary operator type in one go: the struct, [`BinaryOp`] for each
-/// listed element type, and optionally [`Associative`], [`Commutative`] and
-/// [`Monoid`].
+/// listed element type, and optionally [`Monoid`] (with `identity:`, which
+/// also declares [`Associative`]) and [`Commutative`] (`commutative: true,`).
 ///
 /// ```
 /// cuprim::binary_op! {
-///     /// Sum of absolute values' running max, say: here, `max(|a|, |b|)` on i32.
+///     /// `max(|a|, |b|)` on i32 (wrapping `abs`).
 ///     pub struct MaxAbs for i32 {
 ///         rust: |a, b| a.wrapping_abs().max(b.wrapping_abs()),
 ///         cuda: "cuprim_max(a < 0 ? -a : a, b < 0 ? -b : b)",
 ///         identity: 0,
-///         commutative,
+///         commutative: true,
 ///     }
 /// }
 /// use cuprim::ops::{BinaryOp, Monoid};
@@ -103,10 +103,9 @@ macro_rules! binary_op {
         $(#[$meta:meta])*
         $vis:vis struct $name:ident for $($t:ty),+ {
             rust: |$a:ident, $b:ident| $body:expr,
-            cuda: $cuda:expr
-            $(, identity: $id:expr)?
-            $(, $commutative:ident)?
-            $(,)?
+            cuda: $cuda:expr,
+            $(identity: $id:expr,)?
+            $(commutative: $commutative:tt,)?
         }
     ) => {
         $(#[$meta])*
@@ -117,17 +116,21 @@ macro_rules! binary_op {
                 fn apply(&self, $a: $t, $b: $t) -> $t { $body }
                 fn cuda_expr(&self) -> String { String::from($cuda) }
             }
-            $(
-                impl $crate::ops::Monoid<$t> for $name {
-                    fn identity(&self) -> $t { $id }
-                }
-            )?
         )+
-        $( $crate::binary_op!(@assoc $name $id); )?
-        $( $crate::binary_op!(@$commutative $name); )?
+        $crate::binary_op!(@monoid $name [$($t),+] $(($id))?);
+        $( $crate::binary_op!(@commutative $commutative $name); )?
     };
-    (@assoc $name:ident $id:expr) => { impl $crate::ops::Associative for $name {} };
-    (@commutative $name:ident) => { impl $crate::ops::Commutative for $name {} };
+    (@monoid $name:ident [$($t:ty),+]) => {};
+    (@monoid $name:ident [$($t:ty),+] ($id:expr)) => {
+        impl $crate::ops::Associative for $name {}
+        $(
+            impl $crate::ops::Monoid<$t> for $name {
+                fn identity(&self) -> $t { $id }
+            }
+        )+
+    };
+    (@commutative true $name:ident) => { impl $crate::ops::Commutative for $name {} };
+    (@commutative false $name:ident) => {};
 }
 
 /// `a + b` (wrapping for integers).
