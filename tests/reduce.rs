@@ -1,0 +1,206 @@
+//! Reduce family against plain Rust references, on every device.
+
+mod common;
+
+use cuprim::ops::{Abs, BitAnd, BitOr, BitXor, Square};
+use cuprim::pred::{Eq, Ge, Gt, IsNan, Lt};
+use cuprim::prelude::*;
+use rand::{Rng, SeedableRng};
+
+const SIZES: &[usize] = &[0, 1, 31, 33, 4097, (1 << 20) + 3];
+
+fn rng(tag: u64) -> (rand::rngs::StdRng, u64) {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        ^ tag;
+    (rand::rngs::StdRng::seed_from_u64(seed), seed)
+}
+
+macro_rules! int_reductions {
+    ($($name:ident: $t:ty),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            for dev in common::devices() {
+                for &n in SIZES {
+                    let (mut r, seed) = rng(n as u64);
+                    let data: Vec<$t> = (0..n).map(|_| r.gen()).collect();
+                    let v = DeviceVec::from_slice(&dev, &data).unwrap();
+                    let ctx = format!("{dev:?} n={n} seed={seed}");
+                    let sum = data.iter().fold(0 as $t, |a, &b| a.wrapping_add(b));
+                    let prod = data.iter().fold(1 as $t, |a, &b| a.wrapping_mul(b));
+                    assert_eq!(v.sum().unwrap(), sum, "sum {ctx}");
+                    assert_eq!(v.product().unwrap(), prod, "product {ctx}");
+                    assert_eq!(v.min().unwrap(), data.iter().copied().min().unwrap_or(<$t>::MAX), "min {ctx}");
+                    assert_eq!(v.max().unwrap(), data.iter().copied().max().unwrap_or(<$t>::MIN), "max {ctx}");
+                    assert_eq!(v.reduce(BitAnd).unwrap(), data.iter().fold(!0, |a, &b| a & b), "and {ctx}");
+                    assert_eq!(v.reduce(BitOr).unwrap(), data.iter().fold(0, |a, &b| a | b), "or {ctx}");
+                    assert_eq!(v.reduce(BitXor).unwrap(), data.iter().fold(0, |a, &b| a ^ b), "xor {ctx}");
+                    let sq = data.iter().fold(0 as $t, |a, &b| a.wrapping_add(b.wrapping_mul(b)));
+                    assert_eq!(v.transform_reduce(Square, Add).unwrap(), sq, "sum of squares {ctx}");
+                    let dv = v.reduce_into(Add).unwrap();
+                    assert_eq!(dv.to_vec().unwrap(), vec![sum], "reduce_into {ctx}");
+
+                    // Ties: a small value range makes repeats certain.
+                    let small: Vec<$t> = (0..n).map(|_| r.gen_range(0..5) as $t).collect();
+                    let s = DeviceVec::from_slice(&dev, &small).unwrap();
+                    let min_ref = small.iter().copied().enumerate().min_by_key(|&(i, x)| (x, i)).map(|(i, x)| (i, x));
+                    let max_ref = small.iter().copied().enumerate().max_by_key(|&(i, x)| (x, std::cmp::Reverse(i))).map(|(i, x)| (i, x));
+                    assert_eq!(s.min_element().unwrap(), min_ref, "min_element {ctx}");
+                    assert_eq!(s.max_element().unwrap(), max_ref, "max_element {ctx}");
+                    assert_eq!(s.count(Eq(3 as $t)).unwrap(), small.iter().filter(|&&x| x == 3 as $t).count(), "count {ctx}");
+                    assert_eq!(s.find_first(Eq(4 as $t)).unwrap(), small.iter().position(|&x| x == 4 as $t), "find_first {ctx}");
+                    assert_eq!(s.any(Gt(3 as $t)).unwrap(), small.iter().any(|&x| x > 3 as $t), "any {ctx}");
+                    assert_eq!(s.all(Lt(4 as $t)).unwrap(), small.iter().all(|&x| x < 4 as $t), "all {ctx}");
+                }
+            }
+        }
+    )*};
+}
+
+int_reductions!(reduce_u8: u8, reduce_i8: i8, reduce_u32: u32, reduce_i32: i32, reduce_u64: u64, reduce_i64: i64);
+
+/// Worst-case style bound for a regrouped float sum: (sqrt(n) + 16) ulps of
+/// the sum of magnitudes. Real errors are far smaller; a wrong grouping or a
+/// lost element is far larger.
+fn sum_tolerance(eps: f64, n: usize, abs_sum: f64) -> f64 {
+    ((n as f64).sqrt() + 16.0) * eps * abs_sum
+}
+
+macro_rules! float_reductions {
+    ($($name:ident: $t:ty, $eps:expr),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            for dev in common::devices() {
+                for &n in SIZES {
+                    let (mut r, seed) = rng(n as u64 + 7);
+                    let data: Vec<$t> = (0..n).map(|_| r.gen_range(-1.0..1.0)).collect();
+                    let ctx = format!("{dev:?} n={n} seed={seed}");
+                    let v = DeviceVec::from_slice(&dev, &data).unwrap();
+                    let exact: f64 = data.iter().map(|&x| x as f64).sum();
+                    let abs: f64 = data.iter().map(|&x| (x as f64).abs()).sum();
+                    let got = v.sum().unwrap();
+                    assert!((got as f64 - exact).abs() <= sum_tolerance($eps, n, abs), "sum {got} vs {exact} {ctx}");
+                    // Same input, same device: the same bits.
+                    assert_eq!(v.sum().unwrap().to_bits(), got.to_bits(), "sum not deterministic {ctx}");
+                    let sq: f64 = data.iter().map(|&x| (x as f64) * (x as f64)).sum();
+                    let got_sq = v.transform_reduce(Square, Add).unwrap();
+                    assert!((got_sq as f64 - sq).abs() <= sum_tolerance($eps, n, sq) + $eps, "sum of squares {ctx}");
+                    let abs_got = v.transform_reduce(Abs, Max).unwrap();
+                    assert_eq!(abs_got, data.iter().fold(<$t>::NEG_INFINITY, |a, &b| a.max(b.abs())), "max |x| {ctx}");
+                    assert_eq!(v.min().unwrap(), data.iter().fold(<$t>::INFINITY, |a, &b| a.min(b)), "min {ctx}");
+                    assert_eq!(v.max().unwrap(), data.iter().fold(<$t>::NEG_INFINITY, |a, &b| a.max(b)), "max {ctx}");
+
+                    // NaN: ignored by min/max/min_element, counted by IsNan.
+                    let mut with_nan = data.clone();
+                    for _ in 0..n / 100 + usize::from(n > 2) {
+                        let i = r.gen_range(0..n);
+                        with_nan[i] = <$t>::NAN;
+                    }
+                    let w = DeviceVec::from_slice(&dev, &with_nan).unwrap();
+                    let non_nan = with_nan.iter().copied().filter(|x| !x.is_nan());
+                    assert_eq!(w.min().unwrap(), non_nan.clone().fold(<$t>::INFINITY, <$t>::min), "min with NaN {ctx}");
+                    assert_eq!(w.count(IsNan).unwrap(), with_nan.iter().filter(|x| x.is_nan()).count(), "count NaN {ctx}");
+                    assert_eq!(w.find_first(IsNan).unwrap(), with_nan.iter().position(|x| x.is_nan()), "find NaN {ctx}");
+                    let min_ref = with_nan
+                        .iter()
+                        .copied()
+                        .enumerate()
+                        .filter(|(_, x)| !x.is_nan())
+                        .min_by(|a, b| a.1.partial_cmp(&b.1).unwrap().then(a.0.cmp(&b.0)));
+                    let min_ref = min_ref.or(with_nan.first().map(|&x| (0, x)));
+                    let got_me = w.min_element().unwrap();
+                    assert_eq!(got_me.map(|p| p.0), min_ref.map(|p| p.0), "min_element index {ctx}");
+                    assert!(got_me.map(|p| p.1.to_bits()) == min_ref.map(|p| p.1.to_bits()) || min_ref.is_some_and(|p| p.1.is_nan()), "min_element value {ctx}");
+                    assert_eq!(w.all(Ge(-1.0 as $t)).unwrap(), with_nan.iter().all(|&x| x >= -1.0), "all {ctx}");
+                }
+            }
+        }
+    )*};
+}
+
+float_reductions!(reduce_f32: f32, f32::EPSILON as f64, reduce_f64: f64, f64::EPSILON);
+
+#[test]
+fn half_reductions_exact_on_small_integers() {
+    for dev in common::devices() {
+        let (mut r, seed) = rng(99);
+        // Integers whose partial sums stay exactly representable.
+        let ints: Vec<i32> = (0..200).map(|_| r.gen_range(-1..=1)).collect();
+        let f16s: Vec<f16> = ints.iter().map(|&x| f16::from_f32(x as f32)).collect();
+        let bf16s: Vec<bf16> = ints.iter().map(|&x| bf16::from_f32(x as f32)).collect();
+        let total: i32 = ints.iter().sum();
+        let a = DeviceVec::from_slice(&dev, &f16s).unwrap();
+        let b = DeviceVec::from_slice(&dev, &bf16s).unwrap();
+        assert_eq!(a.sum().unwrap().to_f32(), total as f32, "{dev:?} seed={seed}");
+        assert_eq!(b.sum().unwrap().to_f32(), total as f32, "{dev:?} seed={seed}");
+        assert_eq!(a.max().unwrap().to_f32(), *ints.iter().max().unwrap() as f32);
+        assert_eq!(b.min_element().unwrap().map(|p| p.0), ints.iter().enumerate().min_by_key(|&(i, &x)| (x, i)).map(|p| p.0));
+        assert_eq!(a.count(Eq(f16::ONE)).unwrap(), ints.iter().filter(|&&x| x == 1).count());
+    }
+}
+
+#[test]
+fn empty_inputs_give_identities() {
+    for dev in common::devices() {
+        let e = DeviceVec::<f32>::zeros(&dev, 0).unwrap();
+        assert_eq!(e.sum().unwrap().to_bits(), (-0.0f32).to_bits(), "{dev:?}");
+        assert_eq!(e.product().unwrap(), 1.0);
+        assert_eq!(e.min().unwrap(), f32::INFINITY);
+        assert_eq!(e.max().unwrap(), f32::NEG_INFINITY);
+        assert_eq!(e.min_element().unwrap(), None);
+        assert_eq!(e.count(IsNan).unwrap(), 0);
+        assert_eq!(e.find_first(IsNan).unwrap(), None);
+        assert!(!e.any(IsNan).unwrap());
+        assert!(e.all(IsNan).unwrap());
+        assert_eq!(e.reduce_into(Max).unwrap().to_vec().unwrap(), vec![f32::NEG_INFINITY]);
+    }
+}
+
+#[test]
+fn negative_zero_and_all_nan() {
+    for dev in common::devices() {
+        let v = DeviceVec::from_slice(&dev, &[-0.0f64, -0.0]).unwrap();
+        assert_eq!(v.sum().unwrap().to_bits(), (-0.0f64).to_bits(), "{dev:?}");
+        let z = DeviceVec::from_slice(&dev, &[0.0f32, -0.0, 0.0]).unwrap();
+        assert_eq!(z.min_element().unwrap().map(|p| p.0), Some(0), "equal zeros: lowest index");
+        let nan = DeviceVec::from_slice(&dev, &[f32::NAN; 5]).unwrap();
+        let me = nan.max_element().unwrap().unwrap();
+        assert_eq!(me.0, 0);
+        assert!(me.1.is_nan());
+        assert_eq!(nan.max().unwrap(), f32::NEG_INFINITY, "all NaN: the identity");
+    }
+}
+
+#[test]
+fn views_at_odd_offsets() {
+    for dev in common::devices() {
+        let data: Vec<u32> = (0..10_001).collect();
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        for (a, b) in [(1usize, 10_001usize), (3, 9_998), (5, 6), (7, 7)] {
+            let s = v.slice(a..b).unwrap();
+            let want: u32 = data[a..b].iter().sum();
+            assert_eq!(s.sum().unwrap(), want, "{dev:?} {a}..{b}");
+            assert_eq!(s.find_first(Eq(5000u32)).unwrap(), data[a..b].iter().position(|&x| x == 5000));
+        }
+    }
+}
+
+#[test]
+fn find_first_at_both_ends() {
+    for dev in common::devices() {
+        let n = (1 << 20) + 3;
+        let mut data = vec![0u32; n];
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        assert_eq!(v.find_first(Eq(1u32)).unwrap(), None, "{dev:?}");
+        data[n - 1] = 1;
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        assert_eq!(v.find_first(Eq(1u32)).unwrap(), Some(n - 1), "{dev:?}");
+        data[0] = 1;
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        assert_eq!(v.find_first(Eq(1u32)).unwrap(), Some(0), "{dev:?}");
+        assert!(v.any(Eq(1u32)).unwrap());
+        assert!(!v.all(Eq(1u32)).unwrap());
+    }
+}

@@ -1,0 +1,223 @@
+//! Scan family (scan, scan_by_key, copy_if, partition) against plain Rust
+//! references, on every device.
+
+mod common;
+
+use cuprim::ops::{Associative, BinaryOp, Monoid};
+use cuprim::pred::{Gt, IsNan, Lt};
+use cuprim::prelude::*;
+use rand::{Rng, SeedableRng};
+
+const SIZES: &[usize] = &[0, 1, 31, 33, 4097, (1 << 20) + 3];
+
+fn rng(tag: u64) -> (rand::rngs::StdRng, u64) {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        ^ tag;
+    (rand::rngs::StdRng::seed_from_u64(seed), seed)
+}
+
+fn reference_scan<T: Copy>(data: &[T], identity: T, exclusive: bool, op: impl Fn(T, T) -> T) -> Vec<T> {
+    let mut out = Vec::with_capacity(data.len());
+    let mut run: Option<T> = None;
+    for &x in data {
+        let incl = run.map_or(x, |r| op(r, x));
+        out.push(if exclusive { run.unwrap_or(identity) } else { incl });
+        run = Some(incl);
+    }
+    out
+}
+
+macro_rules! int_scans {
+    ($($name:ident: $t:ty),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            for dev in common::devices() {
+                for &n in SIZES {
+                    let (mut r, seed) = rng(n as u64);
+                    let data: Vec<$t> = (0..n).map(|_| r.gen()).collect();
+                    let ctx = format!("{dev:?} n={n} seed={seed}");
+                    let v = DeviceVec::from_slice(&dev, &data).unwrap();
+                    let add = |a: $t, b: $t| a.wrapping_add(b);
+                    assert_eq!(v.scan(Add).unwrap().to_vec().unwrap(), reference_scan(&data, 0, false, add), "inclusive {ctx}");
+                    assert_eq!(v.scan_exclusive(Add).unwrap().to_vec().unwrap(), reference_scan(&data, 0, true, add), "exclusive {ctx}");
+                    assert_eq!(v.scan_inclusive(Max).unwrap().to_vec().unwrap(), reference_scan(&data, <$t>::MIN, false, |a, b| a.max(b)), "max {ctx}");
+                    assert_eq!(v.scan_exclusive(Min).unwrap().to_vec().unwrap(), reference_scan(&data, <$t>::MAX, true, |a, b| a.min(b)), "min {ctx}");
+                    assert_eq!(v.scan(Mul).unwrap().to_vec().unwrap(), reference_scan(&data, 1, false, |a: $t, b: $t| a.wrapping_mul(b)), "mul {ctx}");
+                    let mut w = v.to_device_vec().unwrap();
+                    w.scan_inclusive_in_place(BitXor).unwrap();
+                    assert_eq!(w.to_vec().unwrap(), reference_scan(&data, 0, false, |a, b| a ^ b), "xor in place {ctx}");
+                    let mut w = v.to_device_vec().unwrap();
+                    w.scan_exclusive_in_place(Add).unwrap();
+                    assert_eq!(w.to_vec().unwrap(), reference_scan(&data, 0, true, add), "exclusive in place {ctx}");
+
+                    // copy_if / partition with a predicate that keeps about half.
+                    let mid = <$t>::MAX / 2 + <$t>::MIN / 2;
+                    let kept: Vec<$t> = data.iter().copied().filter(|&x| x > mid).collect();
+                    assert_eq!(v.copy_if(Gt(mid)).unwrap().to_vec().unwrap(), kept, "copy_if {ctx}");
+                    let mut p = v.to_device_vec().unwrap();
+                    let split = p.partition(Gt(mid)).unwrap();
+                    let mut want = kept.clone();
+                    want.extend(data.iter().copied().filter(|&x| !(x > mid)));
+                    assert_eq!(split, kept.len(), "partition split {ctx}");
+                    assert_eq!(p.to_vec().unwrap(), want, "partition order {ctx}");
+
+                    // scan_by_key over runs of a few keys.
+                    let keys: Vec<u32> = (0..n).map(|i| (i as u32 / r.gen_range(1..9)) % 3).collect();
+                    let k = DeviceVec::from_slice(&dev, &keys).unwrap();
+                    let mut want = Vec::with_capacity(n);
+                    for i in 0..n {
+                        let head = i == 0 || keys[i] != keys[i - 1];
+                        want.push(if head { data[i] } else { add(want[i - 1], data[i]) });
+                    }
+                    assert_eq!(v.scan_by_key(&k, Add).unwrap().to_vec().unwrap(), want, "scan_by_key {ctx}");
+                }
+            }
+        }
+    )*};
+}
+
+int_scans!(scan_u8: u8, scan_i8: i8, scan_u32: u32, scan_i32: i32, scan_u64: u64, scan_i64: i64);
+
+macro_rules! float_scans {
+    ($($name:ident: $t:ty, $eps:expr),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            for dev in common::devices() {
+                for &n in SIZES {
+                    let (mut r, seed) = rng(n as u64 + 3);
+                    let data: Vec<$t> = (0..n).map(|_| r.gen_range(-1.0..1.0)).collect();
+                    let ctx = format!("{dev:?} n={n} seed={seed}");
+                    let v = DeviceVec::from_slice(&dev, &data).unwrap();
+                    let got = v.scan(Add).unwrap().to_vec().unwrap();
+                    // Tolerance per element: (log2(n) + 40 + sqrt(i)) ulps of the
+                    // prefix's sum of magnitudes (tree within a tile, chain across tiles).
+                    let (mut exact, mut abs) = (0f64, 0f64);
+                    let log_n = (n.max(2) as f64).log2();
+                    for i in 0..n {
+                        exact += data[i] as f64;
+                        abs += (data[i] as f64).abs();
+                        let tol = (log_n + 40.0 + (i as f64).sqrt()) * $eps * abs;
+                        assert!((got[i] as f64 - exact).abs() <= tol, "element {i}: {} vs {exact} {ctx}", got[i]);
+                    }
+                    let again = v.scan(Add).unwrap().to_vec().unwrap();
+                    assert!(got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()), "not bit-identical run to run {ctx}");
+                    // Min / Max are exact whatever the grouping.
+                    let want = reference_scan(&data, <$t>::INFINITY, false, |a, b| if b < a || a.is_nan() { b } else { a });
+                    let got_min = v.scan(Min).unwrap().to_vec().unwrap();
+                    assert!(got_min.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "min scan {ctx}");
+                    let got_ex = v.scan_exclusive(Max).unwrap().to_vec().unwrap();
+                    if n > 0 {
+                        assert_eq!(got_ex[0], <$t>::NEG_INFINITY, "exclusive starts with the identity {ctx}");
+                    }
+                    // NaN pass-through for copy_if.
+                    let mut with_nan = data.clone();
+                    if n > 2 {
+                        with_nan[n / 2] = <$t>::NAN;
+                        with_nan[0] = -0.0;
+                    }
+                    let w = DeviceVec::from_slice(&dev, &with_nan).unwrap();
+                    let kept = w.copy_if(IsNan).unwrap().to_vec().unwrap();
+                    assert_eq!(kept.len(), with_nan.iter().filter(|x| x.is_nan()).count(), "copy_if NaN {ctx}");
+                    let neg: Vec<u64> = with_nan.iter().filter(|&&x| x < 0.0).map(|x| x.to_bits() as u64).collect();
+                    let got_neg: Vec<u64> = w.copy_if(Lt(0.0)).unwrap().to_vec().unwrap().iter().map(|x| x.to_bits() as u64).collect();
+                    assert_eq!(got_neg, neg, "copy_if keeps bits and order; -0.0 is not < 0 {ctx}");
+                }
+            }
+        }
+    )*};
+}
+
+float_scans!(scan_f32: f32, f32::EPSILON as f64, scan_f64: f64, f64::EPSILON);
+
+#[test]
+fn half_scans_exact_on_small_integers() {
+    for dev in common::devices() {
+        let (mut r, seed) = rng(5);
+        let ints: Vec<i32> = (0..5000).map(|_| r.gen_range(-1..=1)).collect();
+        let h: Vec<f16> = ints.iter().map(|&x| f16::from_f32(x as f32)).collect();
+        let b: Vec<bf16> = ints.iter().map(|&x| bf16::from_f32(x as f32)).collect();
+        let mut acc = 0i32;
+        let want: Vec<f32> = ints.iter().map(|&x| {
+            acc += x;
+            acc as f32
+        }).collect();
+        // f16 holds every integer up to 2048 exactly; stay there.
+        let got: Vec<f32> = DeviceVec::from_slice(&dev, &h).unwrap().scan(Add).unwrap().to_vec().unwrap().iter().map(|x| x.to_f32()).collect();
+        let in_range = want.iter().all(|x| x.abs() <= 256.0);
+        if in_range {
+            assert_eq!(got, want, "{dev:?} seed={seed}");
+            let got_b: Vec<f32> = DeviceVec::from_slice(&dev, &b).unwrap().scan(Add).unwrap().to_vec().unwrap().iter().map(|x| x.to_f32()).collect();
+            assert_eq!(got_b, want, "{dev:?} seed={seed}");
+        } else {
+            assert_eq!(&got[..100], &want[..100], "{dev:?} seed={seed}");
+        }
+        let kept = DeviceVec::from_slice(&dev, &h).unwrap().copy_if(Gt(f16::ZERO)).unwrap().to_vec().unwrap();
+        assert_eq!(kept.len(), ints.iter().filter(|&&x| x > 0).count());
+    }
+}
+
+/// Affine maps x -> a*x + b (mod 2^32) packed as (a << 32) | b; composing
+/// "first f, then g" is associative and not commutative.
+#[derive(Clone, Copy, Debug)]
+struct Compose;
+impl BinaryOp<u64> for Compose {
+    fn apply(&self, f: u64, g: u64) -> u64 {
+        let (fa, fb) = ((f >> 32) as u32, f as u32);
+        let (ga, gb) = ((g >> 32) as u32, g as u32);
+        let a = ga.wrapping_mul(fa);
+        let b = ga.wrapping_mul(fb).wrapping_add(gb);
+        ((a as u64) << 32) | b as u64
+    }
+    fn cuda_expr(&self) -> String {
+        "(((u64)((u32)(b >> 32) * (u32)(a >> 32)) << 32) | (u64)((u32)(b >> 32) * (u32)a + (u32)b))".into()
+    }
+}
+impl Associative for Compose {}
+impl Monoid<u64> for Compose {
+    fn identity(&self) -> u64 {
+        1 << 32
+    }
+}
+
+#[test]
+fn non_commutative_operator_keeps_order() {
+    for dev in common::devices() {
+        for &n in SIZES {
+            let (mut r, seed) = rng(n as u64 + 11);
+            let data: Vec<u64> = (0..n).map(|_| r.gen()).collect();
+            assert_ne!(Compose.apply(3 << 32 | 1, 5 << 32 | 7), Compose.apply(5 << 32 | 7, 3 << 32 | 1));
+            let v = DeviceVec::from_slice(&dev, &data).unwrap();
+            let want = reference_scan(&data, 1 << 32, false, |a, b| Compose.apply(a, b));
+            assert_eq!(v.scan(Compose).unwrap().to_vec().unwrap(), want, "{dev:?} n={n} seed={seed}");
+            let want = reference_scan(&data, 1 << 32, true, |a, b| Compose.apply(a, b));
+            assert_eq!(v.scan_exclusive(Compose).unwrap().to_vec().unwrap(), want, "{dev:?} n={n} seed={seed}");
+        }
+    }
+}
+
+#[test]
+fn scan_views_and_bad_input() {
+    for dev in common::devices() {
+        let data: Vec<u32> = (1..=9001).collect();
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        let s = v.slice(3..8000).unwrap();
+        assert_eq!(s.scan(Add).unwrap().to_vec().unwrap(), reference_scan(&data[3..8000], 0, false, |a, b| a + b), "{dev:?}");
+        let mut w = v.to_device_vec().unwrap();
+        w.slice_mut(5..4000).unwrap().scan_inclusive_in_place(Add).unwrap();
+        let mut want = data.clone();
+        want[5..4000].copy_from_slice(&reference_scan(&data[5..4000], 0, false, |a, b| a + b));
+        assert_eq!(w.to_vec().unwrap(), want, "{dev:?}");
+        let short = DeviceVec::<u32>::zeros(&dev, 3).unwrap();
+        assert!(matches!(v.scan_by_key(&short, Add), Err(cuprim::Error::LengthMismatch { .. })));
+        let nan_keys = DeviceVec::from_slice(&dev, &[f32::NAN, f32::NAN, 1.0, 1.0, -0.0, 0.0]).unwrap();
+        let vals = DeviceVec::from_slice(&dev, &[1u32, 1, 1, 1, 1, 1]).unwrap();
+        assert_eq!(vals.scan_by_key(&nan_keys, Add).unwrap().to_vec().unwrap(), vec![1, 1, 1, 2, 1, 2], "NaN keys each start a run; -0.0 == 0.0");
+        let all = v.copy_if(Gt(0u32)).unwrap();
+        assert_eq!(all.len(), data.len());
+        let none = v.copy_if(Gt(u32::MAX)).unwrap();
+        assert!(none.is_empty());
+    }
+}
