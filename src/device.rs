@@ -82,6 +82,27 @@ impl Module {
     }
 }
 
+/// Stream-ordered allocations come from the device's default memory pool,
+/// which by default hands freed memory back to the driver at every
+/// synchronisation; the next large allocation then maps it again. Keep it
+/// (it is still reused by later allocations of this process).
+fn keep_pool_memory(ctx: &CudaContext) {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let mut threshold: u64 = u64::MAX;
+    // SAFETY: plain attribute calls on the context's own device with valid
+    // out-pointers; failure only means the default behaviour stays.
+    unsafe {
+        if sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) == sys::CUresult::CUDA_SUCCESS {
+            let _ = sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut threshold as *mut u64 as *mut std::ffi::c_void,
+            );
+        }
+    }
+}
+
 static CUDA_DEVICES: Lazy<Mutex<HashMap<usize, Device>>> = Lazy::new(|| Mutex::new(HashMap::new()));
 
 fn driver_present() -> Result<()> {
@@ -134,6 +155,7 @@ impl Device {
         // stream, so cudarc's per-buffer events would only add overhead.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().during("creating a stream")?;
+        keep_pool_memory(&ctx);
         let dev = Device::from_parts(ctx, stream)?;
         devices.insert(ordinal, dev.clone());
         Ok(dev)
