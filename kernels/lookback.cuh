@@ -3,14 +3,14 @@
 //
 // Each block takes the next tile index from an atomic counter, so every
 // earlier tile is already running and waiting on one always ends. A tile
-// publishes its aggregate, looks back over at most one warp-width of
-// predecessors, and publishes its inclusive prefix.
+// publishes its aggregate, looks back over its predecessors a warp-width at
+// a time until it meets a published prefix, and publishes its own.
 //
 // Determinism: a tile's exclusive prefix is always the LEFT FOLD of the tile
 // aggregates before it, whichever predecessor's published prefix the
 // look-back lands on (that prefix is itself the left fold up to there). If
-// no prefix is published within the window, the block waits for the oldest
-// tile in the window to publish one. So float results are the same on every
+// no prefix is published within LOOKBACK_WINDOWS * 32 predecessors, the
+// block waits for the oldest of them to publish one. So float results are the same on every
 // run, and non-commutative operators keep their order.
 
 // Look-back status words.
@@ -25,41 +25,52 @@ __device__ __forceinline__ void lookback_publish(u32* status, V* slot, u32 tile,
     ((volatile u32*)status)[tile] = flag;
 }
 
+// How far one look-back reads before it waits: LOOKBACK_WINDOWS warp-widths
+// of predecessors (their values are kept in shared memory for the fold).
+constexpr int LOOKBACK_WINDOWS = 8;
+
 // Called by all 32 lanes of one warp of the block working on `tile` > 0,
-// after the tile's aggregate is published. Returns (in lane 0) the left fold
-// of all tile aggregates before `tile`, and publishes tile's inclusive prefix.
+// after the tile's aggregate is published. Reads predecessors a window of 32
+// at a time, newest first, keeping each value in `window` (shared memory,
+// 32 * LOOKBACK_WINDOWS slots; slot p holds tile - 1 - p), until a window
+// holds a published prefix. Lane 0 then folds from that prefix forward and
+// publishes tile's inclusive prefix. Returns (in lane 0) the exclusive prefix.
 template <typename V, typename Op>
 __device__ __forceinline__ V lookback_exclusive_prefix(u32* status, V* aggregates, V* prefixes, u32 tile,
-                                                       V tile_aggregate, V* window /* 32 in smem */) {
+                                                       V tile_aggregate, V* window) {
     const int lane = threadIdx.x & 31;
-    const long long t = (long long)tile - 1 - lane;
     volatile u32* vstatus = status;
-    u32 st = SCAN_PREFIX;  // lanes before tile 0 never matter (tile 0 publishes a prefix)
-    if (t >= 0) {
-        do {
-            st = vstatus[t];
-        } while (st == SCAN_EMPTY);
+    int last = -1;  // slot of the prefix the fold starts from
+    for (int w = 0; w < LOOKBACK_WINDOWS && last < 0; w++) {
+        const long long t = (long long)tile - 1 - 32 * w - lane;
+        u32 st = SCAN_PREFIX;  // slots before tile 0 never matter: tile 0 publishes a prefix
+        if (t >= 0) {
+            do {
+                st = vstatus[t];
+            } while (st == SCAN_EMPTY);
+        }
+        const unsigned with_prefix = __ballot_sync(0xffffffffu, t >= 0 && st == SCAN_PREFIX);
+        const int stop = with_prefix ? __ffs(with_prefix) - 1 : 32;
+        __threadfence();
+        if (lane < stop && t >= 0) window[32 * w + lane] = cuprim_load_cg(aggregates + t);
+        if (lane == stop) window[32 * w + lane] = cuprim_load_cg(prefixes + t);
+        if (with_prefix) last = 32 * w + stop;
     }
-    const unsigned with_prefix = __ballot_sync(0xffffffffu, t >= 0 && st == SCAN_PREFIX);
-    int stop;
-    if (with_prefix) {
-        stop = __ffs(with_prefix) - 1;
-    } else {
-        // No prefix within the window: wait for the oldest tile in it.
-        stop = 31;
+    if (last < 0) {
+        // No prefix within reach: wait for the oldest tile read to publish one.
+        last = 32 * LOOKBACK_WINDOWS - 1;
         if (lane == 31) {
+            const long long t = (long long)tile - 1 - last;
             while (vstatus[t] != SCAN_PREFIX) {
             }
+            __threadfence();
+            window[last] = cuprim_load_cg(prefixes + t);
         }
-        __syncwarp();
     }
-    __threadfence();
-    if (lane < stop) window[lane] = cuprim_load_cg(aggregates + t);
-    if (lane == stop) window[lane] = cuprim_load_cg(prefixes + t);
     __syncwarp();
-    V acc = window[stop];
+    V acc = window[last];
     if (lane == 0) {
-        for (int j = stop - 1; j >= 0; j--) acc = Op::apply(acc, window[j]);
+        for (int p = last - 1; p >= 0; p--) acc = Op::apply(acc, window[p]);
         lookback_publish(status, prefixes, tile, Op::apply(acc, tile_aggregate), SCAN_PREFIX);
     }
     return acc;
@@ -121,7 +132,7 @@ __device__ __forceinline__ V block_scan(V value, V* warp_totals, V& before, bool
 
 // Publishes this tile's total, looks back (warp 0), and hands every thread
 // the tile's exclusive prefix. Returns false for tile 0 (no prefix).
-// Shared memory: `window` (32 values) and `s_prefix` (one value).
+// Shared memory: `window` (32 * LOOKBACK_WINDOWS values) and `s_prefix`.
 template <typename V, typename Op>
 __device__ __forceinline__ bool lookback_tile_prefix(u32 tile, V tile_total, u32* status, V* aggregates,
                                                      V* prefixes, V* window, V* s_prefix, V& prefix) {

@@ -22,7 +22,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
                 u32* tile_counter, u32 num_tiles) {
     __shared__ T smem[SCAN_SMEM];
     __shared__ T warp_totals[SCAN_WARPS];
-    __shared__ T window[32];
+    __shared__ T window[32 * LOOKBACK_WINDOWS];
     __shared__ T s_prefix;
     __shared__ u32 s_tile;
 

@@ -30,7 +30,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
                   u32* status, u64* aggregates, u64* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ T smem[SEL_SMEM];
     __shared__ u64 warp_totals[CUPRIM_BLOCK / 32];
-    __shared__ u64 window[32];
+    __shared__ u64 window[32 * LOOKBACK_WINDOWS];
     __shared__ u64 s_prefix;
     __shared__ u32 s_tile;
 

@@ -47,6 +47,9 @@ pub(crate) struct CudaDevice {
     pub l2_bytes: usize,
     cache_mode: CacheMode,
     modules: Mutex<HashMap<String, Arc<Module>>>,
+    /// The same modules by a cheap key (template, Rust types, operator
+    /// text), so a warm call skips formatting the generated source's key.
+    fast_modules: Mutex<HashMap<FastKey, Arc<Module>>>,
     /// One u32 that kernels set when they see a bad index.
     _error_flag: CudaSlice<u32>,
     pub error_flag_ptr: u64,
@@ -65,6 +68,29 @@ pub(crate) const COUNTER_SCAN_TILE: u64 = 1;
 pub(crate) const COUNTER_SELECT_TILE: u64 = 2;
 pub(crate) const COUNTER_SCAN_BY_KEY_TILE: u64 = 3;
 const COUNTER_SLOTS: usize = 64;
+
+/// Identifies a specialisation without generating it: the template, the
+/// Rust types it is specialised on, and the operator / predicate CUDA text
+/// (operators may carry state, so their text is part of the key).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct FastKey {
+    template: &'static str,
+    types: [std::any::TypeId; 3],
+    text: String,
+}
+
+impl FastKey {
+    /// A key for `template` specialised on up to three types (pad with
+    /// `()`) and the given operator text.
+    pub fn new<A: 'static, B: 'static, C: 'static>(template: &'static str, text: String) -> Self {
+        use std::any::TypeId;
+        FastKey {
+            template,
+            types: [TypeId::of::<A>(), TypeId::of::<B>(), TypeId::of::<C>()],
+            text,
+        }
+    }
+}
 
 /// A loaded module and its entry points.
 pub(crate) struct Module {
@@ -207,6 +233,7 @@ impl Device {
                 l2_bytes: l2 as usize,
                 cache_mode: CacheMode::from_env(),
                 modules: Mutex::new(HashMap::new()),
+                fast_modules: Mutex::new(HashMap::new()),
                 _error_flag: error_flag,
                 error_flag_ptr,
                 _counters: counters,
@@ -359,6 +386,24 @@ impl CudaDevice {
             modules.insert(key.to_string(), loaded.clone());
         }
         Ok(loaded)
+    }
+
+    /// [`CudaDevice::module`] behind a cheap key: `spec` runs only when the
+    /// key is new to this device.
+    pub fn module_for(&self, key: FastKey, spec: impl FnOnce() -> KernelSpec) -> Result<Arc<Module>> {
+        if self.cache_mode != CacheMode::Off {
+            let fast = self.fast_modules.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(m) = fast.get(&key) {
+                jit::cache::MEMORY_HITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return Ok(m.clone());
+            }
+        }
+        let module = self.module(&spec())?;
+        if self.cache_mode != CacheMode::Off {
+            let mut fast = self.fast_modules.lock().unwrap_or_else(|e| e.into_inner());
+            fast.insert(key, module.clone());
+        }
+        Ok(module)
     }
 
     /// Launches `f` on this device's stream with a 1-D grid.

@@ -12,7 +12,8 @@
 //! on the same GPU gives the same bits every run. The host backend groups
 //! differently (fixed chunks of 65536) and is equally deterministic.
 
-use crate::device::{kernel_args, CudaDevice, COUNTER_REDUCE_TICKET};
+use crate::algo::scan::monoid_text;
+use crate::device::{kernel_args, CudaDevice, FastKey, Module, COUNTER_REDUCE_TICKET};
 use crate::element::{Element, Scalar};
 use crate::error::{DriverContext, Result};
 use crate::host;
@@ -57,8 +58,9 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
                 o[0] = host::reduce::map_reduce(s, op.identity(), |x, _| x, |a, b| op.apply(a, b));
             }
             (Mem::Cuda { dev, ptr, len, .. }, crate::vec::raw::MemMut::Cuda { ptr: out_ptr, .. }) => {
-                let spec = plain_reduce_spec::<T, Op>(dev.arch, &op);
-                reduce_to_device::<T>(dev, &spec, ptr, len, std::mem::size_of::<T>(), out_ptr)?;
+                let key = FastKey::new::<T, Op, ()>("reduce", monoid_text(&op));
+                let module = dev.module_for(key, || plain_reduce_spec::<T, Op>(dev.arch, &op))?;
+                reduce_to_device::<T>(dev, &module, ptr, len, std::mem::size_of::<T>(), out_ptr)?;
             }
             _ => return Err(crate::Error::DeviceMismatch { op: "reduce_into" }),
         }
@@ -83,9 +85,15 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
         match self.mem() {
             Mem::Host(s) => Ok(host::reduce::map_reduce(s, op.identity(), |x, _| map.apply(x), |a, b| op.apply(a, b))),
             Mem::Cuda { dev, ptr, len, .. } => {
-                let map_src = format!("return ({});", map.cuda_expr());
-                let spec = reduce_spec::<T>(dev.arch, <U::Output as Element>::CUDA_TYPE, &map_src, &monoid_functor(&op));
-                let bytes = reduce_to_host(dev, &spec, ptr, len, T::zero(), std::mem::size_of::<U::Output>())?;
+                let mut text = map.cuda_expr();
+                text.push('|');
+                text.push_str(&monoid_text(&op));
+                let key = FastKey::new::<T, U, Op>("transform_reduce", text);
+                let module = dev.module_for(key, || {
+                    let map_src = format!("return ({});", map.cuda_expr());
+                    reduce_spec::<T>(dev.arch, <U::Output as Element>::CUDA_TYPE, &map_src, &monoid_functor(&op))
+                })?;
+                let bytes = reduce_to_host(dev, &module, ptr, len, T::zero(), std::mem::size_of::<U::Output>())?;
                 Ok(bytemuck::pod_read_unaligned(&bytes[..std::mem::size_of::<U::Output>()]))
             }
         }
@@ -187,8 +195,9 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
         match self.mem() {
             Mem::Host(s) => Ok(host::reduce::map_reduce(s, 0usize, |x, _| pred.test(x) as usize, |a, b| a + b)),
             Mem::Cuda { dev, ptr, len, .. } => {
-                let spec = count_spec::<T, P>(dev.arch, &pred);
-                let bytes = reduce_to_host(dev, &spec, ptr, len, pred.param(), 8)?;
+                let key = FastKey::new::<T, P, ()>("count", pred.cuda_expr());
+                let module = dev.module_for(key, || count_spec::<T, P>(dev.arch, &pred))?;
+                let bytes = reduce_to_host(dev, &module, ptr, len, pred.param(), 8)?;
                 Ok(bytemuck::pod_read_unaligned::<u64>(&bytes[..8]) as usize)
             }
         }
@@ -339,7 +348,7 @@ fn partial_bytes(grid: u32, acc_bytes: usize) -> usize {
 #[allow(clippy::too_many_arguments)]
 fn launch_reduce<T: Element>(
     dev: &CudaDevice,
-    spec: &KernelSpec,
+    module: &Module,
     grid: u32,
     block: u32,
     ptr: u64,
@@ -348,7 +357,6 @@ fn launch_reduce<T: Element>(
     partials: u64,
     out_ptr: u64,
 ) -> Result<()> {
-    let module = dev.module(spec)?;
     let n = len as u64;
     let ticket = dev.counters_ptr + 4 * COUNTER_REDUCE_TICKET;
     // SAFETY: cuprim_reduce(const T* in, u64 n, T p, A* partials, u32*
@@ -367,23 +375,23 @@ fn launch_reduce<T: Element>(
 }
 
 /// Reduces into a device buffer the caller owns (no host sync).
-fn reduce_to_device<T: Element>(dev: &CudaDevice, spec: &KernelSpec, ptr: u64, len: usize, acc_bytes: usize, out_ptr: u64) -> Result<()> {
+fn reduce_to_device<T: Element>(dev: &CudaDevice, module: &Module, ptr: u64, len: usize, acc_bytes: usize, out_ptr: u64) -> Result<()> {
     let (grid, block) = reduce_grid(dev, len, std::mem::size_of::<T>());
     dev.with_scratch(partial_bytes(grid, acc_bytes), |partials| {
-        launch_reduce(dev, spec, grid, block, ptr, len, T::zero(), partials, out_ptr)
+        launch_reduce(dev, module, grid, block, ptr, len, T::zero(), partials, out_ptr)
     })
 }
 
 /// Reduces into scratch and copies the accumulator's `acc_bytes` back. The
 /// copy is queued while the scratch lock is held, so no other call can
 /// overwrite the result first.
-fn reduce_to_host<T: Element>(dev: &CudaDevice, spec: &KernelSpec, ptr: u64, len: usize, param: T, acc_bytes: usize) -> Result<Vec<u8>> {
+fn reduce_to_host<T: Element>(dev: &CudaDevice, module: &Module, ptr: u64, len: usize, param: T, acc_bytes: usize) -> Result<Vec<u8>> {
     let (grid, block) = reduce_grid(dev, len, std::mem::size_of::<T>());
     let parts = partial_bytes(grid, acc_bytes);
     let mut out = vec![0u8; acc_bytes];
     dev.with_scratch(parts + 16, |base| {
         let out_ptr = base + parts as u64;
-        launch_reduce(dev, spec, grid, block, ptr, len, param, base, out_ptr)?;
+        launch_reduce(dev, module, grid, block, ptr, len, param, base, out_ptr)?;
         // SAFETY: out_ptr addresses acc_bytes <= 16 bytes of scratch that the
         // kernel just wrote; `out` outlives the synchronisation below.
         unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut out, out_ptr, dev.stream.cu_stream()) }
@@ -397,8 +405,8 @@ fn find_first_cuda<T: Element, P: Predicate<T>>(dev: &CudaDevice, ptr: u64, len:
     if len == 0 {
         return Ok(None);
     }
-    let spec = find_spec::<T, P>(dev.arch, pred);
-    let module = dev.module(&spec)?;
+    let key = FastKey::new::<T, P, ()>("find", pred.cuda_expr());
+    let module = dev.module_for(key, || find_spec::<T, P>(dev.arch, pred))?;
     let (grid, block) = reduce_grid(dev, len, std::mem::size_of::<T>());
     let (n, param) = (len as u64, pred.param());
     let mut best = [0u64; 1];
@@ -439,8 +447,9 @@ fn arg_extreme<T: Element, D: DeviceData<T> + ?Sized>(v: &D, greatest: bool) -> 
     let (value, index) = match v.mem() {
         Mem::Host(s) => host::reduce::map_reduce(s, (worst, u64::MAX), |x, i| (x, i as u64), better),
         Mem::Cuda { dev, ptr, len, .. } => {
-            let spec = arg_extreme_spec::<T>(dev.arch, greatest);
-            let bytes = reduce_to_host(dev, &spec, ptr, len, T::zero(), 16)?;
+            let key = FastKey::new::<T, (), ()>(if greatest { "argmax" } else { "argmin" }, String::new());
+            let module = dev.module_for(key, || arg_extreme_spec::<T>(dev.arch, greatest))?;
+            let bytes = reduce_to_host(dev, &module, ptr, len, T::zero(), 16)?;
             let value: T = bytemuck::pod_read_unaligned(&bytes[..std::mem::size_of::<T>()]);
             let index: u64 = bytemuck::pod_read_unaligned(&bytes[8..16]);
             (value, index)

@@ -11,7 +11,7 @@
 //! every run, at no extra cost (see `kernels/scan.cu`). The host backend
 //! scans sequentially.
 
-use crate::device::{kernel_args, CudaDevice, COUNTER_SCAN_BY_KEY_TILE, COUNTER_SCAN_TILE};
+use crate::device::{kernel_args, CudaDevice, FastKey, COUNTER_SCAN_BY_KEY_TILE, COUNTER_SCAN_TILE};
 use crate::element::Element;
 use crate::error::{DriverContext, Error, Result};
 use crate::host;
@@ -124,6 +124,14 @@ pub trait ScanMutOps<T: Element>: DeviceDataMut<T> {
 
 impl<T: Element, D: DeviceDataMut<T> + ?Sized> ScanMutOps<T> for D {}
 
+/// An operator's CUDA text and identity: what makes its kernels differ.
+pub(crate) fn monoid_text<T: Element, Op: Monoid<T>>(op: &Op) -> String {
+    let mut text = op.cuda_expr();
+    text.push('|');
+    text.push_str(&op.identity().cuda_literal());
+    text
+}
+
 /// The scan kernel for `T` and `Op`.
 pub(crate) fn scan_spec<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> (KernelSpec, tuning::ScanPolicy) {
     let policy = tuning::scan(arch, std::mem::size_of::<T>());
@@ -184,8 +192,9 @@ fn launch_scan<T: Element, Op: Monoid<T>>(dev: &CudaDevice, src: u64, dst: u64, 
     if len == 0 {
         return Ok(());
     }
-    let (spec, policy) = scan_spec::<T, Op>(dev.arch, op);
-    let module = dev.module(&spec)?;
+    let policy = tuning::scan(dev.arch, std::mem::size_of::<T>());
+    let key = FastKey::new::<T, Op, ()>("scan", monoid_text(op));
+    let module = dev.module_for(key, || scan_spec::<T, Op>(dev.arch, op).0)?;
     let tiles = (len as u64).div_ceil(policy.tile());
     let num_tiles = u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("scan of {len} elements needs more than 2^32 tiles")))?;
     let layout = LookbackLayout::new(tiles, std::mem::size_of::<T>());
@@ -229,8 +238,9 @@ fn launch_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(dev: &CudaDevice, k
     if len == 0 {
         return Ok(());
     }
-    let (spec, policy) = scan_by_key_spec::<K, T, Op>(dev.arch, op);
-    let module = dev.module(&spec)?;
+    let policy = tuning::scan(dev.arch, std::mem::size_of::<T>().max(std::mem::size_of::<K>()));
+    let key = FastKey::new::<K, T, Op>("scan_by_key", monoid_text(op));
+    let module = dev.module_for(key, || scan_by_key_spec::<K, T, Op>(dev.arch, op).0)?;
     let tiles = (len as u64).div_ceil(policy.tile());
     let num_tiles = u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("scan_by_key of {len} elements needs more than 2^32 tiles")))?;
     // SegPair { T v; u32 head; }: at most 16 bytes.

@@ -2,7 +2,7 @@
 //! `partition`, each one pass over the input (kernels/select.cu).
 
 use crate::algo::scan::LookbackLayout;
-use crate::device::{kernel_args, CudaDevice, COUNTER_SELECT_TILE};
+use crate::device::{kernel_args, CudaDevice, FastKey, COUNTER_SELECT_TILE};
 use crate::element::Element;
 use crate::error::{DriverContext, Error, Result};
 use crate::host;
@@ -117,8 +117,9 @@ fn launch_select<T: Element, P: Predicate<T>>(dev: &CudaDevice, src: u64, len: u
     if len == 0 {
         return Ok(0);
     }
-    let (spec, policy) = select_spec::<T, P>(dev.arch, pred);
-    let module = dev.module(&spec)?;
+    let policy = tuning::scan(dev.arch, std::mem::size_of::<T>());
+    let key = FastKey::new::<T, P, ()>("select", pred.cuda_expr());
+    let module = dev.module_for(key, || select_spec::<T, P>(dev.arch, pred).0)?;
     let tiles = (len as u64).div_ceil(policy.tile());
     let num_tiles = u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("copy_if of {len} elements needs more than 2^32 tiles")))?;
     let layout = LookbackLayout::new(tiles, 8);

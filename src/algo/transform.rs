@@ -2,7 +2,7 @@
 //! `transform`, `transform2`, `gather`, `scatter`.
 
 use super::{same_device, same_len};
-use crate::device::{kernel_args, CudaDevice};
+use crate::device::{kernel_args, CudaDevice, FastKey};
 use crate::element::{Element, IndexElement};
 use crate::error::{DriverContext, Error, Result};
 use crate::host;
@@ -246,8 +246,8 @@ pub(crate) fn fill<T: Element>(dst: MemMut<'_, T>, value: T) -> Result<()> {
             if len == 0 {
                 return Ok(());
             }
-            let (spec, policy) = fill_spec::<T>(dev.arch);
-            let module = dev.module(&spec)?;
+            let policy = tuning::elementwise(dev.arch);
+            let module = dev.module_for(FastKey::new::<T, (), ()>("fill", String::new()), || fill_spec::<T>(dev.arch).0)?;
             let n = len as u64;
             let grid = policy.grid(n / items_per_vector(std::mem::size_of::<T>()) + 1, dev.sm_count);
             // SAFETY: cuprim_fill(T* out, T value, u64 n); `ptr` holds `n`
@@ -267,8 +267,8 @@ pub(crate) fn sequence<T: Arith>(dst: MemMut<'_, T>, start: T, step: T) -> Resul
             if len == 0 {
                 return Ok(());
             }
-            let (spec, policy) = fill_spec::<T>(dev.arch);
-            let module = dev.module(&spec)?;
+            let policy = tuning::elementwise(dev.arch);
+            let module = dev.module_for(FastKey::new::<T, (), ()>("fill", String::new()), || fill_spec::<T>(dev.arch).0)?;
             let n = len as u64;
             let grid = policy.grid(n, dev.sm_count);
             // SAFETY: cuprim_sequence(T* out, T start, T step, u64 n); `ptr`
@@ -311,8 +311,9 @@ fn launch_transform<T: Element, Op: UnaryOp<T>>(dev: &CudaDevice, src: u64, dst:
     if len == 0 {
         return Ok(());
     }
-    let (spec, policy) = transform_spec::<T, Op>(dev.arch, op);
-    let module = dev.module(&spec)?;
+    let policy = tuning::elementwise(dev.arch);
+    let key = FastKey::new::<T, Op, Op::Output>("transform", op.cuda_expr());
+    let module = dev.module_for(key, || transform_spec::<T, Op>(dev.arch, op).0)?;
     let n = len as u64;
     let width = std::mem::size_of::<T>().max(std::mem::size_of::<Op::Output>());
     let grid = policy.grid(n / items_per_vector(width) + 1, dev.sm_count);
@@ -348,8 +349,9 @@ pub(crate) fn transform2_into<T: Element, Op: BinaryOp<T>>(
             if len == 0 {
                 return Ok(());
             }
-            let (spec, policy) = transform2_spec::<T, Op>(dev.arch, op);
-            let module = dev.module(&spec)?;
+            let policy = tuning::elementwise(dev.arch);
+            let key = FastKey::new::<T, Op, ()>("transform2", op.cuda_expr());
+            let module = dev.module_for(key, || transform2_spec::<T, Op>(dev.arch, op).0)?;
             let n = len as u64;
             let grid = policy.grid(n / items_per_vector(std::mem::size_of::<T>()) + 1, dev.sm_count);
             // SAFETY: cuprim_transform2(const T* a, const T* b, T* out, u64 n);
@@ -377,8 +379,9 @@ pub(crate) fn gather_into<T: Element, I: IndexElement>(src: Mem<'_, T>, idx: Mem
             if len == 0 {
                 return Ok(());
             }
-            let (spec, policy) = gather_scatter_spec::<T, I>(dev.arch);
-            let module = dev.module(&spec)?;
+            let policy = tuning::elementwise(dev.arch);
+            let key = FastKey::new::<T, I, ()>("gather_scatter", String::new());
+            let module = dev.module_for(key, || gather_scatter_spec::<T, I>(dev.arch).0)?;
             let (n, src_len64, flag) = (len as u64, src_len as u64, dev.error_flag_ptr);
             let width = std::mem::size_of::<T>().max(std::mem::size_of::<I>());
             let grid = policy.grid(n / items_per_vector(width) + 1, dev.sm_count);
@@ -410,8 +413,9 @@ pub(crate) fn scatter_into<T: Element, I: IndexElement>(src: Mem<'_, T>, idx: Me
             if len == 0 {
                 return Ok(());
             }
-            let (spec, policy) = gather_scatter_spec::<T, I>(dev.arch);
-            let module = dev.module(&spec)?;
+            let policy = tuning::elementwise(dev.arch);
+            let key = FastKey::new::<T, I, ()>("gather_scatter", String::new());
+            let module = dev.module_for(key, || gather_scatter_spec::<T, I>(dev.arch).0)?;
             let (n, out_len64, flag) = (len as u64, out_len as u64, dev.error_flag_ptr);
             let grid = policy.grid(n, dev.sm_count);
             // SAFETY: cuprim_scatter(const T* src, const I* idx, u64 n, T* out,
