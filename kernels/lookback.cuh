@@ -6,12 +6,9 @@
 // publishes its aggregate, looks back over its predecessors a warp-width at
 // a time until it meets a published prefix, and publishes its own.
 //
-// Determinism: a tile's exclusive prefix is always the LEFT FOLD of the tile
-// aggregates before it, whichever predecessor's published prefix the
-// look-back lands on (that prefix is itself the left fold up to there). If
-// no prefix is published within LOOKBACK_WINDOWS * 32 predecessors, the
-// block waits for the oldest of them to publish one. So float results are the same on every
-// run, and non-commutative operators keep their order.
+// Order is always kept, so non-commutative operators work. Float results
+// are bit-identical run to run in deterministic mode (see below); exact
+// operators (integers, min / max, bitwise) are deterministic in both modes.
 
 // Look-back status words.
 constexpr u32 SCAN_EMPTY = 0, SCAN_AGGREGATE = 1, SCAN_PREFIX = 2;
@@ -25,23 +22,35 @@ __device__ __forceinline__ void lookback_publish(u32* status, V* slot, u32 tile,
     ((volatile u32*)status)[tile] = flag;
 }
 
-// How far one look-back reads before it waits: LOOKBACK_WINDOWS warp-widths
-// of predecessors (their values are kept in shared memory for the fold).
-constexpr int LOOKBACK_WINDOWS = 8;
+// How far a deterministic look-back reads before it waits: LOOKBACK_WINDOWS
+// warp-widths of predecessors (kept in shared memory for the fold).
+constexpr int LOOKBACK_WINDOWS = 16;
 
 // Called by all 32 lanes of one warp of the block working on `tile` > 0,
 // after the tile's aggregate is published. Reads predecessors a window of 32
-// at a time, newest first, keeping each value in `window` (shared memory,
-// 32 * LOOKBACK_WINDOWS slots; slot p holds tile - 1 - p), until a window
-// holds a published prefix. Lane 0 then folds from that prefix forward and
+// at a time, newest first, until a window holds a published prefix, and
 // publishes tile's inclusive prefix. Returns (in lane 0) the exclusive prefix.
-template <typename V, typename Op>
+//
+// Fast mode (DETERMINISTIC false): each window is folded as an ordered tree
+// (order kept, so any associative operator works) and windows are combined
+// as they are read. Which predecessor's prefix the look-back meets depends
+// on timing, so float sums may differ in the last bits from run to run.
+//
+// Deterministic mode: window values are kept in `window` (shared memory,
+// 32 * LOOKBACK_WINDOWS slots; slot p holds tile - 1 - p) and lane 0 folds
+// them LEFT TO RIGHT starting from the prefix it met. A published prefix is
+// itself the left fold of all aggregates before it, so the result is the
+// same whichever prefix was met: the same bits on every run. If no prefix is
+// within reach, the block waits for the oldest tile read to publish one.
+template <typename V, typename Op, bool DETERMINISTIC>
 __device__ __forceinline__ V lookback_exclusive_prefix(u32* status, V* aggregates, V* prefixes, u32 tile,
                                                        V tile_aggregate, V* window) {
     const int lane = threadIdx.x & 31;
     volatile u32* vstatus = status;
-    int last = -1;  // slot of the prefix the fold starts from
-    for (int w = 0; w < LOOKBACK_WINDOWS && last < 0; w++) {
+    V acc = tile_aggregate;  // meaningful only once have_acc
+    bool have_acc = false;
+    int last = -1;  // deterministic mode: slot of the prefix the fold starts from
+    for (int w = 0; DETERMINISTIC ? (w < LOOKBACK_WINDOWS && last < 0) : true; w++) {
         const long long t = (long long)tile - 1 - 32 * w - lane;
         u32 st = SCAN_PREFIX;  // slots before tile 0 never matter: tile 0 publishes a prefix
         if (t >= 0) {
@@ -50,29 +59,52 @@ __device__ __forceinline__ V lookback_exclusive_prefix(u32* status, V* aggregate
             } while (st == SCAN_EMPTY);
         }
         const unsigned with_prefix = __ballot_sync(0xffffffffu, t >= 0 && st == SCAN_PREFIX);
-        const int stop = with_prefix ? __ffs(with_prefix) - 1 : 32;
+        const int stop = with_prefix ? __ffs(with_prefix) - 1 : 31;
         __threadfence();
-        if (lane < stop && t >= 0) window[32 * w + lane] = cuprim_load_cg(aggregates + t);
-        if (lane == stop) window[32 * w + lane] = cuprim_load_cg(prefixes + t);
-        if (with_prefix) last = 32 * w + stop;
-    }
-    if (last < 0) {
-        // No prefix within reach: wait for the oldest tile read to publish one.
-        last = 32 * LOOKBACK_WINDOWS - 1;
-        if (lane == 31) {
-            const long long t = (long long)tile - 1 - last;
-            while (vstatus[t] != SCAN_PREFIX) {
+        V v = tile_aggregate;
+        if (lane <= stop && t >= 0) v = lane == stop && with_prefix ? cuprim_load_cg(prefixes + t) : cuprim_load_cg(aggregates + t);
+        if constexpr (DETERMINISTIC) {
+            window[32 * w + lane] = v;
+            if (with_prefix) last = 32 * w + stop;
+        } else {
+            // Ordered tree over lanes stop..0 (older lanes on the left).
+#pragma unroll
+            for (int off = 1; off < 32; off <<= 1) {
+                const V y = cuprim_shfl_down(v, off);
+                if (lane + off <= stop) v = Op::apply(y, v);
             }
-            __threadfence();
-            window[last] = cuprim_load_cg(prefixes + t);
+            acc = have_acc ? Op::apply(v, acc) : v;
+            have_acc = true;
+            if (with_prefix) break;
         }
     }
-    __syncwarp();
-    V acc = window[last];
-    if (lane == 0) {
-        for (int p = last - 1; p >= 0; p--) acc = Op::apply(acc, window[p]);
-        lookback_publish(status, prefixes, tile, Op::apply(acc, tile_aggregate), SCAN_PREFIX);
+    if constexpr (DETERMINISTIC) {
+        if (last < 0) {
+            last = 32 * LOOKBACK_WINDOWS - 1;
+            if (lane == 31) {
+                const long long t = (long long)tile - 1 - last;
+                while (vstatus[t] != SCAN_PREFIX) {
+                }
+                __threadfence();
+                window[last] = cuprim_load_cg(prefixes + t);
+            }
+        }
+        __syncwarp();
+        if (lane == 0) {
+            acc = window[last];
+            int p = last - 1;
+            // Loads run ahead of the dependent chain of applies.
+            for (; p >= 7; p -= 8) {
+                V x[8];
+#pragma unroll
+                for (int j = 0; j < 8; j++) x[j] = window[p - j];
+#pragma unroll
+                for (int j = 0; j < 8; j++) acc = Op::apply(acc, x[j]);
+            }
+            for (; p >= 0; p--) acc = Op::apply(acc, window[p]);
+        }
     }
+    if (lane == 0) lookback_publish(status, prefixes, tile, Op::apply(acc, tile_aggregate), SCAN_PREFIX);
     return acc;
 }
 
@@ -132,8 +164,9 @@ __device__ __forceinline__ V block_scan(V value, V* warp_totals, V& before, bool
 
 // Publishes this tile's total, looks back (warp 0), and hands every thread
 // the tile's exclusive prefix. Returns false for tile 0 (no prefix).
-// Shared memory: `window` (32 * LOOKBACK_WINDOWS values) and `s_prefix`.
-template <typename V, typename Op>
+// Shared memory: `window` (32 * LOOKBACK_WINDOWS values in deterministic
+// mode, else unused) and `s_prefix`.
+template <typename V, typename Op, bool DETERMINISTIC>
 __device__ __forceinline__ bool lookback_tile_prefix(u32 tile, V tile_total, u32* status, V* aggregates,
                                                      V* prefixes, V* window, V* s_prefix, V& prefix) {
     if ((threadIdx.x >> 5) == 0) {
@@ -143,7 +176,7 @@ __device__ __forceinline__ bool lookback_tile_prefix(u32 tile, V tile_total, u32
         } else {
             if (lane == 0) lookback_publish(status, aggregates, tile, tile_total, SCAN_AGGREGATE);
             __syncwarp();
-            const V p = lookback_exclusive_prefix<V, Op>(status, aggregates, prefixes, tile, tile_total, window);
+            const V p = lookback_exclusive_prefix<V, Op, DETERMINISTIC>(status, aggregates, prefixes, tile, tile_total, window);
             if (lane == 0) *s_prefix = p;
         }
     }

@@ -22,7 +22,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
                 u32* tile_counter, u32 num_tiles) {
     __shared__ T smem[SCAN_SMEM];
     __shared__ T warp_totals[SCAN_WARPS];
-    __shared__ T window[32 * LOOKBACK_WINDOWS];
+    __shared__ T window[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
     __shared__ T s_prefix;
     __shared__ u32 s_tile;
 
@@ -61,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     const T tile_total = block_scan<T, ScanOp, CUPRIM_BLOCK>(thread_total, warp_totals, before, has_before);
     T tile_prefix;
     const bool has_tile_prefix =
-        lookback_tile_prefix<T, ScanOp>(tile, tile_total, status, aggregates, prefixes, window, &s_prefix, tile_prefix);
+        lookback_tile_prefix<T, ScanOp, CUPRIM_DETERMINISTIC>(tile, tile_total, status, aggregates, prefixes, window, &s_prefix, tile_prefix);
 
     // This thread's first element's exclusive prefix: tile prefix, then
     // earlier threads -- each only where it exists.

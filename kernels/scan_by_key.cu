@@ -39,7 +39,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     __shared__ K skeys[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(K))];
     __shared__ T svals[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(T))];
     __shared__ SegPair warp_totals[CUPRIM_BLOCK / 32];
-    __shared__ SegPair window[32 * LOOKBACK_WINDOWS];
+    __shared__ SegPair window[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
     __shared__ SegPair s_prefix;
     __shared__ u32 s_tile;
 
@@ -79,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     const SegPair tile_total = block_scan<SegPair, SegOp, CUPRIM_BLOCK>(thread_total, warp_totals, before, has_before);
     SegPair tile_prefix;
     const bool has_tile_prefix =
-        lookback_tile_prefix<SegPair, SegOp>(tile, tile_total, status, aggregates, prefixes, window, &s_prefix, tile_prefix);
+        lookback_tile_prefix<SegPair, SegOp, CUPRIM_DETERMINISTIC>(tile, tile_total, status, aggregates, prefixes, window, &s_prefix, tile_prefix);
 
     bool have = has_tile_prefix;
     SegPair run = has_tile_prefix ? tile_prefix : SegOp::identity();

@@ -30,7 +30,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
                   u32* status, u64* aggregates, u64* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ T smem[SEL_SMEM];
     __shared__ u64 warp_totals[CUPRIM_BLOCK / 32];
-    __shared__ u64 window[32 * LOOKBACK_WINDOWS];
+    __shared__ u64 window[1];  // unused: counts are exact, the fast look-back is deterministic
     __shared__ u64 s_prefix;
     __shared__ u32 s_tile;
 
@@ -71,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     bool has_before;
     const u64 tile_selected = block_scan<u64, CountOp, CUPRIM_BLOCK>((u64)count, warp_totals, before, has_before);
     u64 tile_prefix;
-    if (!lookback_tile_prefix<u64, CountOp>(tile, tile_selected, status, aggregates, prefixes, window, &s_prefix,
+    if (!lookback_tile_prefix<u64, CountOp, false>(tile, tile_selected, status, aggregates, prefixes, window, &s_prefix,
                                             tile_prefix))
         tile_prefix = 0;
     if (!has_before) before = 0;

@@ -60,6 +60,8 @@ pub(crate) struct CudaDevice {
     /// Temporary device memory, grown on demand, shared by all calls on
     /// this device (they are ordered on its one stream).
     scratch: Mutex<Option<CudaSlice<u8>>>,
+    /// Deterministic mode for float scans (see `Device::set_deterministic`).
+    deterministic: std::sync::atomic::AtomicBool,
 }
 
 /// Counter slots in `CudaDevice::counters_ptr`.
@@ -239,6 +241,7 @@ impl Device {
                 _counters: counters,
                 counters_ptr,
                 scratch: Mutex::new(None),
+                deterministic: std::sync::atomic::AtomicBool::new(false),
             })),
         })
     }
@@ -305,6 +308,36 @@ impl Device {
     /// The cudarc context.
     pub fn cuda_context(&self) -> Option<&Arc<CudaContext>> {
         self.cuda_ref().map(|c| &c.ctx)
+    }
+
+    /// Deterministic mode. Off (the default), a float scan (`scan`,
+    /// `scan_by_key` with `Add` or `Mul` on floats) may differ in the last
+    /// bits from run to run: tiles chain through whichever earlier tile's
+    /// prefix is ready first, and float addition is not associative. On,
+    /// every such result is bit-identical run to run, at a cost measured in
+    /// BENCHMARKS.md. Integer, min / max and bitwise results, reductions,
+    /// and the host backend are deterministic either way.
+    ///
+    /// ```
+    /// let dev = cuprim::Device::default()?;
+    /// dev.set_deterministic(true);
+    /// assert!(dev.is_deterministic());
+    /// dev.set_deterministic(false);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn set_deterministic(&self, on: bool) {
+        if let Backend::Cuda(c) = &*self.inner {
+            c.deterministic.store(on, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// True when results are bit-identical run to run for every operator:
+    /// always on the host backend, in deterministic mode on CUDA.
+    pub fn is_deterministic(&self) -> bool {
+        match &*self.inner {
+            Backend::Host => true,
+            Backend::Cuda(c) => c.deterministic.load(std::sync::atomic::Ordering::Relaxed),
+        }
     }
 
     /// Waits until all work queued on this device has finished.
@@ -386,6 +419,12 @@ impl CudaDevice {
             modules.insert(key.to_string(), loaded.clone());
         }
         Ok(loaded)
+    }
+
+    /// Whether a scan over `T` should take the deterministic look-back:
+    /// only floats in deterministic mode (integer scans are exact anyway).
+    pub fn deterministic_for<T: crate::Element>(&self) -> bool {
+        T::KIND == crate::Kind::Float && self.deterministic.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// [`CudaDevice::module`] behind a cheap key: `spec` runs only when the

@@ -103,7 +103,8 @@ pub fn precompile_reduce<T: Element, Op: Monoid<T> + Commutative>(target: Target
     run(target, vec![rd::plain_reduce_spec::<T, Op>(arch, &op)])
 }
 
-/// The scan kernel for `T` and `Op` (inclusive, exclusive, in place).
+/// The scan kernels for `T` and `Op` (inclusive, exclusive, in place; fast
+/// and deterministic look-back).
 ///
 /// ```
 /// use cuprim::precompile::{precompile_scan, Target};
@@ -114,7 +115,7 @@ pub fn precompile_reduce<T: Element, Op: Monoid<T> + Commutative>(target: Target
 /// ```
 pub fn precompile_scan<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(target, vec![sc::scan_spec::<T, Op>(arch, &op).0])
+    run(target, vec![sc::scan_spec::<T, Op>(arch, &op, false).0, sc::scan_spec::<T, Op>(arch, &op, true).0])
 }
 
 /// The scan-by-key kernel for keys `K`, values `T` and `Op`.
@@ -128,7 +129,13 @@ pub fn precompile_scan<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) ->
 /// ```
 pub fn precompile_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(target, vec![sc::scan_by_key_spec::<K, T, Op>(arch, &op).0])
+    run(
+        target,
+        vec![
+            sc::scan_by_key_spec::<K, T, Op>(arch, &op, false).0,
+            sc::scan_by_key_spec::<K, T, Op>(arch, &op, true).0,
+        ],
+    )
 }
 
 /// The `count`, `find_first` / `any` / `all` and `copy_if` / `partition` kernels for `T` and `pred`.

@@ -91,19 +91,27 @@ macro_rules! float_scans {
                     let data: Vec<$t> = (0..n).map(|_| r.gen_range(-1.0..1.0)).collect();
                     let ctx = format!("{dev:?} n={n} seed={seed}");
                     let v = DeviceVec::from_slice(&dev, &data).unwrap();
-                    let got = v.scan(Add).unwrap().to_vec().unwrap();
-                    // Tolerance per element: (log2(n) + 40 + sqrt(i)) ulps of the
-                    // prefix's sum of magnitudes (tree within a tile, chain across tiles).
-                    let (mut exact, mut abs) = (0f64, 0f64);
-                    let log_n = (n.max(2) as f64).log2();
-                    for i in 0..n {
-                        exact += data[i] as f64;
-                        abs += (data[i] as f64).abs();
-                        let tol = (log_n + 40.0 + (i as f64).sqrt()) * $eps * abs;
-                        assert!((got[i] as f64 - exact).abs() <= tol, "element {i}: {} vs {exact} {ctx}", got[i]);
+                    for deterministic in [false, true] {
+                        dev.set_deterministic(deterministic);
+                        let got = v.scan(Add).unwrap().to_vec().unwrap();
+                        // Tolerance per element: (log2(n) + 40 + sqrt(i)) ulps of the
+                        // prefix's sum of magnitudes (tree within a tile, chain across tiles).
+                        let (mut exact, mut abs) = (0f64, 0f64);
+                        let log_n = (n.max(2) as f64).log2();
+                        for i in 0..n {
+                            exact += data[i] as f64;
+                            abs += (data[i] as f64).abs();
+                            let tol = (log_n + 40.0 + (i as f64).sqrt()) * $eps * abs;
+                            assert!((got[i] as f64 - exact).abs() <= tol, "element {i}: {} vs {exact} {ctx} det={deterministic}", got[i]);
+                        }
+                        if deterministic {
+                            for _ in 0..3 {
+                                let again = v.scan(Add).unwrap().to_vec().unwrap();
+                                assert!(got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()), "not bit-identical run to run {ctx}");
+                            }
+                        }
                     }
-                    let again = v.scan(Add).unwrap().to_vec().unwrap();
-                    assert!(got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()), "not bit-identical run to run {ctx}");
+                    dev.set_deterministic(false);
                     // Min / Max are exact whatever the grouping.
                     let want = reference_scan(&data, <$t>::INFINITY, false, |a, b| if b < a || a.is_nan() { b } else { a });
                     let got_min = v.scan(Min).unwrap().to_vec().unwrap();

@@ -4,12 +4,14 @@
 //!
 //! # Floating point
 //! The device scans each tile as a tree (per thread, per warp, per block)
-//! and chains tiles left to right, so a float scan differs from a
+//! and chains tiles through a look-back, so a float scan differs from a
 //! sequential one by rounding: the error of element `i` is bounded by about
-//! `(log2(tile) + i / tile) * eps * sum(|x[..=i]|)`. The chaining order never
-//! depends on timing, so the same input on the same GPU gives the same bits
-//! every run, at no extra cost (see `kernels/scan.cu`). The host backend
-//! scans sequentially.
+//! `(log2(tile) + i / tile) * eps * sum(|x[..=i]|)`. By default the chaining
+//! takes whichever earlier tile's prefix is ready first, so float results may
+//! differ in the last bits between runs; with
+//! [`Device::set_deterministic`](crate::Device::set_deterministic) they are
+//! bit-identical run to run (cost in BENCHMARKS.md). Integer, min / max and
+//! bitwise scans are exact either way. The host backend scans sequentially.
 
 use crate::device::{kernel_args, CudaDevice, FastKey, COUNTER_SCAN_BY_KEY_TILE, COUNTER_SCAN_TILE};
 use crate::element::Element;
@@ -133,11 +135,12 @@ pub(crate) fn monoid_text<T: Element, Op: Monoid<T>>(op: &Op) -> String {
 }
 
 /// The scan kernel for `T` and `Op`.
-pub(crate) fn scan_spec<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> (KernelSpec, tuning::ScanPolicy) {
+pub(crate) fn scan_spec<T: Element, Op: Monoid<T>>(arch: u32, op: &Op, deterministic: bool) -> (KernelSpec, tuning::ScanPolicy) {
     let policy = tuning::scan(arch, std::mem::size_of::<T>());
     let spec = KernelSpec::new(&SCAN)
         .constant("CUPRIM_BLOCK", policy.block as i64)
         .constant("CUPRIM_ITEMS", policy.items as i64)
+        .constant("CUPRIM_DETERMINISTIC", deterministic as i64)
         .elem::<T>("T")
         .monoid::<T, Op>("ScanOp", "T", op);
     (spec, policy)
@@ -193,8 +196,9 @@ fn launch_scan<T: Element, Op: Monoid<T>>(dev: &CudaDevice, src: u64, dst: u64, 
         return Ok(());
     }
     let policy = tuning::scan(dev.arch, std::mem::size_of::<T>());
-    let key = FastKey::new::<T, Op, ()>("scan", monoid_text(op));
-    let module = dev.module_for(key, || scan_spec::<T, Op>(dev.arch, op).0)?;
+    let det = dev.deterministic_for::<T>();
+    let key = FastKey::new::<T, Op, ()>(if det { "scan_det" } else { "scan" }, monoid_text(op));
+    let module = dev.module_for(key, || scan_spec::<T, Op>(dev.arch, op, det).0)?;
     let tiles = (len as u64).div_ceil(policy.tile());
     let num_tiles = u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("scan of {len} elements needs more than 2^32 tiles")))?;
     let layout = LookbackLayout::new(tiles, std::mem::size_of::<T>());
@@ -223,11 +227,16 @@ fn launch_scan<T: Element, Op: Monoid<T>>(dev: &CudaDevice, src: u64, dst: u64, 
 }
 
 /// The scan-by-key kernel for keys `K`, values `T` and `Op`.
-pub(crate) fn scan_by_key_spec<K: Element, T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> (KernelSpec, tuning::ScanPolicy) {
+pub(crate) fn scan_by_key_spec<K: Element, T: Element, Op: Monoid<T>>(
+    arch: u32,
+    op: &Op,
+    deterministic: bool,
+) -> (KernelSpec, tuning::ScanPolicy) {
     let policy = tuning::scan(arch, std::mem::size_of::<T>().max(std::mem::size_of::<K>()));
     let spec = KernelSpec::new(&SCAN_BY_KEY)
         .constant("CUPRIM_BLOCK", policy.block as i64)
         .constant("CUPRIM_ITEMS", policy.items as i64)
+        .constant("CUPRIM_DETERMINISTIC", deterministic as i64)
         .elem::<K>("K")
         .elem::<T>("T")
         .monoid::<T, Op>("ScanOp", "T", op);
@@ -239,8 +248,9 @@ fn launch_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(dev: &CudaDevice, k
         return Ok(());
     }
     let policy = tuning::scan(dev.arch, std::mem::size_of::<T>().max(std::mem::size_of::<K>()));
-    let key = FastKey::new::<K, T, Op>("scan_by_key", monoid_text(op));
-    let module = dev.module_for(key, || scan_by_key_spec::<K, T, Op>(dev.arch, op).0)?;
+    let det = dev.deterministic_for::<T>();
+    let key = FastKey::new::<K, T, Op>(if det { "scan_by_key_det" } else { "scan_by_key" }, monoid_text(op));
+    let module = dev.module_for(key, || scan_by_key_spec::<K, T, Op>(dev.arch, op, det).0)?;
     let tiles = (len as u64).div_ceil(policy.tile());
     let num_tiles = u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("scan_by_key of {len} elements needs more than 2^32 tiles")))?;
     // SegPair { T v; u32 head; }: at most 16 bytes.
