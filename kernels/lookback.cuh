@@ -10,17 +10,60 @@
 // are bit-identical run to run in deterministic mode (see below); exact
 // operators (integers, min / max, bitwise) are deterministic in both modes.
 
-// Look-back status words.
+// Look-back status of a tile.
 constexpr u32 SCAN_EMPTY = 0, SCAN_AGGREGATE = 1, SCAN_PREFIX = 2;
 
-// Publishes `value` for `tile` with status `flag` (value first, then fence,
-// then flag: a reader that sees the flag sees the value).
-template <typename V>
-__device__ __forceinline__ void lookback_publish(u32* status, V* slot, u32 tile, V value, u32 flag) {
-    slot[tile] = value;
-    __threadfence();
-    ((volatile u32*)status)[tile] = flag;
-}
+// Where tiles publish. Values of at most 4 bytes share one 64-bit word with
+// their status (status in the high half), so a reader needs one load and no
+// fence: the word is read and written whole. Larger values live in their own
+// arrays beside a status array, written before the status with release
+// semantics and read after it with acquire semantics.
+template <typename V, bool PACKED = (sizeof(V) <= 4)> struct TileState;
+
+template <typename V> struct TileState<V, true> {
+    u64* words;
+    __device__ __forceinline__ TileState(u32* status, V*, V*) : words((u64*)status) {}
+
+    __device__ __forceinline__ void publish(u32 tile, V value, u32 flag) {
+        cuprim_words<V> w;
+        w.w[0] = 0;
+        w.v = value;
+        const u64 word = ((u64)flag << 32) | w.w[0];
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(words + tile), "l"(word) : "memory");
+    }
+    // Spins until `tile` has published anything (or, with `need_prefix`, a
+    // prefix); returns its status and value.
+    __device__ __forceinline__ u32 wait(u32 tile, V& value, bool need_prefix) {
+        u64 word;
+        do {
+            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(words + tile) : "memory");
+        } while ((u32)(word >> 32) == SCAN_EMPTY || (need_prefix && (u32)(word >> 32) != SCAN_PREFIX));
+        cuprim_words<V> w;
+        w.w[0] = (u32)word;
+        value = w.v;
+        return (u32)(word >> 32);
+    }
+};
+
+template <typename V> struct TileState<V, false> {
+    u32* status;
+    V* aggregates;
+    V* prefixes;
+    __device__ __forceinline__ TileState(u32* s, V* a, V* p) : status(s), aggregates(a), prefixes(p) {}
+
+    __device__ __forceinline__ void publish(u32 tile, V value, u32 flag) {
+        (flag == SCAN_PREFIX ? prefixes : aggregates)[tile] = value;
+        asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(status + tile), "r"(flag) : "memory");
+    }
+    __device__ __forceinline__ u32 wait(u32 tile, V& value, bool need_prefix) {
+        u32 st;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(st) : "l"(status + tile) : "memory");
+        } while (st == SCAN_EMPTY || (need_prefix && st != SCAN_PREFIX));
+        value = cuprim_load_cg((st == SCAN_PREFIX ? prefixes : aggregates) + tile);
+        return st;
+    }
+};
 
 // How far a deterministic look-back reads before it waits: LOOKBACK_WINDOWS
 // warp-widths of predecessors (kept in shared memory for the fold).
@@ -43,26 +86,18 @@ constexpr int LOOKBACK_WINDOWS = 16;
 // same whichever prefix was met: the same bits on every run. If no prefix is
 // within reach, the block waits for the oldest tile read to publish one.
 template <typename V, typename Op, bool DETERMINISTIC>
-__device__ __forceinline__ V lookback_exclusive_prefix(u32* status, V* aggregates, V* prefixes, u32 tile,
-                                                       V tile_aggregate, V* window) {
+__device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 tile, V tile_aggregate, V* window) {
     const int lane = threadIdx.x & 31;
-    volatile u32* vstatus = status;
     V acc = tile_aggregate;  // meaningful only once have_acc
     bool have_acc = false;
     int last = -1;  // deterministic mode: slot of the prefix the fold starts from
     for (int w = 0; DETERMINISTIC ? (w < LOOKBACK_WINDOWS && last < 0) : true; w++) {
         const long long t = (long long)tile - 1 - 32 * w - lane;
-        u32 st = SCAN_PREFIX;  // slots before tile 0 never matter: tile 0 publishes a prefix
-        if (t >= 0) {
-            do {
-                st = vstatus[t];
-            } while (st == SCAN_EMPTY);
-        }
+        // Slots before tile 0 never matter: tile 0 publishes a prefix.
+        V v = tile_aggregate;
+        const u32 st = t >= 0 ? state.wait((u32)t, v, false) : SCAN_PREFIX;
         const unsigned with_prefix = __ballot_sync(0xffffffffu, t >= 0 && st == SCAN_PREFIX);
         const int stop = with_prefix ? __ffs(with_prefix) - 1 : 31;
-        __threadfence();
-        V v = tile_aggregate;
-        if (lane <= stop && t >= 0) v = lane == stop && with_prefix ? cuprim_load_cg(prefixes + t) : cuprim_load_cg(aggregates + t);
         if constexpr (DETERMINISTIC) {
             window[32 * w + lane] = v;
             if (with_prefix) last = 32 * w + stop;
@@ -80,13 +115,12 @@ __device__ __forceinline__ V lookback_exclusive_prefix(u32* status, V* aggregate
     }
     if constexpr (DETERMINISTIC) {
         if (last < 0) {
+            // No prefix within reach: wait for the oldest tile read to publish one.
             last = 32 * LOOKBACK_WINDOWS - 1;
             if (lane == 31) {
-                const long long t = (long long)tile - 1 - last;
-                while (vstatus[t] != SCAN_PREFIX) {
-                }
-                __threadfence();
-                window[last] = cuprim_load_cg(prefixes + t);
+                V p;
+                state.wait((u32)((long long)tile - 1 - last), p, true);
+                window[last] = p;
             }
         }
         __syncwarp();
@@ -104,7 +138,7 @@ __device__ __forceinline__ V lookback_exclusive_prefix(u32* status, V* aggregate
             for (; p >= 0; p--) acc = Op::apply(acc, window[p]);
         }
     }
-    if (lane == 0) lookback_publish(status, prefixes, tile, Op::apply(acc, tile_aggregate), SCAN_PREFIX);
+    if (lane == 0) state.publish(tile, Op::apply(acc, tile_aggregate), SCAN_PREFIX);
     return acc;
 }
 
@@ -171,12 +205,13 @@ __device__ __forceinline__ bool lookback_tile_prefix(u32 tile, V tile_total, u32
                                                      V* prefixes, V* window, V* s_prefix, V& prefix) {
     if ((threadIdx.x >> 5) == 0) {
         const int lane = threadIdx.x & 31;
+        TileState<V> state(status, aggregates, prefixes);
         if (tile == 0) {
-            if (lane == 0) lookback_publish(status, prefixes, 0u, tile_total, SCAN_PREFIX);
+            if (lane == 0) state.publish(0u, tile_total, SCAN_PREFIX);
         } else {
-            if (lane == 0) lookback_publish(status, aggregates, tile, tile_total, SCAN_AGGREGATE);
+            if (lane == 0) state.publish(tile, tile_total, SCAN_AGGREGATE);
             __syncwarp();
-            const V p = lookback_exclusive_prefix<V, Op, DETERMINISTIC>(status, aggregates, prefixes, tile, tile_total, window);
+            const V p = lookback_exclusive_prefix<V, Op, DETERMINISTIC>(state, tile, tile_total, window);
             if (lane == 0) *s_prefix = p;
         }
     }

@@ -17,21 +17,22 @@ typedef cuprim_vec<T, SEL_VEC> SelVec;
 
 __device__ __forceinline__ int sel_pad(int i) { return i + i / SEL_PAD_EVERY; }
 
+// Counts are C: u32 below 2^32 elements (packed look-back state), else u64.
 struct CountOp {
-    __device__ __forceinline__ static u64 apply(u64 a, u64 b) { return a + b; }
-    __device__ __forceinline__ static u64 identity() { return 0; }
+    __device__ __forceinline__ static C apply(C a, C b) { return a + b; }
+    __device__ __forceinline__ static C identity() { return 0; }
 };
 
 // selected[...]: the elements with PredFn(x, param), in order.
 // rejected (may be null): the others, in order.
-// prefixes[num_tiles - 1] ends up holding the total number selected.
+// The last tile's published prefix is the total number selected.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     cuprim_select(const T* __restrict__ in, u64 n, T param, T* __restrict__ selected, T* __restrict__ rejected,
-                  u32* status, u64* aggregates, u64* prefixes, u32* tile_counter, u32 num_tiles) {
+                  u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ T smem[SEL_SMEM];
-    __shared__ u64 warp_totals[CUPRIM_BLOCK / 32];
-    __shared__ u64 window[1];  // unused: counts are exact, the fast look-back is deterministic
-    __shared__ u64 s_prefix;
+    __shared__ C warp_totals[CUPRIM_BLOCK / 32];
+    __shared__ C window[1];  // unused: counts are exact, the fast look-back is deterministic
+    __shared__ C s_prefix;
     __shared__ u32 s_tile;
 
     const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
@@ -67,11 +68,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
         }
     }
 
-    u64 before;
+    C before;
     bool has_before;
-    const u64 tile_selected = block_scan<u64, CountOp, CUPRIM_BLOCK>((u64)count, warp_totals, before, has_before);
-    u64 tile_prefix;
-    if (!lookback_tile_prefix<u64, CountOp, false>(tile, tile_selected, status, aggregates, prefixes, window, &s_prefix,
+    const C tile_selected = block_scan<C, CountOp, CUPRIM_BLOCK>((C)count, warp_totals, before, has_before);
+    C tile_prefix;
+    if (!lookback_tile_prefix<C, CountOp, false>(tile, tile_selected, status, aggregates, prefixes, window, &s_prefix,
                                             tile_prefix))
         tile_prefix = 0;
     if (!has_before) before = 0;

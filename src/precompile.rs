@@ -154,7 +154,8 @@ pub fn precompile_predicate<T: Element, P: Predicate<T>>(target: Target<'_>, pre
         vec![
             rd::count_spec::<T, P>(arch, &pred),
             rd::find_spec::<T, P>(arch, &pred),
-            crate::algo::select::select_spec::<T, P>(arch, &pred).0,
+            crate::algo::select::select_spec::<T, P>(arch, &pred, false).0,
+            crate::algo::select::select_spec::<T, P>(arch, &pred, true).0,
         ],
     )
 }

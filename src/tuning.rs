@@ -78,10 +78,28 @@ impl ScanPolicy {
 }
 
 /// Scan (and copy_if) tiles: 16 KiB of 4-byte elements per tile.
+/// `CUPRIM_TUNE_SCAN=BLOCKxITEMS` overrides it, for tuning experiments.
 pub(crate) fn scan(arch: u32, elem_bytes: usize) -> ScanPolicy {
     let _ = arch;
+    if let Some((block, items)) = override_pair("CUPRIM_TUNE_SCAN") {
+        return ScanPolicy { block, items };
+    }
     ScanPolicy {
         block: 256,
         items: if elem_bytes >= 8 { 8 } else { 16 },
     }
+}
+
+/// Reads `NAME=AxB` from the environment once per process.
+fn override_pair(name: &'static str) -> Option<(u32, u32)> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static CACHE: once_cell::sync::Lazy<Mutex<HashMap<&'static str, Option<(u32, u32)>>>> =
+        once_cell::sync::Lazy::new(|| Mutex::new(HashMap::new()));
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    *cache.entry(name).or_insert_with(|| {
+        let v = std::env::var(name).ok()?;
+        let (a, b) = v.split_once('x')?;
+        Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+    })
 }

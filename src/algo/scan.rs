@@ -169,24 +169,44 @@ fn scan_in_place<T: Element, Op: Monoid<T>>(data: MemMut<'_, T>, op: &Op, exclus
     }
 }
 
-/// Scratch layout for `tiles` tiles of look-back state: status words, then
-/// aggregates, then inclusive prefixes (each region 16-byte aligned).
+/// Scratch layout of the look-back state of `tiles` tiles (see
+/// `kernels/lookback.cuh`): values of at most 4 bytes are packed with their
+/// status into one 64-bit word per tile; larger ones get a status word plus
+/// aggregate and prefix arrays. Every region is 16-byte aligned.
 pub(crate) struct LookbackLayout {
     pub status: u64,
     pub aggregates: u64,
     pub prefixes: u64,
     pub bytes: usize,
+    /// 32-bit words to clear before a launch.
+    pub status_words: usize,
+    packed: bool,
 }
 
 impl LookbackLayout {
     pub fn new(tiles: u64, value_bytes: usize) -> LookbackLayout {
-        let status_bytes = (tiles as usize * 4).next_multiple_of(16);
-        let values = (tiles as usize * value_bytes).next_multiple_of(16);
+        let tiles = tiles as usize;
+        let packed = value_bytes <= 4;
+        let status_words = if packed { 2 * tiles } else { tiles };
+        let status_bytes = (4 * status_words).next_multiple_of(16);
+        let values = if packed { 0 } else { (tiles * value_bytes).next_multiple_of(16) };
         LookbackLayout {
             status: 0,
             aggregates: status_bytes as u64,
             prefixes: (status_bytes + values) as u64,
             bytes: status_bytes + 2 * values,
+            status_words,
+            packed,
+        }
+    }
+
+    /// Where tile `tile`'s inclusive prefix ends up, relative to the base:
+    /// the low half of its packed word, or its slot in the prefix array.
+    pub fn prefix_offset(&self, tile: u64, value_bytes: usize) -> u64 {
+        if self.packed {
+            self.status + 8 * tile
+        } else {
+            self.prefixes + value_bytes as u64 * tile
         }
     }
 }
@@ -212,7 +232,7 @@ fn launch_scan<T: Element, Op: Monoid<T>>(dev: &CudaDevice, src: u64, dst: u64, 
         // `tiles` entries each, the tile counter is the device's zeroed counter
         // (the last tile resets it), and one block runs per tile.
         unsafe {
-            cudarc::driver::sys::cuMemsetD32Async(status, 0, tiles as usize, dev.stream.cu_stream())
+            cudarc::driver::sys::cuMemsetD32Async(status, 0, layout.status_words, dev.stream.cu_stream())
                 .result()
                 .during("clearing scan state")?;
             dev.launch(
@@ -265,7 +285,7 @@ fn launch_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(dev: &CudaDevice, k
         // u32 tiles): keys, values and out hold n elements, the look-back
         // arrays hold `tiles` pairs of `pair_bytes`, one block per tile.
         unsafe {
-            cudarc::driver::sys::cuMemsetD32Async(status, 0, tiles as usize, dev.stream.cu_stream())
+            cudarc::driver::sys::cuMemsetD32Async(status, 0, layout.status_words, dev.stream.cu_stream())
                 .result()
                 .during("clearing scan_by_key state")?;
             dev.launch(

@@ -98,12 +98,15 @@ pub trait SelectMutOps<T: Element>: DeviceDataMut<T> {
 impl<T: Element, D: DeviceDataMut<T> + ?Sized> SelectMutOps<T> for D {}
 
 /// The select kernel for `T` and `pred`.
-pub(crate) fn select_spec<T: Element, P: Predicate<T>>(arch: u32, pred: &P) -> (KernelSpec, tuning::ScanPolicy) {
+/// `wide` counts are u64 (inputs of 2^32 elements or more), else u32, whose
+/// look-back state packs into one word per tile.
+pub(crate) fn select_spec<T: Element, P: Predicate<T>>(arch: u32, pred: &P, wide: bool) -> (KernelSpec, tuning::ScanPolicy) {
     let policy = tuning::scan(arch, std::mem::size_of::<T>());
     let spec = KernelSpec::new(&SELECT)
         .constant("CUPRIM_BLOCK", policy.block as i64)
         .constant("CUPRIM_ITEMS", policy.items as i64)
         .elem::<T>("T")
+        .raw(if wide { "typedef u64 C;" } else { "typedef u32 C;" })
         .raw(&format!(
             "struct PredFn {{ __device__ __forceinline__ static bool apply(T x, T p) {{ (void)p; return ({}); }} }};",
             pred.cuda_expr()
@@ -118,11 +121,14 @@ fn launch_select<T: Element, P: Predicate<T>>(dev: &CudaDevice, src: u64, len: u
         return Ok(0);
     }
     let policy = tuning::scan(dev.arch, std::mem::size_of::<T>());
-    let key = FastKey::new::<T, P, ()>("select", pred.cuda_expr());
-    let module = dev.module_for(key, || select_spec::<T, P>(dev.arch, pred).0)?;
+    let wide = len as u64 > u32::MAX as u64;
+    let key = FastKey::new::<T, P, ()>(if wide { "select64" } else { "select" }, pred.cuda_expr());
+    let module = dev.module_for(key, || select_spec::<T, P>(dev.arch, pred, wide).0)?;
     let tiles = (len as u64).div_ceil(policy.tile());
     let num_tiles = u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("copy_if of {len} elements needs more than 2^32 tiles")))?;
-    let layout = LookbackLayout::new(tiles, 8);
+    let count_bytes = if wide { 8 } else { 4 };
+    let layout = LookbackLayout::new(tiles, count_bytes);
+    let total_at = layout.prefix_offset(tiles - 1, count_bytes);
     let (n, param, counter) = (len as u64, pred.param(), dev.counters_ptr + 4 * COUNTER_SELECT_TILE);
     let mut total = [0u64; 1];
     dev.with_scratch(layout.bytes, |base| {
@@ -136,7 +142,7 @@ fn launch_select<T: Element, P: Predicate<T>>(dev: &CudaDevice, src: u64, len: u
         // synchronisation below.
         unsafe {
             let stream = dev.stream.cu_stream();
-            cudarc::driver::sys::cuMemsetD32Async(status, 0, tiles as usize, stream)
+            cudarc::driver::sys::cuMemsetD32Async(status, 0, layout.status_words, stream)
                 .result()
                 .during("clearing copy_if state")?;
             dev.launch(
@@ -146,9 +152,10 @@ fn launch_select<T: Element, P: Predicate<T>>(dev: &CudaDevice, src: u64, len: u
                 0,
                 &mut kernel_args![&src, &n, &param, &selected, &rejected, &status, &aggs, &prefixes, &counter, &num_tiles],
             )?;
-            cudarc::driver::result::memcpy_dtoh_async(&mut total, prefixes + 8 * (tiles - 1), stream).during("reading the copy_if count")
+            cudarc::driver::result::memcpy_dtoh_async(&mut total, base + total_at, stream).during("reading the copy_if count")
         }
     })?;
     dev.stream.synchronize().during("reading the copy_if count")?;
-    Ok(total[0] as usize)
+    // A packed word holds the count in its low half.
+    Ok(if wide { total[0] } else { total[0] & 0xffff_ffff } as usize)
 }

@@ -1,0 +1,322 @@
+// Onesweep LSD radix sort (after Adinets & Merrill, 2022), 8-bit digits.
+//
+// 1. cuprim_radix_histogram: one read of the keys counts every digit of
+//    every pass (per-block shared-memory histograms, then 64-bit atomics
+//    into hist[pass][256]); the last block to finish turns each pass's
+//    counts into exclusive digit starts.
+// 2. cuprim_radix_onesweep, once per pass (and per portion of at most
+//    2^30 - 1 keys): a block takes the next tile index from an atomic
+//    counter, ranks its keys by the pass's digit (stable), publishes its
+//    per-digit counts, learns from its predecessors' counts (decoupled
+//    look-back, one thread per digit) how many keys of each digit come
+//    before the tile, and scatters keys (then values) to
+//    digit start + keys of that digit in earlier tiles + rank in the tile,
+//    through shared memory so runs of one digit are written together.
+// 3. cuprim_radix_block_sort: inputs of at most one tile, sorted by one
+//    block in shared memory, every pass, in place.
+//
+// Look-back words: one u32 per (tile, digit): 0 = nothing yet; bit 30 =
+// the tile's own count of the digit in bits 0..29 ("aggregate"); bit 31 =
+// the count of the digit in this tile and all before it in the portion
+// ("inclusive prefix"). A word is written whole, so a reader sees the flag
+// and count together. Counts stay below 2^30 because a portion has fewer
+// than 2^30 keys; portions are chained through carry arrays (the number of
+// keys of each digit in earlier portions).
+//
+// Forward progress: a tile index is taken only by a running block, and a
+// tile waits only for smaller indices, so every wait ends.
+//
+// Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS,
+// CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL.
+
+constexpr int RADIX_BITS = 8;
+constexpr int RADIX = 1 << RADIX_BITS;
+constexpr int SORT_WARPS = CUPRIM_BLOCK / 32;
+constexpr int SORT_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
+constexpr int SORT_BUF = SORT_TILE * (sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V));
+static_assert(CUPRIM_BLOCK % 32 == 0 && CUPRIM_BLOCK >= RADIX, "a block needs a thread per digit");
+static_assert(SORT_TILE < (1 << 16), "tile positions must fit 16 bits");
+
+constexpr u32 LB_AGGREGATE = 1u << 30;
+constexpr u32 LB_PREFIX = 2u << 30;
+constexpr u32 LB_COUNT = LB_AGGREGATE - 1;
+
+// ---------------------------------------------------------------------------
+// Histogram of every pass's digit.
+
+constexpr int HIST_PASSES = sizeof(K);
+// Copies of the histogram per block (warp w uses copy w % HIST_PARTS), to
+// spread atomics on popular digits; about 16 KiB of shared memory.
+constexpr int HIST_PARTS_RAW = 16384 / (HIST_PASSES * RADIX * 4);
+constexpr int HIST_PARTS = HIST_PARTS_RAW > 8 ? 8 : (HIST_PARTS_RAW < 1 ? 1 : HIST_PARTS_RAW);
+constexpr int HIST_VEC = 16 / sizeof(K);
+typedef cuprim_vec<K, HIST_VEC> HistVec;
+static_assert(CUPRIM_HIST_BLOCK % 32 == 0 && CUPRIM_HIST_BLOCK >= RADIX, "a block needs a thread per digit");
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
+    cuprim_radix_histogram(const K* keys, u64 n, u32 begin_bit, u32 end_bit, u64 flip, u64* hist, u32* ticket) {
+    __shared__ u32 s_hist[HIST_PARTS * HIST_PASSES * RADIX];
+    __shared__ u64 s_warp[CUPRIM_HIST_BLOCK / 32];
+    __shared__ bool s_last;
+
+    for (int i = threadIdx.x; i < HIST_PARTS * HIST_PASSES * RADIX; i += CUPRIM_HIST_BLOCK) s_hist[i] = 0;
+    const u32 passes = (end_bit - begin_bit + RADIX_BITS - 1) / RADIX_BITS;
+    u32 shift[HIST_PASSES], mask[HIST_PASSES];
+#pragma unroll
+    for (int p = 0; p < HIST_PASSES; p++) {
+        shift[p] = begin_bit + p * RADIX_BITS;
+        const u32 bits = (u32)p < passes ? min((u32)RADIX_BITS, end_bit - shift[p]) : 0u;
+        mask[p] = (1u << bits) - 1u;
+    }
+    __syncthreads();
+
+    u32* part = s_hist + ((threadIdx.x >> 5) % HIST_PARTS) * (HIST_PASSES * RADIX);
+    const KU f = (KU)flip;
+    auto count = [&](K k) {
+        const KU o = (KU)(radix_ordered(k) ^ f);
+#pragma unroll
+        for (int p = 0; p < HIST_PASSES; p++) {
+            if ((u32)p < passes) atomicAdd(part + p * RADIX + ((u32)(o >> shift[p]) & mask[p]), 1u);
+        }
+    };
+
+    // Keys before the first 16-byte boundary and after the last whole
+    // vector are counted one by one; the rest with 16-byte loads.
+    const u64 misalign = ((u64)keys & 15) / sizeof(K);
+    const u64 head = min(misalign ? (u64)HIST_VEC - misalign : 0ull, n);
+    const u64 nvec = (n - head) / HIST_VEC;
+    const u64 tail_start = head + nvec * HIST_VEC;
+    const HistVec* vin = (const HistVec*)(keys + head);
+    const u64 stride = (u64)gridDim.x * CUPRIM_HIST_BLOCK;
+    const u64 t = (u64)blockIdx.x * CUPRIM_HIST_BLOCK + threadIdx.x;
+    u64 i = t;
+    for (; i + (CUPRIM_HIST_UNROLL - 1) * stride < nvec; i += CUPRIM_HIST_UNROLL * stride) {
+        HistVec x[CUPRIM_HIST_UNROLL];
+#pragma unroll
+        for (int u = 0; u < CUPRIM_HIST_UNROLL; u++) x[u] = vin[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < CUPRIM_HIST_UNROLL; u++) {
+#pragma unroll
+            for (int k = 0; k < HIST_VEC; k++) count(x[u].v[k]);
+        }
+    }
+    for (; i < nvec; i += stride) {
+        const HistVec x = vin[i];
+#pragma unroll
+        for (int k = 0; k < HIST_VEC; k++) count(x.v[k]);
+    }
+    if (t < head) count(keys[t]);
+    if (t < n - tail_start) count(keys[tail_start + t]);
+    __syncthreads();
+
+    for (u32 j = threadIdx.x; j < passes * RADIX; j += CUPRIM_HIST_BLOCK) {
+        u32 c = 0;
+#pragma unroll
+        for (int q = 0; q < HIST_PARTS; q++) c += s_hist[q * HIST_PASSES * RADIX + j];
+        if (c) atomicAdd(hist + j, (u64)c);
+    }
+
+    // The last block to finish scans: every block fences its atomics before
+    // taking a ticket, so the last one sees all of them.
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) s_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
+    for (u32 p = 0; p < passes; p++) {
+        const u64 c = threadIdx.x < RADIX ? __ldcg(hist + p * RADIX + threadIdx.x) : 0ull;
+        const u64 before = radix_block_exclusive_u64<CUPRIM_HIST_BLOCK>(c, s_warp);
+        if (threadIdx.x < RADIX) hist[p * RADIX + threadIdx.x] = before;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// One pass over one portion.
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_radix_onesweep(const K* __restrict__ keys_in, K* __restrict__ keys_out, const V* __restrict__ vals_in,
+                          V* __restrict__ vals_out, u64 n, u32 shift, u32 mask, u64 flip, const u64* digit_starts,
+                          const u64* carry_in, u64* carry_out, u32* lookback, u32* tile_counter, u32 num_tiles) {
+    __shared__ u32 s_wc[SORT_WARPS * RADIX];
+    __shared__ u32 s_start[RADIX];
+    __shared__ u64 s_base[RADIX];
+    __shared__ u32 s_warp[RADIX / 32];
+    __shared__ u32 s_tile;
+    __shared__ __align__(16) unsigned char s_buf[SORT_BUF];
+    K* s_keys = (K*)s_buf;
+
+    const u32 tid = threadIdx.x, warp = tid >> 5;
+    if (tid == 0) s_tile = atomicAdd(tile_counter, 1u);
+    for (int j = tid; j < SORT_WARPS * RADIX; j += CUPRIM_BLOCK) s_wc[j] = 0;
+    __syncthreads();
+
+    const u32 tile = s_tile;
+    const u64 tile_base = (u64)tile * SORT_TILE;
+    const u32 valid = n - tile_base < (u64)SORT_TILE ? (u32)(n - tile_base) : (u32)SORT_TILE;
+    const KU f = (KU)flip;
+
+    // Load and rank. Slots past the end get the largest digit, so they rank
+    // after every real key (they come last in input order too) and occupy
+    // tile positions [valid, SORT_TILE), which are never stored.
+    K key[CUPRIM_ITEMS];
+    u32 dig[CUPRIM_ITEMS], pos[CUPRIM_ITEMS];
+    radix_load_striped<K, CUPRIM_ITEMS>(keys_in + tile_base, valid, key);
+    {
+        const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);
+#pragma unroll
+        for (int i = 0; i < CUPRIM_ITEMS; i++) dig[i] = first + i * 32 < valid ? radix_digit(key[i], shift, mask, f) : RADIX - 1;
+    }
+    radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS>(dig, pos, s_wc + warp * RADIX);
+    __syncthreads();
+
+    // Thread d < RADIX owns digit d: publish the tile's count at once (an
+    // inclusive prefix for tile 0), then scan the counts over digits.
+    u32 count = radix_warp_offsets<RADIX, SORT_WARPS>(s_wc);
+    if (tid < RADIX) {
+        if (tid == RADIX - 1) count -= SORT_TILE - valid;  // the padding slots
+        volatile u32* mine = lookback + (u64)tile * RADIX + tid;
+        *mine = (tile == 0 ? LB_PREFIX : LB_AGGREGATE) | count;
+    }
+    radix_scan_counts<RADIX>(count, s_warp, s_start);
+
+    // Tile positions: digits before, same digit in earlier warps, same digit
+    // earlier in this warp. Keys go to shared memory in sorted order.
+#pragma unroll
+    for (int i = 0; i < CUPRIM_ITEMS; i++) {
+        pos[i] += s_start[dig[i]] + s_wc[warp * RADIX + dig[i]];
+        s_keys[pos[i]] = key[i];
+    }
+
+#if CUPRIM_PAIRS
+    // Values are loaded now so that their latency overlaps the look-back.
+    V val[CUPRIM_ITEMS];
+    radix_load_striped<V, CUPRIM_ITEMS>(vals_in + tile_base, valid, val);
+#endif
+
+    // Look-back, one thread per digit: add predecessors' counts until one
+    // with an inclusive prefix. s_base[d] + (tile position) is then the
+    // output position of a key with digit d.
+    if (tid < RADIX) {
+        u32 before = 0;
+        if (tile > 0) {
+            u32 k = tile - 1;
+            while (true) {
+                const u32 w = ((volatile u32*)lookback)[(u64)k * RADIX + tid];
+                if (w == 0) continue;  // not published yet
+                before += w & LB_COUNT;
+                if (w & LB_PREFIX) break;
+                k--;  // tile 0 always holds a prefix, so k stays >= 0
+            }
+            ((volatile u32*)lookback)[(u64)tile * RADIX + tid] = LB_PREFIX | (before + count);
+        }
+        const u64 carried = carry_in[tid];
+        s_base[tid] = digit_starts[tid] + carried + before - s_start[tid];
+        if (tile == num_tiles - 1) carry_out[tid] = carried + before + count;
+    }
+    __syncthreads();
+
+    // Scatter keys: consecutive threads take consecutive tile positions, so
+    // a run of one digit is written by consecutive threads.
+#if CUPRIM_PAIRS
+    u32 out_dig[CUPRIM_ITEMS];
+#endif
+#pragma unroll
+    for (int i = 0; i < CUPRIM_ITEMS; i++) {
+        const u32 p = i * CUPRIM_BLOCK + tid;
+        if (p < valid) {
+            const K k = s_keys[p];
+            const u32 d = radix_digit(k, shift, mask, f);
+            keys_out[s_base[d] + p] = k;
+#if CUPRIM_PAIRS
+            out_dig[i] = d;
+#endif
+        }
+    }
+
+#if CUPRIM_PAIRS
+    V* s_vals = (V*)s_buf;
+    __syncthreads();  // every key has been read from s_buf
+#pragma unroll
+    for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i]] = val[i];
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < CUPRIM_ITEMS; i++) {
+        const u32 p = i * CUPRIM_BLOCK + tid;
+        if (p < valid) vals_out[s_base[out_dig[i]] + p] = s_vals[p];
+    }
+#endif
+}
+
+// ---------------------------------------------------------------------------
+// Inputs of at most one tile: one block, every pass in shared memory, in
+// place (all global reads happen before the first global write).
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_radix_block_sort(K* keys, V* vals, u32 n, u32 begin_bit, u32 end_bit, u64 flip) {
+    __shared__ u32 s_wc[SORT_WARPS * RADIX];
+    __shared__ u32 s_start[RADIX];
+    __shared__ u32 s_warp[RADIX / 32];
+    __shared__ __align__(16) unsigned char s_buf[SORT_BUF];
+    K* s_keys = (K*)s_buf;
+
+    const u32 tid = threadIdx.x, warp = tid >> 5;
+    const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);
+    const KU f = (KU)flip;
+    K key[CUPRIM_ITEMS];
+    u32 dig[CUPRIM_ITEMS], pos[CUPRIM_ITEMS];
+    radix_load_striped<K, CUPRIM_ITEMS>(keys, n, key);
+#if CUPRIM_PAIRS
+    V val[CUPRIM_ITEMS];
+    V* s_vals = (V*)s_buf;
+    radix_load_striped<V, CUPRIM_ITEMS>(vals, n, val);
+#endif
+
+    for (u32 shift = begin_bit; shift < end_bit; shift += RADIX_BITS) {
+        const u32 mask = (1u << min((u32)RADIX_BITS, end_bit - shift)) - 1u;
+        const bool last = end_bit - shift <= (u32)RADIX_BITS;
+        for (int j = tid; j < SORT_WARPS * RADIX; j += CUPRIM_BLOCK) s_wc[j] = 0;
+        __syncthreads();  // also: the previous pass has finished with s_buf
+
+        // The keys are in input order for this pass: real keys first.
+#pragma unroll
+        for (int i = 0; i < CUPRIM_ITEMS; i++) dig[i] = first + i * 32 < n ? radix_digit(key[i], shift, mask, f) : RADIX - 1;
+        radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS>(dig, pos, s_wc + warp * RADIX);
+        __syncthreads();
+        u32 count = radix_warp_offsets<RADIX, SORT_WARPS>(s_wc);
+        if (tid == RADIX - 1) count -= SORT_TILE - n;
+        radix_scan_counts<RADIX>(count, s_warp, s_start);
+#pragma unroll
+        for (int i = 0; i < CUPRIM_ITEMS; i++) {
+            pos[i] += s_start[dig[i]] + s_wc[warp * RADIX + dig[i]];
+            s_keys[pos[i]] = key[i];
+        }
+        __syncthreads();
+        if (last) {
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) {
+                const u32 p = i * CUPRIM_BLOCK + tid;
+                if (p < n) keys[p] = s_keys[p];
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) key[i] = s_keys[first + i * 32];
+        }
+#if CUPRIM_PAIRS
+        __syncthreads();  // every key has been read from s_buf
+#pragma unroll
+        for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i]] = val[i];
+        __syncthreads();
+        if (last) {
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) {
+                const u32 p = i * CUPRIM_BLOCK + tid;
+                if (p < n) vals[p] = s_vals[p];
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) val[i] = s_vals[first + i * 32];
+        }
+#endif
+    }
+}

@@ -1,0 +1,187 @@
+// LSD radix sort building blocks shared by kernels/radix_sort.cu (onesweep,
+// 8-bit digits) and kernels/radix_sort_classic.cu (4-bit digits, three
+// kernels per pass): the order-preserving key transform, digit extraction,
+// warp-striped tile loads and the stable block-wide ranking of a tile.
+//
+// Specialised on: K (key type), V (value type; K when sorting keys only),
+// CUPRIM_PAIRS (0: keys only), CUPRIM_BLOCK (threads per block),
+// CUPRIM_ITEMS (keys per thread), CUPRIM_MATCH_ANY (1: find equal digits in
+// a warp with __match_any_sync instead of one ballot per digit bit).
+//
+// Tile layout ("warp-striped"): warp w of the block owns the 32 * ITEMS
+// consecutive keys starting at w * 32 * ITEMS; its item i of lane l is key
+// w * 32 * ITEMS + i * 32 + l. So each load instruction of a warp reads 32
+// consecutive keys, and the order (warp, item, lane) is the input order,
+// which is what makes the ranking below stable.
+
+template <int BYTES> struct radix_uint;
+template <> struct radix_uint<1> { typedef u8 type; };
+template <> struct radix_uint<2> { typedef unsigned short type; };
+template <> struct radix_uint<4> { typedef u32 type; };
+template <> struct radix_uint<8> { typedef u64 type; };
+
+// The unsigned integer as wide as a key.
+typedef typename radix_uint<sizeof(K)>::type KU;
+
+template <typename T> struct radix_signed { static constexpr bool value = false; };
+template <> struct radix_signed<i8> { static constexpr bool value = true; };
+template <> struct radix_signed<i32> { static constexpr bool value = true; };
+template <> struct radix_signed<i64> { static constexpr bool value = true; };
+
+// A key's bits mapped so that unsigned comparison is the key order:
+// unsigned integers as they are; signed integers with the sign bit flipped;
+// floats (total_cmp order: -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf <
+// +NaN) with every bit flipped when the sign bit is set, else the sign bit
+// set. Descending order XORs the result with all ones (see radix_digit).
+__device__ __forceinline__ KU radix_ordered(K k) {
+    union {
+        K k;
+        KU u;
+    } c;
+    c.k = k;
+    const KU u = c.u;
+    constexpr KU sign = (KU)((KU)1 << (8 * sizeof(K) - 1));
+    if constexpr (cuprim_traits<K>::is_float) {
+        return (u & sign) ? (KU)~u : (KU)(u | sign);
+    } else if constexpr (radix_signed<K>::value) {
+        return (KU)(u ^ sign);
+    } else {
+        return u;
+    }
+}
+
+// Digit of `k` for a pass: bits [shift, shift + popcount(mask)) of the
+// ordered key XOR `flip` (all ones for descending, else 0).
+__device__ __forceinline__ u32 radix_digit(K k, u32 shift, u32 mask, KU flip) {
+    return (u32)((KU)(radix_ordered(k) ^ flip) >> shift) & mask;
+}
+
+// A value of any element type with all bits zero (what out-of-range tile
+// slots hold, so nothing uninitialised is ever moved).
+template <typename T> __device__ __forceinline__ T radix_zero() {
+    cuprim_words<T> z;
+#pragma unroll
+    for (int k = 0; k < cuprim_words<T>::W; k++) z.w[k] = 0;
+    return z.v;
+}
+
+__device__ __forceinline__ u32 radix_lanemask_lt() {
+    u32 m;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+    return m;
+}
+
+// Loads a warp's share of a tile (warp-striped). `in` is the tile's first
+// key, `valid` how many keys the tile has; slots past it get zero bits.
+template <typename T, int ITEMS>
+__device__ __forceinline__ void radix_load_striped(const T* in, u32 valid, T (&x)[ITEMS]) {
+    const u32 lane = threadIdx.x & 31, first = (threadIdx.x >> 5) * 32 * ITEMS;
+    if (first + 32 * ITEMS <= valid) {
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) x[i] = in[first + i * 32 + lane];
+    } else {
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const u32 j = first + i * 32 + lane;
+            x[i] = j < valid ? in[j] : radix_zero<T>();
+        }
+    }
+}
+
+// The lanes of this warp whose `d` equals this lane's (all 32 lanes call).
+template <int BITS> __device__ __forceinline__ u32 radix_peers(u32 d) {
+#if CUPRIM_MATCH_ANY
+    return __match_any_sync(0xffffffffu, d);
+#else
+    u32 peers = 0xffffffffu;
+#pragma unroll
+    for (int b = 0; b < BITS; b++) {
+        const bool set = (d >> b) & 1u;
+        const u32 vote = __ballot_sync(0xffffffffu, set);
+        peers &= set ? vote : ~vote;
+    }
+    return peers;
+#endif
+}
+
+// Ranks this warp's ITEMS digits per lane in the order (item, lane): on
+// return rank[i] is how many of the warp's keys before item i of this lane
+// (in that order) have the same digit, and counters[d] (this warp's own,
+// zeroed before) holds how many of its keys have digit d. One shared-memory
+// atomic per distinct digit per item, by the highest lane holding it.
+//
+// Ordering: item i + 1's atomics are issued after every lane has passed
+// item i's __shfl_sync, which the leader of item i joins only once its
+// atomic has returned; so a counter is read and bumped in item order.
+template <int BITS, int ITEMS>
+__device__ __forceinline__ void radix_rank_warp(const u32 (&dig)[ITEMS], u32 (&rank)[ITEMS], u32* counters) {
+    const u32 lane = threadIdx.x & 31, lt = radix_lanemask_lt();
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const u32 peers = radix_peers<BITS>(dig[i]);
+        const int leader = 31 - __clz(peers);
+        u32 before = 0;
+        if ((int)lane == leader) before = atomicAdd(counters + dig[i], (u32)__popc(peers));
+        before = __shfl_sync(0xffffffffu, before, leader);
+        rank[i] = before + __popc(peers & lt);
+    }
+}
+
+// After every warp has ranked and a barrier: turns each digit's per-warp
+// counts `wc[warp * RADIX + d]` into per-warp exclusive offsets and returns
+// the digit's tile total to thread d (< RADIX); other threads get 0.
+template <int RADIX, int WARPS> __device__ __forceinline__ u32 radix_warp_offsets(u32* wc) {
+    u32 total = 0;
+    if (threadIdx.x < RADIX) {
+#pragma unroll
+        for (int w = 0; w < WARPS; w++) {
+            const u32 c = wc[w * RADIX + threadIdx.x];
+            wc[w * RADIX + threadIdx.x] = total;
+            total += c;
+        }
+    }
+    return total;
+}
+
+// Exclusive scan over digits of the tile totals held by threads d < RADIX
+// (`count`; 0 in every other thread): s_start[d] = keys of the tile with a
+// smaller digit. All threads call; two barriers, the last one at the end.
+// `s_warp` holds (RADIX + 31) / 32 words.
+template <int RADIX> __device__ __forceinline__ void radix_scan_counts(u32 count, u32* s_warp, u32* s_start) {
+    constexpr u32 RW = (RADIX + 31) / 32;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    u32 incl = count;
+    if (warp < RW) {
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const u32 y = __shfl_up_sync(0xffffffffu, incl, off);
+            if (lane >= (u32)off) incl += y;
+        }
+        if (lane == 31) s_warp[warp] = incl;
+    }
+    __syncthreads();
+    if (threadIdx.x < RADIX) {
+        u32 before = incl - count;
+        for (u32 w = 0; w < warp; w++) before += s_warp[w];
+        s_start[threadIdx.x] = before;
+    }
+    __syncthreads();
+}
+
+// Block-wide exclusive sum of one u64 per thread (BLOCK threads); `s_warp`
+// holds BLOCK / 32 values. Two barriers, the last one at the end.
+template <int BLOCK> __device__ __forceinline__ u64 radix_block_exclusive_u64(u64 x, u64* s_warp) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    u64 incl = x;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const u64 y = __shfl_up_sync(0xffffffffu, incl, off);
+        if (lane >= (u32)off) incl += y;
+    }
+    if (lane == 31) s_warp[warp] = incl;
+    __syncthreads();
+    u64 before = incl - x;
+    for (u32 w = 0; w < warp; w++) before += s_warp[w];
+    __syncthreads();
+    return before;
+}
