@@ -1,0 +1,204 @@
+//! Support shared by every bench file: which device, which sizes, how to
+//! time a call, and a criterion configuration short enough for a lent GPU.
+//!
+//! Naming: a device bench is `<op>/<elem>/<n>` (criterion group `<op>`,
+//! function `<elem>`, parameter `n`), e.g. `fill/f32/1048576` or
+//! `reduce_sum/f32/16777216`. `scripts/bench_table.py` relies on it to pair
+//! each bench with its CUB row and to count the bytes it moves.
+//!
+//! Timing on CUDA copies `shared/anchors/cub_bench.cu`: every call sits
+//! between two CUDA events on the device's stream and the end event is
+//! waited for, so a sample is the device time of single calls, launch
+//! latency included; criterion reports the median over samples. Set
+//! `CUPRIM_BENCH_TIMING=batch` to time back-to-back calls between one pair
+//! of events instead (throughput with launches overlapped). On the host
+//! backend a sample is wall time.
+//!
+//! Environment: `CUPRIM_DEVICE` picks the device as everywhere;
+//! `CUPRIM_BENCH_MAX_LOG2=N` drops sizes above 2^N (for smaller GPUs).
+
+#![allow(dead_code)]
+
+use criterion::Criterion;
+use cudarc::driver::sys::CUevent_flags;
+use cuprim::Device;
+use rayon::prelude::*;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The device every bench of this process runs on, announced once on stderr.
+pub fn device() -> Device {
+    static DEVICE: OnceLock<Device> = OnceLock::new();
+    DEVICE
+        .get_or_init(|| {
+            let dev = Device::default().expect("CUPRIM_DEVICE names a device that cannot be used");
+            match dev.arch() {
+                Some(arch) => eprintln!("bench device: {} (sm_{arch}, {} SMs)", dev.name(), dev.sm_count()),
+                None => {
+                    let why = match Device::cuda(0) {
+                        Ok(_) => "CUPRIM_DEVICE asks for it".to_string(),
+                        Err(e) => e.to_string(),
+                    };
+                    eprintln!("bench device: host backend ({why})");
+                }
+            }
+            dev
+        })
+        .clone()
+}
+
+/// Problem sizes: 2^20, 2^24 and 2^28 on a GPU, 2^20 alone on the host.
+pub fn sizes(dev: &Device) -> Vec<usize> {
+    let all: &[u32] = if dev.is_cuda() { &[20, 24, 28] } else { &[20] };
+    let cap = std::env::var("CUPRIM_BENCH_MAX_LOG2")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(u32::MAX);
+    all.iter().filter(|&&log2| log2 <= cap).map(|&log2| 1usize << log2).collect()
+}
+
+/// 20 samples, 0.5 s of warm-up, 1.5 s of measurement: one bench costs a
+/// few seconds, a whole family file about a minute on the GPU.
+pub fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500))
+}
+
+fn batch_timing() -> bool {
+    static BATCH: OnceLock<bool> = OnceLock::new();
+    *BATCH.get_or_init(|| std::env::var("CUPRIM_BENCH_TIMING").is_ok_and(|v| v == "batch"))
+}
+
+/// Time of `iters` calls of `call` on `dev`, for criterion's `iter_custom`:
+/// the sum of per-call device times between CUDA events on CUDA, wall time
+/// on the host backend. Panics if a call fails (a bench has no other way out).
+pub fn time_calls<R>(dev: &Device, iters: u64, mut call: impl FnMut() -> cuprim::Result<R>) -> Duration {
+    let Some(stream) = dev.cuda_stream() else {
+        let start = Instant::now();
+        for _ in 0..iters {
+            std::hint::black_box(call().expect("bench call failed"));
+        }
+        return start.elapsed();
+    };
+    dev.synchronize().expect("synchronize before timing");
+    let event = || {
+        stream
+            .context()
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("creating a timing event")
+    };
+    let (start, end) = (event(), event());
+    let mut ms = 0.0f64;
+    if batch_timing() {
+        start.record(stream).expect("recording an event");
+        for _ in 0..iters {
+            std::hint::black_box(call().expect("bench call failed"));
+        }
+        end.record(stream).expect("recording an event");
+        ms = start.elapsed_ms(&end).expect("reading an event pair") as f64;
+    } else {
+        for _ in 0..iters {
+            start.record(stream).expect("recording an event");
+            let out = call().expect("bench call failed");
+            end.record(stream).expect("recording an event");
+            // elapsed_ms waits for both events.
+            ms += start.elapsed_ms(&end).expect("reading an event pair") as f64;
+            drop(out);
+        }
+    }
+    Duration::from_secs_f64(ms / 1e3)
+}
+
+/// Calls made between two waits for the device in the host-overhead
+/// benches: enough to amortise nothing, few enough never to fill the
+/// launch queue (a full queue would make the launch itself block).
+pub const SYNC_EVERY: u64 = 256;
+
+/// Host time of each of `calls` calls of `call`, timed alone, with the
+/// device waited for (outside the timed spans) every [`SYNC_EVERY`] calls.
+pub fn host_call_times<R>(dev: &Device, calls: u64, mut call: impl FnMut() -> cuprim::Result<R>) -> Vec<Duration> {
+    dev.synchronize().expect("synchronize before timing");
+    let mut times = Vec::with_capacity(calls as usize);
+    for i in 0..calls {
+        let start = Instant::now();
+        let out = call().expect("bench call failed");
+        times.push(start.elapsed());
+        drop(out);
+        if (i + 1) % SYNC_EVERY == 0 {
+            dev.synchronize().expect("synchronize between calls");
+        }
+    }
+    dev.synchronize().expect("synchronize after timing");
+    times
+}
+
+/// The sum of [`host_call_times`], for criterion's `iter_custom`.
+pub fn host_time<R>(dev: &Device, iters: u64, call: impl FnMut() -> cuprim::Result<R>) -> Duration {
+    host_call_times(dev, iters, call).into_iter().sum()
+}
+
+/// [`host_call_times`] in microseconds.
+pub fn host_call_micros<R>(dev: &Device, calls: u64, call: impl FnMut() -> cuprim::Result<R>) -> Vec<f64> {
+    host_call_times(dev, calls, call).iter().map(|t| t.as_secs_f64() * 1e6).collect()
+}
+
+/// The `q`-quantile (0.5 = median) of `xs`, by nearest rank.
+pub fn quantile(xs: &[f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((sorted.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize;
+    sorted[rank]
+}
+
+/// Prints one machine-readable summary line of host call times (stdout, so
+/// it lands beside criterion's own lines in `cuprim-bench.txt`).
+pub fn report_host_micros(name: &str, micros: &[f64], target_us: f64) {
+    let median = quantile(micros, 0.5);
+    println!(
+        "host_overhead {name} median_us={median:.2} p10_us={:.2} p90_us={:.2} calls={} target_us={target_us} {}",
+        quantile(micros, 0.1),
+        quantile(micros, 0.9),
+        micros.len(),
+        if median < target_us { "ok" } else { "over-target" },
+    );
+}
+
+/// A pseudo-random permutation of `0..n` (no two indices equal), the same
+/// for the same `seed`: a keyed bijective mix on the next power of two,
+/// walked until it lands below `n`. Computed in parallel; 2^28 entries take
+/// well under a second on the GPU machine's 16 cores.
+pub fn random_permutation(n: usize, seed: u64) -> Vec<u32> {
+    assert!(n <= 1usize << 32, "u32 indices address at most 2^32 elements");
+    let bits = usize::BITS - n.saturating_sub(1).leading_zeros();
+    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let keys: Vec<u64> = (0..4u64)
+        .map(|r| seed.wrapping_add(r).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17))
+        .collect();
+    let shift = (bits / 2).max(1);
+    // Each step is a bijection on `bits`-bit values: adding a key, multiplying
+    // by an odd constant, and x ^ (x >> s) (the top s bits stay as they are,
+    // and they determine the rest).
+    let mix = |mut x: u64| {
+        for &k in &keys {
+            x = (x.wrapping_add(k)) & mask;
+            x = (x.wrapping_mul(0xbf58_476d_1ce4_e5b9 | 1)) & mask;
+            x ^= x >> shift;
+        }
+        x
+    };
+    (0..n as u64)
+        .into_par_iter()
+        .map(|i| {
+            let mut x = mix(i);
+            while x >= n as u64 {
+                x = mix(x);
+            }
+            x as u32
+        })
+        .collect()
+}
