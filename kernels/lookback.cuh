@@ -13,6 +13,16 @@
 // Look-back status of a tile.
 constexpr u32 SCAN_EMPTY = 0, SCAN_AGGREGATE = 1, SCAN_PREFIX = 2;
 
+// Backs off between polls of a word another block has not written yet, so
+// spinning warps do not crowd the memory system the streaming loads need.
+struct LookbackBackoff {
+    u32 ns = 0;
+    __device__ __forceinline__ void pause() {
+        if (ns) __nanosleep(ns);
+        ns = ns ? (ns < 256 ? ns * 2 : 256) : 32;
+    }
+};
+
 // Where tiles publish. Values of at most 4 bytes share one 64-bit word with
 // their status (status in the high half), so a reader needs one load and no
 // fence: the word is read and written whole. Larger values live in their own
@@ -35,9 +45,13 @@ template <typename V> struct TileState<V, true> {
     // prefix); returns its status and value.
     __device__ __forceinline__ u32 wait(u32 tile, V& value, bool need_prefix) {
         u64 word;
-        do {
+        LookbackBackoff backoff;
+        while (true) {
             asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(words + tile) : "memory");
-        } while ((u32)(word >> 32) == SCAN_EMPTY || (need_prefix && (u32)(word >> 32) != SCAN_PREFIX));
+            const u32 st = (u32)(word >> 32);
+            if (st != SCAN_EMPTY && (!need_prefix || st == SCAN_PREFIX)) break;
+            backoff.pause();
+        }
         cuprim_words<V> w;
         w.w[0] = (u32)word;
         value = w.v;
@@ -57,9 +71,12 @@ template <typename V> struct TileState<V, false> {
     }
     __device__ __forceinline__ u32 wait(u32 tile, V& value, bool need_prefix) {
         u32 st;
-        do {
+        LookbackBackoff backoff;
+        while (true) {
             asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(st) : "l"(status + tile) : "memory");
-        } while (st == SCAN_EMPTY || (need_prefix && st != SCAN_PREFIX));
+            if (st != SCAN_EMPTY && (!need_prefix || st == SCAN_PREFIX)) break;
+            backoff.pause();
+        }
         value = cuprim_load_cg((st == SCAN_PREFIX ? prefixes : aggregates) + tile);
         return st;
     }

@@ -252,7 +252,7 @@ pub(crate) fn scan_by_key_spec<K: Element, T: Element, Op: Monoid<T>>(
     op: &Op,
     deterministic: bool,
 ) -> (KernelSpec, tuning::ScanPolicy) {
-    let policy = tuning::scan(arch, std::mem::size_of::<T>().max(std::mem::size_of::<K>()));
+    let policy = tuning::scan_by_key(arch, std::mem::size_of::<T>().max(std::mem::size_of::<K>()));
     let spec = KernelSpec::new(&SCAN_BY_KEY)
         .constant("CUPRIM_BLOCK", policy.block as i64)
         .constant("CUPRIM_ITEMS", policy.items as i64)
@@ -267,7 +267,7 @@ fn launch_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(dev: &CudaDevice, k
     if len == 0 {
         return Ok(());
     }
-    let policy = tuning::scan(dev.arch, std::mem::size_of::<T>().max(std::mem::size_of::<K>()));
+    let policy = tuning::scan_by_key(dev.arch, std::mem::size_of::<T>().max(std::mem::size_of::<K>()));
     let det = dev.deterministic_for::<T>();
     let key = FastKey::new::<K, T, Op>(if det { "scan_by_key_det" } else { "scan_by_key" }, monoid_text(op));
     let module = dev.module_for(key, || scan_by_key_spec::<K, T, Op>(dev.arch, op, det).0)?;
