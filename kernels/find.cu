@@ -9,7 +9,8 @@ typedef cuprim_vec<T, FIND_ITEMS> FindVec;
 // matches (the host sets it to ~0 first). Threads stop as soon as every index
 // they have left is above the best match found so far, so a match near the
 // front ends the search after about one wave of loads.
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+// CUPRIM_MIN_BLOCKS resident blocks per SM: the grid is sized for exactly that.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_find_first(const T* __restrict__ in, u64 n, T param, u64* best) {
     const u64 tid = cuprim_thread_id();
     const u64 stride = cuprim_thread_count();

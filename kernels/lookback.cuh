@@ -143,16 +143,9 @@ __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 
         __syncwarp();
         if (lane == 0) {
             acc = window[last];
-            int p = last - 1;
-            // Loads run ahead of the dependent chain of applies.
-            for (; p >= 7; p -= 8) {
-                V x[8];
-#pragma unroll
-                for (int j = 0; j < 8; j++) x[j] = window[p - j];
-#pragma unroll
-                for (int j = 0; j < 8; j++) acc = Op::apply(acc, x[j]);
-            }
-            for (; p >= 0; p--) acc = Op::apply(acc, window[p]);
+            // Unrolled so the loads run ahead of the dependent chain of applies.
+#pragma unroll 8
+            for (int p = last - 1; p >= 0; p--) acc = Op::apply(acc, window[p]);
         }
     }
     if (lane == 0) state.publish(tile, Op::apply(acc, tile_aggregate), SCAN_PREFIX);

@@ -13,7 +13,8 @@
 constexpr int RD_ITEMS = 16 / sizeof(T);
 typedef cuprim_vec<T, RD_ITEMS> RdVec;
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+// CUPRIM_MIN_BLOCKS resident blocks per SM: the grid is sized for exactly that.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_reduce(const T* __restrict__ in, u64 n, T param, A* __restrict__ partials, u32* ticket,
                   A* __restrict__ out) {
     A acc = ReduceOp::identity();

@@ -1,26 +1,22 @@
 // Single-pass scan: each tile is loaded with coalesced 16-byte loads,
-// transposed through shared memory so each thread scans CUPRIM_ITEMS
-// consecutive elements, scanned per warp and per block, chained to earlier
-// tiles by the look-back of kernels/lookback.cuh, and stored the same way.
-// About 2n bytes of traffic: a copy's worth.
+// transposed through shared memory (16-byte accesses both ways) so each
+// thread scans CUPRIM_ITEMS consecutive elements, scanned per warp and per
+// block, chained to earlier tiles by the look-back of kernels/lookback.cuh,
+// and stored the same way. About 2n bytes of traffic: a copy's worth.
 //
 // Specialised on: T, ScanOp (apply, identity), CUPRIM_BLOCK, CUPRIM_ITEMS.
 
 constexpr int SCAN_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 constexpr int SCAN_WARPS = CUPRIM_BLOCK / 32;
-// One padding element per 128 bytes keeps the blocked (per-thread) reads of
-// the transposed tile free of bank conflicts.
-constexpr int SCAN_PAD_EVERY = 128 / sizeof(T) < 16 ? 16 : 128 / sizeof(T);
-constexpr int SCAN_SMEM = SCAN_TILE + SCAN_TILE / SCAN_PAD_EVERY;
 constexpr int SCAN_VEC = 16 / sizeof(T);
+constexpr int SCAN_THREAD_VECS = CUPRIM_ITEMS / SCAN_VEC;  // 16-byte vectors per thread
+static_assert(CUPRIM_ITEMS % SCAN_VEC == 0, "a thread's items must be whole 16-byte vectors");
 typedef cuprim_vec<T, SCAN_VEC> ScanVec;
 
-__device__ __forceinline__ int scan_pad(int i) { return i + i / SCAN_PAD_EVERY; }
-
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
     cuprim_scan(const T* in, T* out, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
                 u32* tile_counter, u32 num_tiles) {
-    __shared__ T smem[SCAN_SMEM];
+    __shared__ ScanVec smem[SCAN_TILE / SCAN_VEC];
     __shared__ T warp_totals[SCAN_WARPS];
     __shared__ T window[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
     __shared__ T s_prefix;
@@ -35,22 +31,25 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     // Load: coalesced (striped) into shared memory.
     if (valid == SCAN_TILE && cuprim_aligned_to<ScanVec>(in + base)) {
         const ScanVec* vin = (const ScanVec*)(in + base);
+        ScanVec x[SCAN_THREAD_VECS];
 #pragma unroll
-        for (int j = 0; j < SCAN_TILE / SCAN_VEC / CUPRIM_BLOCK; j++) {
-            const int v = j * CUPRIM_BLOCK + tid;
-            const ScanVec x = vin[v];
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) x[j] = vin[j * CUPRIM_BLOCK + tid];
 #pragma unroll
-            for (int k = 0; k < SCAN_VEC; k++) smem[scan_pad(v * SCAN_VEC + k)] = x.v[k];
-        }
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) smem[j * CUPRIM_BLOCK + tid] = x[j];
     } else {
-        for (int i = tid; i < SCAN_TILE; i += CUPRIM_BLOCK) smem[scan_pad(i)] = i < valid ? in[base + i] : ScanOp::identity();
+        T* flat = (T*)smem;
+        for (int i = tid; i < SCAN_TILE; i += CUPRIM_BLOCK) flat[i] = i < valid ? in[base + i] : ScanOp::identity();
     }
     __syncthreads();
 
     // Each thread scans its CUPRIM_ITEMS consecutive elements.
     T items[CUPRIM_ITEMS];
 #pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) items[k] = smem[scan_pad(tid * CUPRIM_ITEMS + k)];
+    for (int q = 0; q < SCAN_THREAD_VECS; q++) {
+        const ScanVec x = smem[tid * SCAN_THREAD_VECS + q];
+#pragma unroll
+        for (int k = 0; k < SCAN_VEC; k++) items[q * SCAN_VEC + k] = x.v[k];
+    }
     T thread_total = items[0];
 #pragma unroll
     for (int k = 1; k < CUPRIM_ITEMS; k++) thread_total = ScanOp::apply(thread_total, items[k]);
@@ -80,21 +79,21 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     }
     __syncthreads();  // everyone has read smem
 #pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) smem[scan_pad(tid * CUPRIM_ITEMS + k)] = items[k];
+    for (int q = 0; q < SCAN_THREAD_VECS; q++) {
+        ScanVec y;
+#pragma unroll
+        for (int k = 0; k < SCAN_VEC; k++) y.v[k] = items[q * SCAN_VEC + k];
+        smem[tid * SCAN_THREAD_VECS + q] = y;
+    }
     __syncthreads();
 
     // Store: coalesced.
     if (valid == SCAN_TILE && cuprim_aligned_to<ScanVec>(out + base)) {
         ScanVec* vout = (ScanVec*)(out + base);
 #pragma unroll
-        for (int j = 0; j < SCAN_TILE / SCAN_VEC / CUPRIM_BLOCK; j++) {
-            const int v = j * CUPRIM_BLOCK + tid;
-            ScanVec y;
-#pragma unroll
-            for (int k = 0; k < SCAN_VEC; k++) y.v[k] = smem[scan_pad(v * SCAN_VEC + k)];
-            vout[v] = y;
-        }
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) vout[j * CUPRIM_BLOCK + tid] = smem[j * CUPRIM_BLOCK + tid];
     } else {
-        for (int i = tid; i < valid; i += CUPRIM_BLOCK) out[base + i] = smem[scan_pad(i)];
+        const T* flat = (const T*)smem;
+        for (int i = tid; i < valid; i += CUPRIM_BLOCK) out[base + i] = flat[i];
     }
 }

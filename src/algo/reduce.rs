@@ -309,6 +309,7 @@ pub(crate) fn reduce_spec<T: Element>(arch: u32, acc: &str, map_body: &str, redu
     let policy = tuning::reduce(arch);
     KernelSpec::new(&REDUCE)
         .constant("CUPRIM_BLOCK", policy.block as i64)
+        .constant("CUPRIM_MIN_BLOCKS", policy.blocks_per_sm as i64)
         .constant("CUPRIM_UNROLL", policy.unroll as i64)
         .elem::<T>("T")
         .raw(&format!("typedef {acc} A;"))
@@ -320,9 +321,10 @@ pub(crate) fn reduce_spec<T: Element>(arch: u32, acc: &str, map_body: &str, redu
 
 /// The find-first kernel for `T` and a predicate.
 pub(crate) fn find_spec<T: Element, P: Predicate<T>>(arch: u32, pred: &P) -> KernelSpec {
-    let policy = tuning::reduce(arch);
+    let policy = tuning::find(arch);
     KernelSpec::new(&FIND)
         .constant("CUPRIM_BLOCK", policy.block as i64)
+        .constant("CUPRIM_MIN_BLOCKS", policy.blocks_per_sm as i64)
         .constant("CUPRIM_UNROLL", policy.unroll as i64)
         .elem::<T>("T")
         .raw(&format!(
@@ -332,7 +334,10 @@ pub(crate) fn find_spec<T: Element, P: Predicate<T>>(arch: u32, pred: &P) -> Ker
 }
 
 fn reduce_grid(dev: &CudaDevice, len: usize, elem_bytes: usize) -> (u32, u32) {
-    let policy = tuning::reduce(dev.arch);
+    grid_for(tuning::reduce(dev.arch), dev, len, elem_bytes)
+}
+
+fn grid_for(policy: tuning::Policy, dev: &CudaDevice, len: usize, elem_bytes: usize) -> (u32, u32) {
     let per_thread = (16 / elem_bytes.max(1)) as u64 * policy.unroll as u64;
     (policy.grid((len as u64).div_ceil(per_thread), dev.sm_count), policy.block)
 }
@@ -407,7 +412,7 @@ fn find_first_cuda<T: Element, P: Predicate<T>>(dev: &CudaDevice, ptr: u64, len:
     }
     let key = FastKey::new::<T, P, ()>("find", pred.cuda_expr());
     let module = dev.module_for(key, || find_spec::<T, P>(dev.arch, pred))?;
-    let (grid, block) = reduce_grid(dev, len, std::mem::size_of::<T>());
+    let (grid, block) = grid_for(tuning::find(dev.arch), dev, len, std::mem::size_of::<T>());
     let (n, param) = (len as u64, pred.param());
     let mut best = [0u64; 1];
     dev.with_scratch(8, |best_ptr| {
