@@ -230,3 +230,58 @@ __device__ __forceinline__ bool lookback_tile_prefix(u32 tile, V tile_total, u32
     prefix = *s_prefix;
     return true;
 }
+
+// block_scan and lookback_tile_prefix fused, with two block barriers instead
+// of four: warp 0 scans the warp totals, learns the tile total, publishes it
+// and looks back before the second barrier. Every thread gets the fold of
+// the threads before it in the tile (`before`, if any) and the tile's
+// exclusive prefix (`prefix`, returned true unless tile 0).
+template <typename V, typename Op, int BLOCK, bool DETERMINISTIC>
+__device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* status, V* aggregates, V* prefixes,
+                                                    V* warp_totals, V* window, V* s_prefix, V& before,
+                                                    bool& has_before, V& prefix) {
+    constexpr int WARPS = BLOCK / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    V x = value;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const V y = cuprim_shfl_up(x, off);
+        if (lane >= off) x = Op::apply(y, x);
+    }
+    if (lane == 31) warp_totals[warp] = x;
+    const V before_in_warp = cuprim_shfl_up(x, 1);
+    __syncthreads();
+    if (warp == 0) {
+        V w = lane < WARPS ? warp_totals[lane] : Op::identity();
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const V y = cuprim_shfl_up(w, off);
+            if (lane >= off) w = Op::apply(y, w);
+        }
+        if (lane < WARPS) warp_totals[lane] = w;  // now inclusive
+        // The tile total is lane WARPS-1's; lane 0 (which publishes) takes it.
+        const V total = cuprim_shfl_down(w, WARPS - 1);
+        TileState<V> state(status, aggregates, prefixes);
+        if (tile == 0) {
+            if (lane == 0) state.publish(0u, total, SCAN_PREFIX);
+        } else {
+            if (lane == 0) state.publish(tile, total, SCAN_AGGREGATE);
+            __syncwarp();
+            const V p = lookback_exclusive_prefix<V, Op, DETERMINISTIC>(state, tile, total, window);
+            if (lane == 0) *s_prefix = p;
+        }
+    }
+    __syncthreads();
+    has_before = false;
+    if (warp > 0) {
+        before = warp_totals[warp - 1];
+        has_before = true;
+    }
+    if (lane > 0) {
+        before = has_before ? Op::apply(before, before_in_warp) : before_in_warp;
+        has_before = true;
+    }
+    if (tile == 0) return false;
+    prefix = *s_prefix;
+    return true;
+}

@@ -13,6 +13,12 @@ constexpr int SCAN_THREAD_VECS = CUPRIM_ITEMS / SCAN_VEC;  // 16-byte vectors pe
 static_assert(CUPRIM_ITEMS % SCAN_VEC == 0, "a thread's items must be whole 16-byte vectors");
 typedef cuprim_vec<T, SCAN_VEC> ScanVec;
 
+// Each warp owns 32 * CUPRIM_ITEMS consecutive elements of the tile and
+// transposes them through its own part of shared memory (16-byte accesses,
+// __syncwarp only), so the only block-wide barriers are the tile index and
+// the two of the fused block scan / look-back.
+constexpr int SCAN_WARP_VECS = 32 * SCAN_THREAD_VECS;  // vectors per warp
+
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
     cuprim_scan(const T* in, T* out, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
                 u32* tile_counter, u32 num_tiles) {
@@ -26,27 +32,31 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
     const u64 base = (u64)tile * SCAN_TILE;
     const u64 remaining = n - base;
     const int valid = remaining < (u64)SCAN_TILE ? (int)remaining : SCAN_TILE;
-    const int tid = threadIdx.x;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    ScanVec* wsmem = smem + warp * SCAN_WARP_VECS;       // this warp's part
+    const int wbase = warp * SCAN_WARP_VECS * SCAN_VEC;  // its first element in the tile
+    const bool full = valid == SCAN_TILE && cuprim_aligned_to<ScanVec>(in + base) && cuprim_aligned_to<ScanVec>(out + base);
 
-    // Load: coalesced (striped) into shared memory.
-    if (valid == SCAN_TILE && cuprim_aligned_to<ScanVec>(in + base)) {
-        const ScanVec* vin = (const ScanVec*)(in + base);
+    // Load: coalesced within the warp, into the warp's shared memory.
+    if (full) {
+        const ScanVec* vin = (const ScanVec*)(in + base + wbase);
         ScanVec x[SCAN_THREAD_VECS];
 #pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) x[j] = vin[j * CUPRIM_BLOCK + tid];
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) x[j] = vin[j * 32 + lane];
 #pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) smem[j * CUPRIM_BLOCK + tid] = x[j];
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) wsmem[j * 32 + lane] = x[j];
     } else {
-        T* flat = (T*)smem;
-        for (int i = tid; i < SCAN_TILE; i += CUPRIM_BLOCK) flat[i] = i < valid ? in[base + i] : ScanOp::identity();
+        T* flat = (T*)wsmem;
+        for (int i = lane; i < SCAN_WARP_VECS * SCAN_VEC; i += 32)
+            flat[i] = wbase + i < valid ? in[base + wbase + i] : ScanOp::identity();
     }
-    __syncthreads();
+    __syncwarp();
 
     // Each thread scans its CUPRIM_ITEMS consecutive elements.
     T items[CUPRIM_ITEMS];
 #pragma unroll
     for (int q = 0; q < SCAN_THREAD_VECS; q++) {
-        const ScanVec x = smem[tid * SCAN_THREAD_VECS + q];
+        const ScanVec x = wsmem[lane * SCAN_THREAD_VECS + q];
 #pragma unroll
         for (int k = 0; k < SCAN_VEC; k++) items[q * SCAN_VEC + k] = x.v[k];
     }
@@ -54,13 +64,12 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
 #pragma unroll
     for (int k = 1; k < CUPRIM_ITEMS; k++) thread_total = ScanOp::apply(thread_total, items[k]);
 
-    // Block scan of thread totals, then the tile's prefix from the look-back.
-    T before;
+    // Block scan of thread totals and the tile's prefix from the look-back.
+    T before, tile_prefix;
     bool has_before;
-    const T tile_total = block_scan<T, ScanOp, CUPRIM_BLOCK>(thread_total, warp_totals, before, has_before);
-    T tile_prefix;
-    const bool has_tile_prefix =
-        lookback_tile_prefix<T, ScanOp, CUPRIM_DETERMINISTIC>(tile, tile_total, status, aggregates, prefixes, window, &s_prefix, tile_prefix);
+    const bool has_tile_prefix = block_scan_lookback<T, ScanOp, CUPRIM_BLOCK, CUPRIM_DETERMINISTIC>(
+        thread_total, tile, status, aggregates, prefixes, warp_totals, window, &s_prefix, before, has_before,
+        tile_prefix);
 
     // This thread's first element's exclusive prefix: tile prefix, then
     // earlier threads -- each only where it exists.
@@ -77,23 +86,22 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
         run = incl;
         have = true;
     }
-    __syncthreads();  // everyone has read smem
 #pragma unroll
     for (int q = 0; q < SCAN_THREAD_VECS; q++) {
         ScanVec y;
 #pragma unroll
         for (int k = 0; k < SCAN_VEC; k++) y.v[k] = items[q * SCAN_VEC + k];
-        smem[tid * SCAN_THREAD_VECS + q] = y;
+        wsmem[lane * SCAN_THREAD_VECS + q] = y;
     }
-    __syncthreads();
+    __syncwarp();
 
-    // Store: coalesced.
-    if (valid == SCAN_TILE && cuprim_aligned_to<ScanVec>(out + base)) {
-        ScanVec* vout = (ScanVec*)(out + base);
+    // Store: coalesced within the warp.
+    if (full) {
+        ScanVec* vout = (ScanVec*)(out + base + wbase);
 #pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) vout[j * CUPRIM_BLOCK + tid] = smem[j * CUPRIM_BLOCK + tid];
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) vout[j * 32 + lane] = wsmem[j * 32 + lane];
     } else {
-        const T* flat = (const T*)smem;
-        for (int i = tid; i < valid; i += CUPRIM_BLOCK) out[base + i] = flat[i];
+        const T* flat = (const T*)wsmem;
+        for (int i = lane; i < SCAN_WARP_VECS * SCAN_VEC && wbase + i < valid; i += 32) out[base + wbase + i] = flat[i];
     }
 }
