@@ -4,6 +4,9 @@
 
 constexpr int FIND_ITEMS = 16 / sizeof(T);
 typedef cuprim_vec<T, FIND_ITEMS> FindVec;
+// 1-byte elements: 16 predicate evaluations per vector; more than two
+// vectors in flight overflow the launch bounds' registers and ptxas spills.
+constexpr int FIND_UNROLL = (sizeof(T) == 1 && CUPRIM_UNROLL > 2) ? 2 : CUPRIM_UNROLL;
 
 // *best = the lowest i < n with PredFn(in[i], param), left as is when none
 // matches (the host sets it to ~0 first). Threads stop as soon as every index
@@ -18,14 +21,14 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     if (cuprim_aligned_to<FindVec>(in)) {
         const u64 nv = n / FIND_ITEMS;
         const FindVec* vin = (const FindVec*)in;
-        for (u64 v = tid; v < nv; v += CUPRIM_UNROLL * stride) {
+        for (u64 v = tid; v < nv; v += FIND_UNROLL * stride) {
             if (v * FIND_ITEMS >= *vbest) return;
-            FindVec x[CUPRIM_UNROLL];
+            FindVec x[FIND_UNROLL];
 #pragma unroll
-            for (int u = 0; u < CUPRIM_UNROLL; u++)
+            for (int u = 0; u < FIND_UNROLL; u++)
                 if (v + u * stride < nv) x[u] = vin[v + u * stride];
 #pragma unroll
-            for (int u = 0; u < CUPRIM_UNROLL; u++) {
+            for (int u = 0; u < FIND_UNROLL; u++) {
                 if (v + u * stride >= nv) break;
                 bool found = false;
 #pragma unroll

@@ -33,7 +33,7 @@ pub struct Device {
 
 pub(crate) enum Backend {
     Host,
-    Cuda(CudaDevice),
+    Cuda(Box<CudaDevice>),
 }
 
 /// The CUDA side of a [`Device`].
@@ -53,6 +53,9 @@ pub(crate) struct CudaDevice {
     /// One u32 that kernels set when they see a bad index.
     _error_flag: CudaSlice<u32>,
     pub error_flag_ptr: u64,
+    /// Held from a bounds-checked launch until its flag is read, so two
+    /// threads never see each other's bad indices.
+    pub error_flag_lock: Mutex<()>,
     /// Zeroed u32 counters for single-pass kernels ("last block" tickets).
     /// A kernel that uses one leaves it at zero when it finishes.
     _counters: CudaSlice<u32>,
@@ -225,7 +228,7 @@ impl Device {
         let counters_ptr = counters.device_ptr(&stream).0;
         let arch = (major * 10 + minor) as u32;
         Ok(Device {
-            inner: Arc::new(Backend::Cuda(CudaDevice {
+            inner: Arc::new(Backend::Cuda(Box::new(CudaDevice {
                 ordinal: ctx.ordinal(),
                 ctx,
                 stream,
@@ -238,11 +241,12 @@ impl Device {
                 fast_modules: Mutex::new(HashMap::new()),
                 _error_flag: error_flag,
                 error_flag_ptr,
+                error_flag_lock: Mutex::new(()),
                 _counters: counters,
                 counters_ptr,
                 scratch: Mutex::new(None),
                 deterministic: std::sync::atomic::AtomicBool::new(true),
-            })),
+            }))),
         })
     }
 

@@ -1,7 +1,7 @@
 //! Element types: what a [`DeviceVec`](crate::DeviceVec) can hold.
 //!
 //! [`Element`] is sealed and implemented for `u8 i8 u32 i32 u64 i64`,
-//! [`f16`](half::f16), [`bf16`](half::bf16), `f32` and `f64`. Each element knows
+//! `f16` and `bf16` (from the [`half`] crate), `f32` and `f64`. Each element knows
 //! its CUDA type name, how to write one of its values as a CUDA literal (bit-exact),
 //! and how to convert to every other element type ([`Element::cast`]).
 //!
@@ -55,18 +55,7 @@ pub enum Scalar {
 /// assert_eq!(x, 255);
 /// ```
 pub trait Element:
-    sealed::Sealed
-    + Pod
-    + Copy
-    + Default
-    + Debug
-    + PartialEq
-    + PartialOrd
-    + Send
-    + Sync
-    + DeviceRepr
-    + ValidAsZeroBits
-    + 'static
+    sealed::Sealed + Pod + Copy + Default + Debug + PartialEq + PartialOrd + Send + Sync + DeviceRepr + ValidAsZeroBits + 'static
 {
     /// Rust name (`"f32"`), used in kernel names and messages.
     const NAME: &'static str;

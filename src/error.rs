@@ -86,14 +86,9 @@ impl fmt::Display for Error {
                 write!(f, "NVRTC could not compile {source_name}:\n{log}")
             }
             Error::InvalidArgument(msg) => write!(f, "invalid argument: {msg}"),
-            Error::LengthMismatch {
-                op,
-                expected,
-                actual,
-            } => write!(
-                f,
-                "{op}: length mismatch: expected {expected} elements, got {actual}"
-            ),
+            Error::LengthMismatch { op, expected, actual } => {
+                write!(f, "{op}: length mismatch: expected {expected} elements, got {actual}")
+            }
             Error::IndexOutOfBounds { op, len } => write!(
                 f,
                 "{op}: an index was out of bounds (every index must be < {len}); \

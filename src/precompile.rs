@@ -115,7 +115,13 @@ pub fn precompile_reduce<T: Element, Op: Monoid<T> + Commutative>(target: Target
 /// ```
 pub fn precompile_scan<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(target, vec![sc::scan_spec::<T, Op>(arch, &op, false).0, sc::scan_spec::<T, Op>(arch, &op, true).0])
+    run(
+        target,
+        vec![
+            sc::scan_spec::<T, Op>(arch, &op, false).0,
+            sc::scan_spec::<T, Op>(arch, &op, true).0,
+        ],
+    )
 }
 
 /// The scan-by-key kernel for keys `K`, values `T` and `Op`.

@@ -102,18 +102,15 @@ pub(crate) fn scan(arch: u32, elem_bytes: usize) -> ScanPolicy {
     }
 }
 
-/// Reads `NAME=AxB` from the environment once per process.
+/// Reads `CUPRIM_TUNE_SCAN=AxB` from the environment once per process.
 fn override_pair(name: &'static str) -> Option<(u32, u32)> {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    static CACHE: once_cell::sync::Lazy<Mutex<HashMap<&'static str, Option<(u32, u32)>>>> =
-        once_cell::sync::Lazy::new(|| Mutex::new(HashMap::new()));
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    *cache.entry(name).or_insert_with(|| {
-        let v = std::env::var(name).ok()?;
+    static SCAN: once_cell::sync::Lazy<Option<(u32, u32)>> = once_cell::sync::Lazy::new(|| {
+        let v = std::env::var("CUPRIM_TUNE_SCAN").ok()?;
         let (a, b) = v.split_once('x')?;
         Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
-    })
+    });
+    debug_assert_eq!(name, "CUPRIM_TUNE_SCAN");
+    *SCAN
 }
 
 /// scan_by_key tiles: each item is a (head, value) pair, so fewer per

@@ -151,7 +151,9 @@ impl<T: Element> DeviceVec<T> {
         let buf = match device.backend() {
             Backend::Host => Buf::Host(vec![T::default(); len]),
             Backend::Cuda(c) => {
-                let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
+                let bytes = len
+                    .checked_mul(std::mem::size_of::<T>())
+                    .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
                 let slice = if len == 0 {
                     c.stream.null::<T>().map_err(|e| Error::alloc(0, e))?
                 } else {
@@ -162,8 +164,7 @@ impl<T: Element> DeviceVec<T> {
                 if len > 0 && poison_enabled() {
                     // SAFETY: `ptr` addresses `bytes` bytes we just allocated.
                     unsafe {
-                        cudarc::driver::result::memset_d8_async(ptr, 0xff, bytes, c.stream.cu_stream())
-                            .during("poisoning a new buffer")?;
+                        cudarc::driver::result::memset_d8_async(ptr, 0xff, bytes, c.stream.cu_stream()).during("poisoning a new buffer")?;
                     }
                 }
                 Buf::Cuda { slice, ptr }
@@ -192,8 +193,7 @@ impl<T: Element> DeviceVec<T> {
                         // synchronous wait keeps `data` borrowed until the copy
                         // has read it.
                         unsafe {
-                            cudarc::driver::result::memcpy_htod_async(ptr, data, c.stream.cu_stream())
-                                .during("copying host to device")?;
+                            cudarc::driver::result::memcpy_htod_async(ptr, data, c.stream.cu_stream()).during("copying host to device")?;
                         }
                         c.stream.synchronize().during("copying host to device")?;
                     }
@@ -307,10 +307,7 @@ impl<T: Element> DeviceVec<T> {
                 _p: PhantomData,
             },
         };
-        Ok(DeviceSlice {
-            device: &self.device,
-            mem,
-        })
+        Ok(DeviceSlice { device: &self.device, mem })
     }
 
     /// A mutable view of `range`; a range past the end is an error.
@@ -341,9 +338,7 @@ impl<T: Element> DeviceVec<T> {
     /// `device`'s context; if it was made on another stream, `device`'s
     /// stream first waits for that stream's queued work (no host sync).
     pub fn from_cuda_slice(device: &Device, slice: CudaSlice<T>) -> Result<Self> {
-        let c = device
-            .cuda_ref()
-            .ok_or(Error::DeviceMismatch { op: "from_cuda_slice" })?;
+        let c = device.cuda_ref().ok_or(Error::DeviceMismatch { op: "from_cuda_slice" })?;
         if slice.context().cu_ctx() != c.ctx.cu_ctx() {
             return Err(Error::DeviceMismatch { op: "from_cuda_slice" });
         }
@@ -415,8 +410,7 @@ impl<T: Element> std::fmt::Debug for DeviceVec<T> {
 /// floats, MAX for unsigned integers) before a kernel writes it, so a test
 /// can tell "written" from "left over". Off by default (it costs a memset).
 fn poison_enabled() -> bool {
-    static POISON: once_cell::sync::Lazy<bool> =
-        once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_POISON").is_ok_and(|v| v == "1"));
+    static POISON: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_POISON").is_ok_and(|v| v == "1"));
     *POISON
 }
 

@@ -136,7 +136,10 @@ fn half_reductions_exact_on_small_integers() {
         assert_eq!(a.sum().unwrap().to_f32(), total as f32, "{dev:?} seed={seed}");
         assert_eq!(b.sum().unwrap().to_f32(), total as f32, "{dev:?} seed={seed}");
         assert_eq!(a.max().unwrap().to_f32(), *ints.iter().max().unwrap() as f32);
-        assert_eq!(b.min_element().unwrap().map(|p| p.0), ints.iter().enumerate().min_by_key(|&(i, &x)| (x, i)).map(|p| p.0));
+        assert_eq!(
+            b.min_element().unwrap().map(|p| p.0),
+            ints.iter().enumerate().min_by_key(|&(i, &x)| (x, i)).map(|p| p.0)
+        );
         assert_eq!(a.count(Eq(f16::ONE)).unwrap(), ints.iter().filter(|&&x| x == 1).count());
     }
 }

@@ -148,21 +148,45 @@ fn half_scans_exact_on_small_integers() {
         let h: Vec<f16> = ints.iter().map(|&x| f16::from_f32(x as f32)).collect();
         let b: Vec<bf16> = ints.iter().map(|&x| bf16::from_f32(x as f32)).collect();
         let mut acc = 0i32;
-        let want: Vec<f32> = ints.iter().map(|&x| {
-            acc += x;
-            acc as f32
-        }).collect();
+        let want: Vec<f32> = ints
+            .iter()
+            .map(|&x| {
+                acc += x;
+                acc as f32
+            })
+            .collect();
         // f16 holds every integer up to 2048 exactly; stay there.
-        let got: Vec<f32> = DeviceVec::from_slice(&dev, &h).unwrap().scan(Add).unwrap().to_vec().unwrap().iter().map(|x| x.to_f32()).collect();
+        let got: Vec<f32> = DeviceVec::from_slice(&dev, &h)
+            .unwrap()
+            .scan(Add)
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_f32())
+            .collect();
         let in_range = want.iter().all(|x| x.abs() <= 256.0);
         if in_range {
             assert_eq!(got, want, "{dev:?} seed={seed}");
-            let got_b: Vec<f32> = DeviceVec::from_slice(&dev, &b).unwrap().scan(Add).unwrap().to_vec().unwrap().iter().map(|x| x.to_f32()).collect();
+            let got_b: Vec<f32> = DeviceVec::from_slice(&dev, &b)
+                .unwrap()
+                .scan(Add)
+                .unwrap()
+                .to_vec()
+                .unwrap()
+                .iter()
+                .map(|x| x.to_f32())
+                .collect();
             assert_eq!(got_b, want, "{dev:?} seed={seed}");
         } else {
             assert_eq!(&got[..100], &want[..100], "{dev:?} seed={seed}");
         }
-        let kept = DeviceVec::from_slice(&dev, &h).unwrap().copy_if(Gt(f16::ZERO)).unwrap().to_vec().unwrap();
+        let kept = DeviceVec::from_slice(&dev, &h)
+            .unwrap()
+            .copy_if(Gt(f16::ZERO))
+            .unwrap()
+            .to_vec()
+            .unwrap();
         assert_eq!(kept.len(), ints.iter().filter(|&&x| x > 0).count());
     }
 }
@@ -201,7 +225,11 @@ fn non_commutative_operator_keeps_order() {
             let want = reference_scan(&data, 1 << 32, false, |a, b| Compose.apply(a, b));
             assert_eq!(v.scan(Compose).unwrap().to_vec().unwrap(), want, "{dev:?} n={n} seed={seed}");
             let want = reference_scan(&data, 1 << 32, true, |a, b| Compose.apply(a, b));
-            assert_eq!(v.scan_exclusive(Compose).unwrap().to_vec().unwrap(), want, "{dev:?} n={n} seed={seed}");
+            assert_eq!(
+                v.scan_exclusive(Compose).unwrap().to_vec().unwrap(),
+                want,
+                "{dev:?} n={n} seed={seed}"
+            );
         }
     }
 }
@@ -212,7 +240,11 @@ fn scan_views_and_bad_input() {
         let data: Vec<u32> = (1..=9001).collect();
         let v = DeviceVec::from_slice(&dev, &data).unwrap();
         let s = v.slice(3..8000).unwrap();
-        assert_eq!(s.scan(Add).unwrap().to_vec().unwrap(), reference_scan(&data[3..8000], 0, false, |a, b| a + b), "{dev:?}");
+        assert_eq!(
+            s.scan(Add).unwrap().to_vec().unwrap(),
+            reference_scan(&data[3..8000], 0, false, |a, b| a + b),
+            "{dev:?}"
+        );
         let mut w = v.to_device_vec().unwrap();
         w.slice_mut(5..4000).unwrap().scan_inclusive_in_place(Add).unwrap();
         let mut want = data.clone();
@@ -222,7 +254,11 @@ fn scan_views_and_bad_input() {
         assert!(matches!(v.scan_by_key(&short, Add), Err(cuprim::Error::LengthMismatch { .. })));
         let nan_keys = DeviceVec::from_slice(&dev, &[f32::NAN, f32::NAN, 1.0, 1.0, -0.0, 0.0]).unwrap();
         let vals = DeviceVec::from_slice(&dev, &[1u32, 1, 1, 1, 1, 1]).unwrap();
-        assert_eq!(vals.scan_by_key(&nan_keys, Add).unwrap().to_vec().unwrap(), vec![1, 1, 1, 2, 1, 2], "NaN keys each start a run; -0.0 == 0.0");
+        assert_eq!(
+            vals.scan_by_key(&nan_keys, Add).unwrap().to_vec().unwrap(),
+            vec![1, 1, 1, 2, 1, 2],
+            "NaN keys each start a run; -0.0 == 0.0"
+        );
         let all = v.copy_if(Gt(0u32)).unwrap();
         assert_eq!(all.len(), data.len());
         let none = v.copy_if(Gt(u32::MAX)).unwrap();

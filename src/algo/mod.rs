@@ -1,7 +1,7 @@
 //! The algorithm families, one file each. Every family is an extension trait
 //! over [`DeviceData`](crate::DeviceData) / [`DeviceDataMut`](crate::DeviceDataMut)
 //! whose methods check their arguments, then dispatch to the host backend
-//! ([`crate::host`]) or to a cached CUDA kernel.
+//! (`src/host/`) or to a cached CUDA kernel.
 
 pub mod reduce;
 pub mod scan;

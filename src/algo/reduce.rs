@@ -83,7 +83,12 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
         Op: Monoid<U::Output> + Commutative,
     {
         match self.mem() {
-            Mem::Host(s) => Ok(host::reduce::map_reduce(s, op.identity(), |x, _| map.apply(x), |a, b| op.apply(a, b))),
+            Mem::Host(s) => Ok(host::reduce::map_reduce(
+                s,
+                op.identity(),
+                |x, _| map.apply(x),
+                |a, b| op.apply(a, b),
+            )),
             Mem::Cuda { dev, ptr, len, .. } => {
                 let mut text = map.cuda_expr();
                 text.push('|');
@@ -399,8 +404,7 @@ fn reduce_to_host<T: Element>(dev: &CudaDevice, module: &Module, ptr: u64, len: 
         launch_reduce(dev, module, grid, block, ptr, len, param, base, out_ptr)?;
         // SAFETY: out_ptr addresses acc_bytes <= 16 bytes of scratch that the
         // kernel just wrote; `out` outlives the synchronisation below.
-        unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut out, out_ptr, dev.stream.cu_stream()) }
-            .during("copying a reduction result")
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut out, out_ptr, dev.stream.cu_stream()) }.during("copying a reduction result")
     })?;
     dev.stream.synchronize().during("copying a reduction result")?;
     Ok(out)
@@ -421,7 +425,13 @@ fn find_first_cuda<T: Element, P: Predicate<T>>(dev: &CudaDevice, ptr: u64, len:
         // back into `best`, which outlives the synchronisation below.
         unsafe {
             cudarc::driver::result::memset_d8_async(best_ptr, 0xff, 8, dev.stream.cu_stream()).during("initialising find_first")?;
-            dev.launch(module.function("cuprim_find_first")?, grid, block, 0, &mut kernel_args![&ptr, &n, &param, &best_ptr])?;
+            dev.launch(
+                module.function("cuprim_find_first")?,
+                grid,
+                block,
+                0,
+                &mut kernel_args![&ptr, &n, &param, &best_ptr],
+            )?;
             cudarc::driver::result::memcpy_dtoh_async(&mut best, best_ptr, dev.stream.cu_stream()).during("copying find_first's result")
         }
     })?;

@@ -219,7 +219,8 @@ fn launch_scan<T: Element, Op: Monoid<T>>(dev: &CudaDevice, src: u64, dst: u64, 
     let key = FastKey::new::<T, Op, ()>(if det { "scan_det" } else { "scan" }, monoid_text(op));
     let module = dev.module_for(key, || scan_spec::<T, Op>(dev.arch, op, det).0)?;
     let tiles = (len as u64).div_ceil(policy.tile());
-    let num_tiles = u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("scan of {len} elements needs more than 2^32 tiles")))?;
+    let num_tiles =
+        u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("scan of {len} elements needs more than 2^32 tiles")))?;
     let layout = LookbackLayout::new(tiles, std::mem::size_of::<T>());
     let (n, excl, counter) = (len as u64, exclusive as i32, dev.counters_ptr + 4 * COUNTER_SCAN_TILE);
     dev.with_scratch(layout.bytes, |base| {
@@ -262,7 +263,14 @@ pub(crate) fn scan_by_key_spec<K: Element, T: Element, Op: Monoid<T>>(
     (spec, policy)
 }
 
-fn launch_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(dev: &CudaDevice, keys: u64, values: u64, out: u64, len: usize, op: &Op) -> Result<()> {
+fn launch_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(
+    dev: &CudaDevice,
+    keys: u64,
+    values: u64,
+    out: u64,
+    len: usize,
+    op: &Op,
+) -> Result<()> {
     if len == 0 {
         return Ok(());
     }
@@ -271,7 +279,8 @@ fn launch_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(dev: &CudaDevice, k
     let key = FastKey::new::<K, T, Op>(if det { "scan_by_key_det" } else { "scan_by_key" }, monoid_text(op));
     let module = dev.module_for(key, || scan_by_key_spec::<K, T, Op>(dev.arch, op, det).0)?;
     let tiles = (len as u64).div_ceil(policy.tile());
-    let num_tiles = u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("scan_by_key of {len} elements needs more than 2^32 tiles")))?;
+    let num_tiles =
+        u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("scan_by_key of {len} elements needs more than 2^32 tiles")))?;
     // SegPair { T v; u32 head; }: at most 16 bytes.
     let pair_bytes = (std::mem::size_of::<T>() + 4).next_multiple_of(std::mem::align_of::<T>().max(4));
     let layout = LookbackLayout::new(tiles, pair_bytes);

@@ -116,7 +116,14 @@ pub(crate) fn select_spec<T: Element, P: Predicate<T>>(arch: u32, pred: &P, wide
 
 /// Runs cuprim_select; returns how many elements were selected (one small
 /// synchronous read of the last tile's prefix).
-fn launch_select<T: Element, P: Predicate<T>>(dev: &CudaDevice, src: u64, len: usize, pred: &P, selected: u64, rejected: u64) -> Result<usize> {
+fn launch_select<T: Element, P: Predicate<T>>(
+    dev: &CudaDevice,
+    src: u64,
+    len: usize,
+    pred: &P,
+    selected: u64,
+    rejected: u64,
+) -> Result<usize> {
     if len == 0 {
         return Ok(0);
     }
@@ -125,7 +132,8 @@ fn launch_select<T: Element, P: Predicate<T>>(dev: &CudaDevice, src: u64, len: u
     let key = FastKey::new::<T, P, ()>(if wide { "select64" } else { "select" }, pred.cuda_expr());
     let module = dev.module_for(key, || select_spec::<T, P>(dev.arch, pred, wide).0)?;
     let tiles = (len as u64).div_ceil(policy.tile());
-    let num_tiles = u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("copy_if of {len} elements needs more than 2^32 tiles")))?;
+    let num_tiles =
+        u32::try_from(tiles).map_err(|_| Error::InvalidArgument(format!("copy_if of {len} elements needs more than 2^32 tiles")))?;
     let count_bytes = if wide { 8 } else { 4 };
     let layout = LookbackLayout::new(tiles, count_bytes);
     let total_at = layout.prefix_offset(tiles - 1, count_bytes);

@@ -162,8 +162,7 @@ pub trait TransformMutOps<T: Element>: DeviceDataMut<T> {
                     // SAFETY: `ptr` addresses `len == src.len()` elements we
                     // borrow mutably; the sync keeps `src` alive for the copy.
                     unsafe {
-                        cudarc::driver::result::memcpy_htod_async(ptr, src, dev.stream.cu_stream())
-                            .during("copying host to device")?;
+                        cudarc::driver::result::memcpy_htod_async(ptr, src, dev.stream.cu_stream()).during("copying host to device")?;
                     }
                     dev.stream.synchronize().during("copying host to device")?;
                 }
@@ -186,9 +185,7 @@ pub trait TransformMutOps<T: Element>: DeviceDataMut<T> {
         match self.mem_mut() {
             MemMut::Host(d) => {
                 use rayon::prelude::*;
-                d.par_iter_mut()
-                    .with_min_len(host::MIN_SPLIT)
-                    .for_each(|x| *x = op.apply(*x));
+                d.par_iter_mut().with_min_len(host::MIN_SPLIT).for_each(|x| *x = op.apply(*x));
                 Ok(())
             }
             MemMut::Cuda { dev, ptr, len, .. } => launch_transform::<T, Op>(dev, ptr, ptr, len, &op),
@@ -213,10 +210,7 @@ pub(crate) fn fill_spec<T: Element>(arch: u32) -> (KernelSpec, tuning::Policy) {
 /// The unary transform kernel for `T -> Op::Output`.
 pub(crate) fn transform_spec<T: Element, Op: UnaryOp<T>>(arch: u32, op: &Op) -> (KernelSpec, tuning::Policy) {
     let (spec, policy) = elementwise_spec(&TRANSFORM, arch);
-    let spec = spec
-        .elem::<T>("T")
-        .elem::<Op::Output>("U")
-        .unary::<T, Op>("UnaryFn", "T", "U", op);
+    let spec = spec.elem::<T>("T").elem::<Op::Output>("U").unary::<T, Op>("UnaryFn", "T", "U", op);
     (spec, policy)
 }
 
@@ -252,7 +246,15 @@ pub(crate) fn fill<T: Element>(dst: MemMut<'_, T>, value: T) -> Result<()> {
             let grid = policy.grid(n / items_per_vector(std::mem::size_of::<T>()) + 1, dev.sm_count);
             // SAFETY: cuprim_fill(T* out, T value, u64 n); `ptr` holds `n`
             // elements borrowed mutably for this call.
-            unsafe { dev.launch(module.function("cuprim_fill")?, grid, policy.block, 0, &mut kernel_args![&ptr, &value, &n]) }
+            unsafe {
+                dev.launch(
+                    module.function("cuprim_fill")?,
+                    grid,
+                    policy.block,
+                    0,
+                    &mut kernel_args![&ptr, &value, &n],
+                )
+            }
         }
     }
 }
@@ -320,7 +322,15 @@ fn launch_transform<T: Element, Op: UnaryOp<T>>(dev: &CudaDevice, src: u64, dst:
     // SAFETY: cuprim_transform(const T* in, U* out, u64 n); both ranges
     // hold `n` elements (in place when src == dst, which the kernel allows:
     // each element is read before it is written by the same thread).
-    unsafe { dev.launch(module.function("cuprim_transform")?, grid, policy.block, 0, &mut kernel_args![&src, &dst, &n]) }
+    unsafe {
+        dev.launch(
+            module.function("cuprim_transform")?,
+            grid,
+            policy.block,
+            0,
+            &mut kernel_args![&src, &dst, &n],
+        )
+    }
 }
 
 pub(crate) fn transform_into<T: Element, Op: UnaryOp<T>>(src: Mem<'_, T>, dst: MemMut<'_, Op::Output>, op: &Op) -> Result<()> {
@@ -334,12 +344,7 @@ pub(crate) fn transform_into<T: Element, Op: UnaryOp<T>>(src: Mem<'_, T>, dst: M
     }
 }
 
-pub(crate) fn transform2_into<T: Element, Op: BinaryOp<T>>(
-    a: Mem<'_, T>,
-    b: Mem<'_, T>,
-    dst: MemMut<'_, T>,
-    op: &Op,
-) -> Result<()> {
+pub(crate) fn transform2_into<T: Element, Op: BinaryOp<T>>(a: Mem<'_, T>, b: Mem<'_, T>, dst: MemMut<'_, T>, op: &Op) -> Result<()> {
     match (a, b, dst) {
         (Mem::Host(a), Mem::Host(b), MemMut::Host(d)) => {
             host::transform::transform2(a, b, d, op);
@@ -357,7 +362,13 @@ pub(crate) fn transform2_into<T: Element, Op: BinaryOp<T>>(
             // SAFETY: cuprim_transform2(const T* a, const T* b, T* out, u64 n);
             // all three ranges hold `n` elements.
             unsafe {
-                dev.launch(module.function("cuprim_transform2")?, grid, policy.block, 0, &mut kernel_args![&a, &b, &d, &n])
+                dev.launch(
+                    module.function("cuprim_transform2")?,
+                    grid,
+                    policy.block,
+                    0,
+                    &mut kernel_args![&a, &b, &d, &n],
+                )
             }
         }
         _ => Err(Error::DeviceMismatch { op: "transform2" }),
@@ -383,6 +394,7 @@ pub(crate) fn gather_into<T: Element, I: IndexElement>(src: Mem<'_, T>, idx: Mem
             let key = FastKey::new::<T, I, ()>("gather_scatter", String::new());
             let module = dev.module_for(key, || gather_scatter_spec::<T, I>(dev.arch).0)?;
             let (n, src_len64, flag) = (len as u64, src_len as u64, dev.error_flag_ptr);
+            let _flag_guard = dev.error_flag_lock.lock().unwrap_or_else(|e| e.into_inner());
             let width = std::mem::size_of::<T>().max(std::mem::size_of::<I>());
             let grid = policy.grid(n / items_per_vector(width) + 1, dev.sm_count);
             // SAFETY: cuprim_gather(const T* src, u64 src_len, const I* idx,
@@ -409,7 +421,13 @@ pub(crate) fn scatter_into<T: Element, I: IndexElement>(src: Mem<'_, T>, idx: Me
             let len = d.len();
             bounds_result("scatter", host::transform::scatter(s, i, d), len)
         }
-        (Mem::Cuda { ptr: s, len, .. }, Mem::Cuda { ptr: i, .. }, MemMut::Cuda { dev, ptr: d, len: out_len, .. }) => {
+        (
+            Mem::Cuda { ptr: s, len, .. },
+            Mem::Cuda { ptr: i, .. },
+            MemMut::Cuda {
+                dev, ptr: d, len: out_len, ..
+            },
+        ) => {
             if len == 0 {
                 return Ok(());
             }
@@ -417,6 +435,7 @@ pub(crate) fn scatter_into<T: Element, I: IndexElement>(src: Mem<'_, T>, idx: Me
             let key = FastKey::new::<T, I, ()>("gather_scatter", String::new());
             let module = dev.module_for(key, || gather_scatter_spec::<T, I>(dev.arch).0)?;
             let (n, out_len64, flag) = (len as u64, out_len as u64, dev.error_flag_ptr);
+            let _flag_guard = dev.error_flag_lock.lock().unwrap_or_else(|e| e.into_inner());
             let grid = policy.grid(n, dev.sm_count);
             // SAFETY: cuprim_scatter(const T* src, const I* idx, u64 n, T* out,
             // u64 out_len, u32* flag): src and idx hold n elements, out holds

@@ -168,11 +168,9 @@ impl DiskCache {
         out.extend_from_slice(&Sha256::digest(payload));
         out.extend_from_slice(payload);
         static SEQ: AtomicU64 = AtomicU64::new(0);
-        let tmp = self.dir.join(format!(
-            ".{key}.{}.{}.tmp",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
+        let tmp = self
+            .dir
+            .join(format!(".{key}.{}.{}.tmp", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed)));
         std::fs::write(&tmp, &out)?;
         let renamed = std::fs::rename(&tmp, self.path(key));
         if renamed.is_err() {

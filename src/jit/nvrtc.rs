@@ -88,12 +88,8 @@ fn locate() -> std::result::Result<String, Error> {
         }
         // SAFETY: as above. RTLD_GLOBAL makes the library visible to cudarc's
         // own dlopen by soname; the handle is leaked so it stays loaded.
-        let opened = unsafe {
-            libloading::os::unix::Library::open(
-                Some(&path),
-                libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL,
-            )
-        };
+        let opened =
+            unsafe { libloading::os::unix::Library::open(Some(&path), libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL) };
         if let Ok(lib) = opened {
             std::mem::forget(lib);
             preload_builtins(&dir);
@@ -243,8 +239,7 @@ pub fn compile(source: &str, name: &str, arch: u32, verbose: bool) -> Result<Com
     nvrtc()?;
     let target = target_for(arch)?;
     let want_cubin = target.starts_with("sm_");
-    let src = CString::new(source)
-        .map_err(|_| Error::InvalidArgument("generated source contains a NUL byte".into()))?;
+    let src = CString::new(source).map_err(|_| Error::InvalidArgument("generated source contains a NUL byte".into()))?;
     let cname = CString::new(name.replace('\0', "")).unwrap_or_default();
     let opts: Vec<CString> = options(&target, verbose)
         .into_iter()

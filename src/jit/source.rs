@@ -52,7 +52,17 @@ template!(SELECT, "select", ["cuprim_select"], headers: [LOOKBACK]);
 template!(SCAN_BY_KEY, "scan_by_key", ["cuprim_scan_by_key"], headers: [LOOKBACK]);
 
 /// Every template, for compile checks.
-pub static ALL_TEMPLATES: &[&Template] = &[&FILL, &TRANSFORM, &TRANSFORM2, &GATHER_SCATTER, &REDUCE, &FIND, &SCAN, &SELECT, &SCAN_BY_KEY];
+pub static ALL_TEMPLATES: &[&Template] = &[
+    &FILL,
+    &TRANSFORM,
+    &TRANSFORM2,
+    &GATHER_SCATTER,
+    &REDUCE,
+    &FIND,
+    &SCAN,
+    &SELECT,
+    &SCAN_BY_KEY,
+];
 
 /// A template plus the generated declarations that specialise it.
 #[derive(Clone, Debug)]
@@ -105,13 +115,7 @@ impl KernelSpec {
     }
 
     /// A functor `name` with `static Out apply(In x)`.
-    pub fn unary<T: Element, Op: UnaryOp<T>>(
-        mut self,
-        name: &str,
-        in_alias: &str,
-        out_alias: &str,
-        op: &Op,
-    ) -> Self {
+    pub fn unary<T: Element, Op: UnaryOp<T>>(mut self, name: &str, in_alias: &str, out_alias: &str, op: &Op) -> Self {
         let _ = writeln!(
             self.defs,
             "struct {name} {{ __device__ __forceinline__ static {out_alias} apply({in_alias} x) {{ return ({}); }} }};",
