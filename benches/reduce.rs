@@ -1,5 +1,6 @@
-//! Reductions and collectives: `reduce_into` with Add (f32, f64) and Max
-//! (u32) beside CUB's rows, the host-returning `sum` at 2^20, and the early
+//! Reductions and collectives: `reduce_to` (into a preallocated one-element
+//! buffer, as CUB's `d_out`) with Add (f32, f64) and Max (u32) beside CUB's
+//! rows, `reduce_into` (which also allocates its output) at the same sizes, the host-returning `sum` at 2^20, and the early
 //! exit of `any`: a match at element 0 against a full `count`.
 //!
 //! Bytes counted: the input once (4n or 8n).
@@ -16,20 +17,29 @@ fn reduce_rows(c: &mut Criterion) {
         let f = DeviceVec::sequence(&dev, n, 0.0f32, 1.0 / 4096.0).expect("allocating");
         let d = DeviceVec::sequence(&dev, n, 0.0f64, 1.0 / 4096.0).expect("allocating");
         let u = DeviceVec::sequence(&dev, n, 7u32, 2_654_435_761).expect("allocating");
+        let mut out_f = DeviceVec::<f32>::zeros(&dev, 1).expect("allocating");
+        let mut out_d = DeviceVec::<f64>::zeros(&dev, 1).expect("allocating");
+        let mut out_u = DeviceVec::<u32>::zeros(&dev, 1).expect("allocating");
         let mut group = c.benchmark_group("reduce_sum");
         group.throughput(Throughput::Bytes(4 * n as u64));
         group.bench_function(BenchmarkId::new("f32", n), |b| {
-            b.iter_custom(|iters| common::time_calls(&dev, iters, || f.reduce_into(Add)))
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || f.reduce_to(Add, &mut out_f)))
         });
         group.throughput(Throughput::Bytes(8 * n as u64));
         group.bench_function(BenchmarkId::new("f64", n), |b| {
-            b.iter_custom(|iters| common::time_calls(&dev, iters, || d.reduce_into(Add)))
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || d.reduce_to(Add, &mut out_d)))
         });
         group.finish();
         let mut group = c.benchmark_group("reduce_max");
         group.throughput(Throughput::Bytes(4 * n as u64));
         group.bench_function(BenchmarkId::new("u32", n), |b| {
-            b.iter_custom(|iters| common::time_calls(&dev, iters, || u.reduce_into(Max)))
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || u.reduce_to(Max, &mut out_u)))
+        });
+        group.finish();
+        let mut group = c.benchmark_group("reduce_into_alloc");
+        group.throughput(Throughput::Bytes(4 * n as u64));
+        group.bench_function(BenchmarkId::new("f32", n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || f.reduce_into(Add)))
         });
         group.finish();
     }

@@ -22,7 +22,7 @@ use crate::jit::KernelSpec;
 use crate::ops::{Add, Arith, Commutative, Identity, Max, Min, Monoid, Mul, UnaryOp};
 use crate::pred::{Not, Predicate};
 use crate::tuning;
-use crate::vec::raw::{Mem, SealedMut as _};
+use crate::vec::raw::Mem;
 use crate::vec::{DeviceData, DeviceVec};
 
 /// Reductions and collectives. In [`prelude`](crate::prelude).
@@ -53,6 +53,28 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
     /// ```
     fn reduce_into<Op: Monoid<T> + Commutative>(&self, op: Op) -> Result<DeviceVec<T>> {
         let mut out = DeviceVec::<T>::alloc_uninit(self.device(), 1)?;
+        self.reduce_to(op, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`reduce_into`](ReduceOps::reduce_into), writing the result to
+    /// `out[0]` of a buffer the caller already has (CUB's `d_out`): no
+    /// allocation and no host synchronisation. `out` must not be empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[2u32, 7, 1])?;
+    /// let mut out = DeviceVec::<u32>::zeros(&dev, 1)?;
+    /// v.reduce_to(Max, &mut out)?;
+    /// assert_eq!(out.to_vec()?, vec![7]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn reduce_to<Op: Monoid<T> + Commutative>(&self, op: Op, out: &mut impl crate::vec::DeviceDataMut<T>) -> Result<()> {
+        crate::algo::same_device("reduce_to", self.device(), out.device())?;
+        if out.is_empty() {
+            return Err(crate::Error::InvalidArgument("reduce_to: the output buffer is empty".into()));
+        }
         match (self.mem(), out.mem_mut()) {
             (Mem::Host(s), crate::vec::raw::MemMut::Host(o)) => {
                 o[0] = host::reduce::map_reduce(s, op.identity(), |x, _| x, |a, b| op.apply(a, b));
@@ -62,9 +84,9 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
                 let module = dev.module_for(key, || plain_reduce_spec::<T, Op>(dev.arch, &op))?;
                 reduce_to_device::<T>(dev, &module, ptr, len, std::mem::size_of::<T>(), out_ptr)?;
             }
-            _ => return Err(crate::Error::DeviceMismatch { op: "reduce_into" }),
+            _ => return Err(crate::Error::DeviceMismatch { op: "reduce_to" }),
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Folds `map(x)` over every element with `op`, without a temporary
