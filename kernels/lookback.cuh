@@ -24,13 +24,19 @@ struct LookbackBackoff {
 };
 
 // Where tiles publish. Values of at most 4 bytes share one 64-bit word with
-// their status (status in the high half), so a reader needs one load and no
-// fence: the word is read and written whole. Larger values live in their own
-// arrays beside a status array, written before the status with release
-// semantics and read after it with acquire semantics.
-template <typename V, bool PACKED = (sizeof(V) <= 4)> struct TileState;
+// their status (status in the high half); values of 5 to 8 bytes share an
+// aligned 16-byte word (status, value), read and written with one vector
+// access. Either way a reader needs one load and no fence. Larger values live
+// in their own arrays beside a status array, written before the status with
+// release semantics and read after it with acquire semantics.
+constexpr int LOOKBACK_SEPARATE = 0, LOOKBACK_PACKED64 = 1, LOOKBACK_PACKED128 = 2;
+template <typename V>
+constexpr int lookback_layout() {
+    return sizeof(V) <= 4 ? LOOKBACK_PACKED64 : (sizeof(V) <= 8 ? LOOKBACK_PACKED128 : LOOKBACK_SEPARATE);
+}
+template <typename V, int LAYOUT = lookback_layout<V>()> struct TileState;
 
-template <typename V> struct TileState<V, true> {
+template <typename V> struct TileState<V, LOOKBACK_PACKED64> {
     u64* words;
     __device__ __forceinline__ TileState(u32* status, V*, V*) : words((u64*)status) {}
 
@@ -59,7 +65,36 @@ template <typename V> struct TileState<V, true> {
     }
 };
 
-template <typename V> struct TileState<V, false> {
+template <typename V> struct TileState<V, LOOKBACK_PACKED128> {
+    u64* words;  // two per tile: status, value
+    __device__ __forceinline__ TileState(u32* status, V*, V*) : words((u64*)status) {}
+
+    __device__ __forceinline__ void publish(u32 tile, V value, u32 flag) {
+        cuprim_words<V> w;
+        w.w[cuprim_words<V>::W - 1] = 0;
+        w.v = value;
+        u64 payload = w.w[0];
+        if constexpr (cuprim_words<V>::W > 1) payload |= (u64)w.w[1] << 32;
+        asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(words + 2 * tile), "l"((u64)flag), "l"(payload)
+                     : "memory");
+    }
+    __device__ __forceinline__ u32 wait(u32 tile, V& value, bool need_prefix) {
+        u64 st, payload;
+        LookbackBackoff backoff;
+        while (true) {
+            asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(st), "=l"(payload) : "l"(words + 2 * tile) : "memory");
+            if (st != SCAN_EMPTY && (!need_prefix || st == SCAN_PREFIX)) break;
+            backoff.pause();
+        }
+        cuprim_words<V> w;
+        w.w[0] = (u32)payload;
+        if constexpr (cuprim_words<V>::W > 1) w.w[1] = (u32)(payload >> 32);
+        value = w.v;
+        return (u32)st;
+    }
+};
+
+template <typename V> struct TileState<V, LOOKBACK_SEPARATE> {
     u32* status;
     V* aggregates;
     V* prefixes;

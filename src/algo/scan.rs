@@ -170,8 +170,9 @@ fn scan_in_place<T: Element, Op: Monoid<T>>(data: MemMut<'_, T>, op: &Op, exclus
 
 /// Scratch layout of the look-back state of `tiles` tiles (see
 /// `kernels/lookback.cuh`): values of at most 4 bytes are packed with their
-/// status into one 64-bit word per tile; larger ones get a status word plus
-/// aggregate and prefix arrays. Every region is 16-byte aligned.
+/// status into one 64-bit word per tile, values of at most 8 bytes into one
+/// 16-byte word; larger ones get a status word plus aggregate and prefix
+/// arrays. Every region is 16-byte aligned.
 pub(crate) struct LookbackLayout {
     pub status: u64,
     pub aggregates: u64,
@@ -179,33 +180,39 @@ pub(crate) struct LookbackLayout {
     pub bytes: usize,
     /// 32-bit words to clear before a launch.
     pub status_words: usize,
-    packed: bool,
+    /// 32-bit words per tile in the status region (2 or 4 when packed).
+    words_per_tile: usize,
 }
 
 impl LookbackLayout {
     pub fn new(tiles: u64, value_bytes: usize) -> LookbackLayout {
         let tiles = tiles as usize;
-        let packed = value_bytes <= 4;
-        let status_words = if packed { 2 * tiles } else { tiles };
+        let words_per_tile = match value_bytes {
+            0..=4 => 2,
+            5..=8 => 4,
+            _ => 1,
+        };
+        let status_words = words_per_tile * tiles;
         let status_bytes = (4 * status_words).next_multiple_of(16);
-        let values = if packed { 0 } else { (tiles * value_bytes).next_multiple_of(16) };
+        let values = if words_per_tile > 1 { 0 } else { (tiles * value_bytes).next_multiple_of(16) };
         LookbackLayout {
             status: 0,
             aggregates: status_bytes as u64,
             prefixes: (status_bytes + values) as u64,
             bytes: status_bytes + 2 * values,
             status_words,
-            packed,
+            words_per_tile,
         }
     }
 
     /// Where tile `tile`'s inclusive prefix ends up, relative to the base:
-    /// the low half of its packed word, or its slot in the prefix array.
+    /// the value half of its packed word (low half of a 64-bit word, second
+    /// half of a 16-byte one), or its slot in the prefix array.
     pub fn prefix_offset(&self, tile: u64, value_bytes: usize) -> u64 {
-        if self.packed {
-            self.status + 8 * tile
-        } else {
-            self.prefixes + value_bytes as u64 * tile
+        match self.words_per_tile {
+            2 => self.status + 8 * tile,
+            4 => self.status + 16 * tile + 8,
+            _ => self.prefixes + value_bytes as u64 * tile,
         }
     }
 }

@@ -164,6 +164,7 @@ fn launch_select<T: Element, P: Predicate<T>>(
         }
     })?;
     dev.stream.synchronize().during("reading the copy_if count")?;
-    // A packed word holds the count in its low half.
+    // A 64-bit packed word holds a u32 count in its low half; a 16-byte one
+    // holds the u64 count in its second 8 bytes, which total_at points at.
     Ok(if wide { total[0] } else { total[0] & 0xffff_ffff } as usize)
 }
