@@ -270,3 +270,18 @@ template <typename V> __device__ __forceinline__ V cuprim_shfl_up(const V& v, un
     for (int k = 0; k < cuprim_words<V>::W; k++) p.w[k] = __shfl_up_sync(0xffffffffu, p.w[k], delta);
     return p.v;
 }
+
+// A 16-byte load of read-only data that streams past L1 and asks L2 for the
+// whole 256-byte neighbourhood (CUPRIM_STREAM_LOADS 1), or a plain load (0).
+template <typename V> __device__ __forceinline__ V cuprim_load_stream(const V* p) {
+#if CUPRIM_STREAM_LOADS
+    static_assert(sizeof(V) == 16, "16-byte vectors only");
+    cuprim_words<V> r;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.w[0]), "=r"(r.w[1]), "=r"(r.w[2]), "=r"(r.w[3])
+                 : "l"(p));
+    return r.v;
+#else
+    return *p;
+#endif
+}

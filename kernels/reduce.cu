@@ -27,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         for (; v + (CUPRIM_UNROLL - 1) * stride < nv; v += CUPRIM_UNROLL * stride) {
             RdVec x[CUPRIM_UNROLL];
 #pragma unroll
-            for (int u = 0; u < CUPRIM_UNROLL; u++) x[u] = vin[v + u * stride];
+            for (int u = 0; u < CUPRIM_UNROLL; u++) x[u] = cuprim_load_stream(vin + v + u * stride);
 #pragma unroll
             for (int u = 0; u < CUPRIM_UNROLL; u++) {
 #pragma unroll
@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             }
         }
         for (; v < nv; v += stride) {
-            const RdVec x = vin[v];
+            const RdVec x = cuprim_load_stream(vin + v);
 #pragma unroll
             for (int k = 0; k < RD_ITEMS; k++) acc = ReduceOp::apply(acc, MapFn::apply(x.v[k], v * RD_ITEMS + k, param));
         }

@@ -338,6 +338,7 @@ pub(crate) fn reduce_spec<T: Element>(arch: u32, acc: &str, map_body: &str, redu
         .constant("CUPRIM_BLOCK", policy.block as i64)
         .constant("CUPRIM_MIN_BLOCKS", policy.blocks_per_sm as i64)
         .constant("CUPRIM_UNROLL", policy.unroll as i64)
+        .constant("CUPRIM_STREAM_LOADS", tuning::stream_loads(arch) as i64)
         .elem::<T>("T")
         .raw(&format!("typedef {acc} A;"))
         .raw(&format!(
