@@ -63,8 +63,43 @@ pub(crate) struct CudaDevice {
     /// Temporary device memory, grown on demand, shared by all calls on
     /// this device (they are ordered on its one stream).
     scratch: Mutex<Option<CudaSlice<u8>>>,
+    /// Page-locked host memory for small results (see `read_back`).
+    pinned: Mutex<PinnedBytes>,
     /// Deterministic mode for float scans (see `Device::set_deterministic`).
     deterministic: std::sync::atomic::AtomicBool,
+}
+
+/// A few bytes of page-locked host memory: a copy from the device into it
+/// is a plain DMA, several microseconds cheaper than into pageable memory.
+pub(crate) struct PinnedBytes {
+    ptr: *mut u8,
+}
+
+// SAFETY: the pointer is owned (allocated in `new`, freed in `drop`) and
+// only used behind the device's mutex.
+unsafe impl Send for PinnedBytes {}
+
+impl PinnedBytes {
+    const LEN: usize = 64;
+
+    fn new(ctx: &CudaContext) -> Result<Self> {
+        ctx.bind_to_thread().during("binding the context")?;
+        let mut ptr: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: allocates LEN bytes of pinned host memory into `ptr`.
+        unsafe { cudarc::driver::sys::cuMemAllocHost_v2(&mut ptr, Self::LEN) }
+            .result()
+            .map_err(|e| Error::alloc(Self::LEN, e))?;
+        Ok(PinnedBytes { ptr: ptr as *mut u8 })
+    }
+}
+
+impl Drop for PinnedBytes {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from cuMemAllocHost and is freed once.
+        unsafe {
+            let _ = cudarc::driver::sys::cuMemFreeHost(self.ptr as *mut std::ffi::c_void);
+        }
+    }
 }
 
 /// Counter slots in `CudaDevice::counters_ptr`.
@@ -227,6 +262,7 @@ impl Device {
             .map_err(|e| Error::alloc(4 * COUNTER_SLOTS, e))?;
         let counters_ptr = counters.device_ptr(&stream).0;
         let arch = (major * 10 + minor) as u32;
+        let pinned = PinnedBytes::new(&ctx)?;
         Ok(Device {
             inner: Arc::new(Backend::Cuda(Box::new(CudaDevice {
                 ordinal: ctx.ordinal(),
@@ -245,6 +281,7 @@ impl Device {
                 _counters: counters,
                 counters_ptr,
                 scratch: Mutex::new(None),
+                pinned: Mutex::new(pinned),
                 deterministic: std::sync::atomic::AtomicBool::new(true),
             }))),
         })
@@ -483,16 +520,30 @@ impl CudaDevice {
         enqueue(ptr)
     }
 
+    /// Copies `N` (at most 64) bytes from device address `src` to the host
+    /// after all queued work, through page-locked memory, and waits for them.
+    /// Call it while whatever owns `src` still holds it (e.g. inside
+    /// `with_scratch` for scratch-resident results).
+    pub fn read_back<const N: usize>(&self, src: u64, what: &str) -> Result<[u8; N]> {
+        const { assert!(N <= PinnedBytes::LEN) };
+        let pinned = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = [0u8; N];
+        // SAFETY: the pinned buffer has LEN >= N bytes and is ours while the
+        // lock is held; `src` addresses N readable device bytes (caller); the
+        // stream is synchronised before the buffer is read.
+        unsafe {
+            cudarc::driver::sys::cuMemcpyDtoHAsync_v2(pinned.ptr as *mut std::ffi::c_void, src, N, self.stream.cu_stream())
+                .result()
+                .during(what)?;
+            self.stream.synchronize().during(what)?;
+            std::ptr::copy_nonoverlapping(pinned.ptr, out.as_mut_ptr(), N);
+        }
+        Ok(out)
+    }
+
     /// Reads and clears the device error flag (one small synchronous copy).
     pub fn take_error_flag(&self) -> Result<bool> {
-        let mut flag = [0u32; 1];
-        // SAFETY: error_flag_ptr is a live 4-byte allocation owned by self;
-        // the copy is synchronised before `flag` is read.
-        unsafe {
-            cudarc::driver::result::memcpy_dtoh_async(&mut flag, self.error_flag_ptr, self.stream.cu_stream())
-                .during("reading the error flag")?;
-        }
-        self.stream.synchronize().during("reading the error flag")?;
+        let flag = [u32::from_le_bytes(self.read_back::<4>(self.error_flag_ptr, "reading the error flag")?)];
         if flag[0] != 0 {
             // SAFETY: as above; a 4-byte memset of the flag.
             unsafe {

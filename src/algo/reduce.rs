@@ -418,19 +418,15 @@ fn reduce_to_device<T: Element>(dev: &CudaDevice, module: &Module, ptr: u64, len
 /// Reduces into scratch and copies the accumulator's `acc_bytes` back. The
 /// copy is queued while the scratch lock is held, so no other call can
 /// overwrite the result first.
-fn reduce_to_host<T: Element>(dev: &CudaDevice, module: &Module, ptr: u64, len: usize, param: T, acc_bytes: usize) -> Result<Vec<u8>> {
+fn reduce_to_host<T: Element>(dev: &CudaDevice, module: &Module, ptr: u64, len: usize, param: T, acc_bytes: usize) -> Result<[u8; 16]> {
     let (grid, block) = reduce_grid(dev, len, std::mem::size_of::<T>());
     let parts = partial_bytes(grid, acc_bytes);
-    let mut out = vec![0u8; acc_bytes];
     dev.with_scratch(parts + 16, |base| {
         let out_ptr = base + parts as u64;
         launch_reduce(dev, module, grid, block, ptr, len, param, base, out_ptr)?;
-        // SAFETY: out_ptr addresses acc_bytes <= 16 bytes of scratch that the
-        // kernel just wrote; `out` outlives the synchronisation below.
-        unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut out, out_ptr, dev.stream.cu_stream()) }.during("copying a reduction result")
-    })?;
-    dev.stream.synchronize().during("copying a reduction result")?;
-    Ok(out)
+        // 16 bytes: the accumulator (at most 16) and any padding after it in scratch.
+        dev.read_back::<16>(out_ptr, "copying a reduction result")
+    })
 }
 
 fn find_first_cuda<T: Element, P: Predicate<T>>(dev: &CudaDevice, ptr: u64, len: usize, pred: &P) -> Result<Option<usize>> {
@@ -441,11 +437,9 @@ fn find_first_cuda<T: Element, P: Predicate<T>>(dev: &CudaDevice, ptr: u64, len:
     let module = dev.module_for(key, || find_spec::<T, P>(dev.arch, pred))?;
     let (grid, block) = grid_for(tuning::find(dev.arch), dev, len, std::mem::size_of::<T>());
     let (n, param) = (len as u64, pred.param());
-    let mut best = [0u64; 1];
-    dev.with_scratch(8, |best_ptr| {
+    let best = dev.with_scratch(8, |best_ptr| {
         // SAFETY: an 8-byte memset of scratch, then cuprim_find_first(const T*
-        // in, u64 n, T p, u64* best) on `n` elements, then an 8-byte copy
-        // back into `best`, which outlives the synchronisation below.
+        // in, u64 n, T p, u64* best) on `n` elements.
         unsafe {
             cudarc::driver::result::memset_d8_async(best_ptr, 0xff, 8, dev.stream.cu_stream()).during("initialising find_first")?;
             dev.launch(
@@ -455,11 +449,10 @@ fn find_first_cuda<T: Element, P: Predicate<T>>(dev: &CudaDevice, ptr: u64, len:
                 0,
                 &mut kernel_args![&ptr, &n, &param, &best_ptr],
             )?;
-            cudarc::driver::result::memcpy_dtoh_async(&mut best, best_ptr, dev.stream.cu_stream()).during("copying find_first's result")
         }
+        Ok(u64::from_le_bytes(dev.read_back::<8>(best_ptr, "copying find_first's result")?))
     })?;
-    dev.stream.synchronize().during("copying find_first's result")?;
-    Ok((best[0] != u64::MAX).then_some(best[0] as usize))
+    Ok((best != u64::MAX).then_some(best as usize))
 }
 
 /// min_element / max_element: a reduction over (value, index) pairs.

@@ -138,16 +138,14 @@ fn launch_select<T: Element, P: Predicate<T>>(
     let layout = LookbackLayout::new(tiles, count_bytes);
     let total_at = layout.prefix_offset(tiles - 1, count_bytes);
     let (n, param, counter) = (len as u64, pred.param(), dev.counters_ptr + 4 * COUNTER_SELECT_TILE);
-    let mut total = [0u64; 1];
-    dev.with_scratch(layout.bytes, |base| {
+    let total = dev.with_scratch(layout.bytes, |base| {
         let (status, aggs, prefixes) = (base + layout.status, base + layout.aggregates, base + layout.prefixes);
         // SAFETY: the memset clears `tiles` status words in scratch; then
         // cuprim_select(const T* in, u64 n, T p, T* selected, T* rejected,
         // u32* status, u64* aggregates, u64* prefixes, u32* counter, u32
         // tiles): `in` holds n elements, `selected` (and `rejected` unless 0)
         // have room for n, the look-back arrays hold `tiles` entries, one block
-        // per tile. The last prefix is copied into `total`, which outlives the
-        // synchronisation below.
+        // per tile.
         unsafe {
             let stream = dev.stream.cu_stream();
             cudarc::driver::sys::cuMemsetD32Async(status, 0, layout.status_words, stream)
@@ -160,11 +158,10 @@ fn launch_select<T: Element, P: Predicate<T>>(
                 0,
                 &mut kernel_args![&src, &n, &param, &selected, &rejected, &status, &aggs, &prefixes, &counter, &num_tiles],
             )?;
-            cudarc::driver::result::memcpy_dtoh_async(&mut total, base + total_at, stream).during("reading the copy_if count")
         }
+        Ok(u64::from_le_bytes(dev.read_back::<8>(base + total_at, "reading the copy_if count")?))
     })?;
-    dev.stream.synchronize().during("reading the copy_if count")?;
     // A 64-bit packed word holds a u32 count in its low half; a 16-byte one
     // holds the u64 count in its second 8 bytes, which total_at points at.
-    Ok(if wide { total[0] } else { total[0] & 0xffff_ffff } as usize)
+    Ok(if wide { total } else { total & 0xffff_ffff } as usize)
 }
