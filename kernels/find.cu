@@ -8,21 +8,24 @@ typedef cuprim_vec<T, FIND_ITEMS> FindVec;
 // vectors in flight overflow the launch bounds' registers and ptxas spills.
 constexpr int FIND_UNROLL = (sizeof(T) == 1 && CUPRIM_UNROLL > 2) ? 2 : CUPRIM_UNROLL;
 
-// *best = the lowest i < n with PredFn(in[i], param), left as is when none
-// matches (the host sets it to ~0 first). Threads stop as soon as every index
-// they have left is above the best match found so far, so a match near the
-// front ends the search after about one wave of loads.
+// The lowest i < n with PredFn(in[i], param), or ~0 if none, is written to
+// *result. The running best is kept inverted (~i) in *best_inv, so its
+// resting value 0 means "none yet" and atomicMax finds the lowest index; the
+// last block to finish (a ticket) copies it out and resets both words to 0
+// for the next launch: no memset before the launch. Threads stop as soon as
+// every index they have left is above the best match found so far, so a
+// match near the front ends the search after about one wave of loads.
 // CUPRIM_MIN_BLOCKS resident blocks per SM: the grid is sized for exactly that.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_find_first(const T* __restrict__ in, u64 n, T param, u64* best) {
+    cuprim_find_first(const T* __restrict__ in, u64 n, T param, u64* best_inv, u32* ticket, u64* result) {
     const u64 tid = cuprim_thread_id();
     const u64 stride = cuprim_thread_count();
-    volatile u64* vbest = best;
+    volatile u64* vbest_inv = best_inv;
     if (cuprim_aligned_to<FindVec>(in)) {
         const u64 nv = n / FIND_ITEMS;
         const FindVec* vin = (const FindVec*)in;
         for (u64 v = tid; v < nv; v += FIND_UNROLL * stride) {
-            if (v * FIND_ITEMS >= *vbest) return;
+            if (v * FIND_ITEMS >= ~*vbest_inv) break;
             FindVec x[FIND_UNROLL];
 #pragma unroll
             for (int u = 0; u < FIND_UNROLL; u++)
@@ -34,21 +37,32 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #pragma unroll
                 for (int k = 0; k < FIND_ITEMS; k++) {
                     if (!found && PredFn::apply(x[u].v[k], param)) {
-                        atomicMin(best, (v + u * stride) * FIND_ITEMS + k);
+                        atomicMax(best_inv, ~((v + u * stride) * FIND_ITEMS + k));
                         found = true;
                     }
                 }
             }
         }
         const u64 t = nv * FIND_ITEMS + tid;
-        if (t < n && PredFn::apply(in[t], param)) atomicMin(best, t);
+        if (t < n && PredFn::apply(in[t], param)) atomicMax(best_inv, ~t);
     } else {
         for (u64 i = tid; i < n; i += stride) {
-            if (i >= *vbest) return;
+            if (i >= ~*vbest_inv) break;
             if (PredFn::apply(in[i], param)) {
-                atomicMin(best, i);
-                return;
+                atomicMax(best_inv, ~i);
+                break;
             }
+        }
+    }
+
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(ticket, 1u) == gridDim.x - 1) {
+            __threadfence();
+            *result = ~*vbest_inv;
+            *vbest_inv = 0;
+            *ticket = 0;
         }
     }
 }

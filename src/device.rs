@@ -107,6 +107,9 @@ pub(crate) const COUNTER_REDUCE_TICKET: u64 = 0;
 pub(crate) const COUNTER_SCAN_TILE: u64 = 1;
 pub(crate) const COUNTER_SELECT_TILE: u64 = 2;
 pub(crate) const COUNTER_SCAN_BY_KEY_TILE: u64 = 3;
+pub(crate) const COUNTER_FIND_TICKET: u64 = 4;
+/// Two slots (8-byte aligned): find_first's inverted running best.
+pub(crate) const COUNTER_FIND_BEST: u64 = 6;
 const COUNTER_SLOTS: usize = 64;
 
 /// Identifies a specialisation without generating it: the template, the

@@ -193,3 +193,48 @@ pub fn precompile_unary<T: Element, Op: UnaryOp<T>>(target: Target<'_>, op: Op) 
     let arch = arch_of(target);
     run(target, vec![tr::transform_spec::<T, Op>(arch, &op).0])
 }
+
+/// The radix sort kernels for keys `K` alone (`sort`, `sort_descending`,
+/// `sort_with`): histogram, onesweep pass and one-block sort.
+///
+/// ```
+/// use cuprim::precompile::{precompile_sort, Target};
+/// let dev = cuprim::Device::default()?;
+/// precompile_sort::<f32>(Target::Device(&dev))?;
+/// for report in precompile_sort::<u64>(Target::Arch(90)).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_sort<K: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, vec![crate::algo::sort::sort_spec::<K, K>(arch, false).0])
+}
+
+/// The radix sort kernels for keys `K` with values `V` (`sort_pairs*`;
+/// `argsort::<I>` uses `V = I`).
+///
+/// ```
+/// use cuprim::precompile::{precompile_sort_pairs, Target};
+/// let dev = cuprim::Device::default()?;
+/// precompile_sort_pairs::<f32, u32>(Target::Device(&dev))?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_sort_pairs<K: Element, V: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, vec![crate::algo::sort::sort_spec::<K, V>(arch, true).0])
+}
+
+/// The classic (4-bit, three kernels per pass) sort kernels, keys alone
+/// and with values `V`: the comparison path of the sort bench.
+#[doc(hidden)]
+pub fn precompile_sort_classic<K: Element, V: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(
+        target,
+        vec![
+            crate::algo::sort::classic_spec::<K, K>(arch, false).0,
+            crate::algo::sort::classic_spec::<K, V>(arch, true).0,
+        ],
+    )
+}

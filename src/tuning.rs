@@ -132,3 +132,71 @@ pub(crate) fn scan_by_key(arch: u32, elem_bytes: usize) -> ScanPolicy {
         items: if elem_bytes >= 8 { 8 } else { 16 },
     }
 }
+
+/// Shape of the radix sort kernels (kernels/radix_sort.cu, and the
+/// classic comparison path of kernels/radix_sort_classic.cu).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SortPolicy {
+    /// Threads per block of the onesweep pass and the one-block sort (at
+    /// least 256: one thread per digit).
+    pub block: u32,
+    /// Keys per thread: a tile is `block * items` keys.
+    pub items: u32,
+    /// Resident blocks per SM the onesweep kernel is compiled for
+    /// (`__launch_bounds__`), which caps its registers.
+    pub min_blocks: u32,
+    /// Threads per block of the histogram pass.
+    pub hist_block: u32,
+    /// 16-byte loads in flight per thread in the histogram pass.
+    pub hist_unroll: u32,
+    /// Histogram blocks per SM (its grid is one wave of them).
+    pub hist_blocks_per_sm: u32,
+    /// Find equal digits in a warp with `__match_any_sync` rather than one
+    /// ballot per digit bit.
+    pub match_any: bool,
+    /// Look-back words each digit's thread reads per round trip to L2:
+    /// fewer round trips when many tiles wait at once (small inputs, one
+    /// wave), a few wasted loads per tile otherwise.
+    pub lookback_batch: u32,
+}
+
+impl SortPolicy {
+    /// Keys per tile.
+    pub fn tile(&self) -> u64 {
+        self.block as u64 * self.items as u64
+    }
+}
+
+/// Radix sort for keys of `key_bytes` and values of `value_bytes` (0 for
+/// keys alone). A tile stages `tile * max(key, value)` bytes in shared
+/// memory, kept near 27 KiB so that two 384-thread blocks fit an SM with
+/// room to spare (static shared memory stops at 48 KiB per block); 80
+/// registers per thread at two blocks per SM, no spills.
+/// `CUPRIM_TUNE_SORT=BLOCKxITEMS` overrides the tile (BLOCK a multiple of
+/// 32 from 256 to 1024; the tile in shared memory must stay under 48 KiB),
+/// `CUPRIM_TUNE_SORT_MATCH=1` ranks with `__match_any_sync`, for tuning.
+pub(crate) fn radix_sort(arch: u32, key_bytes: usize, value_bytes: usize) -> SortPolicy {
+    let _ = arch;
+    let widest = key_bytes.max(value_bytes);
+    static TILE: once_cell::sync::Lazy<Option<(u32, u32)>> = once_cell::sync::Lazy::new(|| {
+        let v = std::env::var("CUPRIM_TUNE_SORT").ok()?;
+        let (a, b) = v.split_once('x')?;
+        Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+    });
+    static MATCH_ANY: once_cell::sync::Lazy<bool> =
+        once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_MATCH").is_ok_and(|v| v == "1"));
+    let (block, items) = match *TILE {
+        Some((b, i)) if b % 32 == 0 && (256..=1024).contains(&b) && i >= 1 => (b, i),
+        _ => (384, if widest > 4 { 9 } else { 18 }),
+    };
+    SortPolicy {
+        block,
+        items,
+        min_blocks: (768 / block).max(1),
+        hist_block: 256,
+        hist_unroll: 4,
+        hist_blocks_per_sm: 4,
+        match_any: *MATCH_ANY,
+        lookback_batch: 8,
+    }
+}

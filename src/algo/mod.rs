@@ -6,6 +6,7 @@
 pub mod reduce;
 pub mod scan;
 pub mod select;
+pub mod sort;
 pub mod transform;
 
 use crate::device::Device;

@@ -13,9 +13,9 @@
 //! differently (fixed chunks of 65536) and is equally deterministic.
 
 use crate::algo::scan::monoid_text;
-use crate::device::{kernel_args, CudaDevice, FastKey, Module, COUNTER_REDUCE_TICKET};
+use crate::device::{kernel_args, CudaDevice, FastKey, Module, COUNTER_FIND_BEST, COUNTER_FIND_TICKET, COUNTER_REDUCE_TICKET};
 use crate::element::{Element, Scalar};
-use crate::error::{DriverContext, Result};
+use crate::error::Result;
 use crate::host;
 use crate::jit::source::{FIND, REDUCE};
 use crate::jit::KernelSpec;
@@ -437,20 +437,22 @@ fn find_first_cuda<T: Element, P: Predicate<T>>(dev: &CudaDevice, ptr: u64, len:
     let module = dev.module_for(key, || find_spec::<T, P>(dev.arch, pred))?;
     let (grid, block) = grid_for(tuning::find(dev.arch), dev, len, std::mem::size_of::<T>());
     let (n, param) = (len as u64, pred.param());
-    let best = dev.with_scratch(8, |best_ptr| {
-        // SAFETY: an 8-byte memset of scratch, then cuprim_find_first(const T*
-        // in, u64 n, T p, u64* best) on `n` elements.
+    let (best_inv, ticket) = (dev.counters_ptr + 4 * COUNTER_FIND_BEST, dev.counters_ptr + 4 * COUNTER_FIND_TICKET);
+    let best = dev.with_scratch(8, |result| {
+        // SAFETY: cuprim_find_first(const T* in, u64 n, T p, u64* best_inv,
+        // u32* ticket, u64* result) on `n` elements; best_inv and the ticket
+        // are the device's zeroed counters (the kernel leaves them zero);
+        // `result` is 8 bytes of scratch, read back under the scratch lock.
         unsafe {
-            cudarc::driver::result::memset_d8_async(best_ptr, 0xff, 8, dev.stream.cu_stream()).during("initialising find_first")?;
             dev.launch(
                 module.function("cuprim_find_first")?,
                 grid,
                 block,
                 0,
-                &mut kernel_args![&ptr, &n, &param, &best_ptr],
+                &mut kernel_args![&ptr, &n, &param, &best_inv, &ticket, &result],
             )?;
         }
-        Ok(u64::from_le_bytes(dev.read_back::<8>(best_ptr, "copying find_first's result")?))
+        Ok(u64::from_le_bytes(dev.read_back::<8>(result, "copying find_first's result")?))
     })?;
     Ok((best != u64::MAX).then_some(best as usize))
 }

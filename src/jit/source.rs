@@ -51,6 +51,21 @@ template!(SCAN, "scan", ["cuprim_scan"], headers: [LOOKBACK]);
 template!(SELECT, "select", ["cuprim_select"], headers: [LOOKBACK]);
 template!(SCAN_BY_KEY, "scan_by_key", ["cuprim_scan_by_key"], headers: [LOOKBACK]);
 
+/// `kernels/radix_sort.cuh`: key transform and stable tile ranking shared by the radix sorts.
+pub const RADIX_SORT_COMMON: &str = include_str!("../../kernels/radix_sort.cuh");
+template!(
+    RADIX_SORT,
+    "radix_sort",
+    ["cuprim_radix_histogram", "cuprim_radix_onesweep", "cuprim_radix_block_sort"],
+    headers: [RADIX_SORT_COMMON]
+);
+template!(
+    RADIX_SORT_CLASSIC,
+    "radix_sort_classic",
+    ["cuprim_radix_classic_upsweep", "cuprim_radix_classic_scan", "cuprim_radix_classic_downsweep"],
+    headers: [RADIX_SORT_COMMON]
+);
+
 /// Every template, for compile checks.
 pub static ALL_TEMPLATES: &[&Template] = &[
     &FILL,
@@ -62,6 +77,8 @@ pub static ALL_TEMPLATES: &[&Template] = &[
     &SCAN,
     &SELECT,
     &SCAN_BY_KEY,
+    &RADIX_SORT,
+    &RADIX_SORT_CLASSIC,
 ];
 
 /// A template plus the generated declarations that specialise it.
