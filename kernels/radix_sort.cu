@@ -27,7 +27,8 @@
 // tile waits only for smaller indices, so every wait ends.
 //
 // Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS,
-// CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL.
+// CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_LB_BATCH, CUPRIM_HIST_BLOCK,
+// CUPRIM_HIST_UNROLL.
 
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
@@ -40,6 +41,7 @@ static_assert(SORT_TILE < (1 << 16), "tile positions must fit 16 bits");
 constexpr u32 LB_AGGREGATE = 1u << 30;
 constexpr u32 LB_PREFIX = 2u << 30;
 constexpr u32 LB_COUNT = LB_AGGREGATE - 1;
+constexpr int LB_BATCH = CUPRIM_LB_BATCH;
 
 // ---------------------------------------------------------------------------
 // Histogram of every pass's digit.
@@ -50,11 +52,11 @@ constexpr int HIST_PASSES = sizeof(K);
 constexpr int HIST_PARTS_RAW = 16384 / (HIST_PASSES * RADIX * 4);
 constexpr int HIST_PARTS = HIST_PARTS_RAW > 8 ? 8 : (HIST_PARTS_RAW < 1 ? 1 : HIST_PARTS_RAW);
 constexpr int HIST_VEC = 16 / sizeof(K);
-typedef cuprim_vec<K, HIST_VEC> HistVec;
+typedef cuprim_vec<KU, HIST_VEC> HistVec;
 static_assert(CUPRIM_HIST_BLOCK % 32 == 0 && CUPRIM_HIST_BLOCK >= RADIX, "a block needs a thread per digit");
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
-    cuprim_radix_histogram(const K* keys, u64 n, u32 begin_bit, u32 end_bit, u64 flip, u64* hist, u32* ticket) {
+    cuprim_radix_histogram(const KU* keys, u64 n, u32 begin_bit, u32 end_bit, u64 flip, u64* hist, u32* ticket) {
     __shared__ u32 s_hist[HIST_PARTS * HIST_PASSES * RADIX];
     __shared__ u64 s_warp[CUPRIM_HIST_BLOCK / 32];
     __shared__ bool s_last;
@@ -71,9 +73,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
     __syncthreads();
 
     u32* part = s_hist + ((threadIdx.x >> 5) % HIST_PARTS) * (HIST_PASSES * RADIX);
-    const KU f = (KU)flip;
-    auto count = [&](K k) {
-        const KU o = (KU)(radix_ordered(k) ^ f);
+    const KR f = (KR)flip;
+    auto count = [&](KR k) {
+        const KR o = radix_ordered(k) ^ f;
 #pragma unroll
         for (int p = 0; p < HIST_PASSES; p++) {
             if ((u32)p < passes) atomicAdd(part + p * RADIX + ((u32)(o >> shift[p]) & mask[p]), 1u);
@@ -135,8 +137,8 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
 // One pass over one portion.
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_radix_onesweep(const K* __restrict__ keys_in, K* __restrict__ keys_out, const V* __restrict__ vals_in,
-                          V* __restrict__ vals_out, u64 n, u32 shift, u32 mask, u64 flip, const u64* digit_starts,
+    cuprim_radix_onesweep(const KU* __restrict__ keys_in, KU* __restrict__ keys_out, const VU* __restrict__ vals_in,
+                          VU* __restrict__ vals_out, u64 n, u32 shift, u32 mask, u64 flip, const u64* digit_starts,
                           const u64* carry_in, u64* carry_out, u32* lookback, u32* tile_counter, u32 num_tiles) {
     __shared__ u32 s_wc[SORT_WARPS * RADIX];
     __shared__ u32 s_start[RADIX];
@@ -144,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     __shared__ u32 s_warp[RADIX / 32];
     __shared__ u32 s_tile;
     __shared__ __align__(16) unsigned char s_buf[SORT_BUF];
-    K* s_keys = (K*)s_buf;
+    KU* s_keys = (KU*)s_buf;
 
     const u32 tid = threadIdx.x, warp = tid >> 5;
     if (tid == 0) s_tile = atomicAdd(tile_counter, 1u);
@@ -154,20 +156,20 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const u32 tile = s_tile;
     const u64 tile_base = (u64)tile * SORT_TILE;
     const u32 valid = n - tile_base < (u64)SORT_TILE ? (u32)(n - tile_base) : (u32)SORT_TILE;
-    const KU f = (KU)flip;
+    const KR f = (KR)flip;
 
     // Load and rank. Slots past the end get the largest digit, so they rank
     // after every real key (they come last in input order too) and occupy
     // tile positions [valid, SORT_TILE), which are never stored.
-    K key[CUPRIM_ITEMS];
-    u32 dig[CUPRIM_ITEMS], pos[CUPRIM_ITEMS];
-    radix_load_striped<K, CUPRIM_ITEMS>(keys_in + tile_base, valid, key);
+    KR key[CUPRIM_ITEMS];
+    u32 pos[CUPRIM_ITEMS];  // digit, then digit | rank in warp << 16, then tile position
+    radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys_in + tile_base, valid, key);
     {
         const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);
 #pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) dig[i] = first + i * 32 < valid ? radix_digit(key[i], shift, mask, f) : RADIX - 1;
+        for (int i = 0; i < CUPRIM_ITEMS; i++) pos[i] = first + i * 32 < valid ? radix_digit(key[i], shift, mask, f) : RADIX - 1;
     }
-    radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS>(dig, pos, s_wc + warp * RADIX);
+    radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS>(pos, s_wc + warp * RADIX);
     __syncthreads();
 
     // Thread d < RADIX owns digit d: publish the tile's count at once (an
@@ -180,33 +182,41 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     }
     radix_scan_counts<RADIX>(count, s_warp, s_start);
 
-    // Tile positions: digits before, same digit in earlier warps, same digit
-    // earlier in this warp. Keys go to shared memory in sorted order.
+    // Keys go to shared memory in sorted order.
+    radix_positions<RADIX, CUPRIM_ITEMS>(pos, s_start, s_wc + warp * RADIX);
 #pragma unroll
-    for (int i = 0; i < CUPRIM_ITEMS; i++) {
-        pos[i] += s_start[dig[i]] + s_wc[warp * RADIX + dig[i]];
-        s_keys[pos[i]] = key[i];
-    }
-
-#if CUPRIM_PAIRS
-    // Values are loaded now so that their latency overlaps the look-back.
-    V val[CUPRIM_ITEMS];
-    radix_load_striped<V, CUPRIM_ITEMS>(vals_in + tile_base, valid, val);
-#endif
+    for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
 
     // Look-back, one thread per digit: add predecessors' counts until one
     // with an inclusive prefix. s_base[d] + (tile position) is then the
-    // output position of a key with digit d.
+    // output position of a key with digit d. The words of LB_BATCH
+    // predecessors are read at once (one round trip to L2 instead of
+    // LB_BATCH dependent ones); a word not yet published is read again.
     if (tid < RADIX) {
         u32 before = 0;
         if (tile > 0) {
-            u32 k = tile - 1;
-            while (true) {
-                const u32 w = ((volatile u32*)lookback)[(u64)k * RADIX + tid];
-                if (w == 0) continue;  // not published yet
-                before += w & LB_COUNT;
-                if (w & LB_PREFIX) break;
-                k--;  // tile 0 always holds a prefix, so k stays >= 0
+            long long k = (long long)tile - 1;  // the next word to use
+            bool found = false;
+            while (!found) {
+                u32 w[LB_BATCH];
+#pragma unroll
+                for (int j = 0; j < LB_BATCH; j++) {
+                    // Tile 0 always holds a prefix, so the sentinel is never used.
+                    w[j] = k - j >= 0 ? ((volatile u32*)lookback)[(u64)(k - j) * RADIX + tid] : LB_PREFIX;
+                }
+                bool stalled = false;
+#pragma unroll
+                for (int j = 0; j < LB_BATCH; j++) {
+                    if (!found && !stalled) {
+                        if (w[j] == 0) {
+                            stalled = true;  // not published yet: read it again
+                        } else {
+                            before += w[j] & LB_COUNT;
+                            found = (w[j] & LB_PREFIX) != 0;
+                            k -= !found;
+                        }
+                    }
+                }
             }
             ((volatile u32*)lookback)[(u64)tile * RADIX + tid] = LB_PREFIX | (before + count);
         }
@@ -217,33 +227,37 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     __syncthreads();
 
     // Scatter keys: consecutive threads take consecutive tile positions, so
-    // a run of one digit is written by consecutive threads.
-#if CUPRIM_PAIRS
-    u32 out_dig[CUPRIM_ITEMS];
-#endif
+    // a run of one digit is written by consecutive threads. With values,
+    // the digit of tile position i * BLOCK + tid is kept in the high half of
+    // pos[i] (tile positions fit 16 bits).
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) {
         const u32 p = i * CUPRIM_BLOCK + tid;
         if (p < valid) {
-            const K k = s_keys[p];
+            const KR k = s_keys[p];
             const u32 d = radix_digit(k, shift, mask, f);
-            keys_out[s_base[d] + p] = k;
+            keys_out[s_base[d] + p] = (KU)k;
 #if CUPRIM_PAIRS
-            out_dig[i] = d;
+            pos[i] |= d << 16;
 #endif
         }
     }
 
 #if CUPRIM_PAIRS
-    V* s_vals = (V*)s_buf;
+    // Values are loaded only now: loaded before the look-back they would
+    // hold ITEMS registers through the key scatter and spill at two blocks
+    // per SM. The other resident block hides their latency.
+    VR val[CUPRIM_ITEMS];
+    radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals_in + tile_base, valid, val);
+    VU* s_vals = (VU*)s_buf;
     __syncthreads();  // every key has been read from s_buf
 #pragma unroll
-    for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i]] = val[i];
+    for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i] & 0xffffu] = (VU)val[i];
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) {
         const u32 p = i * CUPRIM_BLOCK + tid;
-        if (p < valid) vals_out[s_base[out_dig[i]] + p] = s_vals[p];
+        if (p < valid) vals_out[s_base[pos[i] >> 16] + p] = s_vals[p];
     }
 #endif
 }
@@ -252,24 +266,25 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // Inputs of at most one tile: one block, every pass in shared memory, in
 // place (all global reads happen before the first global write).
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_radix_block_sort(K* keys, V* vals, u32 n, u32 begin_bit, u32 end_bit, u64 flip) {
+// One block per launch, so it may use every register an SM has.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
+    cuprim_radix_block_sort(KU* keys, VU* vals, u32 n, u32 begin_bit, u32 end_bit, u64 flip) {
     __shared__ u32 s_wc[SORT_WARPS * RADIX];
     __shared__ u32 s_start[RADIX];
     __shared__ u32 s_warp[RADIX / 32];
     __shared__ __align__(16) unsigned char s_buf[SORT_BUF];
-    K* s_keys = (K*)s_buf;
+    KU* s_keys = (KU*)s_buf;
 
     const u32 tid = threadIdx.x, warp = tid >> 5;
     const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);
-    const KU f = (KU)flip;
-    K key[CUPRIM_ITEMS];
-    u32 dig[CUPRIM_ITEMS], pos[CUPRIM_ITEMS];
-    radix_load_striped<K, CUPRIM_ITEMS>(keys, n, key);
+    const KR f = (KR)flip;
+    KR key[CUPRIM_ITEMS];
+    u32 pos[CUPRIM_ITEMS];  // as in cuprim_radix_onesweep
+    radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys, n, key);
 #if CUPRIM_PAIRS
-    V val[CUPRIM_ITEMS];
-    V* s_vals = (V*)s_buf;
-    radix_load_striped<V, CUPRIM_ITEMS>(vals, n, val);
+    VR val[CUPRIM_ITEMS];
+    VU* s_vals = (VU*)s_buf;
+    radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals, n, val);
 #endif
 
     for (u32 shift = begin_bit; shift < end_bit; shift += RADIX_BITS) {
@@ -280,17 +295,15 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 
         // The keys are in input order for this pass: real keys first.
 #pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) dig[i] = first + i * 32 < n ? radix_digit(key[i], shift, mask, f) : RADIX - 1;
-        radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS>(dig, pos, s_wc + warp * RADIX);
+        for (int i = 0; i < CUPRIM_ITEMS; i++) pos[i] = first + i * 32 < n ? radix_digit(key[i], shift, mask, f) : RADIX - 1;
+        radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS>(pos, s_wc + warp * RADIX);
         __syncthreads();
         u32 count = radix_warp_offsets<RADIX, SORT_WARPS>(s_wc);
         if (tid == RADIX - 1) count -= SORT_TILE - n;
         radix_scan_counts<RADIX>(count, s_warp, s_start);
+        radix_positions<RADIX, CUPRIM_ITEMS>(pos, s_start, s_wc + warp * RADIX);
 #pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) {
-            pos[i] += s_start[dig[i]] + s_wc[warp * RADIX + dig[i]];
-            s_keys[pos[i]] = key[i];
-        }
+        for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
         __syncthreads();
         if (last) {
 #pragma unroll
@@ -305,7 +318,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #if CUPRIM_PAIRS
         __syncthreads();  // every key has been read from s_buf
 #pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i]] = val[i];
+        for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i]] = (VU)val[i];
         __syncthreads();
         if (last) {
 #pragma unroll

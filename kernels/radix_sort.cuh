@@ -3,6 +3,10 @@
 // kernels per pass): the order-preserving key transform, digit extraction,
 // warp-striped tile loads and the stable block-wide ranking of a tile.
 //
+// Keys and values are moved as unsigned integers of their width (KU, VU)
+// and held in registers as unsigned integers of at least 32 bits (KR, VR):
+// only the digit computation looks at what a key's bits mean.
+//
 // Specialised on: K (key type), V (value type; K when sorting keys only),
 // CUPRIM_PAIRS (0: keys only), CUPRIM_BLOCK (threads per block),
 // CUPRIM_ITEMS (keys per thread), CUPRIM_MATCH_ANY (1: find equal digits in
@@ -20,61 +24,51 @@ template <> struct radix_uint<2> { typedef unsigned short type; };
 template <> struct radix_uint<4> { typedef u32 type; };
 template <> struct radix_uint<8> { typedef u64 type; };
 
-// The unsigned integer as wide as a key.
+// The unsigned integers as wide as a key and as a value, and their
+// register forms.
 typedef typename radix_uint<sizeof(K)>::type KU;
+typedef typename radix_uint<sizeof(V)>::type VU;
+typedef typename radix_uint<(sizeof(K) < 4 ? 4 : sizeof(K))>::type KR;
+typedef typename radix_uint<(sizeof(V) < 4 ? 4 : sizeof(V))>::type VR;
+// The key's bits: all ones.
+constexpr KR KEY_ALL = (KR)(KU)~(KU)0;
 
 template <typename T> struct radix_signed { static constexpr bool value = false; };
 template <> struct radix_signed<i8> { static constexpr bool value = true; };
 template <> struct radix_signed<i32> { static constexpr bool value = true; };
 template <> struct radix_signed<i64> { static constexpr bool value = true; };
 
-// A key's bits mapped so that unsigned comparison is the key order:
+// A key's bits `u` mapped so that unsigned comparison is the key order:
 // unsigned integers as they are; signed integers with the sign bit flipped;
 // floats (total_cmp order: -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf <
 // +NaN) with every bit flipped when the sign bit is set, else the sign bit
 // set. Descending order XORs the result with all ones (see radix_digit).
-__device__ __forceinline__ KU radix_ordered(K k) {
-    union {
-        K k;
-        KU u;
-    } c;
-    c.k = k;
-    const KU u = c.u;
-    constexpr KU sign = (KU)((KU)1 << (8 * sizeof(K) - 1));
+__device__ __forceinline__ KR radix_ordered(KR u) {
+    constexpr KR sign = (KR)1 << (8 * sizeof(K) - 1);
     if constexpr (cuprim_traits<K>::is_float) {
-        return (u & sign) ? (KU)~u : (KU)(u | sign);
+        return (u & sign) ? (~u & KEY_ALL) : (u | sign);
     } else if constexpr (radix_signed<K>::value) {
-        return (KU)(u ^ sign);
+        return u ^ sign;
     } else {
         return u;
     }
 }
 
-// Digit of `k` for a pass: bits [shift, shift + popcount(mask)) of the
-// ordered key XOR `flip` (all ones for descending, else 0).
-__device__ __forceinline__ u32 radix_digit(K k, u32 shift, u32 mask, KU flip) {
-    return (u32)((KU)(radix_ordered(k) ^ flip) >> shift) & mask;
+// Digit of the key with bits `k` for a pass: bits [shift, shift +
+// popcount(mask)) of the ordered key XOR `flip` (all ones for descending,
+// else 0).
+__device__ __forceinline__ u32 radix_digit(KR k, u32 shift, u32 mask, KR flip) {
+    return (u32)((radix_ordered(k) ^ flip) >> shift) & mask;
 }
 
-// A value of any element type with all bits zero (what out-of-range tile
-// slots hold, so nothing uninitialised is ever moved).
-template <typename T> __device__ __forceinline__ T radix_zero() {
-    cuprim_words<T> z;
-#pragma unroll
-    for (int k = 0; k < cuprim_words<T>::W; k++) z.w[k] = 0;
-    return z.v;
-}
+// The lanes below this one.
+__device__ __forceinline__ u32 radix_lanemask_lt() { return (1u << (threadIdx.x & 31)) - 1u; }
 
-__device__ __forceinline__ u32 radix_lanemask_lt() {
-    u32 m;
-    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
-    return m;
-}
-
-// Loads a warp's share of a tile (warp-striped). `in` is the tile's first
-// key, `valid` how many keys the tile has; slots past it get zero bits.
-template <typename T, int ITEMS>
-__device__ __forceinline__ void radix_load_striped(const T* in, u32 valid, T (&x)[ITEMS]) {
+// Loads a warp's share of a tile (warp-striped) into registers of type R.
+// `in` is the tile's first key, `valid` how many keys the tile has; slots
+// past it get zero.
+template <typename T, typename R, int ITEMS>
+__device__ __forceinline__ void radix_load_striped(const T* in, u32 valid, R (&x)[ITEMS]) {
     const u32 lane = threadIdx.x & 31, first = (threadIdx.x >> 5) * 32 * ITEMS;
     if (first + 32 * ITEMS <= valid) {
 #pragma unroll
@@ -83,7 +77,7 @@ __device__ __forceinline__ void radix_load_striped(const T* in, u32 valid, T (&x
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const u32 j = first + i * 32 + lane;
-            x[i] = j < valid ? in[j] : radix_zero<T>();
+            x[i] = j < valid ? (R)in[j] : (R)0;
         }
     }
 }
@@ -104,26 +98,41 @@ template <int BITS> __device__ __forceinline__ u32 radix_peers(u32 d) {
 #endif
 }
 
-// Ranks this warp's ITEMS digits per lane in the order (item, lane): on
-// return rank[i] is how many of the warp's keys before item i of this lane
-// (in that order) have the same digit, and counters[d] (this warp's own,
-// zeroed before) holds how many of its keys have digit d. One shared-memory
-// atomic per distinct digit per item, by the highest lane holding it.
+// Ranks this warp's ITEMS digits per lane in the order (item, lane), in
+// place: on entry dr[i] is item i's digit, on return it is
+// `digit | rank << 16`, where rank counts the warp's keys before item i of
+// this lane (in that order) with the same digit; counters[d] (this warp's
+// own, zeroed before) then holds how many of its keys have digit d. One
+// shared-memory atomic per distinct digit per item, by the highest lane
+// holding it. (Digit and rank share a register: ranking runs at the peak of
+// register pressure.)
 //
 // Ordering: item i + 1's atomics are issued after every lane has passed
 // item i's __shfl_sync, which the leader of item i joins only once its
 // atomic has returned; so a counter is read and bumped in item order.
 template <int BITS, int ITEMS>
-__device__ __forceinline__ void radix_rank_warp(const u32 (&dig)[ITEMS], u32 (&rank)[ITEMS], u32* counters) {
+__device__ __forceinline__ void radix_rank_warp(u32 (&dr)[ITEMS], u32* counters) {
     const u32 lane = threadIdx.x & 31, lt = radix_lanemask_lt();
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
-        const u32 peers = radix_peers<BITS>(dig[i]);
+        const u32 peers = radix_peers<BITS>(dr[i]);
         const int leader = 31 - __clz(peers);
         u32 before = 0;
-        if ((int)lane == leader) before = atomicAdd(counters + dig[i], (u32)__popc(peers));
+        if ((int)lane == leader) before = atomicAdd(counters + dr[i], (u32)__popc(peers));
         before = __shfl_sync(0xffffffffu, before, leader);
-        rank[i] = before + __popc(peers & lt);
+        dr[i] |= (before + __popc(peers & lt)) << 16;
+    }
+}
+
+// After radix_rank_warp, radix_warp_offsets and radix_scan_counts: turns
+// each dr[i] into item i's position in the tile sorted by digit (digits
+// before it, the same digit in earlier warps, then earlier in this warp).
+template <int RADIX, int ITEMS>
+__device__ __forceinline__ void radix_positions(u32 (&dr)[ITEMS], const u32* s_start, const u32* warp_offsets) {
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const u32 d = dr[i] & 0xffffu;
+        dr[i] = (dr[i] >> 16) + s_start[d] + warp_offsets[d];
     }
 }
 

@@ -24,14 +24,14 @@ constexpr int C_BUF = C_TILE * (sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V));
 constexpr int C_SCAN_BLOCK = 1024;
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
-    cuprim_radix_classic_upsweep(const K* keys, u64 n, u32 shift, u32 mask, u64 flip, u32 tiles_per_block, u32* counts) {
+    cuprim_radix_classic_upsweep(const KU* keys, u64 n, u32 shift, u32 mask, u64 flip, u32 tiles_per_block, u32* counts) {
     __shared__ u32 s_count[C_WARPS * C_RADIX];
     for (int j = threadIdx.x; j < C_WARPS * C_RADIX; j += CUPRIM_BLOCK) s_count[j] = 0;
     __syncthreads();
     const u64 first = (u64)blockIdx.x * tiles_per_block * C_TILE;
     const u64 end = min(n, first + (u64)tiles_per_block * C_TILE);
     u32* mine = s_count + (threadIdx.x >> 5) * C_RADIX;
-    const KU f = (KU)flip;
+    const KR f = (KR)flip;
     for (u64 i = first + threadIdx.x; i < end; i += CUPRIM_BLOCK) atomicAdd(mine + radix_digit(keys[i], shift, mask, f), 1u);
     __syncthreads();
     if (threadIdx.x < C_RADIX) {
@@ -57,9 +57,9 @@ extern "C" __global__ void __launch_bounds__(C_SCAN_BLOCK) cuprim_radix_classic_
     }
 }
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
-    cuprim_radix_classic_downsweep(const K* __restrict__ keys_in, K* __restrict__ keys_out, const V* __restrict__ vals_in,
-                                   V* __restrict__ vals_out, u64 n, u32 shift, u32 mask, u64 flip, u32 tiles_per_block,
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_radix_classic_downsweep(const KU* __restrict__ keys_in, KU* __restrict__ keys_out,
+                                   const VU* __restrict__ vals_in, VU* __restrict__ vals_out, u64 n, u32 shift, u32 mask, u64 flip, u32 tiles_per_block,
                                    const u32* offsets) {
     __shared__ u32 s_wc[C_WARPS * C_RADIX];
     __shared__ u32 s_start[C_RADIX];
@@ -67,11 +67,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     __shared__ u64 s_run[C_RADIX];
     __shared__ u64 s_base[C_RADIX];
     __shared__ __align__(16) unsigned char s_buf[C_BUF];
-    K* s_keys = (K*)s_buf;
+    KU* s_keys = (KU*)s_buf;
 
     const u32 tid = threadIdx.x, warp = tid >> 5;
     const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);
-    const KU f = (KU)flip;
+    const KR f = (KR)flip;
     if (tid < C_RADIX) s_run[tid] = offsets[tid * gridDim.x + blockIdx.x];
 
     for (u32 t = 0; t < tiles_per_block; t++) {
@@ -81,21 +81,19 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
         for (int j = tid; j < C_WARPS * C_RADIX; j += CUPRIM_BLOCK) s_wc[j] = 0;
         __syncthreads();  // also: the previous tile has finished with shared memory
 
-        K key[CUPRIM_ITEMS];
-        u32 dig[CUPRIM_ITEMS], pos[CUPRIM_ITEMS];
-        radix_load_striped<K, CUPRIM_ITEMS>(keys_in + tile_base, valid, key);
+        KR key[CUPRIM_ITEMS];
+        u32 pos[CUPRIM_ITEMS];  // as in cuprim_radix_onesweep
+        radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys_in + tile_base, valid, key);
 #pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) dig[i] = first + i * 32 < valid ? radix_digit(key[i], shift, mask, f) : C_RADIX - 1;
-        radix_rank_warp<C_BITS, CUPRIM_ITEMS>(dig, pos, s_wc + warp * C_RADIX);
+        for (int i = 0; i < CUPRIM_ITEMS; i++) pos[i] = first + i * 32 < valid ? radix_digit(key[i], shift, mask, f) : C_RADIX - 1;
+        radix_rank_warp<C_BITS, CUPRIM_ITEMS>(pos, s_wc + warp * C_RADIX);
         __syncthreads();
         u32 count = radix_warp_offsets<C_RADIX, C_WARPS>(s_wc);
         if (tid == C_RADIX - 1) count -= C_TILE - valid;
         radix_scan_counts<C_RADIX>(count, s_warp, s_start);
+        radix_positions<C_RADIX, CUPRIM_ITEMS>(pos, s_start, s_wc + warp * C_RADIX);
 #pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) {
-            pos[i] += s_start[dig[i]] + s_wc[warp * C_RADIX + dig[i]];
-            s_keys[pos[i]] = key[i];
-        }
+        for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
         if (tid < C_RADIX) {
             s_base[tid] = s_run[tid] - s_start[tid];
             s_run[tid] += count;
@@ -106,18 +104,18 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
         for (int i = 0; i < CUPRIM_ITEMS; i++) {
             const u32 p = i * CUPRIM_BLOCK + tid;
             if (p < valid) {
-                const K k = s_keys[p];
+                const KR k = s_keys[p];
                 out_dig[i] = radix_digit(k, shift, mask, f);
-                keys_out[s_base[out_dig[i]] + p] = k;
+                keys_out[s_base[out_dig[i]] + p] = (KU)k;
             }
         }
 #if CUPRIM_PAIRS
-        V val[CUPRIM_ITEMS];
-        radix_load_striped<V, CUPRIM_ITEMS>(vals_in + tile_base, valid, val);
-        V* s_vals = (V*)s_buf;
+        VR val[CUPRIM_ITEMS];
+        radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals_in + tile_base, valid, val);
+        VU* s_vals = (VU*)s_buf;
         __syncthreads();
 #pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i]] = val[i];
+        for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i]] = (VU)val[i];
         __syncthreads();
 #pragma unroll
         for (int i = 0; i < CUPRIM_ITEMS; i++) {

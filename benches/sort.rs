@@ -1,0 +1,167 @@
+//! Radix sorts beside CUB's rows: sort keys u32, sort pairs u32/u32,
+//! f32/u32 and f64/u32 at 2^20, 2^24 and 2^28 (2^20 alone on the host
+//! backend), and the seed's 4-bit, three-kernels-per-pass design on pairs
+//! u32/u32 at 2^24 (`sort_pairs_classic4`), to show what onesweep buys.
+//!
+//! Inputs are CUB's own (`shared/anchors/cub_bench.cu`): a hash of the
+//! index for u32 keys and values, `(a >> 8) / 2^24` for f32 keys and
+//! `a / 2^32` for f64 keys. Every timed sort starts from the unsorted
+//! input, copied back into the sorted buffers before the start event (not
+//! timed). Throughput is keys per second.
+
+mod common;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cudarc::driver::sys::CUevent_flags;
+use cuprim::algo::sort::SortOptions;
+use cuprim::prelude::*;
+use rayon::prelude::*;
+use std::time::{Duration, Instant};
+
+/// cub_bench.cu's `fill_rand_u32`.
+fn hash_u32(n: usize, seed: u32) -> Vec<u32> {
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let mut x = (i as u32).wrapping_mul(2_654_435_761) ^ seed;
+            x ^= x >> 16;
+            x = x.wrapping_mul(0x7feb_352d);
+            x ^= x >> 15;
+            x = x.wrapping_mul(0x846c_a68b);
+            x ^ (x >> 16)
+        })
+        .collect()
+}
+
+/// Device time of `iters` calls of `call`, each after an untimed `setup`
+/// (CUDA events around the call alone), or wall time of the calls on the
+/// host backend.
+fn time_sorts<S>(
+    dev: &Device,
+    iters: u64,
+    state: &mut S,
+    mut setup: impl FnMut(&mut S) -> cuprim::Result<()>,
+    mut call: impl FnMut(&mut S) -> cuprim::Result<()>,
+) -> Duration {
+    let Some(stream) = dev.cuda_stream() else {
+        let mut total = Duration::ZERO;
+        for _ in 0..iters {
+            setup(state).expect("restoring the input");
+            let start = Instant::now();
+            call(state).expect("bench call failed");
+            total += start.elapsed();
+        }
+        return total;
+    };
+    let event = || {
+        stream
+            .context()
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("creating a timing event")
+    };
+    let (start, end) = (event(), event());
+    let mut ms = 0.0f64;
+    for _ in 0..iters {
+        setup(state).expect("restoring the input");
+        start.record(stream).expect("recording an event");
+        call(state).expect("bench call failed");
+        end.record(stream).expect("recording an event");
+        // elapsed_ms waits for both events.
+        ms += start.elapsed_ms(&end).expect("reading an event pair") as f64;
+    }
+    Duration::from_secs_f64(ms / 1e3)
+}
+
+/// Keys (and values) to sort, with the unsorted input kept beside them.
+struct Pairs<K: Element, V: Element> {
+    keys_in: DeviceVec<K>,
+    values_in: DeviceVec<V>,
+    keys: DeviceVec<K>,
+    values: DeviceVec<V>,
+}
+
+impl<K: Element, V: Element> Pairs<K, V> {
+    fn new(dev: &Device, keys: &[K], values: &[V]) -> Self {
+        let keys_in = DeviceVec::from_slice(dev, keys).expect("allocating keys");
+        let values_in = DeviceVec::from_slice(dev, values).expect("allocating values");
+        Pairs {
+            keys: keys_in.to_device_vec().expect("allocating keys"),
+            values: values_in.to_device_vec().expect("allocating values"),
+            keys_in,
+            values_in,
+        }
+    }
+
+    fn restore_keys(&mut self) -> cuprim::Result<()> {
+        self.keys.copy_from(&self.keys_in)
+    }
+
+    fn restore(&mut self) -> cuprim::Result<()> {
+        self.keys.copy_from(&self.keys_in)?;
+        self.values.copy_from(&self.values_in)
+    }
+}
+
+fn bench_pairs<K: Element>(c: &mut Criterion, dev: &Device, n: usize, elem: &str, keys: &[K], values: &[u32]) {
+    let mut p = Pairs::new(dev, keys, values);
+    let mut group = c.benchmark_group("sort_pairs");
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function(BenchmarkId::new(elem, n), |b| {
+        b.iter_custom(|iters| time_sorts(dev, iters, &mut p, Pairs::restore, |p| p.keys.sort_pairs(&mut p.values)))
+    });
+    group.finish();
+}
+
+fn sort_rows(c: &mut Criterion) {
+    let dev = common::device();
+    for n in common::sizes(&dev) {
+        let a = hash_u32(n, 1);
+        let values = hash_u32(n, 2);
+
+        let mut p = Pairs::new(&dev, &a, &values[..0]);
+        let mut group = c.benchmark_group("sort_keys");
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(BenchmarkId::new("u32", n), |b| {
+            b.iter_custom(|iters| time_sorts(&dev, iters, &mut p, Pairs::restore_keys, |p| p.keys.sort()))
+        });
+        group.finish();
+        drop(p);
+
+        bench_pairs(c, &dev, n, "u32_u32", &a, &values);
+        let f: Vec<f32> = a.par_iter().map(|&x| (x >> 8) as f32 * (1.0 / 16_777_216.0)).collect();
+        bench_pairs(c, &dev, n, "f32_u32", &f, &values);
+        drop(f);
+        let d: Vec<f64> = a.par_iter().map(|&x| x as f64 * (1.0 / 4_294_967_296.0)).collect();
+        bench_pairs(c, &dev, n, "f64_u32", &d, &values);
+        drop(d);
+
+        // The seed's design, beside onesweep at the same size.
+        if n == 1 << 24 || (dev.is_host() && n == 1 << 20) {
+            let mut p = Pairs::new(&dev, &a, &values);
+            let mut group = c.benchmark_group("sort_pairs_classic4");
+            group.throughput(Throughput::Elements(n as u64));
+            group.bench_function(BenchmarkId::new("u32_u32", n), |b| {
+                b.iter_custom(|iters| {
+                    time_sorts(&dev, iters, &mut p, Pairs::restore, |p| {
+                        p.keys.sort_pairs_classic_with(&mut p.values, SortOptions::new())
+                    })
+                })
+            });
+            group.finish();
+        }
+    }
+}
+
+fn config() -> Criterion {
+    common::config()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = sort_rows
+}
+criterion_main!(benches);
