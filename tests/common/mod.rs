@@ -1,25 +1,309 @@
-//! Shared test support: the devices every integration test runs on.
+//! Shared test support: the devices every integration test runs on, seeded
+//! random inputs with awkward values, and bit-exact comparison.
 #![allow(dead_code)]
 
-use cuprim::Device;
+use cuprim::{bf16, f16, Device, Element};
+use rand::RngCore;
 use std::sync::Once;
 
 /// The host backend always, plus CUDA device 0 when it can be used. With
 /// `CUPRIM_REQUIRE_CUDA=1`, a missing GPU fails the test instead of
-/// skipping it. New CUDA buffers start poisoned (0xff bytes).
+/// skipping it. New CUDA buffers start poisoned (0xff bytes), so output a
+/// kernel forgot to write cannot pass for a correct result.
 pub fn devices() -> Vec<Device> {
-    static POISON: Once = Once::new();
-    POISON.call_once(|| std::env::set_var("CUPRIM_POISON", "1"));
     let mut out = vec![Device::host()];
+    if let Some(gpu) = cuda() {
+        out.push(gpu);
+    }
+    out
+}
+
+/// CUDA device 0 if it can be used; otherwise `None` after the same
+/// require-or-skip handling as [`devices`].
+pub fn cuda() -> Option<Device> {
+    static POISON: Once = Once::new();
+    // The library reads CUPRIM_POISON once, at the first CUDA allocation,
+    // which can only come after a CUDA device exists: set it before that.
+    POISON.call_once(|| std::env::set_var("CUPRIM_POISON", "1"));
     match Device::cuda(0) {
-        Ok(d) => out.push(d),
+        Ok(d) => Some(d),
         Err(e) => {
             if std::env::var("CUPRIM_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
-                panic!("CUPRIM_REQUIRE_CUDA=1 but CUDA is unavailable: {e}");
+                panic!("CUPRIM_REQUIRE_CUDA=1 but CUDA cannot be used: {e}");
             }
             static SKIP: Once = Once::new();
             SKIP.call_once(|| eprintln!("cuda: skipped ({e})"));
+            None
         }
     }
-    out
+}
+
+/// The sizes every core operation is checked at.
+pub const SIZES: &[usize] = &[0, 1, 31, 33, 4097, (1 << 20) + 3];
+
+/// Sizes for the wide cross products (every cast pair, every view offset):
+/// the same awkward shapes without the largest in unoptimised builds.
+pub const SMALL_SIZES: &[usize] = &[0, 1, 31, 33, 4097];
+
+/// Sizes for the cross products: [`SIZES`] in release builds (the GPU
+/// runs), [`SMALL_SIZES`] plus one mid-size in debug builds, where the
+/// host reference is slow.
+pub fn wide_sizes() -> &'static [usize] {
+    if cfg!(debug_assertions) {
+        &[0, 1, 31, 33, 4097, 65_537]
+    } else {
+        SIZES
+    }
+}
+
+/// The tests' random generator: SplitMix64. Statistically fine for test
+/// inputs, and fast in unoptimised builds, where rand's ChaCha-based
+/// `TestRng` would dominate the run time.
+#[derive(Clone, Debug)]
+pub struct TestRng(u64);
+
+impl RngCore for TestRng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        for chunk in dest.chunks_mut(8) {
+            let bytes = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+/// A seeded generator for one test. The base seed comes from the clock, or
+/// from `CUPRIM_TEST_SEED` to replay a failure; it is mixed with `tag` so
+/// that tests started in the same instant still differ. Failure messages
+/// print the base seed.
+pub fn rng(tag: &str) -> (TestRng, u64) {
+    let base = match std::env::var("CUPRIM_TEST_SEED").ok().and_then(|s| s.parse::<u64>().ok()) {
+        Some(s) => s,
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x5eed),
+    };
+    // FNV-1a over the tag.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in tag.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    (TestRng(base ^ h), base)
+}
+
+/// Context for assertion messages: device, size, seed and how to replay.
+pub fn ctx(dev: &Device, what: &str, n: usize, seed: u64) -> String {
+    format!("{what} on {dev:?}, n={n}, seed={seed} (replay: CUPRIM_TEST_SEED={seed})")
+}
+
+/// Element types with the values tests like to throw at them.
+pub trait Sample: Element {
+    /// Values that break careless code: zeros of both signs, NaN, infinities,
+    /// subnormals, extremes, and the edges of every integer range (for casts).
+    fn specials() -> Vec<Self>;
+    /// One random value: raw random bits, moderate values, or one of
+    /// `specials` (which is [`Sample::specials`], computed once by the caller).
+    fn random(r: &mut TestRng, specials: &[Self]) -> Self;
+    /// A value from a small range (0..8), for predicates and repeats.
+    fn small(r: &mut TestRng) -> Self;
+}
+
+/// `n` values of [`Sample::random`].
+pub fn random_vec<T: Sample>(r: &mut TestRng, n: usize) -> Vec<T> {
+    let specials = T::specials();
+    (0..n).map(|_| T::random(r, &specials)).collect()
+}
+
+/// `n` values of [`Sample::small`].
+pub fn small_vec<T: Sample>(r: &mut TestRng, n: usize) -> Vec<T> {
+    (0..n).map(|_| T::small(r)).collect()
+}
+
+/// One draw split into a 3-bit case selector and 61 random bits.
+fn draw(r: &mut TestRng) -> (u64, u64) {
+    let x = r.next_u64();
+    (x & 7, x >> 3)
+}
+
+/// A uniform value in `[-scale, scale)` from 53 random bits.
+fn moderate(bits: u64, scale: f64) -> f64 {
+    ((bits >> 8) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * scale
+}
+
+macro_rules! sample_int {
+    ($($t:ty),*) => {$(
+        impl Sample for $t {
+            #[allow(unused_comparisons)]
+            fn specials() -> Vec<Self> {
+                let mut v = vec![0, 1, 2, 3, 7, 8, 127, <$t>::MAX, <$t>::MAX - 1, <$t>::MIN, <$t>::MIN.wrapping_add(1)];
+                v.push((<$t>::MAX / 2).wrapping_add(1));
+                if <$t>::MIN < 0 {
+                    v.extend([(0 as $t).wrapping_sub(1), (0 as $t).wrapping_sub(2), (0 as $t).wrapping_sub(127).wrapping_sub(1)]);
+                }
+                v
+            }
+            fn random(r: &mut TestRng, specials: &[Self]) -> Self {
+                let (case, bits) = draw(r);
+                match case {
+                    0..=2 => r.next_u64() as $t,
+                    3..=5 => ((bits % 2000) as i64 - 1000) as $t,
+                    _ => specials[bits as usize % specials.len()],
+                }
+            }
+            fn small(r: &mut TestRng) -> Self {
+                (r.next_u32() >> 29) as $t
+            }
+        }
+    )*};
+}
+sample_int!(u8, i8, u32, i32, u64, i64);
+
+/// Values at and around the edges of the integer ranges, as f64.
+const CAST_EDGES: &[f64] = &[
+    0.5,
+    -0.5,
+    0.999,
+    -0.999,
+    1.5,
+    -1.5,
+    127.0,
+    127.5,
+    128.0,
+    -128.0,
+    -128.5,
+    -129.0,
+    255.0,
+    255.5,
+    256.0,
+    65504.0,
+    65520.0,
+    2147483647.0,
+    2147483648.0,
+    -2147483648.0,
+    -2147483649.0,
+    4294967295.0,
+    4294967296.0,
+    9007199254740993.0,
+    9223372036854775807.0,
+    -9223372036854775808.0,
+    -9223372036854777856.0,
+    18446744073709551615.0,
+    18446744073709555712.0,
+    1e30,
+    -1e30,
+    3.4028234663852886e38,
+    1e300,
+];
+
+macro_rules! sample_float {
+    ($($t:ty, $bits:ty, $mant:expr);*) => {$(
+        impl Sample for $t {
+            fn specials() -> Vec<Self> {
+                let mut v = vec![
+                    0.0, -0.0, 1.0, -1.0, <$t>::NAN, -<$t>::NAN, <$t>::INFINITY, <$t>::NEG_INFINITY,
+                    <$t>::MAX, <$t>::MIN, <$t>::MIN_POSITIVE, -<$t>::MIN_POSITIVE, <$t>::EPSILON,
+                    <$t>::from_bits(1), -<$t>::from_bits(1),
+                    <$t>::from_bits(<$t>::MIN_POSITIVE.to_bits() - 1),
+                    -<$t>::from_bits(<$t>::MIN_POSITIVE.to_bits() - 1),
+                ];
+                v.extend(CAST_EDGES.iter().map(|&e| e as $t));
+                v
+            }
+            fn random(r: &mut TestRng, specials: &[Self]) -> Self {
+                let (case, bits) = draw(r);
+                match case {
+                    0 => <$t>::from_bits(r.next_u64() as $bits),
+                    // A subnormal of either sign.
+                    1 => {
+                        let x = <$t>::from_bits((bits as $bits) & ((1 << ($mant)) - 1));
+                        if bits >> 60 == 0 { x } else { -x }
+                    }
+                    2..=4 => moderate(bits, 1000.0) as $t,
+                    5 => moderate(bits, 2.0) as $t,
+                    _ => specials[bits as usize % specials.len()],
+                }
+            }
+            fn small(r: &mut TestRng) -> Self {
+                (r.next_u32() >> 29) as $t
+            }
+        }
+    )*};
+}
+sample_float!(f32, u32, 23; f64, u64, 52);
+
+macro_rules! sample_half {
+    ($($t:ty),*) => {$(
+        impl Sample for $t {
+            fn specials() -> Vec<Self> {
+                let mut v: Vec<$t> = [0x0000u16, 0x8000, 0x0001, 0x8001]
+                    .iter()
+                    .map(|&b| <$t>::from_bits(b))
+                    .collect();
+                v.extend([
+                    <$t>::NAN, -<$t>::NAN, <$t>::INFINITY, <$t>::NEG_INFINITY, <$t>::MAX, <$t>::MIN,
+                    <$t>::MIN_POSITIVE, -<$t>::MIN_POSITIVE, <$t>::MIN_POSITIVE_SUBNORMAL,
+                    <$t>::from_bits(<$t>::MIN_POSITIVE.to_bits() - 1), <$t>::EPSILON, <$t>::ONE, <$t>::NEG_ONE,
+                ]);
+                v.extend(CAST_EDGES.iter().map(|&e| <$t>::from_f64(e)));
+                v
+            }
+            fn random(r: &mut TestRng, specials: &[Self]) -> Self {
+                let (case, bits) = draw(r);
+                match case {
+                    0 | 1 => <$t>::from_bits(bits as u16),
+                    2..=4 => <$t>::from_f64(moderate(bits, 300.0)),
+                    5 => <$t>::from_f64(moderate(bits, 2.0)),
+                    _ => specials[bits as usize % specials.len()],
+                }
+            }
+            fn small(r: &mut TestRng) -> Self {
+                <$t>::from_f32((r.next_u32() >> 29) as f32)
+            }
+        }
+    )*};
+}
+sample_half!(f16, bf16);
+
+/// Bit equality, except that any NaN equals any NaN.
+pub fn same<T: Element>(a: T, b: T) -> bool {
+    (a.is_nan() && b.is_nan()) || bytemuck::bytes_of(&a) == bytemuck::bytes_of(&b)
+}
+
+/// Asserts `got` and `want` are element-wise [`same`], naming the first
+/// difference and how many there are.
+#[track_caller]
+pub fn assert_same<T: Element>(got: &[T], want: &[T], context: &str) {
+    assert_eq!(got.len(), want.len(), "length differs: {context}");
+    if bytemuck::cast_slice::<T, u8>(got) == bytemuck::cast_slice::<T, u8>(want) {
+        return;
+    }
+    let bad: Vec<usize> = (0..got.len()).filter(|&i| !same(got[i], want[i])).collect();
+    if let Some(&i) = bad.first() {
+        panic!(
+            "{} of {} elements differ, first at {i}: got {:?}, want {:?}: {context}",
+            bad.len(),
+            got.len(),
+            got[i],
+            want[i]
+        );
+    }
+}
+
+/// Says on stderr that a CUDA-only test did nothing here.
+pub fn skip(test: &str, why: &str) {
+    eprintln!("{test}: skipped ({why})");
 }

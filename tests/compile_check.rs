@@ -1,0 +1,329 @@
+//! Every kernel, for every element type and every built-in operator,
+//! compiled for sm_80 and sm_90 with NVRTC, which needs no GPU. This is how
+//! the kernels' sources are checked on machines without one. Each compile's
+//! ptxas report must show no spills and no stack frame.
+//!
+//! Without NVRTC the test prints a skip line, unless `CUPRIM_REQUIRE_NVRTC=1`.
+
+use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
+use cuprim::precompile::{
+    precompile, precompile_binary, precompile_predicate, precompile_reduce, precompile_scan, precompile_scan_by_key, precompile_unary,
+    KernelReport, Target,
+};
+use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
+use cuprim::{bf16, f16, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+const ARCHS: &[u32] = &[80, 90];
+
+/// One compile job: what it is, and the call that does it.
+type Job = (String, Box<dyn Fn() -> Result<Vec<KernelReport>> + Send + Sync>);
+
+fn job(jobs: &mut Vec<Job>, name: String, f: impl Fn() -> Result<Vec<KernelReport>> + Send + Sync + 'static) {
+    jobs.push((name, Box::new(f)));
+}
+
+/// `CUPRIM_COMPILE_CHECK=full`: every family with every operator and
+/// predicate on both architectures (about ten times the default's work).
+fn full() -> bool {
+    std::env::var("CUPRIM_COMPILE_CHECK").is_ok_and(|v| v == "full")
+}
+
+/// The data-movement and element-wise kernels of `T` on `arch`: fill,
+/// sequence, gather / scatter with both index types, min/max_element, the
+/// binary kernel with every arithmetic operator, and the unary kernel with
+/// every unary operator and a cast to every element type.
+fn elementwise_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
+    let t = Target::Arch;
+    let name = move |what: &str| format!("sm_{arch} {} {what}", T::NAME);
+
+    job(jobs, name("fill, gather/scatter (u32, u64), min/max_element"), move || {
+        precompile::<T>(t(arch))
+    });
+    macro_rules! binary {
+        ($($op:expr),*) => {$(
+            job(jobs, name(&format!("transform2 {:?}", $op)), move || precompile_binary::<T, _>(t(arch), $op));
+        )*};
+    }
+    binary!(Add, Mul, Min, Max);
+    macro_rules! unary {
+        ($($op:expr),*) => {$(
+            job(jobs, name(&format!("transform {}", stringify!($op))), move || precompile_unary::<T, _>(t(arch), $op));
+        )*};
+    }
+    unary!(
+        Negate,
+        Abs,
+        Square,
+        Identity,
+        Cast::<u8>::new(),
+        Cast::<i8>::new(),
+        Cast::<u32>::new(),
+        Cast::<i32>::new(),
+        Cast::<u64>::new(),
+        Cast::<i64>::new(),
+        Cast::<f16>::new(),
+        Cast::<bf16>::new(),
+        Cast::<f32>::new(),
+        Cast::<f64>::new()
+    );
+}
+
+/// The bitwise operators in the binary kernel (integer types).
+fn bitwise_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>)
+where
+    BitAnd: Monoid<T>,
+    BitOr: Monoid<T>,
+    BitXor: Monoid<T>,
+{
+    let t = Target::Arch;
+    let name = move |what: &str| format!("sm_{arch} {} {what}", T::NAME);
+    job(jobs, name("transform2 BitAnd"), move || precompile_binary::<T, _>(t(arch), BitAnd));
+    job(jobs, name("transform2 BitOr"), move || precompile_binary::<T, _>(t(arch), BitOr));
+    job(jobs, name("transform2 BitXor"), move || precompile_binary::<T, _>(t(arch), BitXor));
+    if full() {
+        for_ops_reduce_scan::<T, _>(arch, jobs, BitAnd);
+        for_ops_reduce_scan::<T, _>(arch, jobs, BitOr);
+        for_ops_reduce_scan::<T, _>(arch, jobs, BitXor);
+    }
+}
+
+fn for_ops_reduce_scan<T: Arith, Op: Monoid<T> + cuprim::ops::Commutative + std::fmt::Debug>(arch: u32, jobs: &mut Vec<Job>, op: Op) {
+    let t = Target::Arch;
+    job(jobs, format!("sm_{arch} {} reduce {op:?}", T::NAME), move || {
+        precompile_reduce::<T, _>(t(arch), op)
+    });
+    job(jobs, format!("sm_{arch} {} scan {op:?}", T::NAME), move || {
+        precompile_scan::<T, _>(t(arch), op)
+    });
+}
+
+/// The reduce, scan, search / select and scan-by-key kernels of `T`. By
+/// default with one operator and one predicate (the operator and predicate
+/// are one line of generated text; the kernels around them are what
+/// differs by type); with [`full`], with all of them.
+fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
+    let t = Target::Arch;
+    let name = move |what: &str| format!("sm_{arch} {} {what}", T::NAME);
+    for_ops_reduce_scan::<T, _>(arch, jobs, Add);
+    job(jobs, name("predicate Lt"), move || {
+        precompile_predicate::<T, _>(t(arch), Lt(T::one()))
+    });
+    job(jobs, name("scan_by_key keys, u32 Add values"), move || {
+        precompile_scan_by_key::<T, u32, _>(t(arch), Add)
+    });
+    if full() {
+        for_ops_reduce_scan::<T, _>(arch, jobs, Mul);
+        for_ops_reduce_scan::<T, _>(arch, jobs, Min);
+        for_ops_reduce_scan::<T, _>(arch, jobs, Max);
+        macro_rules! predicate {
+            ($($p:expr),*) => {$(
+                job(jobs, name(&format!("predicate {}", stringify!($p))), move || precompile_predicate::<T, _>(t(arch), $p));
+            )*};
+        }
+        predicate!(
+            Eq(T::one()),
+            Ne(T::zero()),
+            Le(T::one()),
+            Gt(T::zero()),
+            Ge(T::zero()),
+            IsNan,
+            Not(IsNan)
+        );
+        job(jobs, name("scan_by_key values Add, u32 keys"), move || {
+            precompile_scan_by_key::<u32, T, _>(t(arch), Add)
+        });
+        job(jobs, name("scan_by_key values Max, u64 keys"), move || {
+            precompile_scan_by_key::<u64, T, _>(t(arch), Max)
+        });
+    }
+}
+
+/// Every element type through `$f::<T>(arch, jobs)`.
+macro_rules! each_type {
+    ($f:ident, $arch:expr, $jobs:expr) => {
+        $f::<u8>($arch(0), $jobs);
+        $f::<i8>($arch(1), $jobs);
+        $f::<u32>($arch(2), $jobs);
+        $f::<i32>($arch(3), $jobs);
+        $f::<u64>($arch(4), $jobs);
+        $f::<i64>($arch(5), $jobs);
+        $f::<f16>($arch(6), $jobs);
+        $f::<bf16>($arch(7), $jobs);
+        $f::<f32>($arch(8), $jobs);
+        $f::<f64>($arch(9), $jobs);
+    };
+}
+
+fn all_jobs() -> Vec<Job> {
+    let mut jobs = Vec::new();
+    // The heavy families first, so the two NVRTC threads finish together.
+    if full() {
+        for &arch in ARCHS {
+            each_type!(family_jobs, |_| arch, &mut jobs);
+        }
+    } else {
+        // Each type on one architecture, alternating, so every kernel is
+        // compiled for every type and for both architectures.
+        each_type!(family_jobs, |i: usize| ARCHS[i % ARCHS.len()], &mut jobs);
+    }
+    for &arch in ARCHS {
+        each_type!(elementwise_jobs, |_| arch, &mut jobs);
+        bitwise_jobs::<u8>(arch, &mut jobs);
+        bitwise_jobs::<i8>(arch, &mut jobs);
+        bitwise_jobs::<u32>(arch, &mut jobs);
+        bitwise_jobs::<i32>(arch, &mut jobs);
+        bitwise_jobs::<u64>(arch, &mut jobs);
+        bitwise_jobs::<i64>(arch, &mut jobs);
+    }
+    jobs
+}
+
+/// Runs the jobs on rayon's threads, each thread taking the next job in
+/// list order (the heavy ones are first, so the threads finish together).
+fn run_in_order(jobs: &[Job]) -> Vec<(String, Result<Vec<KernelReport>>)> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Result<Vec<KernelReport>>)>> = Mutex::new(Vec::with_capacity(jobs.len()));
+    rayon::scope(|s| {
+        for _ in 0..rayon::current_num_threads() {
+            s.spawn(|_| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((_, f)) = jobs.get(i) else { break };
+                let r = f();
+                results.lock().unwrap_or_else(|e| e.into_inner()).push((i, r));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(i, r)| (jobs[i].0.clone(), r)).collect()
+}
+
+/// ptxas' per-kernel line: "N bytes stack frame, N bytes spill stores, N
+/// bytes spill loads". Returns (stack, spill stores, spill loads).
+fn resource_line(line: &str) -> Option<(u64, u64, u64)> {
+    if !line.contains("bytes stack frame") {
+        return None;
+    }
+    let number_before = |label: &str| -> Option<u64> {
+        let head = &line[..line.find(label)?];
+        head.split(|c: char| !c.is_ascii_digit())
+            .rev()
+            .find(|w| !w.is_empty())?
+            .parse()
+            .ok()
+    };
+    Some((
+        number_before("bytes stack frame")?,
+        number_before("bytes spill stores")?,
+        number_before("bytes spill loads")?,
+    ))
+}
+
+#[test]
+fn resource_line_parses_ptxas_output() {
+    let line = "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads";
+    assert_eq!(resource_line(line), Some((16, 8, 4)));
+    assert_eq!(resource_line("ptxas info    : Used 40 registers, used 1 barriers"), None);
+}
+
+#[test]
+fn every_kernel_compiles_for_sm80_and_sm90() {
+    let info = match cuprim::jit::nvrtc::nvrtc() {
+        Ok(info) => info,
+        Err(e) => {
+            if std::env::var("CUPRIM_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+                panic!("CUPRIM_REQUIRE_NVRTC=1 but NVRTC cannot be used: {e}");
+            }
+            eprintln!("compile_check: skipped ({e})");
+            return;
+        }
+    };
+    for arch in ARCHS {
+        assert!(
+            info.archs.contains(arch),
+            "NVRTC {:?} at {} cannot emit sm_{arch} code (it knows {:?})",
+            info.version,
+            info.found_at,
+            info.archs
+        );
+    }
+
+    let start = std::time::Instant::now();
+    let jobs = all_jobs();
+    let results = run_in_order(&jobs);
+
+    let mut failures = Vec::new();
+    let mut heavy = Vec::new();
+    let mut modules = 0;
+    let mut kernels = 0;
+    for (name, result) in results {
+        let reports = match result {
+            Ok(r) => r,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        if reports.is_empty() {
+            failures.push(format!("{name}: no kernel was compiled"));
+        }
+        for report in reports {
+            modules += 1;
+            let lines: Vec<(u64, u64, u64)> = report.log.lines().filter_map(resource_line).collect();
+            if lines.is_empty() {
+                failures.push(format!(
+                    "{name}: {}: no ptxas resource report in the log:\n{}",
+                    report.name, report.log
+                ));
+            }
+            kernels += lines.len();
+            for (stack, stores, loads) in lines {
+                if stack != 0 || stores != 0 || loads != 0 {
+                    heavy.push(format!(
+                        "{name}: {}: {stack} bytes stack frame, {stores} bytes spill stores, {loads} bytes spill loads",
+                        report.name
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "compile_check: {} jobs, {modules} modules, {kernels} kernels for sm_80 and sm_90 in {:.1} s (NVRTC {}.{})",
+        jobs.len(),
+        start.elapsed().as_secs_f64(),
+        info.version.0,
+        info.version.1
+    );
+    assert!(failures.is_empty(), "{} compile failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        heavy.is_empty(),
+        "{} kernels spill or use a stack frame:\n{}",
+        heavy.len(),
+        heavy.join("\n")
+    );
+}
+
+/// Targets at the edges: the host backend needs no kernels; an
+/// architecture older than NVRTC knows is an error, not a panic; one newer
+/// than it knows falls back to PTX for the newest it does.
+#[test]
+fn precompile_targets_at_the_edges() {
+    let host = cuprim::Device::host();
+    assert!(precompile::<f32>(Target::Device(&host)).unwrap().is_empty());
+    assert!(precompile_binary::<u8, _>(Target::Device(&host), BitXor).unwrap().is_empty());
+    let Ok(info) = cuprim::jit::nvrtc::nvrtc() else {
+        if std::env::var("CUPRIM_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+            panic!("CUPRIM_REQUIRE_NVRTC=1 but NVRTC cannot be used");
+        }
+        eprintln!("compile_check: skipped the NVRTC part of precompile_targets_at_the_edges (no NVRTC)");
+        return;
+    };
+    let e = precompile_unary::<f32, _>(Target::Arch(10), Negate);
+    assert!(e.is_err(), "sm_10 should be refused, got {e:?}");
+    let newest = info.archs.iter().copied().max().unwrap_or(90);
+    let future = precompile_unary::<f32, _>(Target::Arch(newest + 100), Negate).unwrap();
+    assert_eq!(future.len(), 1);
+    assert!(future[0].name.contains("transform"), "report name {:?}", future[0].name);
+}
