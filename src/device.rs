@@ -546,7 +546,9 @@ impl CudaDevice {
 
     /// Reads and clears the device error flag (one small synchronous copy).
     pub fn take_error_flag(&self) -> Result<bool> {
-        let flag = [u32::from_le_bytes(self.read_back::<4>(self.error_flag_ptr, "reading the error flag")?)];
+        let flag = [u32::from_le_bytes(
+            self.read_back::<4>(self.error_flag_ptr, "reading the error flag")?,
+        )];
         if flag[0] != 0 {
             // SAFETY: as above; a 4-byte memset of the flag.
             unsafe {

@@ -492,7 +492,8 @@ fn slices_out_of_range() {
                 "{dev:?}: slice_mut {range:?}"
             );
         }
-        let good: Vec<((Bound<usize>, Bound<usize>), Vec<u8>)> = vec![
+        type Range = (Bound<usize>, Bound<usize>);
+        let good: Vec<(Range, Vec<u8>)> = vec![
             ((Bound::Unbounded, Bound::Unbounded), vec![1, 2, 3, 4, 5]),
             ((Bound::Included(5), Bound::Unbounded), vec![]),
             ((Bound::Included(0), Bound::Excluded(0)), vec![]),

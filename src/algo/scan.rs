@@ -194,7 +194,11 @@ impl LookbackLayout {
         };
         let status_words = words_per_tile * tiles;
         let status_bytes = (4 * status_words).next_multiple_of(16);
-        let values = if words_per_tile > 1 { 0 } else { (tiles * value_bytes).next_multiple_of(16) };
+        let values = if words_per_tile > 1 {
+            0
+        } else {
+            (tiles * value_bytes).next_multiple_of(16)
+        };
         LookbackLayout {
             status: 0,
             aggregates: status_bytes as u64,

@@ -159,7 +159,9 @@ fn launch_select<T: Element, P: Predicate<T>>(
                 &mut kernel_args![&src, &n, &param, &selected, &rejected, &status, &aggs, &prefixes, &counter, &num_tiles],
             )?;
         }
-        Ok(u64::from_le_bytes(dev.read_back::<8>(base + total_at, "reading the copy_if count")?))
+        Ok(u64::from_le_bytes(
+            dev.read_back::<8>(base + total_at, "reading the copy_if count")?,
+        ))
     })?;
     // A 64-bit packed word holds a u32 count in its low half; a 16-byte one
     // holds the u64 count in its second 8 bytes, which total_at points at.
