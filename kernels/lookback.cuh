@@ -200,77 +200,15 @@ __device__ __forceinline__ u32 scan_take_tile(u32* tile_counter, u32 num_tiles, 
 }
 
 
-// Block-wide scan of one value per thread, in thread order. Returns the
-// block total (to every thread); `before` gets the fold of all earlier
-// threads' values and the return of `has_before` says whether there were
-// any (thread 0 has none). `warp_totals` is shared memory for BLOCK/32 values.
-template <typename V, typename Op, int BLOCK>
-__device__ __forceinline__ V block_scan(V value, V* warp_totals, V& before, bool& has_before) {
-    constexpr int WARPS = BLOCK / 32;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    V x = value;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const V y = cuprim_shfl_up(x, off);
-        if (lane >= off) x = Op::apply(y, x);
-    }
-    if (lane == 31) warp_totals[warp] = x;
-    const V before_in_warp = cuprim_shfl_up(x, 1);
-    __syncthreads();
-    if (warp == 0) {
-        V w = lane < WARPS ? warp_totals[lane] : Op::identity();
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            const V y = cuprim_shfl_up(w, off);
-            if (lane >= off) w = Op::apply(y, w);
-        }
-        if (lane < WARPS) warp_totals[lane] = w;  // now inclusive
-    }
-    __syncthreads();
-    has_before = false;
-    if (warp > 0) {
-        before = warp_totals[warp - 1];
-        has_before = true;
-    }
-    if (lane > 0) {
-        before = has_before ? Op::apply(before, before_in_warp) : before_in_warp;
-        has_before = true;
-    }
-    const V total = warp_totals[WARPS - 1];
-    __syncthreads();  // warp_totals may be reused after this
-    return total;
-}
-
-// Publishes this tile's total, looks back (warp 0), and hands every thread
-// the tile's exclusive prefix. Returns false for tile 0 (no prefix).
-// Shared memory: `window` (32 * LOOKBACK_WINDOWS values in deterministic
-// mode, else unused) and `s_prefix`.
-template <typename V, typename Op, bool DETERMINISTIC>
-__device__ __forceinline__ bool lookback_tile_prefix(u32 tile, V tile_total, u32* status, V* aggregates,
-                                                     V* prefixes, V* window, V* s_prefix, V& prefix) {
-    if ((threadIdx.x >> 5) == 0) {
-        const int lane = threadIdx.x & 31;
-        TileState<V> state(status, aggregates, prefixes);
-        if (tile == 0) {
-            if (lane == 0) state.publish(0u, tile_total, SCAN_PREFIX);
-        } else {
-            if (lane == 0) state.publish(tile, tile_total, SCAN_AGGREGATE);
-            __syncwarp();
-            const V p = lookback_exclusive_prefix<V, Op, DETERMINISTIC>(state, tile, tile_total, window);
-            if (lane == 0) *s_prefix = p;
-        }
-    }
-    __syncthreads();
-    if (tile == 0) return false;
-    prefix = *s_prefix;
-    return true;
-}
-
-// block_scan and lookback_tile_prefix fused, with two block barriers instead
-// of four: warp 0 scans the warp totals, learns the tile total, publishes it
-// and looks back before the second barrier. Every thread gets the fold of
-// the threads before it in the tile (`before`, if any) and the tile's
-// exclusive prefix (`prefix`, returned true unless tile 0).
+// Block-wide scan of one value per thread (in thread order) and the tile's
+// look-back, with two block barriers: warp 0 scans the warp totals, learns
+// the tile total, publishes it and looks back before the second barrier.
+// Every thread gets the fold of the threads before it in the tile (`before`,
+// if any) and the tile's exclusive prefix (`prefix`, returned true unless
+// tile 0). Afterwards warp_totals holds the inclusive scan of the warp
+// totals, so warp_totals[BLOCK / 32 - 1] is the tile total.
+// Shared memory: warp_totals (BLOCK / 32 values), window (32 *
+// LOOKBACK_WINDOWS values in deterministic mode, else unused), s_prefix.
 template <typename V, typename Op, int BLOCK, bool DETERMINISTIC>
 __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* status, V* aggregates, V* prefixes,
                                                     V* warp_totals, V* window, V* s_prefix, V& before,

@@ -76,10 +76,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
 
     SegPair before;
     bool has_before;
-    const SegPair tile_total = block_scan<SegPair, SegOp, CUPRIM_BLOCK>(thread_total, warp_totals, before, has_before);
     SegPair tile_prefix;
-    const bool has_tile_prefix =
-        lookback_tile_prefix<SegPair, SegOp, CUPRIM_DETERMINISTIC>(tile, tile_total, status, aggregates, prefixes, window, &s_prefix, tile_prefix);
+    const bool has_tile_prefix = block_scan_lookback<SegPair, SegOp, CUPRIM_BLOCK, CUPRIM_DETERMINISTIC>(
+        thread_total, tile, status, aggregates, prefixes, warp_totals, window, &s_prefix, before, has_before, tile_prefix);
 
     bool have = has_tile_prefix;
     SegPair run = has_tile_prefix ? tile_prefix : SegOp::identity();

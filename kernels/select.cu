@@ -70,11 +70,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
 
     C before;
     bool has_before;
-    const C tile_selected = block_scan<C, CountOp, CUPRIM_BLOCK>((C)count, warp_totals, before, has_before);
     C tile_prefix;
-    if (!lookback_tile_prefix<C, CountOp, false>(tile, tile_selected, status, aggregates, prefixes, window, &s_prefix,
-                                            tile_prefix))
+    if (!block_scan_lookback<C, CountOp, CUPRIM_BLOCK, false>((C)count, tile, status, aggregates, prefixes, warp_totals,
+                                                             window, &s_prefix, before, has_before, tile_prefix))
         tile_prefix = 0;
+    const C tile_selected = warp_totals[CUPRIM_BLOCK / 32 - 1];  // inclusive scan of warp totals: the tile's
     if (!has_before) before = 0;
 
     // Compact: selected to the front of the tile's shared memory, rejected
