@@ -18,21 +18,6 @@ use cuprim::prelude::*;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
-/// cub_bench.cu's `fill_rand_u32`.
-fn hash_u32(n: usize, seed: u32) -> Vec<u32> {
-    (0..n)
-        .into_par_iter()
-        .map(|i| {
-            let mut x = (i as u32).wrapping_mul(2_654_435_761) ^ seed;
-            x ^= x >> 16;
-            x = x.wrapping_mul(0x7feb_352d);
-            x ^= x >> 15;
-            x = x.wrapping_mul(0x846c_a68b);
-            x ^ (x >> 16)
-        })
-        .collect()
-}
-
 /// Device time of `iters` calls of `call`, each after an untimed `setup`
 /// (CUDA events around the call alone), or wall time of the calls on the
 /// host backend.
@@ -115,8 +100,8 @@ fn bench_pairs<K: Element>(c: &mut Criterion, dev: &Device, n: usize, elem: &str
 fn sort_rows(c: &mut Criterion) {
     let dev = common::device();
     for n in common::sizes(&dev) {
-        let a = hash_u32(n, 1);
-        let values = hash_u32(n, 2);
+        let a = common::hash_u32(n, 1);
+        let values = common::hash_u32(n, 2);
 
         let mut p = Pairs::new(&dev, &a, &values[..0]);
         let mut group = c.benchmark_group("sort_keys");

@@ -43,12 +43,18 @@ BYTES_PER_ELEMENT = {
     "sum_to_host": lambda s: s,
     "scan_incl_sum": lambda s: 2 * s,
     "scan_excl_sum": lambda s: 2 * s,
+    "histogram_even256": lambda s: s,
+    "histogram_even256_onebin": lambda s: s,
+    "histogram_even256_normal": lambda s: s,
+    "histogram_edges256": lambda s: s,
+    "histogram_even65536": lambda s: s,
 }
 
 FAMILIES = {
     "transform": ["fill", "copy_from", "gather_identity", "gather_random", "transform_square"],
     "reduce": ["reduce_sum", "reduce_max", "sum_to_host", "collective"],
     "scan": ["scan_incl_sum", "scan_excl_sum", "copy_if_half", "scan_by_key"],
+    "histogram": ["histogram_even256", "histogram_even256_onebin", "histogram_even256_normal", "histogram_edges256", "histogram_even65536"],
 }
 
 # Peer rows of peers.py worth showing beside a cuprim op: (op, elem) -> label prefix.
@@ -57,6 +63,7 @@ PEERS = {
     ("reduce_sum", "f32"): "torch sum f32",
     ("reduce_sum", "f64"): "torch sum f64",
     ("scan_incl_sum", "f32"): "torch cumsum f32",
+    ("histogram_even256", "f32"): "torch histc f32 256 bins",
 }
 
 BENCH_LINE = re.compile(r"^test (\S+) \.\.\. bench:\s+([\d,]+) (\w+)/iter")

@@ -238,3 +238,17 @@ pub fn precompile_sort_classic<K: Element, V: Element>(target: Target<'_>) -> Re
         ],
     )
 }
+
+/// The histogram kernels for samples `T` and counts `C` (`u32` or `u64`):
+/// every bin rule the type allows, with shared-memory and global counters.
+///
+/// ```
+/// use cuprim::precompile::{precompile_histogram, Target};
+/// let dev = cuprim::Device::default()?;
+/// precompile_histogram::<f32, u32>(Target::Device(&dev))?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_histogram<T: Element, C: crate::algo::histogram::Count>(target: Target<'_>) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, crate::algo::histogram::histogram_specs::<T, C>(arch))
+}

@@ -200,3 +200,36 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, value_bytes: usize) -> Sor
         lookback_batch: 8,
     }
 }
+
+/// Histogram launch shape (kernels/histogram.cu).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HistogramPolicy {
+    /// Threads per block, loads in flight, resident blocks per SM wanted
+    /// (fewer when the block-private counters need more shared memory).
+    pub launch: Policy,
+    /// Shared memory the block-private counters may take (bytes); as many
+    /// copies of the counters as fit, up to one per warp.
+    pub replica_bytes: u32,
+    /// The most bins counted in shared memory (one copy, with opt-in
+    /// shared memory past 48 KiB); more bins use global atomics.
+    pub max_shared_bins: u32,
+    /// Explicit bin edges up to this many are staged in shared memory.
+    pub edges_shared: u32,
+}
+
+/// Histogram: 256-thread blocks, two 16-byte loads in flight (the bin
+/// search and the atomics give the memory system time), counters copied
+/// per warp while the copies fit in 32 KiB (256 bins: 8 copies, 8 KiB).
+pub(crate) fn histogram(arch: u32) -> HistogramPolicy {
+    let _ = arch;
+    HistogramPolicy {
+        launch: Policy {
+            block: 256,
+            unroll: 2,
+            blocks_per_sm: 8,
+        },
+        replica_bytes: 32 << 10,
+        max_shared_bins: 16 << 10,
+        edges_shared: 2048,
+    }
+}

@@ -7,8 +7,8 @@
 
 use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
 use cuprim::precompile::{
-    precompile, precompile_binary, precompile_predicate, precompile_reduce, precompile_scan, precompile_scan_by_key, precompile_unary,
-    KernelReport, Target,
+    precompile, precompile_binary, precompile_histogram, precompile_predicate, precompile_reduce, precompile_scan, precompile_scan_by_key,
+    precompile_unary, KernelReport, Target,
 };
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
 use cuprim::{bf16, f16, Result};
@@ -113,6 +113,7 @@ fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
     job(jobs, name("scan_by_key keys, u32 Add values"), move || {
         precompile_scan_by_key::<T, u32, _>(t(arch), Add)
     });
+    job(jobs, name("histogram, u32 counts"), move || precompile_histogram::<T, u32>(t(arch)));
     if full() {
         for_ops_reduce_scan::<T, _>(arch, jobs, Mul);
         for_ops_reduce_scan::<T, _>(arch, jobs, Min);
@@ -137,6 +138,7 @@ fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
         job(jobs, name("scan_by_key values Max, u64 keys"), move || {
             precompile_scan_by_key::<u64, T, _>(t(arch), Max)
         });
+        job(jobs, name("histogram, u64 counts"), move || precompile_histogram::<T, u64>(t(arch)));
     }
 }
 

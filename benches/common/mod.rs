@@ -202,3 +202,18 @@ pub fn random_permutation(n: usize, seed: u64) -> Vec<u32> {
         })
         .collect()
 }
+
+/// cub_bench.cu's `fill_rand_u32`.
+pub fn hash_u32(n: usize, seed: u32) -> Vec<u32> {
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let mut x = (i as u32).wrapping_mul(2_654_435_761) ^ seed;
+            x ^= x >> 16;
+            x = x.wrapping_mul(0x7feb_352d);
+            x ^= x >> 15;
+            x = x.wrapping_mul(0x846c_a68b);
+            x ^ (x >> 16)
+        })
+        .collect()
+}

@@ -47,6 +47,7 @@ template!(TRANSFORM2, "transform2", ["cuprim_transform2"]);
 template!(GATHER_SCATTER, "gather_scatter", ["cuprim_gather", "cuprim_scatter"]);
 template!(REDUCE, "reduce", ["cuprim_reduce"]);
 template!(FIND, "find", ["cuprim_find_first"]);
+template!(HISTOGRAM, "histogram", ["cuprim_histogram"]);
 template!(SCAN, "scan", ["cuprim_scan"], headers: [LOOKBACK]);
 template!(SELECT, "select", ["cuprim_select"], headers: [LOOKBACK]);
 template!(SCAN_BY_KEY, "scan_by_key", ["cuprim_scan_by_key"], headers: [LOOKBACK]);
@@ -74,6 +75,7 @@ pub static ALL_TEMPLATES: &[&Template] = &[
     &GATHER_SCATTER,
     &REDUCE,
     &FIND,
+    &HISTOGRAM,
     &SCAN,
     &SELECT,
     &SCAN_BY_KEY,
