@@ -24,7 +24,23 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     if (cuprim_aligned_to<FindVec>(in)) {
         const u64 nv = n / FIND_ITEMS;
         const FindVec* vin = (const FindVec*)in;
-        for (u64 v = tid; v < nv; v += FIND_UNROLL * stride) {
+        auto check = [&](const FindVec& x, u64 v) {
+#pragma unroll
+            for (int k = 0; k < FIND_ITEMS; k++) {
+                if (PredFn::apply(x.v[k], param)) {
+                    atomicMax(best_inv, ~(v * FIND_ITEMS + k));
+                    return;
+                }
+            }
+        };
+        u64 v = tid;
+        // First round: one vector per thread, so a match near the front is
+        // seen after a quarter of a full round's loads.
+        if (v < nv) {
+            check(vin[v], v);
+            v += stride;
+        }
+        for (; v < nv; v += FIND_UNROLL * stride) {
             if (v * FIND_ITEMS >= ~*vbest_inv) break;
             FindVec x[FIND_UNROLL];
 #pragma unroll
@@ -33,14 +49,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #pragma unroll
             for (int u = 0; u < FIND_UNROLL; u++) {
                 if (v + u * stride >= nv) break;
-                bool found = false;
-#pragma unroll
-                for (int k = 0; k < FIND_ITEMS; k++) {
-                    if (!found && PredFn::apply(x[u].v[k], param)) {
-                        atomicMax(best_inv, ~((v + u * stride) * FIND_ITEMS + k));
-                        found = true;
-                    }
-                }
+                check(x[u], v + u * stride);
             }
         }
         const u64 t = nv * FIND_ITEMS + tid;

@@ -46,13 +46,24 @@ impl Policy {
 /// Six resident blocks of 256 threads with 4 x 16 B loads each in flight
 /// (96 KiB per SM) saturate HBM3; the 40 registers this allows keep the
 /// (value, index) and u64-count variants free of spills (32 do not).
+/// `CUPRIM_TUNE_REDUCE=BLOCKxUNROLLxBLOCKS_PER_SM` overrides it, for tuning.
 pub(crate) fn reduce(arch: u32) -> Policy {
     let _ = arch;
-    Policy {
+    static OVERRIDE: once_cell::sync::Lazy<Option<Policy>> = once_cell::sync::Lazy::new(|| {
+        let v = std::env::var("CUPRIM_TUNE_REDUCE").ok()?;
+        let mut it = v.split('x').map(|p| p.trim().parse::<u32>().ok());
+        let (block, unroll, blocks_per_sm) = (it.next()??, it.next()??, it.next()??);
+        (block % 32 == 0 && (64..=1024).contains(&block) && (1..=16).contains(&unroll) && blocks_per_sm >= 1).then_some(Policy {
+            block,
+            unroll,
+            blocks_per_sm,
+        })
+    });
+    OVERRIDE.unwrap_or(Policy {
         block: 256,
         unroll: 4,
         blocks_per_sm: 6,
-    }
+    })
 }
 
 /// Whether reductions load with `ld.global.nc.L1::no_allocate.L2::256B`

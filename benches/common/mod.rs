@@ -15,7 +15,8 @@
 //! backend a sample is wall time.
 //!
 //! Environment: `CUPRIM_DEVICE` picks the device as everywhere;
-//! `CUPRIM_BENCH_MAX_LOG2=N` drops sizes above 2^N (for smaller GPUs).
+//! `CUPRIM_BENCH_MAX_LOG2=N` drops sizes above 2^N (for smaller GPUs),
+//! `CUPRIM_BENCH_MIN_LOG2=N` those below 2^N.
 
 #![allow(dead_code)]
 
@@ -50,11 +51,12 @@ pub fn device() -> Device {
 /// Problem sizes: 2^20, 2^24 and 2^28 on a GPU, 2^20 alone on the host.
 pub fn sizes(dev: &Device) -> Vec<usize> {
     let all: &[u32] = if dev.is_cuda() { &[20, 24, 28] } else { &[20] };
-    let cap = std::env::var("CUPRIM_BENCH_MAX_LOG2")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .unwrap_or(u32::MAX);
-    all.iter().filter(|&&log2| log2 <= cap).map(|&log2| 1usize << log2).collect()
+    let bound = |name: &str, default: u32| std::env::var(name).ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(default);
+    let (floor, cap) = (bound("CUPRIM_BENCH_MIN_LOG2", 0), bound("CUPRIM_BENCH_MAX_LOG2", u32::MAX));
+    all.iter()
+        .filter(|&&log2| (floor..=cap).contains(&log2))
+        .map(|&log2| 1usize << log2)
+        .collect()
 }
 
 /// 20 samples, 0.5 s of warm-up, 1.5 s of measurement: one bench costs a

@@ -415,17 +415,17 @@ fn reduce_to_device<T: Element>(dev: &CudaDevice, module: &Module, ptr: u64, len
     })
 }
 
-/// Reduces into scratch and copies the accumulator's `acc_bytes` back. The
-/// copy is queued while the scratch lock is held, so no other call can
-/// overwrite the result first.
+/// Reduces and returns the accumulator's bytes: written by the kernel
+/// straight to page-locked host memory, or into scratch and copied back
+/// (under the scratch lock, so no other call can overwrite it first).
 fn reduce_to_host<T: Element>(dev: &CudaDevice, module: &Module, ptr: u64, len: usize, param: T, acc_bytes: usize) -> Result<[u8; 16]> {
     let (grid, block) = reduce_grid(dev, len, std::mem::size_of::<T>());
     let parts = partial_bytes(grid, acc_bytes);
     dev.with_scratch(parts + 16, |base| {
-        let out_ptr = base + parts as u64;
-        launch_reduce(dev, module, grid, block, ptr, len, param, base, out_ptr)?;
-        // 16 bytes: the accumulator (at most 16) and any padding after it in scratch.
-        dev.read_back::<16>(out_ptr, "copying a reduction result")
+        // 16 bytes: the accumulator (at most 16) and any padding after it.
+        dev.result_to_host::<16>(base + parts as u64, "copying a reduction result", |out_ptr| {
+            launch_reduce(dev, module, grid, block, ptr, len, param, base, out_ptr)
+        })
     })
 }
 
@@ -438,21 +438,24 @@ fn find_first_cuda<T: Element, P: Predicate<T>>(dev: &CudaDevice, ptr: u64, len:
     let (grid, block) = grid_for(tuning::find(dev.arch), dev, len, std::mem::size_of::<T>());
     let (n, param) = (len as u64, pred.param());
     let (best_inv, ticket) = (dev.counters_ptr + 4 * COUNTER_FIND_BEST, dev.counters_ptr + 4 * COUNTER_FIND_TICKET);
-    let best = dev.with_scratch(8, |result| {
-        // SAFETY: cuprim_find_first(const T* in, u64 n, T p, u64* best_inv,
-        // u32* ticket, u64* result) on `n` elements; best_inv and the ticket
-        // are the device's zeroed counters (the kernel leaves them zero);
-        // `result` is 8 bytes of scratch, read back under the scratch lock.
-        unsafe {
-            dev.launch(
-                module.function("cuprim_find_first")?,
-                grid,
-                block,
-                0,
-                &mut kernel_args![&ptr, &n, &param, &best_inv, &ticket, &result],
-            )?;
-        }
-        Ok(u64::from_le_bytes(dev.read_back::<8>(result, "copying find_first's result")?))
+    let best = dev.with_scratch(8, |scratch| {
+        let bytes = dev.result_to_host::<8>(scratch, "copying find_first's result", |result| {
+            // SAFETY: cuprim_find_first(const T* in, u64 n, T p, u64*
+            // best_inv, u32* ticket, u64* result) on `n` elements; best_inv
+            // and the ticket are the device's zeroed counters (the kernel
+            // leaves them zero); `result` is 8 writable bytes (page-locked
+            // host memory or scratch), read under their locks.
+            unsafe {
+                dev.launch(
+                    module.function("cuprim_find_first")?,
+                    grid,
+                    block,
+                    0,
+                    &mut kernel_args![&ptr, &n, &param, &best_inv, &ticket, &result],
+                )
+            }
+        })?;
+        Ok(u64::from_le_bytes(bytes))
     })?;
     Ok((best != u64::MAX).then_some(best as usize))
 }
