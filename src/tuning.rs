@@ -109,20 +109,20 @@ impl ScanPolicy {
 /// Scan (and copy_if) tiles of 256 threads: 24 items of 4 bytes (24 KiB),
 /// 12 of 8 bytes, 32 of 1 or 2 bytes (a whole number of 16-byte vectors per
 /// thread). Measured on H100 at 2^28 f32: 16 items 1.10 ms, 24 items
-/// 1.02 ms, 32 items 1.01 ms (more registers); 512 x 16 1.13 ms.
+/// 1.02 ms, 32 items 1.01 ms (more registers); 512 x 16 1.13 ms. A later
+/// run (`bench-results/reduce-tune/scan-tune.txt`): 128 x 24 0.984 ms
+/// against 1.001 ms for 256 x 24 (128 x 32 0.985, 256 x 20 0.987, 384 x 16
+/// 1.126, 512 x 12 1.091), so 4-byte elements use 128-thread tiles.
 /// `CUPRIM_TUNE_SCAN=BLOCKxITEMS` overrides it, for tuning experiments.
 pub(crate) fn scan(arch: u32, elem_bytes: usize) -> ScanPolicy {
     let _ = arch;
     if let Some((block, items)) = override_pair("CUPRIM_TUNE_SCAN") {
         return ScanPolicy { block, items };
     }
-    ScanPolicy {
-        block: 256,
-        items: match elem_bytes {
-            8.. => 12,
-            4 => 24,
-            _ => 32,
-        },
+    match elem_bytes {
+        8.. => ScanPolicy { block: 256, items: 12 },
+        4 => ScanPolicy { block: 128, items: 24 },
+        _ => ScanPolicy { block: 256, items: 32 },
     }
 }
 
