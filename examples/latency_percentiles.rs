@@ -47,7 +47,10 @@ fn main() -> Result<(), Error> {
 
     let mut sorted = latencies.clone();
     sorted.sort_by(f32::total_cmp);
-    println!("{n} latencies, {} bins, {dropped} outside [1 us, 10 s); histogram + scan + copy back: {elapsed:?}", bins.len());
+    println!(
+        "{n} latencies, {} bins, {dropped} outside [1 us, 10 s); histogram + scan + copy back: {elapsed:?}",
+        bins.len()
+    );
     println!("{:>6} {:>22} {:>12}", "pct", "histogram bin (us)", "exact (us)");
     for p in [50.0, 90.0, 99.0, 99.9, 99.99] {
         let rank = ((p / 100.0) * n as f64).ceil() as u32;

@@ -19,7 +19,12 @@
 // arithmetic of even float bins), CUPRIM_HIST_MODE:
 //   0 even bins over floats: b = (u32)((x - lo) * scale), clamped to nb - 1
 //   1 even bins over integers, exact: b = floor((x - lo) * nb / range)
-//   2 explicit edges (sorted): e[b] <= x < e[b + 1], binary search
+//   2 explicit edges (sorted): e[b] <= x < e[b + 1], binary search; for
+//     float samples with finite outer edges, a table of `lut_cells` equal
+//     cells over [e[0], e[last]) first narrows the search to the bins of
+//     the sample's cell and its neighbours (the computed cell may be off by
+//     one after rounding; the neighbours cover that), so evenly spread
+//     edges take one or two steps instead of log2(bins)
 //   3 bincount: b = x for 0 <= x < nb
 // and CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS, CUPRIM_UNROLL, CUPRIM_EDGES_SHARED
 // (at most this many edges are staged in shared memory).
@@ -58,12 +63,15 @@ struct HistParams {
     F scale;        // mode 0: nb / (hi - lo), rounded to F once, on the host
     u64 range;      // mode 1: hi - lo, exact
     const T* edges; // mode 2
+    const u32* lut; // mode 2: lut[c] = the bin holding the start of cell c
+    F lut_scale;    // mode 2: lut_cells / (e[last] - e[0]), rounded to F
     u32 num_edges;  // mode 2
+    u32 lut_cells;  // mode 2: 0 when there is no table
     u32 nb;         // number of bins; a sample mapped to nb is dropped
 };
 
 // The bin of one sample, or p.nb when it is outside every bin or NaN.
-__device__ __forceinline__ u32 hist_bin(T v, const HistParams& p, const T* edges) {
+__device__ __forceinline__ u32 hist_bin(T v, const HistParams& p, const T* edges, const u32* lut) {
 #if CUPRIM_HIST_MODE == 0
     const F x = (F)hist_num(v), lo = (F)hist_num(p.lo), hi = (F)hist_num(p.hi);
     if (!(x >= lo && x < hi)) return p.nb;  // NaN fails both
@@ -100,6 +108,16 @@ __device__ __forceinline__ u32 hist_bin(T v, const HistParams& p, const T* edges
     if (!(x >= hist_num(edges[0]) && x < hist_num(edges[last]))) return p.nb;
     // Invariant: edges[lo] <= x < edges[hi].
     u32 lo = 0, hi = last;
+    if constexpr (cuprim_traits<T>::is_float) {
+        if (p.lut_cells) {
+            u32 c = (u32)((F)(x - hist_num(edges[0])) * p.lut_scale);
+            if (c >= p.lut_cells) c = p.lut_cells - 1;
+            lo = lut[c > 0 ? c - 1 : 0];
+            if (c + 2 < p.lut_cells) hi = lut[c + 2] + 1;
+        }
+    } else {
+        (void)lut;
+    }
     while (hi - lo > 1) {
         const u32 mid = (lo + hi) >> 1;
         if (hist_num(edges[mid]) <= x) {
@@ -135,7 +153,8 @@ struct HistRun {
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_histogram(const T* __restrict__ in, u64 n, HistParams p, u32 replicas, C* __restrict__ counts,
                      u64* __restrict__ dropped) {
-    // Shared memory: [replicas x (nb + 1) u32 counters, if shared][staged edges, if any].
+    // Shared memory: [replicas x (nb + 1) u32 counters, if shared][staged
+    // edges and cell table, if any].
     extern __shared__ __align__(16) unsigned char hist_smem[];
 #if CUPRIM_HIST_SHARED
     u32* const bins = (u32*)hist_smem;
@@ -147,11 +166,17 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const u32 edges_at = 0;
 #endif
     const T* edges = p.edges;
+    const u32* lut = p.lut;
 #if CUPRIM_HIST_MODE == 2
     if (p.num_edges <= CUPRIM_EDGES_SHARED) {
         T* staged = (T*)(hist_smem + edges_at);
         for (u32 i = threadIdx.x; i < p.num_edges; i += CUPRIM_BLOCK) staged[i] = p.edges[i];
         edges = staged;
+        if (p.lut_cells) {
+            u32* staged_lut = (u32*)(hist_smem + ((edges_at + p.num_edges * sizeof(T) + 15) & ~15u));
+            for (u32 i = threadIdx.x; i < p.lut_cells; i += CUPRIM_BLOCK) staged_lut[i] = p.lut[i];
+            lut = staged_lut;
+        }
     }
 #else
     (void)edges_at;
@@ -171,7 +196,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         }
     };
     auto add = [&](T v) {
-        const u32 b = hist_bin(v, p, edges);
+        const u32 b = hist_bin(v, p, edges, lut);
         if (b == r.bin) {
             r.run++;
         } else {

@@ -236,6 +236,49 @@ macro_rules! edge_bins {
 }
 edge_bins!(edges_f32: f32, edges_f64: f64, edges_i32: i32, edges_u64: u64, edges_f16: f16, edges_u8: u8);
 
+/// Edges the GPU narrows with its cell table: evenly spaced, log-spaced
+/// (many bins per cell at one end, many cells per bin at the other), and
+/// uneven clusters; samples on every edge and one ulp either side of it.
+#[test]
+fn edges_with_cell_table() {
+    let (mut r, seed) = common::rng("edges_cell_table");
+    let even: Vec<f64> = (0..=300).map(|i| -1.5 + i as f64 * 0.01).collect();
+    let log: Vec<f64> = (0..=140).map(|i| 10f64.powf(i as f64 / 20.0 - 2.0)).collect();
+    let mut clustered: Vec<f64> = (0..200)
+        .map(|i| 5.0 + i as f64 * 1e-4)
+        .chain((0..50).map(|i| 100.0 + i as f64 * 37.0))
+        .collect();
+    clustered.sort_by(f64::total_cmp);
+    for (name, edges) in [("even", even), ("log", log), ("clustered", clustered)] {
+        let (lo, hi) = (edges[0], edges[edges.len() - 1]);
+        let mut data: Vec<f64> = (0..(1 << 16) + 5).map(|_| lo - 1.0 + (hi - lo + 2.0) * r.gen::<f64>()).collect();
+        for &e in &edges {
+            data.extend([e, e.next_up(), e.next_down()]);
+        }
+        macro_rules! one {
+            ($t:ty) => {{
+                let to = |x: f64| <$t as Element>::from_scalar(cuprim::Scalar::F64(x));
+                let e: Vec<$t> = edges.iter().map(|&x| to(x)).collect();
+                let d: Vec<$t> = data.iter().map(|&x| to(x)).collect();
+                let ne = e.len();
+                let want = tally(&d, ne - 1, |x| {
+                    let x = x.to_f64();
+                    if !(x >= e[0].to_f64() && x < e[ne - 1].to_f64()) {
+                        return ne - 1;
+                    }
+                    e.partition_point(|v| v.to_f64() <= x) - 1
+                });
+                let what = format!("{name} edges, {}", stringify!($t));
+                check(&d, &want, &what, seed, |v| v.histogram(Bins::edges(&e)).unwrap());
+            }};
+        }
+        one!(f32);
+        one!(f64);
+        one!(f16);
+        one!(bf16);
+    }
+}
+
 /// Float edges and awkward samples: NaN and infinities dropped, -0.0 = +0.0.
 #[test]
 fn edges_with_specials() {

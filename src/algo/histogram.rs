@@ -365,6 +365,13 @@ pub(crate) struct BinRule<T> {
     /// Mode 1: `hi - lo`, exact.
     range: u64,
     edges: Vec<T>,
+    /// Mode 2, float samples with finite outer edges: `lut[c]` is the bin
+    /// holding the start of cell `c` of `lut.len()` equal cells over
+    /// `[edges[0], edges[last])`; the kernel searches only the bins of a
+    /// sample's cell and its neighbours. Empty: search all bins.
+    lut: Vec<u32>,
+    /// `lut.len() / (edges[last] - edges[0])` in the kernel's `F`.
+    lut_scale: f64,
 }
 
 /// An integer sample as i128 (`None` for floats).
@@ -405,6 +412,8 @@ impl<T: Element> BinRule<T> {
             scale: 0.0,
             range: 0,
             edges: Vec::new(),
+            lut: Vec::new(),
+            lut_scale: 0.0,
         };
         match &bins.kind {
             BinsKind::Integers(_) => {}
@@ -461,9 +470,44 @@ impl<T: Element> BinRule<T> {
                 }
                 rule.mode = Mode::Edges;
                 rule.edges = edges.clone();
+                rule.cell_table();
             }
         }
         Ok(rule)
+    }
+
+    /// Builds the cell table of float edges (see `lut`): four cells per
+    /// bin, 64 to 4096 of them. None when an outer edge is infinite or the
+    /// span does not fit the kernel's float type.
+    fn cell_table(&mut self) {
+        let (first, last) = (self.edges[0].to_f64(), self.edges[self.edges.len() - 1].to_f64());
+        if T::KIND != Kind::Float || !(first.is_finite() && last.is_finite() && first < last) {
+            return;
+        }
+        let cells = (4 * self.nb as usize).clamp(64, 4096);
+        let scale = if wide_float::<T>() {
+            cells as f64 / (last - first)
+        } else {
+            let span = last as f32 - first as f32;
+            (cells as f32 / span) as f64
+        };
+        let span_ok = if wide_float::<T>() {
+            (last - first).is_finite()
+        } else {
+            (last as f32 - first as f32).is_finite()
+        };
+        if !span_ok || !scale.is_finite() || scale <= 0.0 {
+            return;
+        }
+        let width = (last - first) / cells as f64;
+        let edges: Vec<f64> = self.edges.iter().map(|e| e.to_f64()).collect();
+        self.lut = (0..cells)
+            .map(|c| {
+                let start = first + c as f64 * width;
+                (edges.partition_point(|&e| e <= start).max(1) - 1).min(self.nb as usize - 1) as u32
+            })
+            .collect();
+        self.lut_scale = scale;
     }
 
     /// The bin of `x`, or `nb` when it is dropped: the kernel's `hist_bin`.
@@ -528,7 +572,7 @@ impl<T: Element> BinRule<T> {
     /// Float arithmetic type of the kernel (`F`): double for f64 samples
     /// and for exact integer bins' estimate.
     fn double(&self) -> bool {
-        self.mode == Mode::EvenInt || (self.mode == Mode::EvenFloat && wide_float::<T>())
+        self.mode == Mode::EvenInt || (matches!(self.mode, Mode::EvenFloat | Mode::Edges) && wide_float::<T>())
     }
 }
 
@@ -551,9 +595,19 @@ fn accumulate<T: Element, C: Count, D: DeviceData<T> + ?Sized>(src: &D, rule: &B
         (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: counts_ptr, .. }, MemMut::Cuda { ptr: dropped_ptr, .. }) => {
             let device = src.device();
             if rule.double() {
-                launch::<T, C, f64>(device, dev, rule, rule.scale, ptr, len, counts_ptr, dropped_ptr)
+                launch::<T, C, f64>(device, dev, rule, rule.scale, rule.lut_scale, ptr, len, counts_ptr, dropped_ptr)
             } else {
-                launch::<T, C, f32>(device, dev, rule, rule.scale as f32, ptr, len, counts_ptr, dropped_ptr)
+                launch::<T, C, f32>(
+                    device,
+                    dev,
+                    rule,
+                    rule.scale as f32,
+                    rule.lut_scale as f32,
+                    ptr,
+                    len,
+                    counts_ptr,
+                    dropped_ptr,
+                )
             }
         }
         _ => Err(Error::DeviceMismatch { op: "histogram_into" }),
@@ -569,7 +623,10 @@ struct HistParams<T, F> {
     scale: F,
     range: u64,
     edges: u64,
+    lut: u64,
+    lut_scale: F,
     num_edges: u32,
+    lut_cells: u32,
     nb: u32,
 }
 
@@ -593,7 +650,7 @@ fn layout<T: Element>(policy: &tuning::HistogramPolicy, rule: &BinRule<T>) -> La
     };
     let counters = if shared { (replicas * slots * 4).next_multiple_of(16) } else { 0 };
     let staged = if rule.mode == Mode::Edges && rule.edges.len() as u32 <= policy.edges_shared {
-        rule.edges.len() as u32 * std::mem::size_of::<T>() as u32
+        (rule.edges.len() * std::mem::size_of::<T>()).next_multiple_of(16) as u32 + 4 * rule.lut.len() as u32
     } else {
         0
     };
@@ -623,7 +680,7 @@ fn histogram_spec<T: Element, C: Count>(arch: u32, mode: u32, double: bool, shar
 /// Every specialisation a sample type can need, for compile checks.
 pub(crate) fn histogram_specs<T: Element, C: Count>(arch: u32) -> Vec<KernelSpec> {
     let modes: &[(Mode, bool)] = match T::KIND {
-        Kind::Float => &[(Mode::EvenFloat, wide_float::<T>()), (Mode::Edges, false)],
+        Kind::Float => &[(Mode::EvenFloat, wide_float::<T>()), (Mode::Edges, wide_float::<T>())],
         _ => &[(Mode::EvenInt, true), (Mode::Edges, false), (Mode::Integers, false)],
     };
     let mut specs = Vec::new();
@@ -647,6 +704,7 @@ fn launch<T: Element, C: Count, F: Copy + 'static>(
     dev: &CudaDevice,
     rule: &BinRule<T>,
     scale: F,
+    lut_scale: F,
     ptr: u64,
     len: usize,
     counts_ptr: u64,
@@ -692,13 +750,25 @@ fn launch<T: Element, C: Count, F: Copy + 'static>(
         Some(Mem::Cuda { ptr, .. }) => ptr,
         _ => 0,
     };
+    let lut_buf = if rule.lut.is_empty() {
+        None
+    } else {
+        Some(DeviceVec::from_slice(device, &rule.lut)?)
+    };
+    let lut_ptr = match lut_buf.as_ref().map(|e| e.mem()) {
+        Some(Mem::Cuda { ptr, .. }) => ptr,
+        _ => 0,
+    };
     let params = HistParams::<T, F> {
         lo: rule.lo,
         hi: rule.hi,
         scale,
         range: rule.range,
         edges: edges_ptr,
+        lut: lut_ptr,
+        lut_scale,
         num_edges: rule.edges.len() as u32,
+        lut_cells: rule.lut.len() as u32,
         nb: rule.nb,
     };
     let replicas = lay.replicas;
@@ -709,8 +779,9 @@ fn launch<T: Element, C: Count, F: Copy + 'static>(
         // SAFETY: cuprim_histogram(const T* in, u64 n, HistParams p, u32
         // replicas, C* counts, u64* dropped): `in` holds n elements of the
         // source; `params` matches the kernel's struct field for field
-        // (repr(C)), its edges pointer (mode 2) addresses num_edges values
-        // alive until after the launch (stream-ordered free); counts has nb
+        // (repr(C)), its edges and cell-table pointers (mode 2) address
+        // num_edges values and lut_cells u32s alive until after the launch
+        // (stream-ordered free); counts has nb
         // slots and dropped one; the dynamic shared memory is what the
         // layout asked for, allowed above when past 48 KiB.
         unsafe {
@@ -724,6 +795,72 @@ fn launch<T: Element, C: Count, F: Copy + 'static>(
         }
         start += n;
     }
-    drop(edges_buf);
+    drop((edges_buf, lut_buf));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernel's mode-2 search with the cell table, in the kernel's
+    /// arithmetic (f32 here), for checking the table on the host.
+    fn bin_with_table(rule: &BinRule<f32>, x: f32) -> u32 {
+        let e = &rule.edges;
+        let last = e.len() - 1;
+        if !(x >= e[0] && x < e[last]) {
+            return rule.nb;
+        }
+        let (mut lo, mut hi) = (0usize, last);
+        let cells = rule.lut.len();
+        let c = (((x - e[0]) * rule.lut_scale as f32) as usize).min(cells - 1);
+        lo = lo.max(rule.lut[c.saturating_sub(1)] as usize);
+        if c + 2 < cells {
+            hi = rule.lut[c + 2] as usize + 1;
+        }
+        assert!(
+            e[lo] <= x && x < e[hi],
+            "x = {x}: cell {c} gives [{lo}, {hi}) = [{}, {})",
+            e[lo],
+            e[hi]
+        );
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if e[mid] <= x {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo as u32
+    }
+
+    #[test]
+    fn cell_table_narrows_to_the_right_bins() {
+        let sets: Vec<Vec<f32>> = vec![
+            (0..=256).map(|i| i as f32 / 256.0).collect(),
+            (0..=140).map(|i| 10f32.powf(i as f32 / 20.0 - 2.0)).collect(),
+            vec![-3.0, -3.0, -2.9999, 0.0, 0.0, 1e-30, 7.0, 7.0, 1e6],
+            vec![1e6, 1e6 + 0.0625, 1e6 + 0.125, 1e6 + 1.0],
+        ];
+        for edges in sets {
+            let rule = BinRule::new(&Bins::edges(&edges)).unwrap();
+            assert!(!rule.lut.is_empty());
+            let (lo, hi) = (edges[0], edges[edges.len() - 1]);
+            let mut probes: Vec<f32> = (0..20_000).map(|i| lo + (hi - lo) * (i as f32 / 19_999.0)).collect();
+            for &e in &edges {
+                probes.extend([e, e.next_up(), e.next_down()]);
+            }
+            for x in probes {
+                assert_eq!(bin_with_table(&rule, x), rule.bin(x), "x = {x}, edges {edges:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn no_cell_table_for_infinite_or_integer_edges() {
+        assert!(BinRule::new(&Bins::edges(&[f32::NEG_INFINITY, 0.0, 1.0])).unwrap().lut.is_empty());
+        assert!(BinRule::new(&Bins::edges(&[-f32::MAX, f32::MAX])).unwrap().lut.is_empty());
+        assert!(BinRule::new(&Bins::edges(&[0u32, 5, 9])).unwrap().lut.is_empty());
+    }
 }
