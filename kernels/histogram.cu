@@ -10,7 +10,10 @@
 //     per group of warps (`replicas`, a power of two) so warps rarely
 //     contend; at the end the block adds its non-zero counts to `counts`
 //     with one global atomic per bin.
-//   CUPRIM_HIST_SHARED 0 (more bins than fit): global atomics directly.
+//     With more bins than fit, a launch counts a window of them
+//     [bin_base, bin_base + window) and the host launches once per window
+//     (a few passes over the input beat global atomics on scattered bins).
+//   CUPRIM_HIST_SHARED 0 (more bins still): global atomics directly.
 // Dropped samples are counted in a register, reduced per block and added
 // to `*dropped` once per block. Integer atomics only: the result does not
 // depend on timing.
@@ -68,6 +71,9 @@ struct HistParams {
     u32 num_edges;  // mode 2
     u32 lut_cells;  // mode 2: 0 when there is no table
     u32 nb;         // number of bins; a sample mapped to nb is dropped
+    u32 bin_base;   // shared counters: this launch counts bins
+    u32 window;     //   [bin_base, bin_base + window) only
+    u32 count_dropped;  // whether this launch counts dropped samples
 };
 
 // The bin of one sample, or p.nb when it is outside every bin or NaN.
@@ -83,7 +89,7 @@ __device__ __forceinline__ u32 hist_bin(T v, const HistParams& p, const T* edges
     const u64 d = (u64)(U)((U)v - (U)p.lo);  // exact: lo <= v
     // Estimate in double (relative error ~2^-52, so off by at most one),
     // then correct exactly: the bin b with b * range <= d * nb < (b + 1) * range.
-    u32 b = (u32)((double)d * ((double)p.nb / (double)p.range));
+    u32 b = (u32)((double)d * p.scale);  // scale = nb / range
     if (b >= p.nb) b = p.nb - 1;
     if constexpr (sizeof(T) <= 4) {
         const u64 t = d * (u64)p.nb;  // < 2^32 * 2^24: no overflow
@@ -158,9 +164,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     extern __shared__ __align__(16) unsigned char hist_smem[];
 #if CUPRIM_HIST_SHARED
     u32* const bins = (u32*)hist_smem;
-    const u32 slots = replicas * (p.nb + 1);
+    const u32 slots = replicas * (p.window + 1);
     for (u32 i = threadIdx.x; i < slots; i += CUPRIM_BLOCK) bins[i] = 0;
-    u32* const mine = bins + ((threadIdx.x >> 5) & (replicas - 1)) * (p.nb + 1);
+    u32* const mine = bins + ((threadIdx.x >> 5) & (replicas - 1)) * (p.window + 1);
     const u32 edges_at = (slots * 4 + 15) & ~15u;
 #else
     const u32 edges_at = 0;
@@ -189,7 +195,8 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             r.dropped += r.run;
         } else {
 #if CUPRIM_HIST_SHARED
-            atomicAdd(mine + r.bin, r.run);
+            const u32 b = r.bin - p.bin_base;  // wraps past the window when below it
+            if (b < p.window) atomicAdd(mine + b, r.run);
 #else
             atomicAdd(counts + r.bin, (C)r.run);
 #endif
@@ -235,13 +242,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     if (r.run) count_run();
 
     const u64 block_dropped = cuprim_block_reduce<u64, HistAddU64, CUPRIM_BLOCK>(r.dropped);
-    if (threadIdx.x == 0 && block_dropped) atomicAdd((unsigned long long*)dropped, (unsigned long long)block_dropped);
+    if (threadIdx.x == 0 && block_dropped && p.count_dropped) atomicAdd((unsigned long long*)dropped, (unsigned long long)block_dropped);
 #if CUPRIM_HIST_SHARED
     // cuprim_block_reduce ended with a barrier: every run is in `bins`.
-    for (u32 b = threadIdx.x; b < p.nb; b += CUPRIM_BLOCK) {
+    for (u32 b = threadIdx.x; b < p.window; b += CUPRIM_BLOCK) {
         u32 s = 0;
-        for (u32 k = 0; k < replicas; k++) s += bins[k * (p.nb + 1) + b];
-        if (s) atomicAdd(counts + b, (C)s);
+        for (u32 k = 0; k < replicas; k++) s += bins[k * (p.window + 1) + b];
+        if (s) atomicAdd(counts + p.bin_base + b, (C)s);
     }
 #endif
 }

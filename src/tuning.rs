@@ -224,9 +224,13 @@ pub(crate) struct HistogramPolicy {
     /// Shared memory the block-private counters may take (bytes); as many
     /// copies of the counters as fit, up to one per warp.
     pub replica_bytes: u32,
-    /// The most bins counted in shared memory (one copy, with opt-in
-    /// shared memory past 48 KiB); more bins use global atomics.
+    /// The most bins counted in shared memory in one pass (one copy, with
+    /// opt-in shared memory past 48 KiB).
     pub max_shared_bins: u32,
+    /// More bins are counted in windows of at most `max_shared_bins`, one
+    /// pass over the input each, up to this many passes; past that, global
+    /// atomics.
+    pub max_window_passes: u32,
     /// Explicit bin edges up to this many are staged in shared memory.
     pub edges_shared: u32,
 }
@@ -244,6 +248,7 @@ pub(crate) fn histogram(arch: u32) -> HistogramPolicy {
         },
         replica_bytes: 32 << 10,
         max_shared_bins: 16 << 10,
+        max_window_passes: 4,
         edges_shared: 2048,
     }
 }

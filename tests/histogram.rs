@@ -23,8 +23,9 @@ fn sizes() -> &'static [usize] {
 }
 
 /// Bin counts: one bin, odd, the common 256, many copies per block, the
-/// largest shared-memory case, the first global-atomics case, and a large one.
-const BIN_COUNTS: &[usize] = &[1, 7, 256, 4096, 16384, 16385, 100_000];
+/// largest one-pass shared-memory case, the first two-window case, the
+/// last four-window case, the first global-atomics case, and a large one.
+const BIN_COUNTS: &[usize] = &[1, 7, 256, 4096, 16384, 16385, 65536, 65537, 100_000];
 
 /// The distributions every test draws from.
 #[derive(Clone, Copy, Debug)]
@@ -296,7 +297,7 @@ macro_rules! bincounts {
         #[test]
         fn $name() {
             let (mut r, seed) = common::rng(stringify!($name));
-            for &nb in &[1usize, 5, 100, 16384, 16385] {
+            for &nb in &[1usize, 5, 100, 16384, 16385, 70_000] {
                 for &n in sizes() {
                     let data: Vec<$t> = (0..n).map(|_| (r.gen_range(-10i64..(nb as i64 + 10))) as $t).collect();
                     let want = tally(&data, nb, |x| {

@@ -34,7 +34,8 @@
 //! One pass: every thread reads 16-byte vectors, maps samples to bins and
 //! adds runs of equal bins at once (so one-bin input costs fewer atomics,
 //! not more); up to 16384 bins are counted in block-private shared memory
-//! (one copy per warp when they fit), more with global atomics.
+//! (one copy per warp when they fit), up to 65536 in windows of at most
+//! 16384 bins, one pass over the input each, and more with global atomics.
 
 use crate::device::{kernel_args, CudaDevice, FastKey};
 use crate::element::{Element, IntElement, Kind, Scalar};
@@ -628,6 +629,9 @@ struct HistParams<T, F> {
     num_edges: u32,
     lut_cells: u32,
     nb: u32,
+    bin_base: u32,
+    window: u32,
+    count_dropped: u32,
 }
 
 /// Where a launch keeps its counters.
@@ -635,13 +639,19 @@ struct HistParams<T, F> {
 struct Layout {
     shared: bool,
     replicas: u32,
+    /// Bins counted per pass over the input (all of them, unless windowed).
+    window: u32,
+    /// Passes over the input: `ceil(nb / window)`.
+    passes: u32,
     /// Dynamic shared memory per block, bytes.
     smem: u32,
 }
 
 fn layout<T: Element>(policy: &tuning::HistogramPolicy, rule: &BinRule<T>) -> Layout {
-    let slots = rule.nb + 1;
-    let shared = rule.nb <= policy.max_shared_bins;
+    let passes = rule.nb.div_ceil(policy.max_shared_bins);
+    let shared = passes <= policy.max_window_passes;
+    let (window, passes) = if shared { (rule.nb.div_ceil(passes), passes) } else { (rule.nb, 1) };
+    let slots = window + 1;
     let replicas = if shared {
         let fit = (policy.replica_bytes / (slots * 4)).clamp(1, policy.launch.block / 32);
         1 << (31 - fit.leading_zeros()) // the largest power of two <= fit
@@ -657,6 +667,8 @@ fn layout<T: Element>(policy: &tuning::HistogramPolicy, rule: &BinRule<T>) -> La
     Layout {
         shared,
         replicas,
+        window,
+        passes,
         smem: counters + staged,
     }
 }
@@ -759,7 +771,7 @@ fn launch<T: Element, C: Count, F: Copy + 'static>(
         Some(Mem::Cuda { ptr, .. }) => ptr,
         _ => 0,
     };
-    let params = HistParams::<T, F> {
+    let mut params = HistParams::<T, F> {
         lo: rule.lo,
         hi: rule.hi,
         scale,
@@ -770,30 +782,39 @@ fn launch<T: Element, C: Count, F: Copy + 'static>(
         num_edges: rule.edges.len() as u32,
         lut_cells: rule.lut.len() as u32,
         nb: rule.nb,
+        bin_base: 0,
+        window: lay.window,
+        count_dropped: 1,
     };
     let replicas = lay.replicas;
-    let mut start = 0u64;
-    while start < len as u64 {
-        let n = (len as u64 - start).min(max_launch_elems(grid));
-        let in_ptr = ptr + start * std::mem::size_of::<T>() as u64;
-        // SAFETY: cuprim_histogram(const T* in, u64 n, HistParams p, u32
-        // replicas, C* counts, u64* dropped): `in` holds n elements of the
-        // source; `params` matches the kernel's struct field for field
-        // (repr(C)), its edges and cell-table pointers (mode 2) address
-        // num_edges values and lut_cells u32s alive until after the launch
-        // (stream-ordered free); counts has nb
-        // slots and dropped one; the dynamic shared memory is what the
-        // layout asked for, allowed above when past 48 KiB.
-        unsafe {
-            dev.launch(
-                f,
-                grid,
-                block,
-                lay.smem,
-                &mut kernel_args![&in_ptr, &n, &params, &replicas, &counts_ptr, &dropped_ptr],
-            )?;
+    for pass in 0..lay.passes {
+        params.bin_base = pass * lay.window;
+        params.window = lay.window.min(rule.nb - params.bin_base);
+        params.count_dropped = (pass == 0) as u32;
+        let mut start = 0u64;
+        while start < len as u64 {
+            let n = (len as u64 - start).min(max_launch_elems(grid));
+            let in_ptr = ptr + start * std::mem::size_of::<T>() as u64;
+            // SAFETY: cuprim_histogram(const T* in, u64 n, HistParams p, u32
+            // replicas, C* counts, u64* dropped): `in` holds n elements of the
+            // source; `params` matches the kernel's struct field for field
+            // (repr(C)), its edges and cell-table pointers (mode 2) address
+            // num_edges values and lut_cells u32s alive until after the launch
+            // (stream-ordered free), its window lies within the nb bins; counts
+            // has nb slots and dropped one; the dynamic shared memory is what
+            // the layout asked for (replicas x (window + 1) counters and the
+            // staged edges), allowed above when past 48 KiB.
+            unsafe {
+                dev.launch(
+                    f,
+                    grid,
+                    block,
+                    lay.smem,
+                    &mut kernel_args![&in_ptr, &n, &params, &replicas, &counts_ptr, &dropped_ptr],
+                )?;
+            }
+            start += n;
         }
-        start += n;
     }
     drop((edges_buf, lut_buf));
     Ok(())
