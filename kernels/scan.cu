@@ -19,7 +19,7 @@ typedef cuprim_vec<T, SCAN_VEC> ScanVec;
 // the two of the fused block scan / look-back.
 constexpr int SCAN_WARP_VECS = 32 * SCAN_THREAD_VECS;  // vectors per warp
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_scan(const T* in, T* out, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
                 u32* tile_counter, u32 num_tiles) {
     __shared__ ScanVec smem[SCAN_TILE / SCAN_VEC];
@@ -52,17 +52,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
     }
     __syncwarp();
 
-    // Each thread scans its CUPRIM_ITEMS consecutive elements.
-    T items[CUPRIM_ITEMS];
+    // Each thread's CUPRIM_ITEMS consecutive elements, folded. They stay in
+    // shared memory (read again below), so few registers are live across
+    // the look-back and more blocks fit an SM.
+    T thread_total;
 #pragma unroll
     for (int q = 0; q < SCAN_THREAD_VECS; q++) {
         const ScanVec x = wsmem[lane * SCAN_THREAD_VECS + q];
 #pragma unroll
-        for (int k = 0; k < SCAN_VEC; k++) items[q * SCAN_VEC + k] = x.v[k];
+        for (int k = 0; k < SCAN_VEC; k++) thread_total = (q | k) ? ScanOp::apply(thread_total, x.v[k]) : x.v[0];
     }
-    T thread_total = items[0];
-#pragma unroll
-    for (int k = 1; k < CUPRIM_ITEMS; k++) thread_total = ScanOp::apply(thread_total, items[k]);
 
     // Block scan of thread totals and the tile's prefix from the look-back.
     T before, tile_prefix;
@@ -80,17 +79,15 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
         have = true;
     }
 #pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        const T incl = have ? ScanOp::apply(run, items[k]) : items[k];
-        items[k] = exclusive ? (have ? run : ScanOp::identity()) : incl;
-        run = incl;
-        have = true;
-    }
-#pragma unroll
     for (int q = 0; q < SCAN_THREAD_VECS; q++) {
-        ScanVec y;
+        ScanVec y = wsmem[lane * SCAN_THREAD_VECS + q];
 #pragma unroll
-        for (int k = 0; k < SCAN_VEC; k++) y.v[k] = items[q * SCAN_VEC + k];
+        for (int k = 0; k < SCAN_VEC; k++) {
+            const T incl = have ? ScanOp::apply(run, y.v[k]) : y.v[k];
+            y.v[k] = exclusive ? (have ? run : ScanOp::identity()) : incl;
+            run = incl;
+            have = true;
+        }
         wsmem[lane * SCAN_THREAD_VECS + q] = y;
     }
     __syncwarp();

@@ -33,7 +33,7 @@ struct SegOp {
     }
 };
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_scan_by_key(const K* __restrict__ keys, const T* values, T* out, u64 n, u32* status,
                        SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ K skeys[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(K))];

@@ -26,7 +26,7 @@ struct CountOp {
 // selected[...]: the elements with PredFn(x, param), in order.
 // rejected (may be null): the others, in order.
 // The last tile's published prefix is the total number selected.
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_select(const T* __restrict__ in, u64 n, T param, T* __restrict__ selected, T* __restrict__ rejected,
                   u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ T smem[SEL_SMEM];

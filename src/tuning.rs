@@ -97,6 +97,9 @@ pub(crate) struct ScanPolicy {
     pub block: u32,
     /// Consecutive elements per thread (a tile is `block * items`).
     pub items: u32,
+    /// Resident blocks per SM the kernel is compiled for
+    /// (`__launch_bounds__`), which caps its registers.
+    pub min_blocks: u32,
 }
 
 impl ScanPolicy {
@@ -113,25 +116,42 @@ impl ScanPolicy {
 /// run (`bench-results/reduce-tune/scan-tune.txt`): 128 x 24 0.984 ms
 /// against 1.001 ms for 256 x 24 (128 x 32 0.985, 256 x 20 0.987, 384 x 16
 /// 1.126, 512 x 12 1.091), so 4-byte elements use 128-thread tiles.
-/// `CUPRIM_TUNE_SCAN=BLOCKxITEMS` overrides it, for tuning experiments.
+/// `CUPRIM_TUNE_SCAN=BLOCKxITEMS[xMIN_BLOCKS]` overrides it, for tuning experiments.
 pub(crate) fn scan(arch: u32, elem_bytes: usize) -> ScanPolicy {
     let _ = arch;
-    if let Some((block, items)) = override_pair("CUPRIM_TUNE_SCAN") {
-        return ScanPolicy { block, items };
+    if let Some((block, items, min_blocks)) = override_triple("CUPRIM_TUNE_SCAN") {
+        return ScanPolicy { block, items, min_blocks };
     }
     match elem_bytes {
-        8.. => ScanPolicy { block: 256, items: 12 },
-        4 => ScanPolicy { block: 128, items: 24 },
-        _ => ScanPolicy { block: 256, items: 32 },
+        8.. => ScanPolicy {
+            block: 256,
+            items: 12,
+            min_blocks: 1,
+        },
+        4 => ScanPolicy {
+            block: 128,
+            items: 24,
+            min_blocks: 1,
+        },
+        _ => ScanPolicy {
+            block: 256,
+            items: 32,
+            min_blocks: 1,
+        },
     }
 }
 
-/// Reads `CUPRIM_TUNE_SCAN=AxB` from the environment once per process.
-fn override_pair(name: &'static str) -> Option<(u32, u32)> {
-    static SCAN: once_cell::sync::Lazy<Option<(u32, u32)>> = once_cell::sync::Lazy::new(|| {
+/// Reads `CUPRIM_TUNE_SCAN=AxB` or `AxBxC` (C defaults to 1) from the
+/// environment once per process.
+fn override_triple(name: &'static str) -> Option<(u32, u32, u32)> {
+    static SCAN: once_cell::sync::Lazy<Option<(u32, u32, u32)>> = once_cell::sync::Lazy::new(|| {
         let v = std::env::var("CUPRIM_TUNE_SCAN").ok()?;
-        let (a, b) = v.split_once('x')?;
-        Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+        let parts: Vec<u32> = v.split('x').map(|p| p.trim().parse().ok()).collect::<Option<_>>()?;
+        match parts[..] {
+            [a, b] => Some((a, b, 1)),
+            [a, b, c] => Some((a, b, c)),
+            _ => None,
+        }
     });
     debug_assert_eq!(name, "CUPRIM_TUNE_SCAN");
     *SCAN
@@ -144,6 +164,7 @@ pub(crate) fn scan_by_key(arch: u32, elem_bytes: usize) -> ScanPolicy {
     ScanPolicy {
         block: 256,
         items: if elem_bytes >= 8 { 8 } else { 16 },
+        min_blocks: 1,
     }
 }
 

@@ -139,6 +139,7 @@ pub(crate) fn scan_spec<T: Element, Op: Monoid<T>>(arch: u32, op: &Op, determini
     let spec = KernelSpec::new(&SCAN)
         .constant("CUPRIM_BLOCK", policy.block as i64)
         .constant("CUPRIM_ITEMS", policy.items as i64)
+        .constant("CUPRIM_MIN_BLOCKS", policy.min_blocks as i64)
         .constant("CUPRIM_DETERMINISTIC", deterministic as i64)
         .elem::<T>("T")
         .monoid::<T, Op>("ScanOp", "T", op);
@@ -267,6 +268,7 @@ pub(crate) fn scan_by_key_spec<K: Element, T: Element, Op: Monoid<T>>(
     let spec = KernelSpec::new(&SCAN_BY_KEY)
         .constant("CUPRIM_BLOCK", policy.block as i64)
         .constant("CUPRIM_ITEMS", policy.items as i64)
+        .constant("CUPRIM_MIN_BLOCKS", policy.min_blocks as i64)
         .constant("CUPRIM_DETERMINISTIC", deterministic as i64)
         .elem::<K>("K")
         .elem::<T>("T")

@@ -105,6 +105,7 @@ pub(crate) fn select_spec<T: Element, P: Predicate<T>>(arch: u32, pred: &P, wide
     let spec = KernelSpec::new(&SELECT)
         .constant("CUPRIM_BLOCK", policy.block as i64)
         .constant("CUPRIM_ITEMS", policy.items as i64)
+        .constant("CUPRIM_MIN_BLOCKS", policy.min_blocks as i64)
         .elem::<T>("T")
         .raw(if wide { "typedef u64 C;" } else { "typedef u32 C;" })
         .raw(&format!(
