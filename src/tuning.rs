@@ -252,6 +252,9 @@ pub(crate) struct HistogramPolicy {
     /// pass over the input each, up to this many passes; past that, global
     /// atomics.
     pub max_window_passes: u32,
+    /// ... and only for inputs of at least this many samples per bin
+    /// (shorter ones: global atomics, cheaper than the extra passes).
+    pub window_min_samples_per_bin: u32,
     /// Explicit bin edges up to this many are staged in shared memory.
     pub edges_shared: u32,
 }
@@ -270,6 +273,7 @@ pub(crate) fn histogram(arch: u32) -> HistogramPolicy {
         replica_bytes: 32 << 10,
         max_shared_bins: 16 << 10,
         max_window_passes: 4,
+        window_min_samples_per_bin: 128,
         edges_shared: 2048,
     }
 }

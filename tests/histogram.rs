@@ -270,13 +270,30 @@ fn edges_with_cell_table() {
                     e.partition_point(|v| v.to_f64() <= x) - 1
                 });
                 let what = format!("{name} edges, {}", stringify!($t));
-                check(&d, &want, &what, seed, |v| v.histogram(Bins::edges(&e)).unwrap());
+                // One Bins for every device and run: its device copy is made once.
+                let bins = Bins::edges(&e);
+                check(&d, &want, &what, seed, |v| v.histogram(&bins).unwrap());
             }};
         }
         one!(f32);
         one!(f64);
         one!(f16);
         one!(bf16);
+    }
+}
+
+/// More bins than shared memory holds, with inputs long enough (128
+/// samples per bin) that the GPU counts them in windows, one pass each.
+#[test]
+fn windowed_bins() {
+    let (mut r, seed) = common::rng("windowed");
+    for nb in [20_000usize, 65_536] {
+        let n = 128 * nb + 5;
+        let data: Vec<f32> = (0..n).map(|_| r.gen::<f32>() * 1.1 - 0.05).collect();
+        let want = tally(&data, nb, |x| float_rule_f32(x, 0.0, 1.0, nb));
+        check(&data, &want, &format!("{nb} bins in windows"), seed, |v| {
+            v.histogram(Bins::even(nb, 0.0f32, 1.0)).unwrap()
+        });
     }
 }
 

@@ -47,6 +47,7 @@ use crate::tuning;
 use crate::vec::raw::{Mem, MemMut, Sealed, SealedMut};
 use crate::vec::{DeviceData, DeviceVec};
 use crate::Device;
+use std::sync::{Arc, Mutex};
 
 /// The most bins a histogram may have.
 pub const MAX_BINS: usize = 1 << 24;
@@ -80,9 +81,28 @@ impl Count for u64 {
 /// assert_eq!(Bins::even(10, 0.0f32, 1.0).len(), 10);
 /// assert_eq!(Bins::edges(&[0u32, 10, 100, 1000]).len(), 3);
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Bins<T: Element> {
     kind: BinsKind<T>,
+    /// Explicit edges (and their cell table) on the device, uploaded at the
+    /// first GPU call and kept: later calls with these bins copy nothing.
+    uploaded: Arc<Uploaded>,
+}
+
+impl<T: Element> PartialEq for Bins<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind
+    }
+}
+
+/// A device copy of a `Bins`' edge table, for one device at a time.
+#[derive(Default)]
+struct Uploaded(Mutex<Option<(Device, Arc<DeviceVec<u8>>)>>);
+
+impl std::fmt::Debug for Uploaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Uploaded")
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -108,6 +128,7 @@ impl<T: Element> Bins<T> {
     pub fn even(num_bins: usize, lo: T, hi: T) -> Self {
         Bins {
             kind: BinsKind::Even { num_bins, lo, hi },
+            uploaded: Arc::default(),
         }
     }
 
@@ -127,6 +148,7 @@ impl<T: Element> Bins<T> {
     pub fn edges(edges: &[T]) -> Self {
         Bins {
             kind: BinsKind::Edges(edges.to_vec()),
+            uploaded: Arc::default(),
         }
     }
 
@@ -330,6 +352,7 @@ pub trait HistogramOps<T: Element>: DeviceData<T> {
     {
         self.histogram(Bins {
             kind: BinsKind::Integers(num_bins),
+            uploaded: Arc::default(),
         })
     }
 }
@@ -373,6 +396,8 @@ pub(crate) struct BinRule<T> {
     lut: Vec<u32>,
     /// `lut.len() / (edges[last] - edges[0])` in the kernel's `F`.
     lut_scale: f64,
+    /// The `Bins`' device copy of `edges` and `lut`.
+    uploaded: Arc<Uploaded>,
 }
 
 /// An integer sample as i128 (`None` for floats).
@@ -415,6 +440,7 @@ impl<T: Element> BinRule<T> {
             edges: Vec::new(),
             lut: Vec::new(),
             lut_scale: 0.0,
+            uploaded: bins.uploaded.clone(),
         };
         match &bins.kind {
             BinsKind::Integers(_) => {}
@@ -509,6 +535,28 @@ impl<T: Element> BinRule<T> {
             })
             .collect();
         self.lut_scale = scale;
+    }
+
+    /// Byte offset of the cell table in the device copy (after the edges).
+    fn lut_offset(&self) -> usize {
+        (self.edges.len() * std::mem::size_of::<T>()).next_multiple_of(16)
+    }
+
+    /// The edges, then the cell table at `lut_offset`, on `device`: copied
+    /// there at the first call and kept with the `Bins` for later ones.
+    fn table_on(&self, device: &Device) -> Result<Arc<DeviceVec<u8>>> {
+        let mut slot = self.uploaded.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((d, table)) = slot.as_ref() {
+            if d.same(device) {
+                return Ok(table.clone());
+            }
+        }
+        let mut bytes = bytemuck::cast_slice::<T, u8>(&self.edges).to_vec();
+        bytes.resize(self.lut_offset(), 0);
+        bytes.extend_from_slice(bytemuck::cast_slice(&self.lut));
+        let table = Arc::new(DeviceVec::from_slice(device, &bytes)?);
+        *slot = Some((device.clone(), table.clone()));
+        Ok(table)
     }
 
     /// The bin of `x`, or `nb` when it is dropped: the kernel's `hist_bin`.
@@ -647,9 +695,12 @@ struct Layout {
     smem: u32,
 }
 
-fn layout<T: Element>(policy: &tuning::HistogramPolicy, rule: &BinRule<T>) -> Layout {
+fn layout<T: Element>(policy: &tuning::HistogramPolicy, rule: &BinRule<T>, len: usize) -> Layout {
     let passes = rule.nb.div_ceil(policy.max_shared_bins);
-    let shared = passes <= policy.max_window_passes;
+    // Windows pay a pass over the input each and a flush of every bin per
+    // block: only worth it for inputs long beside the bin count.
+    let shared =
+        passes == 1 || (passes <= policy.max_window_passes && len as u64 >= policy.window_min_samples_per_bin as u64 * rule.nb as u64);
     let (window, passes) = if shared { (rule.nb.div_ceil(passes), passes) } else { (rule.nb, 1) };
     let slots = window + 1;
     let replicas = if shared {
@@ -723,7 +774,7 @@ fn launch<T: Element, C: Count, F: Copy + 'static>(
     dropped_ptr: u64,
 ) -> Result<()> {
     let policy = tuning::histogram(dev.arch);
-    let lay = layout(&policy, rule);
+    let lay = layout(&policy, rule, len);
     let mode = rule.mode as u32;
     let key = FastKey::new::<T, C, F>("histogram", format!("{mode}|{}", lay.shared));
     let module = dev.module_for(key, || histogram_spec::<T, C>(dev.arch, mode, rule.double(), lay.shared))?;
@@ -751,25 +802,16 @@ fn launch<T: Element, C: Count, F: Copy + 'static>(
     };
     let grid = wave.grid((len as u64).div_ceil(per_thread), dev.sm_count);
 
-    // Edges go up once per call; the buffer lives until the launch is queued
-    // (stream-ordered free after it).
-    let edges_buf = if rule.mode == Mode::Edges {
-        Some(DeviceVec::from_slice(device, &rule.edges)?)
+    // Explicit edges and their cell table: on the device since the first
+    // call with these bins (held here until the launches are queued).
+    let table = if rule.mode == Mode::Edges {
+        Some(rule.table_on(device)?)
     } else {
         None
     };
-    let edges_ptr = match edges_buf.as_ref().map(|e| e.mem()) {
-        Some(Mem::Cuda { ptr, .. }) => ptr,
-        _ => 0,
-    };
-    let lut_buf = if rule.lut.is_empty() {
-        None
-    } else {
-        Some(DeviceVec::from_slice(device, &rule.lut)?)
-    };
-    let lut_ptr = match lut_buf.as_ref().map(|e| e.mem()) {
-        Some(Mem::Cuda { ptr, .. }) => ptr,
-        _ => 0,
+    let (edges_ptr, lut_ptr) = match table.as_ref().map(|t| t.mem()) {
+        Some(Mem::Cuda { ptr, .. }) => (ptr, if rule.lut.is_empty() { 0 } else { ptr + rule.lut_offset() as u64 }),
+        _ => (0, 0),
     };
     let mut params = HistParams::<T, F> {
         lo: rule.lo,
@@ -816,7 +858,7 @@ fn launch<T: Element, C: Count, F: Copy + 'static>(
             start += n;
         }
     }
-    drop((edges_buf, lut_buf));
+    drop(table);
     Ok(())
 }
 
