@@ -115,7 +115,12 @@ impl ScanPolicy {
 /// 1.02 ms, 32 items 1.01 ms (more registers); 512 x 16 1.13 ms. A later
 /// run (`bench-results/reduce-tune/scan-tune.txt`): 128 x 24 0.984 ms
 /// against 1.001 ms for 256 x 24 (128 x 32 0.985, 256 x 20 0.987, 384 x 16
-/// 1.126, 512 x 12 1.091), so 4-byte elements use 128-thread tiles.
+/// 1.126, 512 x 12 1.091), so 4-byte elements use 128-thread tiles. Once
+/// the kernel kept its items in shared memory across the look-back (32
+/// registers), 16 resident blocks per SM: 0.892 ms f32 / 0.872 ms u32
+/// against 0.954 / 0.916 at the default bound and 0.910 / 0.912 at 12
+/// (CUB 0.883 / 0.882 in the same run; `bench-results/scan-tune/`).
+/// 8-byte elements: 256 x 12 (1.603 ms f64, CUB 1.700; 128 x 12 x 8 1.753).
 /// `CUPRIM_TUNE_SCAN=BLOCKxITEMS[xMIN_BLOCKS]` overrides it, for tuning experiments.
 pub(crate) fn scan(arch: u32, elem_bytes: usize) -> ScanPolicy {
     let _ = arch;
@@ -131,7 +136,7 @@ pub(crate) fn scan(arch: u32, elem_bytes: usize) -> ScanPolicy {
         4 => ScanPolicy {
             block: 128,
             items: 24,
-            min_blocks: 1,
+            min_blocks: 16,
         },
         _ => ScanPolicy {
             block: 256,
@@ -155,6 +160,19 @@ fn override_triple(name: &'static str) -> Option<(u32, u32, u32)> {
     });
     debug_assert_eq!(name, "CUPRIM_TUNE_SCAN");
     *SCAN
+}
+
+/// copy_if / partition tiles: like the scan's, but its kernel keeps more
+/// live (the flags and the selected count), so for 4-byte elements 9
+/// resident blocks per SM, the most without spills (56 registers). Tuning
+/// run on H100, copy_if keeping half of 2^28 u32: 0.794 ms at 12 (which
+/// spills a few bytes), 0.908 ms at 16, 0.904 ms at the default bound.
+pub(crate) fn select(arch: u32, elem_bytes: usize) -> ScanPolicy {
+    let scan = scan(arch, elem_bytes);
+    if override_triple("CUPRIM_TUNE_SCAN").is_none() && elem_bytes == 4 {
+        return ScanPolicy { min_blocks: 9, ..scan };
+    }
+    scan
 }
 
 /// scan_by_key tiles: each item is a (head, value) pair, so fewer per

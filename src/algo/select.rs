@@ -101,7 +101,7 @@ impl<T: Element, D: DeviceDataMut<T> + ?Sized> SelectMutOps<T> for D {}
 /// `wide` counts are u64 (inputs of 2^32 elements or more), else u32, whose
 /// look-back state packs into one word per tile.
 pub(crate) fn select_spec<T: Element, P: Predicate<T>>(arch: u32, pred: &P, wide: bool) -> (KernelSpec, tuning::ScanPolicy) {
-    let policy = tuning::scan(arch, std::mem::size_of::<T>());
+    let policy = tuning::select(arch, std::mem::size_of::<T>());
     let spec = KernelSpec::new(&SELECT)
         .constant("CUPRIM_BLOCK", policy.block as i64)
         .constant("CUPRIM_ITEMS", policy.items as i64)
@@ -128,7 +128,7 @@ fn launch_select<T: Element, P: Predicate<T>>(
     if len == 0 {
         return Ok(0);
     }
-    let policy = tuning::scan(dev.arch, std::mem::size_of::<T>());
+    let policy = tuning::select(dev.arch, std::mem::size_of::<T>());
     let wide = len as u64 > u32::MAX as u64;
     let key = FastKey::new::<T, P, ()>(if wide { "select64" } else { "select" }, pred.cuda_expr());
     let module = dev.module_for(key, || select_spec::<T, P>(dev.arch, pred, wide).0)?;
