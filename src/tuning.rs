@@ -227,7 +227,8 @@ impl SortPolicy {
 /// registers per thread at two blocks per SM, no spills.
 /// `CUPRIM_TUNE_SORT=BLOCKxITEMS` overrides the tile (BLOCK a multiple of
 /// 32 from 256 to 1024; the tile in shared memory must stay under 48 KiB),
-/// `CUPRIM_TUNE_SORT_MATCH=1` ranks with `__match_any_sync`, for tuning.
+/// `CUPRIM_TUNE_SORT_MATCH=1` ranks with `__match_any_sync`,
+/// `CUPRIM_TUNE_SORT_LB=N` reads N look-back words per round trip, for tuning.
 pub(crate) fn radix_sort(arch: u32, key_bytes: usize, value_bytes: usize) -> SortPolicy {
     let _ = arch;
     let widest = key_bytes.max(value_bytes);
@@ -235,6 +236,10 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, value_bytes: usize) -> Sor
         let v = std::env::var("CUPRIM_TUNE_SORT").ok()?;
         let (a, b) = v.split_once('x')?;
         Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+    });
+    static LB_BATCH: once_cell::sync::Lazy<Option<u32>> = once_cell::sync::Lazy::new(|| {
+        let b = std::env::var("CUPRIM_TUNE_SORT_LB").ok()?.trim().parse::<u32>().ok()?;
+        (1..=64).contains(&b).then_some(b)
     });
     static MATCH_ANY: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_MATCH").is_ok_and(|v| v == "1"));
@@ -250,7 +255,7 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, value_bytes: usize) -> Sor
         hist_unroll: 4,
         hist_blocks_per_sm: 4,
         match_any: *MATCH_ANY,
-        lookback_batch: 8,
+        lookback_batch: LB_BATCH.unwrap_or(8),
     }
 }
 

@@ -45,7 +45,8 @@
 //! host backend runs a stable sort by the same key bits.
 //!
 //! Tuning experiments: `CUPRIM_TUNE_SORT=BLOCKxITEMS` (tile shape, e.g.
-//! `384x18`) and `CUPRIM_TUNE_SORT_MATCH=1` (rank with `__match_any_sync`).
+//! `384x18`), `CUPRIM_TUNE_SORT_MATCH=1` (rank with `__match_any_sync`) and
+//! `CUPRIM_TUNE_SORT_LB=N` (look-back words read per round trip).
 
 use crate::algo::transform::TransformOps as _;
 use crate::algo::{same_device, same_len};
