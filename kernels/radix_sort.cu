@@ -27,7 +27,7 @@
 // tile waits only for smaller indices, so every wait ends.
 //
 // Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS,
-// CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_LB_BATCH, CUPRIM_HIST_BLOCK,
+// CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_LB_BATCH, CUPRIM_LB_SLEEP_MAX, CUPRIM_HIST_BLOCK,
 // CUPRIM_HIST_UNROLL.
 
 constexpr int RADIX_BITS = 8;
@@ -197,6 +197,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         if (tile > 0) {
             long long k = (long long)tile - 1;  // the next word to use
             bool found = false;
+            u32 sleep_ns = 0;  // backoff while a predecessor has not published
             while (!found) {
                 u32 w[LB_BATCH];
 #pragma unroll
@@ -216,6 +217,12 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
                             k -= !found;
                         }
                     }
+                }
+                // Spinning threads take issue slots the other resident
+                // block needs for its ranking: back off while waiting.
+                if (!found && stalled) {
+                    if (sleep_ns) __nanosleep(sleep_ns);
+                    sleep_ns = sleep_ns ? (sleep_ns < CUPRIM_LB_SLEEP_MAX ? 2 * sleep_ns : CUPRIM_LB_SLEEP_MAX) : 32;
                 }
             }
             ((volatile u32*)lookback)[(u64)tile * RADIX + tid] = LB_PREFIX | (before + count);

@@ -211,6 +211,9 @@ pub(crate) struct SortPolicy {
     /// fewer round trips when many tiles wait at once (small inputs, one
     /// wave), a few wasted loads per tile otherwise.
     pub lookback_batch: u32,
+    /// Longest back-off (ns) between polls of a look-back word not yet
+    /// published (doubling from 32 ns); 0 spins without sleeping.
+    pub lookback_sleep_max: u32,
 }
 
 impl SortPolicy {
@@ -228,7 +231,8 @@ impl SortPolicy {
 /// `CUPRIM_TUNE_SORT=BLOCKxITEMS` overrides the tile (BLOCK a multiple of
 /// 32 from 256 to 1024; the tile in shared memory must stay under 48 KiB),
 /// `CUPRIM_TUNE_SORT_MATCH=1` ranks with `__match_any_sync`,
-/// `CUPRIM_TUNE_SORT_LB=N` reads N look-back words per round trip, for tuning.
+/// `CUPRIM_TUNE_SORT_LB=N` reads N look-back words per round trip,
+/// `CUPRIM_TUNE_SORT_SLEEP=NS` caps the look-back back-off (0: none), for tuning.
 pub(crate) fn radix_sort(arch: u32, key_bytes: usize, value_bytes: usize) -> SortPolicy {
     let _ = arch;
     let widest = key_bytes.max(value_bytes);
@@ -241,6 +245,8 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, value_bytes: usize) -> Sor
         let b = std::env::var("CUPRIM_TUNE_SORT_LB").ok()?.trim().parse::<u32>().ok()?;
         (1..=64).contains(&b).then_some(b)
     });
+    static LB_SLEEP: once_cell::sync::Lazy<Option<u32>> =
+        once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_SLEEP").ok()?.trim().parse::<u32>().ok());
     static MATCH_ANY: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_MATCH").is_ok_and(|v| v == "1"));
     let (block, items) = match *TILE {
@@ -256,6 +262,7 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, value_bytes: usize) -> Sor
         hist_blocks_per_sm: 4,
         match_any: *MATCH_ANY,
         lookback_batch: LB_BATCH.unwrap_or(8),
+        lookback_sleep_max: LB_SLEEP.unwrap_or(256),
     }
 }
 

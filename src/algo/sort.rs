@@ -391,6 +391,7 @@ fn specialise<K: Element, V: Element>(template: &'static crate::jit::Template, p
         .constant("CUPRIM_MIN_BLOCKS", policy.min_blocks as i64)
         .constant("CUPRIM_MATCH_ANY", policy.match_any as i64)
         .constant("CUPRIM_LB_BATCH", policy.lookback_batch as i64)
+        .constant("CUPRIM_LB_SLEEP_MAX", policy.lookback_sleep_max as i64)
         .constant("CUPRIM_HIST_BLOCK", policy.hist_block as i64)
         .constant("CUPRIM_HIST_UNROLL", policy.hist_unroll as i64)
         .constant("CUPRIM_PAIRS", pairs as i64)
