@@ -209,7 +209,9 @@ pub(crate) struct SortPolicy {
     pub match_any: bool,
     /// Look-back words each digit's thread reads per round trip to L2:
     /// fewer round trips when many tiles wait at once (small inputs, one
-    /// wave), a few wasted loads per tile otherwise.
+    /// wave), a few wasted loads per tile otherwise. Measured on H100,
+    /// keys u32 at 2^28: 2 words 8.70 ms, 4 8.83 ms, 8 8.94 ms
+    /// (`bench-results/sort-tune/`).
     pub lookback_batch: u32,
     /// Longest back-off (ns) between polls of a look-back word not yet
     /// published (doubling from 32 ns); 0 spins without sleeping.
@@ -261,7 +263,7 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, value_bytes: usize) -> Sor
         hist_unroll: 4,
         hist_blocks_per_sm: 4,
         match_any: *MATCH_ANY,
-        lookback_batch: LB_BATCH.unwrap_or(8),
+        lookback_batch: LB_BATCH.unwrap_or(2),
         lookback_sleep_max: LB_SLEEP.unwrap_or(256),
     }
 }
