@@ -45,7 +45,7 @@ pub(crate) mod tuning;
 pub mod vec;
 
 pub use device::Device;
-pub use element::{Element, IndexElement, IntElement, Kind, Scalar};
+pub use element::{Element, IndexElement, IntElement, Kind, Scalar, Storable};
 pub use error::{Error, Result};
 pub use half::{bf16, f16};
 pub use vec::{DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec};
