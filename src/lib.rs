@@ -52,6 +52,7 @@ pub use vec::{DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec}
 
 /// Everything an application needs in one import.
 pub mod prelude {
+    pub use crate::algo::knn::{nearest_neighbors, nearest_neighbors_with, KdTree};
     pub use crate::algo::reduce::ReduceOps;
     pub use crate::algo::scan::{ScanMutOps, ScanOps};
     pub use crate::algo::select::{SelectMutOps, SelectOps};

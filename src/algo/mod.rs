@@ -3,6 +3,7 @@
 //! whose methods check their arguments, then dispatch to the host backend
 //! (`src/host/`) or to a cached CUDA kernel.
 
+pub mod knn;
 pub mod reduce;
 pub mod scan;
 pub mod select;

@@ -2,6 +2,7 @@
 //! device's semantics. It runs when no GPU is present and is the oracle the
 //! test suite checks the CUDA kernels against.
 
+pub mod knn;
 pub mod reduce;
 pub mod scan;
 pub mod select;
