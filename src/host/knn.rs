@@ -199,7 +199,7 @@ fn search<P: Point>(nodes: &[(P, u32)], q: &[P::Coord], list: &mut List<P::Coord
             let near = 2 * node + if diff > P::Coord::zero() { 2 } else { 1 };
             let far = if near & 1 == 1 { near + 1 } else { near - 1 };
             let limit = bound.unwrap_or_else(|| list.worst());
-            if far < n && !(diff2 > limit) {
+            if far < n && not_beyond(diff2, limit) {
                 stack.push((diff2, far));
             }
             node = near;
@@ -208,7 +208,7 @@ fn search<P: Point>(nodes: &[(P, u32)], q: &[P::Coord], list: &mut List<P::Coord
         let mut found = false;
         while let Some((d2m, m)) = stack.pop() {
             let limit = bound.unwrap_or_else(|| list.worst());
-            if !(d2m > limit) {
+            if not_beyond(d2m, limit) {
                 node = m;
                 found = true;
                 break;
@@ -220,6 +220,13 @@ fn search<P: Point>(nodes: &[(P, u32)], q: &[P::Coord], list: &mut List<P::Coord
         let level = (usize::BITS - 1 - (node + 1).leading_zeros()) as usize;
         dim = level % dims;
     }
+}
+
+/// `!(plane > limit)`: true unless the plane is strictly farther; a NaN
+/// plane (a NaN split coordinate) is never pruned.
+#[inline]
+fn not_beyond<F: Coord>(plane: F, limit: F) -> bool {
+    plane.partial_cmp(&limit) != Some(std::cmp::Ordering::Greater)
 }
 
 fn has_nan<F: Coord>(q: &[F]) -> bool {

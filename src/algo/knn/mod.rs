@@ -440,7 +440,10 @@ enum Nodes<P: Point> {
     /// CUDA: node records of `cuda::node_bytes::<P>()` bytes (coordinates,
     /// then the u32 index, padded to 16 bytes), and the points' bounding
     /// box (lo, hi per dimension).
-    Cuda { words: DeviceVec<u32>, bounds: DeviceVec<P::Coord> },
+    Cuda {
+        words: DeviceVec<u32>,
+        bounds: DeviceVec<P::Coord>,
+    },
 }
 
 /// A left-balanced kd-tree over a point set, built on the device (see the
@@ -495,9 +498,7 @@ impl<P: Point> KdTree<P> {
         check_dim::<P>(MAX_TREE_DIM, "KdTree")?;
         let n = points.len();
         if n > MAX_TREE_POINTS {
-            return Err(Error::InvalidArgument(format!(
-                "a KdTree takes at most 2^31 - 1 points, not {n}"
-            )));
+            return Err(Error::InvalidArgument(format!("a KdTree takes at most 2^31 - 1 points, not {n}")));
         }
         let nodes = match points.mem() {
             Mem::Host(p) => Nodes::Host(host::knn::build(p)),
@@ -683,7 +684,11 @@ impl<P: Point> KdTree<P> {
                     };
                     cuda::query::<P>(dev, &self.device, &tree, ptr, q, k, q >= 16384, Some((bound, cp)), ip, dp)?
                 }
-                _ => return Err(Error::DeviceMismatch { op: "KdTree::radius_search" }),
+                _ => {
+                    return Err(Error::DeviceMismatch {
+                        op: "KdTree::radius_search",
+                    })
+                }
             }
         }
         Ok(RadiusNeighbors {
