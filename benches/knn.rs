@@ -50,7 +50,11 @@ fn max_log2() -> u32 {
 fn knn_rows(c: &mut Criterion) {
     let dev = common::device();
     let gpu = dev.is_cuda();
-    let (m1, q1, q100k) = if gpu { (1_000_000, 1_000_000, 100_000) } else { (100_000, 10_000, 10_000) };
+    let (m1, q1, q100k) = if gpu {
+        (1_000_000, 1_000_000, 100_000)
+    } else {
+        (100_000, 10_000, 10_000)
+    };
     let mut point_counts = vec![m1];
     if gpu && max_log2() >= 24 {
         point_counts.push(10_000_000);

@@ -63,7 +63,12 @@ fn main() -> Result<(), cuprim::Error> {
     println!("neighbours of point 0: {:?}", &idx[..k]);
     // Brute force agrees on a sample of queries.
     let sample = pts.slice(..n.min(1000))?;
-    let brute = nearest_neighbors_with(&pts, &sample, k, cuprim::algo::knn::KnnOptions::new().method(cuprim::algo::knn::KnnMethod::BruteForce))?;
+    let brute = nearest_neighbors_with(
+        &pts,
+        &sample,
+        k,
+        cuprim::algo::knn::KnnOptions::new().method(cuprim::algo::knn::KnnMethod::BruteForce),
+    )?;
     let agree = brute.indices.to_vec()? == idx[..sample.len() * k];
     println!("brute force agrees on the first {} queries: {agree}", sample.len());
     if !agree || selves != n {

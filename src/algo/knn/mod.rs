@@ -462,7 +462,10 @@ enum Nodes<P: Point> {
 /// assert_eq!((tree.len(), tree.depth()), (1000, 10));
 /// let queries = DeviceVec::from_slice(&dev, &[pts[500], [1.0, 0.0, 0.0]])?;
 /// let nn = tree.query(&queries, 3)?;
-/// assert_eq!(nn.indices.to_vec()?[..3], [500, 499, 501]);
+/// let mut row = nn.indices.to_vec()?[..3].to_vec();
+/// assert_eq!(row[0], 500);          // itself, at distance 0
+/// row.sort();
+/// assert_eq!(row, [499, 500, 501]); // then its neighbours along the curve
 /// assert_eq!(tree.nearest(&queries)?.indices.to_vec()?, vec![500, 0]);
 /// # Ok::<(), cuprim::Error>(())
 /// ```
