@@ -55,6 +55,19 @@ FAMILIES = {
     "reduce": ["reduce_sum", "reduce_max", "sum_to_host", "collective"],
     "scan": ["scan_incl_sum", "scan_excl_sum", "copy_if_half", "scan_by_key"],
     "histogram": ["histogram_even256", "histogram_even256_onebin", "histogram_even256_normal", "histogram_edges256", "histogram_even65536"],
+    "knn": ["knn_build", "knn_query_k8_q1000000", "knn_query_k8_q100000", "knn_query_asgiven_k8_q1000000", "knn_brute_k8_q10000"],
+}
+
+# kNN rows (op, elem, n points) -> (anchor label, anchor ms): cudaKDTree's
+# times on H100 from the issue / DESIGN.md (not re-measured in the run), or
+# a peers.py torch row of the same run (label "peer:<key>").
+KNN_ANCHORS = {
+    ("knn_build", "3d_f32", 1000000): ("cudaKDTree build (H100, DESIGN.md)", 9.44),
+    ("knn_build", "3d_f32", 10000000): ("cudaKDTree build (H100, DESIGN.md)", 75.8),
+    ("knn_query_k8_q1000000", "3d_f32", 1000000): ("cudaKDTree query (H100, DESIGN.md)", 2.49),
+    ("knn_query_k8_q1000000", "3d_f32", 10000000): ("cudaKDTree query (H100, DESIGN.md)", 5.11),
+    ("knn_query_k8_q100000", "3d_f32", 1000000): ("peer:torch brute kNN q=100000 d=3 k=8", None),
+    ("knn_brute_k8_q10000", "16d_f32", 1000000): ("peer:torch brute kNN q=10000 d=16 k=8", None),
 }
 
 # Peer rows of peers.py worth showing beside a cuprim op: (op, elem) -> label prefix.
@@ -69,6 +82,8 @@ PEERS = {
 BENCH_LINE = re.compile(r"^test (\S+) \.\.\. bench:\s+([\d,]+) (\w+)/iter")
 HOST_LINE = re.compile(r"^host_overhead (\S+) (.*)$")
 PEER_LINE = re.compile(r"^(.+?) n=(\d+): ([\d.]+) ms")
+# peers.py's kNN rows: "torch brute kNN m=1000000 q=100000 d=3 k=8: 1830.00 ms ..."
+KNN_PEER_LINE = re.compile(r"^(torch brute kNN) m=(\d+) (q=\d+ d=\d+ k=\d+): ([\d.]+) ms")
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
@@ -112,6 +127,10 @@ def read_peers(path):
     if not os.path.exists(path):
         return table
     for line in open(path):
+        m = KNN_PEER_LINE.match(line.strip())
+        if m:
+            table[("%s %s" % (m.group(1), m.group(3)), int(m.group(2)))] = float(m.group(4))
+            continue
         m = PEER_LINE.match(line.strip())
         if m:
             table[(m.group(1), int(m.group(2)))] = float(m.group(3))
@@ -153,7 +172,14 @@ def build_rows(cuprim, cub, peers):
             continue
         cub_row = cub.get(("%s_%s" % (op, elem), n))
         memcpy = cub.get(("memcpy_f32", n))
-        if cub_row:
+        knn = KNN_ANCHORS.get((op, elem, n))
+        if knn:
+            label, anchor_ms = knn
+            if label.startswith("peer:"):
+                label = label[5:]
+                anchor_ms = peers.get((label, n))
+            anchor_name = label if anchor_ms is not None else ""
+        elif cub_row:
             anchor_name, anchor_ms = "CUB %s_%s" % (op, elem), cub_row[0]
         elif memcpy:
             anchor_name, anchor_ms = "memcpy f32", memcpy[0]
@@ -203,7 +229,7 @@ def print_markdown(rows, host, results):
                 fmt_time(r["ms"]),
                 r["anchor"],
                 fmt_time(r["anchor_ms"]),
-                "%.2f" % r["ratio"] if r["ratio"] else "",
+                ("%.2f" % r["ratio"] if r["ratio"] >= 0.01 else "%.2g" % r["ratio"]) if r["ratio"] else "",
                 "%.0f" % r["gbps"] if r["gbps"] else "",
                 "%.0f%%" % r["pct"] if r["pct"] is not None else "",
                 r["peer"],
@@ -277,7 +303,7 @@ def plot(rows, cub, family, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", nargs="?", default=os.environ.get("OUT", "."), help="folder with cuprim-bench.txt, cub.csv, peers.txt")
-    parser.add_argument("--family", default="transform", help="ops to plot: %s" % ", ".join(FAMILIES))
+    parser.add_argument("--family", default="transform", help="ops to plot: %s (knn has no GB/s: rows only)" % ", ".join(FAMILIES))
     parser.add_argument("--plot", help="PNG to write (default: bench-<family>.png beside BENCHMARKS.md)")
     parser.add_argument("--no-plot", action="store_true", help="print the rows only")
     args = parser.parse_args()

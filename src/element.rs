@@ -45,7 +45,35 @@ pub enum Scalar {
     F64(f64),
 }
 
-/// A type a [`DeviceVec`](crate::DeviceVec) can hold. Sealed.
+/// What a [`DeviceVec`](crate::DeviceVec) can store: plain bytes that are
+/// valid on the device and the host alike. Sealed. Implemented for every
+/// [`Element`] and for arrays `[T; N]` of them (e.g. `[f32; 3]`, a point for
+/// [`nearest_neighbors`](crate::algo::knn::nearest_neighbors)). Only the
+/// storage operations (copies, views, slicing) need this; the numeric
+/// families need [`Element`].
+///
+/// ```
+/// use cuprim::prelude::*;
+/// use cuprim::Storable;
+/// assert_eq!(<[f32; 3] as Storable>::type_name(), "[f32; 3]");
+/// let pts = DeviceVec::from_slice(&Device::default()?, &[[0.0f32, 1.0], [2.0, 3.0]])?;
+/// assert_eq!(pts.len(), 2);
+/// assert_eq!(pts.slice(1..)?.to_vec()?, vec![[2.0, 3.0]]);
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub trait Storable: sealed::Sealed + Pod + Copy + Debug + PartialEq + Send + Sync + DeviceRepr + ValidAsZeroBits + 'static {
+    /// Rust name of the type (`"f32"`, `"[f32; 3]"`), for messages.
+    fn type_name() -> String;
+}
+
+impl<T: Element, const N: usize> sealed::Sealed for [T; N] {}
+impl<T: Element, const N: usize> Storable for [T; N] {
+    fn type_name() -> String {
+        format!("[{}; {N}]", T::NAME)
+    }
+}
+
+/// A scalar element type: what the numeric families work on. Sealed.
 ///
 /// ```
 /// use cuprim::Element;
@@ -54,9 +82,7 @@ pub enum Scalar {
 /// let x: u8 = 300.5f32.cast(); // saturating, like Rust's `as`
 /// assert_eq!(x, 255);
 /// ```
-pub trait Element:
-    sealed::Sealed + Pod + Copy + Default + Debug + PartialEq + PartialOrd + Send + Sync + DeviceRepr + ValidAsZeroBits + 'static
-{
+pub trait Element: Storable + Default + PartialOrd {
     /// Rust name (`"f32"`), used in kernel names and messages.
     const NAME: &'static str;
     /// The CUDA C++ type that holds this element on the device.
@@ -132,6 +158,11 @@ macro_rules! from_scalar_as {
 macro_rules! int_element {
     ($t:ty, $var:ident, $name:literal, $cuda:literal, $kind:ident) => {
         impl sealed::Sealed for $t {}
+        impl Storable for $t {
+            fn type_name() -> String {
+                $name.into()
+            }
+        }
         impl IntElement for $t {}
         impl Element for $t {
             const NAME: &'static str = $name;
@@ -178,6 +209,11 @@ int_element!(u64, U64, "u64", "unsigned long long", Unsigned);
 int_element!(i64, I64, "i64", "long long", Signed);
 
 impl sealed::Sealed for f32 {}
+impl Storable for f32 {
+    fn type_name() -> String {
+        "f32".into()
+    }
+}
 impl Element for f32 {
     const NAME: &'static str = "f32";
     const CUDA_TYPE: &'static str = "float";
@@ -212,6 +248,11 @@ impl Element for f32 {
 }
 
 impl sealed::Sealed for f64 {}
+impl Storable for f64 {
+    fn type_name() -> String {
+        "f64".into()
+    }
+}
 impl Element for f64 {
     const NAME: &'static str = "f64";
     const CUDA_TYPE: &'static str = "double";
@@ -248,6 +289,11 @@ impl Element for f64 {
 macro_rules! half_element {
     ($t:ty, $var:ident, $name:literal, $cuda:literal) => {
         impl sealed::Sealed for $t {}
+        impl Storable for $t {
+            fn type_name() -> String {
+                $name.into()
+            }
+        }
         impl Element for $t {
             const NAME: &'static str = $name;
             const CUDA_TYPE: &'static str = $cuda;

@@ -45,7 +45,7 @@ pub(crate) mod tuning;
 pub mod vec;
 
 pub use device::Device;
-pub use element::{Element, IndexElement, IntElement, Kind, Scalar};
+pub use element::{Element, IndexElement, IntElement, Kind, Scalar, Storable};
 pub use error::{Error, Result};
 pub use half::{bf16, f16};
 pub use vec::{DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec};
@@ -53,6 +53,7 @@ pub use vec::{DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec}
 /// Everything an application needs in one import.
 pub mod prelude {
     pub use crate::algo::histogram::{Bins, HistogramOps};
+    pub use crate::algo::knn::{nearest_neighbors, nearest_neighbors_with, KdTree};
     pub use crate::algo::reduce::ReduceOps;
     pub use crate::algo::scan::{ScanMutOps, ScanOps};
     pub use crate::algo::select::{SelectMutOps, SelectOps};

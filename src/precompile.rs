@@ -252,3 +252,26 @@ pub fn precompile_histogram<T: Element, C: crate::algo::histogram::Count>(target
     let arch = arch_of(target);
     run(target, crate::algo::histogram::histogram_specs::<T, C>(arch))
 }
+
+/// The kNN kernels for points `P` and `k` neighbours: the kd-tree build
+/// and query kernels (for `D <= 16`) and the brute-force kernels, with the
+/// candidate list compiled for `k` (sizes 1, 4, 8, 16, 32, 64, and a heap
+/// past 64: one `k` of each size covers them all).
+///
+/// ```
+/// use cuprim::precompile::{precompile_knn, Target};
+/// let dev = cuprim::Device::default()?;
+/// precompile_knn::<[f32; 3]>(Target::Device(&dev), 8)?;
+/// assert!(precompile_knn::<[f32; 3]>(Target::Device(&dev), 0).is_err());
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_knn<P: crate::algo::knn::Point>(target: Target<'_>, k: usize) -> Result<Vec<KernelReport>> {
+    use crate::algo::knn::{cuda_specs, MAX_DIM, MAX_K};
+    if k == 0 || k > MAX_K || P::DIM == 0 || P::DIM > MAX_DIM {
+        return Err(crate::Error::InvalidArgument(format!(
+            "precompile_knn: k must be 1 to {MAX_K} and D 1 to {MAX_DIM} (got k = {k}, D = {})",
+            P::DIM
+        )));
+    }
+    run(target, cuda_specs::<P>(arch_of(target), k))
+}

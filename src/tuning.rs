@@ -309,3 +309,26 @@ pub(crate) fn histogram(arch: u32) -> HistogramPolicy {
         edges_shared: 2048,
     }
 }
+
+/// kNN kd-tree queries: one thread per query, 128 per block (the traversal
+/// stack lives in shared memory, `depth x 128 x (sizeof(F) + 4)` bytes per
+/// block, under 48 KiB for any tree of fewer than 2^31 points).
+pub(crate) fn knn_query(arch: u32) -> Policy {
+    let _ = arch;
+    Policy {
+        block: 128,
+        unroll: 1,
+        blocks_per_sm: 16,
+    }
+}
+
+/// Brute-force kNN shape for points of `point_bytes` bytes: queries per
+/// block (their columns take at most 32 KiB of shared memory when D is too
+/// large for registers) and points per shared tile (at most 12 KiB).
+pub(crate) fn knn_brute(arch: u32, point_bytes: usize) -> (u32, u32) {
+    let _ = arch;
+    let pb = point_bytes.max(1) as u32;
+    let bq = if pb <= 128 { 128 } else { ((32768 / pb) / 32 * 32).clamp(32, 128) };
+    let tile = (12288 / pb).clamp(8, 256);
+    (bq, tile)
+}

@@ -7,7 +7,7 @@
 //! traits, one per family, all in [`prelude`](crate::prelude).
 
 use crate::device::{Backend, CudaDevice, Device};
-use crate::element::Element;
+use crate::element::{Element, Storable};
 use crate::error::{DriverContext, Error, Result};
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr};
 use std::marker::PhantomData;
@@ -81,7 +81,7 @@ use raw::{Mem, MemMut};
 
 /// Read access to elements on a device: implemented by [`DeviceVec`],
 /// [`DeviceSlice`] and [`DeviceSliceMut`]. Sealed.
-pub trait DeviceData<T: Element>: raw::Sealed<T> {
+pub trait DeviceData<T: Storable>: raw::Sealed<T> {
     /// The device the elements live on.
     fn device(&self) -> &Device;
 
@@ -100,7 +100,7 @@ pub trait DeviceData<T: Element>: raw::Sealed<T> {
         match self.mem() {
             Mem::Host(s) => Ok(s.to_vec()),
             Mem::Cuda { dev, ptr, len, .. } => {
-                let mut out = vec![T::default(); len];
+                let mut out = vec![T::zeroed(); len];
                 if len > 0 {
                     // SAFETY: `ptr` addresses `len` live elements borrowed for
                     // this call; `out` has room for them; the stream is
@@ -118,7 +118,7 @@ pub trait DeviceData<T: Element>: raw::Sealed<T> {
 }
 
 /// Write access to elements on a device. Sealed.
-pub trait DeviceDataMut<T: Element>: DeviceData<T> + raw::SealedMut<T> {}
+pub trait DeviceDataMut<T: Storable>: DeviceData<T> + raw::SealedMut<T> {}
 
 enum Buf<T> {
     Host(Vec<T>),
@@ -136,7 +136,7 @@ enum Buf<T> {
 /// assert_eq!(v.to_vec()?, vec![3.0, 1.0, 2.0]);
 /// # Ok::<(), cuprim::Error>(())
 /// ```
-pub struct DeviceVec<T: Element> {
+pub struct DeviceVec<T: Storable> {
     device: Device,
     buf: Buf<T>,
     /// The CudaSlice came from another stream (interop): order that stream
@@ -144,12 +144,12 @@ pub struct DeviceVec<T: Element> {
     foreign_stream: bool,
 }
 
-impl<T: Element> DeviceVec<T> {
+impl<T: Storable> DeviceVec<T> {
     /// Allocates `len` elements whose contents are unspecified; callers in
     /// this crate overwrite all of them before anyone can read them.
     pub(crate) fn alloc_uninit(device: &Device, len: usize) -> Result<Self> {
         let buf = match device.backend() {
-            Backend::Host => Buf::Host(vec![T::default(); len]),
+            Backend::Host => Buf::Host(vec![T::zeroed(); len]),
             Backend::Cuda(c) => {
                 let bytes = len
                     .checked_mul(std::mem::size_of::<T>())
@@ -201,51 +201,6 @@ impl<T: Element> DeviceVec<T> {
                 Ok(v)
             }
         }
-    }
-
-    /// `len` zeros.
-    ///
-    /// ```
-    /// # use cuprim::prelude::*;
-    /// let z = DeviceVec::<u32>::zeros(&Device::host(), 4)?;
-    /// assert_eq!(z.to_vec()?, vec![0; 4]);
-    /// # Ok::<(), cuprim::Error>(())
-    /// ```
-    pub fn zeros(device: &Device, len: usize) -> Result<Self> {
-        Self::filled(device, len, T::zero())
-    }
-
-    /// `len` copies of `value`.
-    ///
-    /// ```
-    /// # use cuprim::prelude::*;
-    /// let v = DeviceVec::filled(&Device::host(), 3, 7i64)?;
-    /// assert_eq!(v.to_vec()?, vec![7, 7, 7]);
-    /// # Ok::<(), cuprim::Error>(())
-    /// ```
-    pub fn filled(device: &Device, len: usize, value: T) -> Result<Self> {
-        let mut v = Self::alloc_uninit(device, len)?;
-        crate::algo::transform::fill(v.mem_mut(), value)?;
-        Ok(v)
-    }
-
-    /// `start, start + step, start + 2*step, ...` (`len` elements), computed
-    /// as `start + T(i) * step` with the element's own arithmetic (wrapping
-    /// for integers; for floats, `i` is rounded to `T` first).
-    ///
-    /// ```
-    /// # use cuprim::prelude::*;
-    /// let v = DeviceVec::sequence(&Device::host(), 4, 10u32, 5)?;
-    /// assert_eq!(v.to_vec()?, vec![10, 15, 20, 25]);
-    /// # Ok::<(), cuprim::Error>(())
-    /// ```
-    pub fn sequence(device: &Device, len: usize, start: T, step: T) -> Result<Self>
-    where
-        T: crate::ops::Arith,
-    {
-        let mut v = Self::alloc_uninit(device, len)?;
-        crate::algo::transform::sequence(v.mem_mut(), start, step)?;
-        Ok(v)
     }
 
     /// Shortens the vector to `len` elements (no effect if already shorter).
@@ -392,7 +347,55 @@ impl<T: Element> DeviceVec<T> {
     }
 }
 
-impl<T: Element> Drop for DeviceVec<T> {
+/// Constructors that compute values: these need a scalar [`Element`].
+impl<T: Element> DeviceVec<T> {
+    /// `len` zeros.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let z = DeviceVec::<u32>::zeros(&Device::host(), 4)?;
+    /// assert_eq!(z.to_vec()?, vec![0; 4]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn zeros(device: &Device, len: usize) -> Result<Self> {
+        Self::filled(device, len, T::zero())
+    }
+
+    /// `len` copies of `value`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::filled(&Device::host(), 3, 7i64)?;
+    /// assert_eq!(v.to_vec()?, vec![7, 7, 7]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn filled(device: &Device, len: usize, value: T) -> Result<Self> {
+        let mut v = Self::alloc_uninit(device, len)?;
+        crate::algo::transform::fill(v.mem_mut(), value)?;
+        Ok(v)
+    }
+
+    /// `start, start + step, start + 2*step, ...` (`len` elements), computed
+    /// as `start + T(i) * step` with the element's own arithmetic (wrapping
+    /// for integers; for floats, `i` is rounded to `T` first).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::sequence(&Device::host(), 4, 10u32, 5)?;
+    /// assert_eq!(v.to_vec()?, vec![10, 15, 20, 25]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn sequence(device: &Device, len: usize, start: T, step: T) -> Result<Self>
+    where
+        T: crate::ops::Arith,
+    {
+        let mut v = Self::alloc_uninit(device, len)?;
+        crate::algo::transform::sequence(v.mem_mut(), start, step)?;
+        Ok(v)
+    }
+}
+
+impl<T: Storable> Drop for DeviceVec<T> {
     fn drop(&mut self) {
         // A buffer adopted from another stream is freed on that stream:
         // make it wait for our queued work first.
@@ -400,9 +403,9 @@ impl<T: Element> Drop for DeviceVec<T> {
     }
 }
 
-impl<T: Element> std::fmt::Debug for DeviceVec<T> {
+impl<T: Storable> std::fmt::Debug for DeviceVec<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeviceVec<{}>(len {}, {:?})", T::NAME, self.len(), self.device)
+        write!(f, "DeviceVec<{}>(len {}, {:?})", T::type_name(), self.len(), self.device)
     }
 }
 
@@ -442,7 +445,7 @@ fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> 
     Ok((start, end))
 }
 
-impl<T: Element> raw::Sealed<T> for DeviceVec<T> {
+impl<T: Storable> raw::Sealed<T> for DeviceVec<T> {
     fn mem(&self) -> Mem<'_, T> {
         match &self.buf {
             Buf::Host(v) => Mem::Host(v),
@@ -455,7 +458,7 @@ impl<T: Element> raw::Sealed<T> for DeviceVec<T> {
         }
     }
 }
-impl<T: Element> raw::SealedMut<T> for DeviceVec<T> {
+impl<T: Storable> raw::SealedMut<T> for DeviceVec<T> {
     fn mem_mut(&mut self) -> MemMut<'_, T> {
         let device = &self.device;
         match &mut self.buf {
@@ -469,26 +472,26 @@ impl<T: Element> raw::SealedMut<T> for DeviceVec<T> {
         }
     }
 }
-impl<T: Element> DeviceData<T> for DeviceVec<T> {
+impl<T: Storable> DeviceData<T> for DeviceVec<T> {
     fn device(&self) -> &Device {
         &self.device
     }
 }
-impl<T: Element> DeviceDataMut<T> for DeviceVec<T> {}
+impl<T: Storable> DeviceDataMut<T> for DeviceVec<T> {}
 
 /// A borrowed read-only view of part of a [`DeviceVec`].
-pub struct DeviceSlice<'a, T: Element> {
+pub struct DeviceSlice<'a, T: Storable> {
     device: &'a Device,
     mem: Mem<'a, T>,
 }
 
 /// A borrowed mutable view of part of a [`DeviceVec`].
-pub struct DeviceSliceMut<'a, T: Element> {
+pub struct DeviceSliceMut<'a, T: Storable> {
     device: &'a Device,
     mem: MemMut<'a, T>,
 }
 
-impl<T: Element> raw::Sealed<T> for DeviceSlice<'_, T> {
+impl<T: Storable> raw::Sealed<T> for DeviceSlice<'_, T> {
     fn mem(&self) -> Mem<'_, T> {
         match &self.mem {
             Mem::Host(s) => Mem::Host(s),
@@ -501,13 +504,13 @@ impl<T: Element> raw::Sealed<T> for DeviceSlice<'_, T> {
         }
     }
 }
-impl<T: Element> DeviceData<T> for DeviceSlice<'_, T> {
+impl<T: Storable> DeviceData<T> for DeviceSlice<'_, T> {
     fn device(&self) -> &Device {
         self.device
     }
 }
 
-impl<T: Element> raw::Sealed<T> for DeviceSliceMut<'_, T> {
+impl<T: Storable> raw::Sealed<T> for DeviceSliceMut<'_, T> {
     fn mem(&self) -> Mem<'_, T> {
         match &self.mem {
             MemMut::Host(s) => Mem::Host(s),
@@ -520,7 +523,7 @@ impl<T: Element> raw::Sealed<T> for DeviceSliceMut<'_, T> {
         }
     }
 }
-impl<T: Element> raw::SealedMut<T> for DeviceSliceMut<'_, T> {
+impl<T: Storable> raw::SealedMut<T> for DeviceSliceMut<'_, T> {
     fn mem_mut(&mut self) -> MemMut<'_, T> {
         match &mut self.mem {
             MemMut::Host(s) => MemMut::Host(s),
@@ -533,11 +536,11 @@ impl<T: Element> raw::SealedMut<T> for DeviceSliceMut<'_, T> {
         }
     }
 }
-impl<T: Element> DeviceData<T> for DeviceSliceMut<'_, T> {
+impl<T: Storable> DeviceData<T> for DeviceSliceMut<'_, T> {
     fn device(&self) -> &Device {
         self.device
     }
 }
-impl<T: Element> DeviceDataMut<T> for DeviceSliceMut<'_, T> {}
+impl<T: Storable> DeviceDataMut<T> for DeviceSliceMut<'_, T> {}
 
 use raw::{Sealed as _, SealedMut as _};

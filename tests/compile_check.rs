@@ -7,7 +7,7 @@
 
 use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
 use cuprim::precompile::{
-    precompile, precompile_binary, precompile_histogram, precompile_predicate, precompile_reduce, precompile_scan, precompile_scan_by_key,
+    precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_predicate, precompile_reduce, precompile_scan, precompile_scan_by_key,
     precompile_unary, KernelReport, Target,
 };
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
@@ -158,8 +158,30 @@ macro_rules! each_type {
     };
 }
 
+/// The kNN kernels: every candidate-list size (k = 1, 4, 8, 16, 32, 64 in
+/// registers, 100 on the heap) for 3-D f32 and f64, and k = 8 plus the
+/// heap for other dimensions (the kd-tree up to 16, brute force to 128).
+fn knn_jobs(jobs: &mut Vec<Job>) {
+    macro_rules! knn {
+        ($arch:expr, $p:ty, [$($k:expr),*]) => {$(
+            job(jobs, format!("sm_{} knn {} k={}", $arch, stringify!($p), $k), move || precompile_knn::<$p>(Target::Arch($arch), $k));
+        )*};
+    }
+    for &arch in ARCHS {
+        knn!(arch, [f32; 3], [1, 4, 8, 16, 32, 64, 100]);
+        knn!(arch, [f64; 3], [1, 8, 32, 100]);
+        knn!(arch, [f32; 2], [8, 100]);
+        knn!(arch, [f32; 4], [8]);
+        knn!(arch, [f32; 16], [8, 64]);
+        knn!(arch, [f64; 16], [8, 32]);
+        knn!(arch, [f32; 128], [8, 64, 100]);
+        knn!(arch, [f64; 128], [8, 32, 100]);
+    }
+}
+
 fn all_jobs() -> Vec<Job> {
     let mut jobs = Vec::new();
+    knn_jobs(&mut jobs);
     // The heavy families first, so the two NVRTC threads finish together.
     if full() {
         for &arch in ARCHS {

@@ -4,6 +4,7 @@
 //! (`src/host/`) or to a cached CUDA kernel.
 
 pub mod histogram;
+pub mod knn;
 pub mod reduce;
 pub mod scan;
 pub mod select;

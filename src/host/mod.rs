@@ -3,6 +3,7 @@
 //! test suite checks the CUDA kernels against.
 
 pub mod histogram;
+pub mod knn;
 pub mod reduce;
 pub mod scan;
 pub mod select;

@@ -67,6 +67,22 @@ template!(
     headers: [RADIX_SORT_COMMON]
 );
 
+/// `kernels/knn.cuh`: distances, candidate lists and the kd-tree node shared by the kNN kernels.
+pub const KNN_COMMON: &str = include_str!("../../kernels/knn.cuh");
+template!(
+    KNN_BUILD,
+    "knn_build",
+    ["cuprim_knn_extract", "cuprim_knn_rank", "cuprim_knn_init", "cuprim_knn_level", "cuprim_knn_scatter"],
+    headers: [KNN_COMMON]
+);
+template!(
+    KNN_QUERY,
+    "knn_query",
+    ["cuprim_knn_query", "cuprim_knn_radius", "cuprim_knn_morton"],
+    headers: [KNN_COMMON]
+);
+template!(KNN_BRUTE, "knn_brute", ["cuprim_knn_brute", "cuprim_knn_merge"], headers: [KNN_COMMON]);
+
 /// Every template, for compile checks.
 pub static ALL_TEMPLATES: &[&Template] = &[
     &FILL,
@@ -81,6 +97,9 @@ pub static ALL_TEMPLATES: &[&Template] = &[
     &SCAN_BY_KEY,
     &RADIX_SORT,
     &RADIX_SORT_CLASSIC,
+    &KNN_BUILD,
+    &KNN_QUERY,
+    &KNN_BRUTE,
 ];
 
 /// A template plus the generated declarations that specialise it.

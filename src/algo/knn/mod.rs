@@ -1,0 +1,755 @@
+//! k-nearest-neighbour search: [`nearest_neighbors`] for one-off queries,
+//! [`KdTree`] to build once and query many times ([`KdTree::query`],
+//! [`KdTree::nearest`], [`KdTree::radius_search`]).
+//!
+//! Points and queries are `DeviceVec<[F; D]>` (or views of one) with `F`
+//! `f32` or `f64`: D from 1 to 128 through brute force, 1 to 16 through the
+//! kd-tree.
+//!
+//! ```
+//! use cuprim::prelude::*;
+//! let dev = Device::default()?;
+//! let points = DeviceVec::from_slice(&dev, &[[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [5.0, 5.0, 5.0]])?;
+//! let queries = DeviceVec::from_slice(&dev, &[[0.9f32, 0.1, 0.0]])?;
+//! let nn = nearest_neighbors(&points, &queries, 2)?;
+//! assert_eq!(nn.indices.to_vec()?, vec![1, 0]);
+//! let d = nn.distances.to_vec()?;
+//! assert!((d[0] - 0.02f32.sqrt()).abs() < 1e-6 && (d[1] - 0.82f32.sqrt()).abs() < 1e-6);
+//! # Ok::<(), cuprim::Error>(())
+//! ```
+//!
+//! # Results
+//! A query gets a row of `k` (index, distance) pairs in
+//! [`Neighbors::indices`] and [`Neighbors::distances`] (`q x k`,
+//! row-major, rows in the caller's query order). Distances are Euclidean
+//! (not squared), in the coordinate type. A row is sorted by distance, ties
+//! to the lower point index. With fewer than `k` eligible points the rest of
+//! the row is `u32::MAX` / `+inf`.
+//!
+//! The squared distance is computed as an fma chain over the dimensions in
+//! order (`acc = fma(q[j] - p[j], q[j] - p[j], acc)` from `+0`), the order
+//! is by (squared distance, index), and the reported distance is the
+//! correctly rounded square root. Every path (kd-tree or brute force, host
+//! or GPU) computes exactly that, so all of them return the same bits.
+//!
+//! # NaN and infinities
+//! A candidate whose squared distance is NaN is never a neighbour: a point
+//! with a NaN coordinate is never returned, and a query with a NaN
+//! coordinate gets an all-missing row. A point at an infinite distance (but
+//! not NaN) is a neighbour at distance `+inf`, and sorts before the missing
+//! slots (its index is below `u32::MAX`).
+//!
+//! # Algorithms
+//! **kd-tree.** A left-balanced kd-tree with one point per node, stored as
+//! an implicit array (children of node `i` at `2i+1` and `2i+2`, Brown 2015
+//! ch. 7); the split dimension of level `L` is `L % D`. It is built on the
+//! device level by level (Wald 2022): every point carries the id of the
+//! subtree it is in; each coordinate is first replaced by its rank along
+//! its dimension (one radix sort per dimension), then per level one radix
+//! sort of `(subtree, rank)` keys packed into `log2(n) + level + 1` bits
+//! orders each subtree along the level's dimension, and one kernel moves
+//! every point to its left or right child subtree or makes it the node.
+//! `log2(n)` sorts of a few passes each; no atomics, deterministic.
+//! Queries run one thread each: descend to the nearer child first, keep the
+//! far child on a stack in shared memory, skip subtrees whose splitting
+//! plane is strictly farther than the current k-th candidate. The candidate
+//! list is a sorted array in registers for `k <= 64` (`k <= 32` for `f64`;
+//! sizes 1, 4, 8, 16, 32, 64 compiled on demand) and a max-heap in the
+//! output row beyond that.
+//! Large query sets are first put in Morton order along the tree's
+//! bounding box ([`QueryOrder`]), so neighbouring threads walk similar paths.
+//!
+//! **Brute force.** Blocks of queries (one per thread) stream tiles of
+//! points through shared memory; for many points per query the points are
+//! split into chunks whose candidate lists are merged by a second kernel.
+//!
+//! [`KnnMethod::Auto`] uses brute force for `D > 8`, for at most 4096
+//! points, or when `points x queries <= 2^26`; the kd-tree otherwise.
+//!
+//! # Limits
+//! `k` is 1 to 1024 (`radius_search`'s `max_count` too). Point indices are
+//! `u32`: at most `2^32 - 2` points for brute force, `2^31 - 1` for the
+//! kd-tree.
+
+mod cuda;
+
+use crate::algo::same_device;
+use crate::device::Device;
+use crate::element::{Element, Storable};
+use crate::error::{Error, Result};
+use crate::host;
+use crate::vec::raw::{Mem, MemMut, SealedMut as _};
+use crate::vec::{DeviceData, DeviceVec};
+use std::marker::PhantomData;
+
+/// Largest `k` (and radius-search `max_count`).
+pub const MAX_K: usize = 1024;
+/// Largest dimension of the brute-force path.
+pub const MAX_DIM: usize = 128;
+/// Largest dimension of the kd-tree.
+pub const MAX_TREE_DIM: usize = 16;
+/// Largest point count of the kd-tree.
+pub const MAX_TREE_POINTS: usize = (1 << 31) - 1;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// A coordinate type: `f32` or `f64`. Sealed.
+pub trait Coord: Element + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + sealed::Sealed {
+    /// `self * a + b` with one rounding.
+    #[doc(hidden)]
+    fn fma(self, a: Self, b: Self) -> Self;
+    /// The correctly rounded square root.
+    #[doc(hidden)]
+    fn root(self) -> Self;
+    /// Neither infinite nor NaN.
+    #[doc(hidden)]
+    fn finite(self) -> bool;
+    /// The largest finite value.
+    #[doc(hidden)]
+    fn largest() -> Self;
+    /// The order-preserving bits (the radix sort's key order).
+    #[doc(hidden)]
+    fn ordered_bits(self) -> u64;
+    /// The next representable value up (`up`) or down; NaN and infinities
+    /// are returned as they are.
+    #[doc(hidden)]
+    fn step(self, up: bool) -> Self;
+}
+
+macro_rules! coord {
+    ($t:ty, $u:ty, $bits:expr) => {
+        impl Coord for $t {
+            fn fma(self, a: Self, b: Self) -> Self {
+                self.mul_add(a, b)
+            }
+            fn root(self) -> Self {
+                self.sqrt()
+            }
+            fn finite(self) -> bool {
+                self.is_finite()
+            }
+            fn largest() -> Self {
+                <$t>::MAX
+            }
+            fn ordered_bits(self) -> u64 {
+                let u = self.to_bits();
+                let sign: $u = 1 << ($bits - 1);
+                (if u & sign != 0 { !u } else { u | sign }) as u64
+            }
+            fn step(self, up: bool) -> Self {
+                if !self.is_finite() {
+                    return self;
+                }
+                if self == 0.0 {
+                    let tiny = <$t>::from_bits(1);
+                    return if up { tiny } else { -tiny };
+                }
+                let b = self.to_bits();
+                // Away from zero when the step goes that way.
+                if (self > 0.0) == up {
+                    <$t>::from_bits(b + 1)
+                } else {
+                    <$t>::from_bits(b - 1)
+                }
+            }
+        }
+    };
+}
+coord!(f32, u32, 32);
+coord!(f64, u64, 64);
+
+/// A point: `[F; D]` with `F` a [`Coord`]. Implemented for every array of
+/// `f32` or `f64`; the algorithms check `D` (1 to 128, 16 for the kd-tree).
+///
+/// ```
+/// use cuprim::algo::knn::Point;
+/// assert_eq!(<[f64; 3] as Point>::DIM, 3);
+/// assert_eq!([1.0f32, 2.0].coords(), &[1.0, 2.0]);
+/// ```
+pub trait Point: Storable {
+    /// The coordinate type.
+    type Coord: Coord;
+    /// The number of coordinates.
+    const DIM: usize;
+    /// The coordinates.
+    fn coords(&self) -> &[Self::Coord];
+}
+
+impl<F: Coord, const D: usize> Point for [F; D] {
+    type Coord = F;
+    const DIM: usize = D;
+    fn coords(&self) -> &[F] {
+        self
+    }
+}
+
+/// How to search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum KnnMethod {
+    /// Brute force for `D > 8`, at most 4096 points or `points x queries <=
+    /// 2^26`; a kd-tree otherwise.
+    #[default]
+    Auto,
+    /// Build a [`KdTree`] and query it (`D <= 16`).
+    KdTree,
+    /// Every query against every point.
+    BruteForce,
+}
+
+/// The order the device processes kd-tree queries in. Results are always
+/// returned in the caller's order; this only changes speed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum QueryOrder {
+    /// [`Spatial`](QueryOrder::Spatial) for 16384 queries or more on a GPU,
+    /// else [`AsGiven`](QueryOrder::AsGiven).
+    #[default]
+    Auto,
+    /// Sort the queries by Morton code in the tree's bounding box first
+    /// (one extra radix sort of `u32` keys): neighbouring threads then
+    /// take similar paths through the tree.
+    Spatial,
+    /// One thread per query in the caller's order.
+    AsGiven,
+}
+
+/// Options of [`nearest_neighbors_with`].
+///
+/// ```
+/// use cuprim::algo::knn::{KnnMethod, KnnOptions, QueryOrder};
+/// let opts = KnnOptions::new().method(KnnMethod::BruteForce).query_order(QueryOrder::AsGiven);
+/// assert_eq!(opts.get_method(), KnnMethod::BruteForce);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KnnOptions {
+    method: KnnMethod,
+    order: QueryOrder,
+}
+
+impl KnnOptions {
+    /// [`KnnMethod::Auto`], [`QueryOrder::Auto`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Chooses the algorithm.
+    pub fn method(mut self, method: KnnMethod) -> Self {
+        self.method = method;
+        self
+    }
+    /// Chooses the kd-tree query order.
+    pub fn query_order(mut self, order: QueryOrder) -> Self {
+        self.order = order;
+        self
+    }
+    /// The algorithm asked for.
+    pub fn get_method(&self) -> KnnMethod {
+        self.method
+    }
+    /// The query order asked for.
+    pub fn get_query_order(&self) -> QueryOrder {
+        self.order
+    }
+}
+
+/// The result of a k-nearest-neighbour search: `queries x k` pairs,
+/// row-major, each row ascending by distance (ties to the lower index),
+/// missing neighbours as `u32::MAX` / `+inf`.
+///
+/// ```
+/// use cuprim::prelude::*;
+/// let dev = Device::default()?;
+/// let pts = DeviceVec::from_slice(&dev, &[[0.0f64, 0.0], [3.0, 4.0]])?;
+/// let nn = nearest_neighbors(&pts, &pts.slice(1..)?, 3)?;
+/// assert_eq!((nn.queries, nn.k), (1, 3));
+/// assert_eq!(nn.indices.to_vec()?, vec![1, 0, u32::MAX]);
+/// assert_eq!(nn.distances.to_vec()?, vec![0.0, 5.0, f64::INFINITY]);
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Neighbors<F: Coord> {
+    /// Point indices, `queries x k`.
+    pub indices: DeviceVec<u32>,
+    /// Euclidean distances, `queries x k`.
+    pub distances: DeviceVec<F>,
+    /// Neighbours per query.
+    pub k: usize,
+    /// Number of queries.
+    pub queries: usize,
+}
+
+/// The result of [`KdTree::radius_search`]: like [`Neighbors`] with
+/// `k = max_count`, plus how many points lie within the radius of each
+/// query (which may exceed `max_count`: then the row holds the nearest
+/// `max_count` of them).
+#[derive(Debug)]
+pub struct RadiusNeighbors<F: Coord> {
+    /// Point indices, `queries x max_count`.
+    pub indices: DeviceVec<u32>,
+    /// Euclidean distances, `queries x max_count`.
+    pub distances: DeviceVec<F>,
+    /// Points within the radius, per query (not capped).
+    pub counts: DeviceVec<u32>,
+    /// Slots per query.
+    pub max_count: usize,
+    /// Number of queries.
+    pub queries: usize,
+}
+
+/// The kernel specialisations `k` neighbours of points `P` use.
+pub(crate) fn cuda_specs<P: Point>(arch: u32, k: usize) -> Vec<crate::jit::KernelSpec> {
+    let kb = cuda::bucket(k);
+    let mut specs = Vec::with_capacity(3);
+    if P::DIM <= MAX_TREE_DIM {
+        specs.push(cuda::build_spec::<P>(arch));
+        specs.push(cuda::query_spec::<P>(arch, kb));
+    }
+    specs.push(cuda::brute_spec::<P>(arch, kb));
+    specs
+}
+
+fn check_k(k: usize, what: &str) -> Result<()> {
+    if k == 0 || k > MAX_K {
+        return Err(Error::InvalidArgument(format!("{what} must be 1 to {MAX_K}, got {k}")));
+    }
+    Ok(())
+}
+
+fn check_dim<P: Point>(max: usize, path: &str) -> Result<()> {
+    if P::DIM == 0 {
+        return Err(Error::InvalidArgument("points must have at least one coordinate".into()));
+    }
+    if P::DIM > max {
+        return Err(Error::Unsupported(format!(
+            "{path} takes points of at most {max} coordinates, not {}",
+            P::DIM
+        )));
+    }
+    Ok(())
+}
+
+fn out_len(queries: usize, k: usize) -> Result<usize> {
+    queries
+        .checked_mul(k)
+        .ok_or_else(|| Error::InvalidArgument(format!("{queries} queries x {k} neighbours overflows")))
+}
+
+fn alloc_rows<F: Coord>(dev: &Device, queries: usize, k: usize) -> Result<(DeviceVec<u32>, DeviceVec<F>)> {
+    let len = out_len(queries, k)?;
+    Ok((DeviceVec::alloc_uninit(dev, len)?, DeviceVec::alloc_uninit(dev, len)?))
+}
+
+fn choose<P: Point>(method: KnnMethod, n: usize, q: usize) -> KnnMethod {
+    match method {
+        KnnMethod::Auto => {
+            if P::DIM > 8 || n <= 4096 || (n as u128) * (q as u128) <= 1 << 26 {
+                KnnMethod::BruteForce
+            } else {
+                KnnMethod::KdTree
+            }
+        }
+        m => m,
+    }
+}
+
+/// The `k` nearest `points` of every query ([`KnnMethod::Auto`]); see the
+/// [module docs](self) for the result's layout and semantics.
+///
+/// Errors: `k` not in `1..=1024`, points of more than 128 coordinates,
+/// points and queries on different devices. No queries gives an empty
+/// result; no points gives all-missing rows.
+///
+/// ```
+/// use cuprim::prelude::*;
+/// let dev = Device::default()?;
+/// let points: Vec<[f32; 2]> = (0..100).map(|i| [(i % 10) as f32, (i / 10) as f32]).collect();
+/// let points = DeviceVec::from_slice(&dev, &points)?;
+/// let queries = DeviceVec::from_slice(&dev, &[[4.2f32, 7.1]])?;
+/// let nn = nearest_neighbors(&points, &queries, 1)?;
+/// assert_eq!(nn.indices.to_vec()?, vec![74]);   // the point (4, 7)
+/// assert!(nearest_neighbors(&points, &queries, 0).is_err());
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn nearest_neighbors<P: Point>(points: &impl DeviceData<P>, queries: &impl DeviceData<P>, k: usize) -> Result<Neighbors<P::Coord>> {
+    nearest_neighbors_with(points, queries, k, KnnOptions::new())
+}
+
+/// [`nearest_neighbors`] with a chosen [`KnnMethod`] and [`QueryOrder`].
+/// Every method returns the same result.
+///
+/// ```
+/// use cuprim::prelude::*;
+/// use cuprim::algo::knn::{KnnMethod, KnnOptions};
+/// let dev = Device::default()?;
+/// let points: Vec<[f32; 3]> = (0..5000).map(|i| [(i % 17) as f32, (i % 23) as f32, (i % 29) as f32 * 0.5]).collect();
+/// let points = DeviceVec::from_slice(&dev, &points)?;
+/// let queries = points.slice(0..64)?;
+/// let tree = nearest_neighbors_with(&points, &queries, 5, KnnOptions::new().method(KnnMethod::KdTree))?;
+/// let brute = nearest_neighbors_with(&points, &queries, 5, KnnOptions::new().method(KnnMethod::BruteForce))?;
+/// assert_eq!(tree.indices.to_vec()?, brute.indices.to_vec()?);
+/// assert_eq!(tree.distances.to_vec()?, brute.distances.to_vec()?);
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn nearest_neighbors_with<P: Point>(
+    points: &impl DeviceData<P>,
+    queries: &impl DeviceData<P>,
+    k: usize,
+    opts: KnnOptions,
+) -> Result<Neighbors<P::Coord>> {
+    check_k(k, "k")?;
+    check_dim::<P>(MAX_DIM, "nearest_neighbors")?;
+    same_device("nearest_neighbors", points.device(), queries.device())?;
+    let (n, q) = (points.len(), queries.len());
+    match choose::<P>(opts.method, n, q) {
+        KnnMethod::KdTree => KdTree::build(points)?.query_with(queries, k, opts.order),
+        _ => brute_force(points, queries, k),
+    }
+}
+
+fn brute_force<P: Point>(points: &impl DeviceData<P>, queries: &impl DeviceData<P>, k: usize) -> Result<Neighbors<P::Coord>> {
+    let (n, q) = (points.len(), queries.len());
+    if n > u32::MAX as usize - 1 {
+        return Err(Error::InvalidArgument(format!(
+            "brute-force kNN takes at most 2^32 - 2 points, not {n}"
+        )));
+    }
+    let dev = points.device();
+    let (mut indices, mut distances) = alloc_rows::<P::Coord>(dev, q, k)?;
+    if q > 0 {
+        match (points.mem(), queries.mem(), indices.mem_mut(), distances.mem_mut()) {
+            (Mem::Host(p), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od)) => host::knn::brute(p, qs, k, od, oi),
+            (Mem::Cuda { dev: c, ptr: pp, .. }, Mem::Cuda { ptr: qp, .. }, MemMut::Cuda { ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
+                cuda::brute::<P>(c, dev, pp, n, qp, q, k, ip, dp)?
+            }
+            _ => return Err(Error::DeviceMismatch { op: "nearest_neighbors" }),
+        }
+    }
+    Ok(Neighbors {
+        indices,
+        distances,
+        k,
+        queries: q,
+    })
+}
+
+enum Nodes<P: Point> {
+    /// Host backend: node j is (point, original index).
+    Host(Vec<(P, u32)>),
+    /// CUDA: node records of `cuda::node_bytes::<P>()` bytes (coordinates,
+    /// then the u32 index, padded to 16 bytes), and the points' bounding
+    /// box (lo, hi per dimension).
+    Cuda {
+        words: DeviceVec<u32>,
+        bounds: DeviceVec<P::Coord>,
+    },
+}
+
+/// A left-balanced kd-tree over a point set, built on the device (see the
+/// [module docs](self)); query it as often as you like. It owns a copy of
+/// the points (in node order, with their original indices) and does not
+/// borrow the input.
+///
+/// ```
+/// use cuprim::prelude::*;
+/// let dev = Device::default()?;
+/// let pts: Vec<[f32; 3]> = (0..1000).map(|i| {
+///     let t = i as f32 * 0.01;
+///     [t.cos(), t.sin(), t]
+/// }).collect();
+/// let tree = KdTree::build(&DeviceVec::from_slice(&dev, &pts)?)?;
+/// assert_eq!((tree.len(), tree.depth()), (1000, 10));
+/// let queries = DeviceVec::from_slice(&dev, &[pts[500], [1.0, 0.0, 0.0]])?;
+/// let nn = tree.query(&queries, 3)?;
+/// let mut row = nn.indices.to_vec()?[..3].to_vec();
+/// assert_eq!(row[0], 500);          // itself, at distance 0
+/// row.sort();
+/// assert_eq!(row, [499, 500, 501]); // then its neighbours along the curve
+/// assert_eq!(tree.nearest(&queries)?.indices.to_vec()?, vec![500, 0]);
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub struct KdTree<P: Point> {
+    device: Device,
+    nodes: Nodes<P>,
+    len: usize,
+    _p: PhantomData<P>,
+}
+
+impl<P: Point> std::fmt::Debug for KdTree<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KdTree<{}>(len {}, {:?})", P::type_name(), self.len, self.device)
+    }
+}
+
+impl<P: Point> KdTree<P> {
+    /// Builds the tree over `points` (any number, up to `2^31 - 1`; points
+    /// with NaN coordinates are kept but never returned). Errors for points
+    /// of 0 or more than 16 coordinates.
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let empty = DeviceVec::<[f64; 2]>::from_slice(&dev, &[])?;
+    /// let tree = KdTree::build(&empty)?;
+    /// assert!(tree.is_empty());
+    /// let q = DeviceVec::from_slice(&dev, &[[0.0f64, 0.0]])?;
+    /// assert_eq!(tree.query(&q, 2)?.indices.to_vec()?, vec![u32::MAX; 2]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn build(points: &impl DeviceData<P>) -> Result<Self> {
+        check_dim::<P>(MAX_TREE_DIM, "KdTree")?;
+        let n = points.len();
+        if n > MAX_TREE_POINTS {
+            return Err(Error::InvalidArgument(format!("a KdTree takes at most 2^31 - 1 points, not {n}")));
+        }
+        let nodes = match points.mem() {
+            Mem::Host(p) => Nodes::Host(host::knn::build(p)),
+            Mem::Cuda { dev, ptr, .. } => {
+                let (words, bounds) = cuda::build::<P>(dev, points.device(), ptr, n)?;
+                Nodes::Cuda { words, bounds }
+            }
+        };
+        Ok(KdTree {
+            device: points.device().clone(),
+            nodes,
+            len: n,
+            _p: PhantomData,
+        })
+    }
+
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when built over no points.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Levels of the tree: `floor(log2(len)) + 1` (0 when empty).
+    pub fn depth(&self) -> u32 {
+        host::knn::depth(self.len)
+    }
+
+    /// The device the tree lives on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The nodes in tree order as (point, original index), copied to the
+    /// host: for tests and inspection.
+    #[doc(hidden)]
+    pub fn nodes(&self) -> Result<Vec<(P, u32)>> {
+        match &self.nodes {
+            Nodes::Host(v) => Ok(v.clone()),
+            Nodes::Cuda { words, .. } => {
+                let words = words.to_vec()?;
+                let bytes: &[u8] = bytemuck::cast_slice(&words);
+                let stride = cuda::node_bytes::<P>();
+                let size = std::mem::size_of::<P>();
+                Ok(bytes
+                    .chunks_exact(stride)
+                    .map(|r| {
+                        let p: P = bytemuck::pod_read_unaligned(&r[..size]);
+                        let i: u32 = bytemuck::pod_read_unaligned(&r[size..size + 4]);
+                        (p, i)
+                    })
+                    .collect())
+            }
+        }
+    }
+
+    /// The `k` nearest points of every query ([`QueryOrder::Auto`]); see
+    /// [`nearest_neighbors`] for the result and the errors.
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let pts = DeviceVec::from_slice(&dev, &[[0.0f32, 0.0], [1.0, 1.0], [2.0, 2.0], [1.0, 1.0]])?;
+    /// let tree = KdTree::build(&pts)?;
+    /// // Two points at the same distance: the lower index first.
+    /// let nn = tree.query(&DeviceVec::from_slice(&dev, &[[1.0f32, 1.0]])?, 3)?;
+    /// assert_eq!(nn.indices.to_vec()?, vec![1, 3, 0]);
+    /// assert!(tree.query(&pts, 1025).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn query(&self, queries: &impl DeviceData<P>, k: usize) -> Result<Neighbors<P::Coord>> {
+        self.query_with(queries, k, QueryOrder::Auto)
+    }
+
+    /// [`query`](KdTree::query) with a chosen [`QueryOrder`] (same result).
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// use cuprim::algo::knn::QueryOrder;
+    /// let dev = Device::default()?;
+    /// let pts: Vec<[f64; 2]> = (0..300).map(|i| [(i * 7 % 300) as f64, (i * 13 % 300) as f64]).collect();
+    /// let pts = DeviceVec::from_slice(&dev, &pts)?;
+    /// let tree = KdTree::build(&pts)?;
+    /// let a = tree.query_with(&pts, 4, QueryOrder::Spatial)?;
+    /// let b = tree.query_with(&pts, 4, QueryOrder::AsGiven)?;
+    /// assert_eq!(a.indices.to_vec()?, b.indices.to_vec()?);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn query_with(&self, queries: &impl DeviceData<P>, k: usize, order: QueryOrder) -> Result<Neighbors<P::Coord>> {
+        check_k(k, "k")?;
+        same_device("KdTree::query", &self.device, queries.device())?;
+        let q = queries.len();
+        let (mut indices, mut distances) = alloc_rows::<P::Coord>(&self.device, q, k)?;
+        if q > 0 {
+            match (&self.nodes, queries.mem(), indices.mem_mut(), distances.mem_mut()) {
+                (Nodes::Host(nodes), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od)) => host::knn::query(nodes, qs, k, od, oi),
+                (Nodes::Cuda { words, bounds }, Mem::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
+                    let spatial = match order {
+                        QueryOrder::Auto => q >= 16384,
+                        QueryOrder::Spatial => true,
+                        QueryOrder::AsGiven => false,
+                    };
+                    let tree = cuda::Tree {
+                        words,
+                        bounds,
+                        n: self.len,
+                    };
+                    cuda::query::<P>(dev, &self.device, &tree, ptr, q, k, spatial, None, ip, dp)?
+                }
+                _ => return Err(Error::DeviceMismatch { op: "KdTree::query" }),
+            }
+        }
+        Ok(Neighbors {
+            indices,
+            distances,
+            k,
+            queries: q,
+        })
+    }
+
+    /// The nearest point of every query (`k = 1`, the fastest case).
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let tree = KdTree::build(&DeviceVec::from_slice(&dev, &[[0.0f32], [10.0], [20.0]])?)?;
+    /// let nn = tree.nearest(&DeviceVec::from_slice(&dev, &[[12.0f32], [-3.0], [f32::NAN]])?)?;
+    /// assert_eq!(nn.indices.to_vec()?, vec![1, 0, u32::MAX]);
+    /// assert_eq!(nn.distances.to_vec()?, vec![2.0, 3.0, f32::INFINITY]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn nearest(&self, queries: &impl DeviceData<P>) -> Result<Neighbors<P::Coord>> {
+        self.query(queries, 1)
+    }
+
+    /// Every point within distance `radius` of each query (distance `<=
+    /// radius`, as reported), counted in [`RadiusNeighbors::counts`]; the
+    /// nearest `max_count` of them (1 to 1024) are returned, sorted like
+    /// [`query`](KdTree::query)'s rows, the rest of a row missing. A
+    /// negative or NaN radius is an error.
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let pts: Vec<[f32; 2]> = (0..10).map(|i| [i as f32, 0.0]).collect();
+    /// let tree = KdTree::build(&DeviceVec::from_slice(&dev, &pts)?)?;
+    /// let r = tree.radius_search(&DeviceVec::from_slice(&dev, &[[4.0f32, 0.0]])?, 2.0, 3)?;
+    /// assert_eq!(r.counts.to_vec()?, vec![5]);             // 2, 3, 4, 5, 6
+    /// assert_eq!(r.indices.to_vec()?, vec![4, 3, 5]);      // the nearest 3
+    /// assert!(tree.radius_search(&DeviceVec::from_slice(&dev, &[[0.0f32, 0.0]])?, -1.0, 3).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn radius_search(&self, queries: &impl DeviceData<P>, radius: P::Coord, max_count: usize) -> Result<RadiusNeighbors<P::Coord>> {
+        check_k(max_count, "max_count")?;
+        same_device("KdTree::radius_search", &self.device, queries.device())?;
+        if radius.is_nan() || radius < P::Coord::zero() {
+            return Err(Error::InvalidArgument(format!("radius must be >= 0, got {radius:?}")));
+        }
+        let bound = squared_bound(radius);
+        let q = queries.len();
+        let k = max_count;
+        let (mut indices, mut distances) = alloc_rows::<P::Coord>(&self.device, q, k)?;
+        let mut counts = DeviceVec::<u32>::alloc_uninit(&self.device, q)?;
+        if q > 0 {
+            match (&self.nodes, queries.mem(), indices.mem_mut(), distances.mem_mut(), counts.mem_mut()) {
+                (Nodes::Host(nodes), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od), MemMut::Host(oc)) => {
+                    host::knn::radius(nodes, qs, k, bound, od, oi, oc)
+                }
+                (
+                    Nodes::Cuda { words, bounds },
+                    Mem::Cuda { dev, ptr, .. },
+                    MemMut::Cuda { ptr: ip, .. },
+                    MemMut::Cuda { ptr: dp, .. },
+                    MemMut::Cuda { ptr: cp, .. },
+                ) => {
+                    let tree = cuda::Tree {
+                        words,
+                        bounds,
+                        n: self.len,
+                    };
+                    cuda::query::<P>(dev, &self.device, &tree, ptr, q, k, q >= 16384, Some((bound, cp)), ip, dp)?
+                }
+                _ => {
+                    return Err(Error::DeviceMismatch {
+                        op: "KdTree::radius_search",
+                    })
+                }
+            }
+        }
+        Ok(RadiusNeighbors {
+            indices,
+            distances,
+            counts,
+            max_count,
+            queries: q,
+        })
+    }
+}
+
+/// The largest squared distance `t` with `sqrt(t) <= radius`: a point is
+/// within the radius exactly when its squared distance is at most this, so
+/// the search compares squared distances and agrees with the reported ones.
+fn squared_bound<F: Coord>(radius: F) -> F {
+    let mut t = radius * radius;
+    if !t.finite() {
+        // sqrt(MAX) < radius for any radius whose square overflows, so every
+        // finite squared distance qualifies; +inf does only for radius +inf.
+        return if radius.finite() { F::largest() } else { t };
+    }
+    while t.root() > radius {
+        t = t.step(false);
+    }
+    loop {
+        let up = t.step(true);
+        if up.finite() && up.root() <= radius {
+            t = up;
+        } else {
+            return t;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn squared_bound_matches_sqrt() {
+        for &r in &[0.0f32, 1e-30, 0.1, 1.0, 2.0, 3.3, 1e19, 1e30, f32::MAX] {
+            let b = squared_bound(r);
+            assert!(b.sqrt() <= r, "r={r} b={b}");
+            let up = b.step(true);
+            assert!(up.sqrt() > r || up.is_infinite(), "r={r} b={b}");
+        }
+        assert_eq!(squared_bound(f64::INFINITY), f64::INFINITY);
+    }
+
+    #[test]
+    fn tree_shape_helpers() {
+        assert_eq!(host::knn::depth(0), 0);
+        assert_eq!(host::knn::depth(1), 1);
+        assert_eq!(host::knn::depth(1 << 20), 21);
+        assert_eq!(host::knn::rank_bits(1 << 20), 20);
+        assert_eq!(host::knn::rank_bits((1 << 20) + 1), 21);
+        assert_eq!(host::knn::tag_bits(0, 100), 0);
+        assert_eq!(host::knn::tag_bits(3, 100), 4);
+    }
+}

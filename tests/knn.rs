@@ -1,0 +1,560 @@
+//! kNN (nearest_neighbors, KdTree: query, nearest, radius_search) against a
+//! plain Rust brute-force oracle, on every device: uniform, clustered and
+//! duplicate-heavy points, awkward sizes, k from 1 to 1024, D from 1 to
+//! 128, f32 and f64, NaN coordinates, bad arguments.
+//!
+//! The oracle computes the squared distance as the crate documents (an fma
+//! chain over the dimensions in order), orders by (squared distance,
+//! index) and takes the square root, so every result is compared exactly:
+//! indices and distance bits.
+
+mod common;
+
+use common::{devices, rng, TestRng};
+use cuprim::algo::knn::{KnnMethod, KnnOptions, Point, QueryOrder};
+use cuprim::prelude::*;
+use rand::RngCore;
+
+/// A coordinate type as these tests see it.
+trait TestCoord: cuprim::algo::knn::Coord {
+    fn of(x: f64) -> Self;
+    fn fused(self, a: Self, b: Self) -> Self;
+    fn square_root(self) -> Self;
+    fn inf() -> Self;
+    fn bits(self) -> u64;
+}
+
+impl TestCoord for f32 {
+    fn of(x: f64) -> Self {
+        x as f32
+    }
+    fn fused(self, a: Self, b: Self) -> Self {
+        self.mul_add(a, b)
+    }
+    fn square_root(self) -> Self {
+        self.sqrt()
+    }
+    fn inf() -> Self {
+        f32::INFINITY
+    }
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+}
+
+impl TestCoord for f64 {
+    fn of(x: f64) -> Self {
+        x
+    }
+    fn fused(self, a: Self, b: Self) -> Self {
+        self.mul_add(a, b)
+    }
+    fn square_root(self) -> Self {
+        self.sqrt()
+    }
+    fn inf() -> Self {
+        f64::INFINITY
+    }
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+fn unit(r: &mut TestRng) -> f64 {
+    (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn gauss(r: &mut TestRng) -> f64 {
+    let (u, v) = (unit(r).max(1e-300), unit(r));
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Dist {
+    Uniform,
+    /// Gaussian blobs around 12 centres.
+    Clustered,
+    /// Every coordinate one of 0, 1, 2: many duplicate points, many ties.
+    Duplicates,
+}
+
+fn make<F: TestCoord, const D: usize>(r: &mut TestRng, n: usize, dist: Dist) -> Vec<[F; D]> {
+    let centres: Vec<[f64; D]> = (0..12).map(|_| std::array::from_fn(|_| unit(r))).collect();
+    (0..n)
+        .map(|_| match dist {
+            Dist::Uniform => std::array::from_fn(|_| F::of(unit(r))),
+            Dist::Clustered => {
+                let c = centres[(r.next_u32() % 12) as usize];
+                std::array::from_fn(|j| F::of(c[j] + 0.02 * gauss(r)))
+            }
+            Dist::Duplicates => std::array::from_fn(|_| F::of((r.next_u32() % 3) as f64)),
+        })
+        .collect()
+}
+
+/// The oracle: rows of k (index, distance), ascending by (squared distance,
+/// index), NaN distances excluded, missing slots (u32::MAX, +inf).
+fn oracle<F: TestCoord, const D: usize>(
+    points: &[[F; D]],
+    queries: &[[F; D]],
+    k: usize,
+    radius: Option<F>,
+) -> (Vec<u32>, Vec<F>, Vec<u32>) {
+    let lists = oracle_lists(points, queries, radius);
+    let (i, d) = rows(&lists, k);
+    (i, d, lists.iter().map(|l| l.len() as u32).collect())
+}
+
+/// Per query, every eligible (squared distance, index), sorted.
+fn oracle_lists<F: TestCoord, const D: usize>(points: &[[F; D]], queries: &[[F; D]], radius: Option<F>) -> Vec<Vec<(F, u32)>> {
+    use rayon::prelude::*;
+    queries
+        .par_iter()
+        .map(|q| {
+            let mut all: Vec<(F, u32)> = Vec::new();
+            if !q.iter().any(|x| x.is_nan()) {
+                for (i, p) in points.iter().enumerate() {
+                    let mut acc = F::of(0.0);
+                    for j in 0..D {
+                        let d = q[j] - p[j];
+                        acc = d.fused(d, acc);
+                    }
+                    if acc.is_nan() {
+                        continue;
+                    }
+                    if let Some(r) = radius {
+                        if acc.square_root() > r {
+                            continue;
+                        }
+                    }
+                    all.push((acc, i as u32));
+                }
+            }
+            all.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+            all
+        })
+        .collect()
+}
+
+/// The first k of each sorted list as result rows.
+fn rows<F: TestCoord>(lists: &[Vec<(F, u32)>], k: usize) -> (Vec<u32>, Vec<F>) {
+    let mut idx = Vec::with_capacity(lists.len() * k);
+    let mut dist = Vec::with_capacity(lists.len() * k);
+    for all in lists {
+        for j in 0..k {
+            match all.get(j) {
+                Some(&(d2, i)) => {
+                    idx.push(i);
+                    dist.push(d2.square_root());
+                }
+                None => {
+                    idx.push(u32::MAX);
+                    dist.push(F::inf());
+                }
+            }
+        }
+    }
+    (idx, dist)
+}
+
+#[track_caller]
+fn assert_rows<F: TestCoord>(got_i: &[u32], got_d: &[F], want_i: &[u32], want_d: &[F], k: usize, what: &str) {
+    assert_eq!(got_i.len(), want_i.len(), "length: {what}");
+    assert_eq!(got_d.len(), want_d.len(), "length: {what}");
+    for j in 0..want_i.len() {
+        let same_d = got_d[j].bits() == want_d[j].bits();
+        if got_i[j] != want_i[j] || !same_d {
+            panic!(
+                "row {} slot {}: got ({}, {:?}), want ({}, {:?}): {what}",
+                j / k,
+                j % k,
+                got_i[j],
+                got_d[j],
+                want_i[j],
+                want_d[j]
+            );
+        }
+    }
+}
+
+/// Every way to get the k nearest neighbours, against the oracle.
+fn check_all<F: TestCoord, const D: usize>(dev: &Device, points: &[[F; D]], queries: &[[F; D]], k: usize, what: &str)
+where
+    [F; D]: Point<Coord = F>,
+{
+    check_with(dev, points, queries, &oracle_lists(points, queries, None), k, what)
+}
+
+/// [`check_all`] with the oracle's lists computed once for several k.
+fn check_with<F: TestCoord, const D: usize>(
+    dev: &Device,
+    points: &[[F; D]],
+    queries: &[[F; D]],
+    lists: &[Vec<(F, u32)>],
+    k: usize,
+    what: &str,
+) where
+    [F; D]: Point<Coord = F>,
+{
+    let (want_i, want_d) = rows(lists, k);
+    let p = DeviceVec::from_slice(dev, points).unwrap();
+    let q = DeviceVec::from_slice(dev, queries).unwrap();
+    let mut methods = vec![KnnMethod::Auto, KnnMethod::BruteForce];
+    if D <= 16 {
+        methods.push(KnnMethod::KdTree);
+    }
+    for m in methods {
+        let nn = nearest_neighbors_with(&p, &q, k, KnnOptions::new().method(m)).unwrap();
+        assert_eq!((nn.k, nn.queries), (k, queries.len()));
+        let what = format!("{what}, {m:?}, n={}, q={}, k={k}, D={D} on {dev:?}", points.len(), queries.len());
+        assert_rows(
+            &nn.indices.to_vec().unwrap(),
+            &nn.distances.to_vec().unwrap(),
+            &want_i,
+            &want_d,
+            k,
+            &what,
+        );
+    }
+    if D <= 16 {
+        let tree = KdTree::build(&p).unwrap();
+        for order in [QueryOrder::Spatial, QueryOrder::AsGiven] {
+            let nn = tree.query_with(&q, k, order).unwrap();
+            let what = format!(
+                "{what}, tree {order:?}, n={}, q={}, k={k}, D={D} on {dev:?}",
+                points.len(),
+                queries.len()
+            );
+            assert_rows(
+                &nn.indices.to_vec().unwrap(),
+                &nn.distances.to_vec().unwrap(),
+                &want_i,
+                &want_d,
+                k,
+                &what,
+            );
+        }
+    }
+}
+
+#[test]
+fn matches_oracle_3d_f32() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_3d_f32");
+        for dist in [Dist::Uniform, Dist::Clustered, Dist::Duplicates] {
+            for &(n, q) in &[(1usize, 7usize), (5, 9), (700, 300), (4097, 257), (20_011, 400)] {
+                let points = make::<f32, 3>(&mut r, n, dist);
+                let mut queries = make::<f32, 3>(&mut r, q, dist);
+                // Some queries exactly on points.
+                for (j, qq) in queries.iter_mut().enumerate().take(q / 4) {
+                    *qq = points[(j * 7919) % n];
+                }
+                let lists = oracle_lists(&points, &queries, None);
+                for &k in &[1usize, 3, 8, 17, 100] {
+                    check_with(&dev, &points, &queries, &lists, k, &format!("{dist:?}, seed={seed}"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn matches_oracle_other_dims_and_f64() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_dims");
+        for dist in [Dist::Uniform, Dist::Clustered, Dist::Duplicates] {
+            let what = format!("{dist:?}, seed={seed}");
+            let (p, q) = (make::<f32, 2>(&mut r, 3001, dist), make::<f32, 2>(&mut r, 200, dist));
+            for k in [1, 8, 17] {
+                check_all(&dev, &p, &q, k, &what);
+            }
+            let (p, q) = (make::<f32, 4>(&mut r, 2500, dist), make::<f32, 4>(&mut r, 150, dist));
+            check_all(&dev, &p, &q, 8, &what);
+            let (p, q) = (make::<f32, 1>(&mut r, 999, dist), make::<f32, 1>(&mut r, 70, dist));
+            check_all(&dev, &p, &q, 3, &what);
+            let (p, q) = (make::<f32, 16>(&mut r, 1500, dist), make::<f32, 16>(&mut r, 100, dist));
+            for k in [1, 8, 33] {
+                check_all(&dev, &p, &q, k, &what);
+            }
+            let (p, q) = (make::<f64, 3>(&mut r, 5000, dist), make::<f64, 3>(&mut r, 300, dist));
+            for k in [1, 8, 17, 40, 100] {
+                check_all(&dev, &p, &q, k, &what);
+            }
+            let (p, q) = (make::<f64, 16>(&mut r, 800, dist), make::<f64, 16>(&mut r, 60, dist));
+            check_all(&dev, &p, &q, 8, &what);
+        }
+    }
+}
+
+#[test]
+fn high_dimensions_brute_force() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_high_d");
+        let what = format!("seed={seed}");
+        let (p, q) = (
+            make::<f32, 17>(&mut r, 600, Dist::Clustered),
+            make::<f32, 17>(&mut r, 40, Dist::Clustered),
+        );
+        check_all(&dev, &p, &q, 5, &what);
+        let (p, q) = (
+            make::<f32, 128>(&mut r, 700, Dist::Uniform),
+            make::<f32, 128>(&mut r, 50, Dist::Uniform),
+        );
+        check_all(&dev, &p, &q, 8, &what);
+        let (p, q) = (
+            make::<f64, 128>(&mut r, 300, Dist::Duplicates),
+            make::<f64, 128>(&mut r, 33, Dist::Duplicates),
+        );
+        check_all(&dev, &p, &q, 70, &what);
+        // Many points per query: the chunked brute force and its merge.
+        let (p, q) = (
+            make::<f32, 16>(&mut r, 60_000, Dist::Uniform),
+            make::<f32, 16>(&mut r, 20, Dist::Uniform),
+        );
+        check_all(&dev, &p, &q, 8, &what);
+        check_all(&dev, &p, &q, 200, &what);
+    }
+}
+
+#[test]
+fn large_k_up_to_1024() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_large_k");
+        let what = format!("seed={seed}");
+        let (p, q) = (
+            make::<f32, 3>(&mut r, 3000, Dist::Clustered),
+            make::<f32, 3>(&mut r, 40, Dist::Clustered),
+        );
+        for k in [64, 65, 500, 1024] {
+            check_all(&dev, &p, &q, k, &what);
+        }
+        let (p, q) = (
+            make::<f64, 2>(&mut r, 1100, Dist::Duplicates),
+            make::<f64, 2>(&mut r, 30, Dist::Duplicates),
+        );
+        check_all(&dev, &p, &q, 1024, &what);
+    }
+}
+
+#[test]
+fn awkward_sizes() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_awkward");
+        let what = format!("seed={seed}");
+        let none: Vec<[f32; 3]> = Vec::new();
+        let q = make::<f32, 3>(&mut r, 10, Dist::Uniform);
+        // No points: all missing.
+        check_all(&dev, &none, &q, 4, &what);
+        // No queries: an empty result.
+        let p = make::<f32, 3>(&mut r, 100, Dist::Uniform);
+        check_all(&dev, &p, &none, 4, &what);
+        let nn = nearest_neighbors(
+            &DeviceVec::from_slice(&dev, &p).unwrap(),
+            &DeviceVec::from_slice(&dev, &none).unwrap(),
+            4,
+        )
+        .unwrap();
+        assert!(nn.indices.is_empty() && nn.distances.is_empty());
+        // One point; fewer points than k; sizes around powers of two.
+        for n in [1usize, 2, 3, 7, 8, 9, 15, 16, 17, 31, 63, 64, 65, 127, 255, 256, 257] {
+            let p = make::<f32, 3>(&mut r, n, Dist::Uniform);
+            check_all(&dev, &p, &q, 10, &what);
+            check_all(&dev, &p, &q, 1, &what);
+        }
+    }
+}
+
+#[test]
+fn nan_and_infinite_coordinates() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_nan");
+        let what = format!("seed={seed}");
+        let mut p = make::<f32, 3>(&mut r, 5000, Dist::Uniform);
+        for j in (0..p.len()).step_by(13) {
+            p[j][j % 3] = if j % 2 == 0 { f32::NAN } else { -f32::NAN };
+        }
+        p[1] = [f32::INFINITY, 0.0, 0.0];
+        p[2] = [f32::NEG_INFINITY, 1.0, 0.5];
+        p[3] = [-0.0, 0.0, -0.0];
+        let mut q = make::<f32, 3>(&mut r, 200, Dist::Uniform);
+        q[0] = [f32::NAN, 0.5, 0.5];
+        q[1] = [0.5, 0.5, f32::NAN];
+        q[2] = [f32::INFINITY, 0.0, 0.0];
+        q[3] = [0.0, 0.0, 0.0];
+        for k in [1, 8, 100] {
+            check_all(&dev, &p, &q, k, &what);
+        }
+        // A NaN query has an all-missing row; NaN points are never neighbours.
+        let pd = DeviceVec::from_slice(&dev, &p).unwrap();
+        let nn = KdTree::build(&pd)
+            .unwrap()
+            .query(&DeviceVec::from_slice(&dev, &q).unwrap(), 4)
+            .unwrap();
+        let idx = nn.indices.to_vec().unwrap();
+        assert_eq!(&idx[..8], &[u32::MAX; 8]);
+        assert!(idx.iter().all(|&i| i == u32::MAX || !p[i as usize].iter().any(|x| x.is_nan())));
+        // Every point NaN: nothing found.
+        let all_nan = vec![[f64::NAN, 0.0]; 50];
+        let q64 = make::<f64, 2>(&mut r, 5, Dist::Uniform);
+        check_all(&dev, &all_nan, &q64, 3, &what);
+    }
+}
+
+#[test]
+fn radius_search_matches_oracle() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_radius");
+        for dist in [Dist::Uniform, Dist::Clustered, Dist::Duplicates] {
+            let mut p = make::<f32, 3>(&mut r, 6000, dist);
+            p[7][1] = f32::NAN;
+            let mut q = make::<f32, 3>(&mut r, 300, dist);
+            q[5][0] = f32::NAN;
+            let tree = KdTree::build(&DeviceVec::from_slice(&dev, &p).unwrap()).unwrap();
+            let qd = DeviceVec::from_slice(&dev, &q).unwrap();
+            for &(radius, max_count) in &[(0.0f32, 4usize), (0.05, 8), (0.1, 1), (0.2, 100), (1.0, 3), (f32::INFINITY, 5)] {
+                let (wi, wd, wc) = oracle(&p, &q, max_count, Some(radius));
+                let got = tree.radius_search(&qd, radius, max_count).unwrap();
+                let what = format!("{dist:?} r={radius} max={max_count} seed={seed} on {dev:?}");
+                assert_eq!(got.counts.to_vec().unwrap(), wc, "{what}");
+                assert_rows(
+                    &got.indices.to_vec().unwrap(),
+                    &got.distances.to_vec().unwrap(),
+                    &wi,
+                    &wd,
+                    max_count,
+                    &what,
+                );
+            }
+        }
+        // Duplicate points at distance exactly 1: counted.
+        let p = vec![[1.0f64, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0], [1.0, 1.0]];
+        let tree = KdTree::build(&DeviceVec::from_slice(&dev, &p).unwrap()).unwrap();
+        let got = tree
+            .radius_search(&DeviceVec::from_slice(&dev, &[[0.0f64, 0.0]]).unwrap(), 1.0, 2)
+            .unwrap();
+        assert_eq!(got.counts.to_vec().unwrap(), vec![4]);
+        assert_eq!(got.indices.to_vec().unwrap(), vec![0, 1]);
+    }
+}
+
+#[test]
+fn nearest_is_k1() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_nearest");
+        let p = make::<f32, 3>(&mut r, 10_000, Dist::Clustered);
+        let q = make::<f32, 3>(&mut r, 500, Dist::Uniform);
+        let (wi, wd, _) = oracle(&p, &q, 1, None);
+        let tree = KdTree::build(&DeviceVec::from_slice(&dev, &p).unwrap()).unwrap();
+        let nn = tree.nearest(&DeviceVec::from_slice(&dev, &q).unwrap()).unwrap();
+        assert_rows(
+            &nn.indices.to_vec().unwrap(),
+            &nn.distances.to_vec().unwrap(),
+            &wi,
+            &wd,
+            1,
+            &format!("seed={seed}"),
+        );
+    }
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    for dev in devices() {
+        let p = DeviceVec::from_slice(&dev, &[[0.0f32, 1.0, 2.0]; 10]).unwrap();
+        assert!(nearest_neighbors(&p, &p, 0).is_err());
+        assert!(nearest_neighbors(&p, &p, 1025).is_err());
+        let tree = KdTree::build(&p).unwrap();
+        assert!(tree.query(&p, 0).is_err());
+        assert!(tree.query(&p, 1025).is_err());
+        assert!(tree.radius_search(&p, -0.5, 4).is_err());
+        assert!(tree.radius_search(&p, f32::NAN, 4).is_err());
+        assert!(tree.radius_search(&p, 1.0, 0).is_err());
+        assert!(tree.radius_search(&p, 1.0, 2000).is_err());
+        // D past the tree's limit, and past brute force's.
+        let wide = DeviceVec::from_slice(&dev, &[[0.0f32; 17]; 4]).unwrap();
+        assert!(matches!(KdTree::build(&wide), Err(Error::Unsupported(_))));
+        assert!(nearest_neighbors_with(&wide, &wide, 2, KnnOptions::new().method(KnnMethod::KdTree)).is_err());
+        assert!(nearest_neighbors(&wide, &wide, 2).is_ok());
+        let too_wide = DeviceVec::from_slice(&dev, &[[0.0f32; 129]; 2]).unwrap();
+        assert!(matches!(nearest_neighbors(&too_wide, &too_wide, 1), Err(Error::Unsupported(_))));
+        let empty_points = DeviceVec::from_slice(&dev, &[[0.0f32; 0]; 2]).unwrap();
+        assert!(nearest_neighbors(&empty_points, &empty_points, 1).is_err());
+        assert!(KdTree::build(&empty_points).is_err());
+    }
+    // Points and queries on different devices.
+    if let Some(gpu) = common::cuda() {
+        let a = DeviceVec::from_slice(&Device::host(), &[[0.0f32, 1.0]]).unwrap();
+        let b = DeviceVec::from_slice(&gpu, &[[0.0f32, 1.0]]).unwrap();
+        assert!(matches!(nearest_neighbors(&a, &b, 1), Err(Error::DeviceMismatch { .. })));
+        let tree = KdTree::build(&a).unwrap();
+        assert!(matches!(tree.query(&b, 1), Err(Error::DeviceMismatch { .. })));
+    }
+}
+
+/// Views work as points and queries; results come back in query order.
+#[test]
+fn slices_as_inputs() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_slices");
+        let p = make::<f32, 2>(&mut r, 3000, Dist::Uniform);
+        let q = make::<f32, 2>(&mut r, 100, Dist::Uniform);
+        let (wi, wd, _) = oracle(&p[500..2500], &q[10..90], 6, None);
+        let pd = DeviceVec::from_slice(&dev, &p).unwrap();
+        let qd = DeviceVec::from_slice(&dev, &q).unwrap();
+        let nn = nearest_neighbors_with(
+            &pd.slice(500..2500).unwrap(),
+            &qd.slice(10..90).unwrap(),
+            6,
+            KnnOptions::new().method(KnnMethod::KdTree),
+        )
+        .unwrap();
+        assert_rows(
+            &nn.indices.to_vec().unwrap(),
+            &nn.distances.to_vec().unwrap(),
+            &wi,
+            &wd,
+            6,
+            &format!("seed={seed}"),
+        );
+    }
+}
+
+/// The GPU builds exactly the host's tree, node for node, and repeated GPU
+/// runs give identical bits.
+#[test]
+fn gpu_tree_equals_host_tree_and_runs_repeat() {
+    let Some(gpu) = common::cuda() else {
+        common::skip("gpu_tree_equals_host_tree_and_runs_repeat", "no CUDA device");
+        return;
+    };
+    let (mut r, _seed) = rng("knn_tree_equal");
+    for &n in &[1usize, 2, 3, 100, 4097, 100_003] {
+        let mut p = make::<f32, 3>(&mut r, n, Dist::Duplicates);
+        if n > 10 {
+            p[5][2] = f32::NAN;
+        }
+        let host = KdTree::build(&DeviceVec::from_slice(&Device::host(), &p).unwrap()).unwrap();
+        let dev = KdTree::build(&DeviceVec::from_slice(&gpu, &p).unwrap()).unwrap();
+        let (a, b) = (host.nodes().unwrap(), dev.nodes().unwrap());
+        assert_eq!(a.len(), b.len());
+        for (j, (x, y)) in a.iter().zip(&b).enumerate() {
+            assert!(
+                x.1 == y.1 && bytemuck::bytes_of(&x.0) == bytemuck::bytes_of(&y.0),
+                "node {j} of {n}: {x:?} vs {y:?}"
+            );
+        }
+    }
+    let p = make::<f32, 3>(&mut r, 200_000, Dist::Clustered);
+    let q = make::<f32, 3>(&mut r, 50_000, Dist::Uniform);
+    let pd = DeviceVec::from_slice(&gpu, &p).unwrap();
+    let qd = DeviceVec::from_slice(&gpu, &q).unwrap();
+    let tree = KdTree::build(&pd).unwrap();
+    let a = tree.query(&qd, 8).unwrap();
+    let b = KdTree::build(&pd).unwrap().query(&qd, 8).unwrap();
+    assert_eq!(a.indices.to_vec().unwrap(), b.indices.to_vec().unwrap());
+    let (da, db) = (a.distances.to_vec().unwrap(), b.distances.to_vec().unwrap());
+    assert!(da.iter().zip(&db).all(|(x, y)| x.to_bits() == y.to_bits()));
+    let (wi, wd, _) = oracle(&p, &q[..2000], 8, None);
+    let got_i = a.indices.to_vec().unwrap();
+    assert_rows(&got_i[..2000 * 8], &da[..2000 * 8], &wi, &wd, 8, "200K points, first 2000 queries");
+}
