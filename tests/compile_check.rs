@@ -7,8 +7,8 @@
 
 use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
 use cuprim::precompile::{
-    precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_predicate, precompile_reduce, precompile_scan, precompile_scan_by_key,
-    precompile_unary, KernelReport, Target,
+    precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_predicate, precompile_reduce, precompile_scan,
+    precompile_scan_by_key, precompile_unary, KernelReport, Target,
 };
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
 use cuprim::{bf16, f16, Result};
