@@ -27,8 +27,13 @@
 // tile waits only for smaller indices, so every wait ends.
 //
 // Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS,
-// CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_LB_BATCH, CUPRIM_LB_SLEEP_MAX, CUPRIM_HIST_BLOCK,
-// CUPRIM_HIST_UNROLL.
+// CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_EARLY_COUNTS, CUPRIM_LB_BATCH,
+// CUPRIM_LB_SLEEP_MAX, CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL.
+//
+// CUPRIM_EARLY_COUNTS = 1 counts each tile's digits before ranking its keys
+// (one fire-and-forget shared atomic per key) and publishes them at once,
+// then ranks straight to tile positions; 0 ranks first (one atomic per
+// distinct digit per warp and item) and publishes after.
 
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
@@ -169,7 +174,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #pragma unroll
         for (int i = 0; i < CUPRIM_ITEMS; i++) pos[i] = first + i * 32 < valid ? radix_digit(key[i], shift, mask, f) : RADIX - 1;
     }
+#if CUPRIM_EARLY_COUNTS
+    // Count first (cheap), publish, then rank: successors waiting on this
+    // tile's counts see them before its keys are ranked.
+    radix_count_warp<CUPRIM_ITEMS>(pos, s_wc + warp * RADIX);
+#else
     radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS>(pos, s_wc + warp * RADIX);
+#endif
     __syncthreads();
 
     // Thread d < RADIX owns digit d: publish the tile's count at once (an
@@ -183,7 +194,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     radix_scan_counts<RADIX>(count, s_warp, s_start);
 
     // Keys go to shared memory in sorted order.
+#if CUPRIM_EARLY_COUNTS
+    if (tid < RADIX) {
+#pragma unroll
+        for (int w = 0; w < SORT_WARPS; w++) s_wc[w * RADIX + tid] += s_start[tid];
+    }
+    __syncthreads();
+    radix_place_warp<RADIX_BITS, CUPRIM_ITEMS>(pos, s_wc + warp * RADIX);
+#else
     radix_positions<RADIX, CUPRIM_ITEMS>(pos, s_start, s_wc + warp * RADIX);
+#endif
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
 

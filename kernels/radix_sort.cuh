@@ -124,6 +124,32 @@ __device__ __forceinline__ void radix_rank_warp(u32 (&dr)[ITEMS], u32* counters)
     }
 }
 
+// Early counts, step 1: adds this warp's ITEMS digits per lane `d` to its
+// own counters (zeroed before). The atomics return nothing, so they are
+// issued back to back; the tile's digit counts are then known before any
+// key is ranked, and can be published to the look-back at once.
+template <int ITEMS> __device__ __forceinline__ void radix_count_warp(const u32 (&d)[ITEMS], u32* counters) {
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) atomicAdd(counters + d[i], 1u);
+}
+
+// Early counts, step 2: with `next[d]` holding the tile position of this
+// warp's first key of digit d, turns each digit dp[i] into its key's tile
+// position, in the order (item, lane) as radix_rank_warp (same ordering
+// argument), bumping next[d] past the warp's keys of d item by item.
+template <int BITS, int ITEMS> __device__ __forceinline__ void radix_place_warp(u32 (&dp)[ITEMS], u32* next) {
+    const u32 lane = threadIdx.x & 31, lt = radix_lanemask_lt();
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const u32 peers = radix_peers<BITS>(dp[i]);
+        const int leader = 31 - __clz(peers);
+        u32 first = 0;
+        if ((int)lane == leader) first = atomicAdd(next + dp[i], (u32)__popc(peers));
+        first = __shfl_sync(0xffffffffu, first, leader);
+        dp[i] = first + __popc(peers & lt);
+    }
+}
+
 // After radix_rank_warp, radix_warp_offsets and radix_scan_counts: turns
 // each dr[i] into item i's position in the tile sorted by digit (digits
 // before it, the same digit in earlier warps, then earlier in this warp).

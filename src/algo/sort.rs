@@ -45,8 +45,10 @@
 //! host backend runs a stable sort by the same key bits.
 //!
 //! Tuning experiments: `CUPRIM_TUNE_SORT=BLOCKxITEMS` (tile shape, e.g.
-//! `384x18`), `CUPRIM_TUNE_SORT_MATCH=1` (rank with `__match_any_sync`) and
-//! `CUPRIM_TUNE_SORT_LB=N` (look-back words read per round trip).
+//! `384x18`), `CUPRIM_TUNE_SORT_MATCH=1` (rank with `__match_any_sync`),
+//! `CUPRIM_TUNE_SORT_EARLY=1` or `0` (count a tile's digits before ranking
+//! it, or not) and `CUPRIM_TUNE_SORT_LB=N` (look-back words read per round
+//! trip).
 
 use crate::algo::transform::TransformOps as _;
 use crate::algo::{same_device, same_len};
@@ -390,6 +392,7 @@ fn specialise<K: Element, V: Element>(template: &'static crate::jit::Template, p
         .constant("CUPRIM_ITEMS", policy.items as i64)
         .constant("CUPRIM_MIN_BLOCKS", policy.min_blocks as i64)
         .constant("CUPRIM_MATCH_ANY", policy.match_any as i64)
+        .constant("CUPRIM_EARLY_COUNTS", policy.early_counts as i64)
         .constant("CUPRIM_LB_BATCH", policy.lookback_batch as i64)
         .constant("CUPRIM_LB_SLEEP_MAX", policy.lookback_sleep_max as i64)
         .constant("CUPRIM_HIST_BLOCK", policy.hist_block as i64)
