@@ -214,8 +214,9 @@ pub(crate) struct SortPolicy {
     /// Look-back words each digit's thread reads per round trip to L2:
     /// fewer round trips when many tiles wait at once (small inputs, one
     /// wave), a few wasted loads per tile otherwise. Measured on H100,
-    /// keys u32 at 2^28: 2 words 8.70 ms, 4 8.83 ms, 8 8.94 ms
-    /// (`bench-results/sort-tune/`).
+    /// keys u32 at 2^28: 2 words 8.70 ms, 4 8.83 ms, 8 8.94 ms; again with
+    /// early counts at three blocks per SM (384 x 18): 1 word 7.08 ms, 2
+    /// 6.87 ms, 4 6.96 ms (`bench-results/sort-tune/`).
     pub lookback_batch: u32,
     /// Longest back-off (ns) between polls of a look-back word not yet
     /// published (doubling from 32 ns); 0 spins without sleeping.
@@ -230,19 +231,32 @@ impl SortPolicy {
 }
 
 /// Radix sort for keys of `key_bytes` and values of `value_bytes` (0 for
-/// keys alone). A tile stages `tile * max(key, value)` bytes in shared
-/// memory, kept near 27 KiB so that two 384-thread blocks fit an SM with
-/// room to spare (static shared memory stops at 48 KiB per block); 80
-/// registers per thread at two blocks per SM, no spills.
+/// keys alone). Measured on H100 at 2^20, 2^24 and 2^28 (u32 keys, u32/u32
+/// and f32/u32 pairs, f64/u32 pairs; `bench-results/sort-tune/`), every
+/// shape with early counts and without spills:
+/// - keys of at most 4 bytes alone: 384 x 20 at three blocks per SM (56
+///   registers): 6.64 ms at 2^28, against 6.92 ms for 384 x 18 and 8.70 ms
+///   for the earlier 384 x 18 at two blocks without early counts;
+/// - 4-byte pairs: 512 x 14 at two blocks per SM (64 registers): 9.48 ms,
+///   against 9.69 ms for 384 x 18 at two blocks, 10.17 ms at three;
+/// - 8-byte keys or values: 384 x 9 at three blocks per SM: 26.1 ms for
+///   f64/u32 pairs, against 27.8 ms at two blocks, 28.9 ms without early
+///   counts (8-byte keys alone: 384 x 8, which fits 56 registers).
+///
+/// Float keys alone of at most 4 bytes take 384 x 14 at three blocks per
+/// SM (7.52 ms for the u32 keys of the same shape), as 20 items spill.
+///
+/// A tile stages `tile * max(key, value)` bytes in shared memory, plus
+/// 1 KiB of counters per warp; static shared memory stops at 48 KiB per
+/// block, which is what bounds the tiles.
 /// `CUPRIM_TUNE_SORT=BLOCKxITEMS` overrides the tile (BLOCK a multiple of
 /// 32 from 256 to 1024; the tile in shared memory must stay under 48 KiB),
 /// `CUPRIM_TUNE_SORT_MATCH=1` ranks with `__match_any_sync`,
 /// `CUPRIM_TUNE_SORT_MINB=N` compiles the onesweep pass for N resident
-/// blocks per SM, `CUPRIM_TUNE_SORT_EARLY=1` (or 0) counts digits before
-/// ranking (or not),
+/// blocks per SM, `CUPRIM_TUNE_SORT_EARLY=0` ranks before counting,
 /// `CUPRIM_TUNE_SORT_LB=N` reads N look-back words per round trip,
 /// `CUPRIM_TUNE_SORT_SLEEP=NS` caps the look-back back-off (0: none), for tuning.
-pub(crate) fn radix_sort(arch: u32, key_bytes: usize, value_bytes: usize) -> SortPolicy {
+pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_bytes: usize) -> SortPolicy {
     let _ = arch;
     let widest = key_bytes.max(value_bytes);
     static TILE: once_cell::sync::Lazy<Option<(u32, u32)>> = once_cell::sync::Lazy::new(|| {
@@ -268,21 +282,44 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, value_bytes: usize) -> Sor
     });
     static MATCH_ANY: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_MATCH").is_ok_and(|v| v == "1"));
+    let (block, items, min_blocks) = if widest > 4 {
+        // 8-byte keys alone spill 4 bytes at 9 items for sm_90: 8.
+        (384, if value_bytes == 0 { 8 } else { 9 }, 3)
+    } else if value_bytes == 0 {
+        // Float keys' order transform needs registers that 20 items at
+        // three blocks per SM do not leave (spills on sm_80 and sm_90): 14.
+        (384, if float_keys { 14 } else { 20 }, 3)
+    } else {
+        (512, 14, 2)
+    };
     let (block, items) = match *TILE {
         Some((b, i)) if b % 32 == 0 && (256..=1024).contains(&b) && i >= 1 => (b, i),
-        _ => (384, if widest > 4 { 9 } else { 18 }),
+        _ => (block, items),
     };
     SortPolicy {
         block,
         items,
-        min_blocks: MIN_BLOCKS.unwrap_or((768 / block).max(1)),
+        min_blocks: MIN_BLOCKS.unwrap_or(min_blocks),
         hist_block: 256,
         hist_unroll: 4,
         hist_blocks_per_sm: 4,
         match_any: *MATCH_ANY,
-        early_counts: EARLY.unwrap_or(false),
+        early_counts: EARLY.unwrap_or(true),
         lookback_batch: LB_BATCH.unwrap_or(2),
         lookback_sleep_max: LB_SLEEP.unwrap_or(256),
+    }
+}
+
+/// The classic comparison sort (kernels/radix_sort_classic.cu): 384
+/// threads, 18 keys per thread (9 past 4-byte keys or values), two blocks
+/// per SM, which its three kernels fit without spills.
+pub(crate) fn radix_sort_classic(arch: u32, key_bytes: usize, value_bytes: usize) -> SortPolicy {
+    let items = if key_bytes.max(value_bytes) > 4 { 9 } else { 18 };
+    SortPolicy {
+        block: 384,
+        items,
+        min_blocks: 2,
+        ..radix_sort(arch, key_bytes, false, value_bytes)
     }
 }
 
