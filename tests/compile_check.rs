@@ -282,6 +282,11 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
     let mut heavy = Vec::new();
     let mut modules = 0;
     let mut kernels = 0;
+    // A module that several jobs compile (the kd-tree build, which does not
+    // depend on k) is checked once: with 8 threads, the GPU machine's NVRTC
+    // 13.0 returned an empty log for some of the copies compiled alongside
+    // an identical program.
+    let mut seen = std::collections::HashSet::new();
     for (name, result) in results {
         let reports = match result {
             Ok(r) => r,
@@ -293,7 +298,11 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
         if reports.is_empty() {
             failures.push(format!("{name}: no kernel was compiled"));
         }
+        let arch = name.split_whitespace().next().unwrap_or_default().to_string();
         for report in reports {
+            if !seen.insert((arch.clone(), report.name.clone())) {
+                continue;
+            }
             modules += 1;
             let lines: Vec<(u64, u64, u64)> = report.log.lines().filter_map(resource_line).collect();
             if lines.is_empty() {

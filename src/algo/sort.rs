@@ -388,6 +388,10 @@ fn policy<K: Element, V: Element>(arch: u32, pairs: bool) -> SortPolicy {
 }
 
 /// Constants and typedefs common to both sort templates.
+fn classic_policy<K: Element, V: Element>(arch: u32, pairs: bool) -> SortPolicy {
+    tuning::radix_sort_classic(arch, size_of::<K>(), if pairs { size_of::<V>() } else { 0 })
+}
+
 fn specialise<K: Element, V: Element>(template: &'static crate::jit::Template, policy: &SortPolicy, pairs: bool) -> KernelSpec {
     let spec = KernelSpec::new(template)
         .constant("CUPRIM_BLOCK", policy.block as i64)
@@ -417,7 +421,7 @@ pub(crate) fn sort_spec<K: Element, V: Element>(arch: u32, pairs: bool) -> (Kern
 
 /// The classic (4-bit, three kernels per pass) module.
 pub(crate) fn classic_spec<K: Element, V: Element>(arch: u32, pairs: bool) -> (KernelSpec, SortPolicy) {
-    let policy = tuning::radix_sort_classic(arch, size_of::<K>(), if pairs { size_of::<V>() } else { 0 });
+    let policy = classic_policy::<K, V>(arch, pairs);
     (specialise::<K, V>(&RADIX_SORT_CLASSIC, &policy, pairs), policy)
 }
 
@@ -621,7 +625,7 @@ fn classic<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<u
     let module = dev.module_for(fast_key::<K, V>("radix_sort_classic", pairs), || {
         classic_spec::<K, V>(dev.arch, pairs).0
     })?;
-    let policy = policy::<K, V>(dev.arch, pairs);
+    let policy = classic_policy::<K, V>(dev.arch, pairs);
     let vals = values.unwrap_or(0);
     let flip = plan.flip::<K>();
     let tiles = n64.div_ceil(policy.tile());
