@@ -55,6 +55,7 @@ FAMILIES = {
     "reduce": ["reduce_sum", "reduce_max", "sum_to_host", "collective"],
     "scan": ["scan_incl_sum", "scan_excl_sum", "copy_if_half", "scan_by_key"],
     "histogram": ["histogram_even256", "histogram_even256_onebin", "histogram_even256_normal", "histogram_edges256", "histogram_even65536"],
+    "sort": ["sort_keys", "sort_pairs"],
     "knn": ["knn_build", "knn_query_k8_q1000000", "knn_query_k8_q100000", "knn_query_asgiven_k8_q1000000", "knn_brute_k8_q10000"],
 }
 
@@ -275,22 +276,38 @@ def plot(rows, cub, family, path):
         return False
     ops = FAMILIES.get(family)
     series = defaultdict(list)
+    anchors = defaultdict(list)
+    # Sorts move a data-dependent number of bytes: keys per second instead,
+    # with CUB's rows of the same ops dashed beside them.
+    keys_per_s = family == "sort"
     for r in rows:
-        if r["gbps"] and (ops is None or r["op"] in ops):
-            series["%s %s" % (r["op"], r["elem"])].append((r["n"], r["gbps"]))
-    memcpy = sorted((n, 8.0 * n / ms / 1e6) for (op, n), (ms, _) in cub.items() if op == "memcpy_f32")
+        if ops is not None and r["op"] not in ops:
+            continue
+        label = "%s %s" % (r["op"], r["elem"])
+        if keys_per_s:
+            series[label].append((r["n"], r["n"] / r["ms"] / 1e6))
+            if r["anchor_ms"] and r["anchor"].startswith("CUB"):
+                anchors["CUB " + label].append((r["n"], r["n"] / r["anchor_ms"] / 1e6))
+        elif r["gbps"]:
+            series[label].append((r["n"], r["gbps"]))
+    memcpy = [] if keys_per_s else sorted((n, 8.0 * n / ms / 1e6) for (op, n), (ms, _) in cub.items() if op == "memcpy_f32")
     if not series:
         print("bench_table: nothing of family %r to plot" % family, file=sys.stderr)
         return False
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    colors = {}
     for label, points in sorted(series.items()):
         points.sort()
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        line = ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        colors[label] = line[0].get_color()
+    for label, points in sorted(anchors.items()):
+        points.sort()
+        ax.plot([p[0] for p in points], [p[1] for p in points], "--", marker="x", color=colors.get(label[4:]), label=label)
     if memcpy:
         ax.plot([p[0] for p in memcpy], [p[1] for p in memcpy], "k--", marker="s", label="memcpy f32 (CUB run)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("elements n")
-    ax.set_ylabel("GB/s (bytes the op must move)")
+    ax.set_ylabel("Gkeys/s" if keys_per_s else "GB/s (bytes the op must move)")
     ax.set_title("cuprim %s family" % family)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)

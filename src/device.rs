@@ -371,8 +371,8 @@ impl Device {
     /// every run: tiles chain their prefixes in a fixed left-to-right order.
     /// Off, tiles chain through whichever earlier tile's prefix is ready
     /// first, so float results may differ in the last bits between runs; it
-    /// was measured within 1% of deterministic at 2^24 and 2^28 elements on
-    /// an H100 (BENCHMARKS.md), so turn it off only if that matters to you.
+    /// was measured 1-2% faster than deterministic at 2^24 and 2^28 elements
+    /// on an H100 (BENCHMARKS.md), so turn it off only if that matters to you.
     /// Integer, min / max and bitwise results, reductions, and the host
     /// backend are deterministic either way.
     ///
