@@ -28,7 +28,8 @@
 //
 // Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS,
 // CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_EARLY_COUNTS, CUPRIM_LB_BATCH,
-// CUPRIM_LB_SLEEP_MAX, CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL.
+// CUPRIM_LB_SLEEP_MAX, CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL,
+// CUPRIM_WIDE_OFFSETS (1: more than 2^32 keys).
 //
 // CUPRIM_EARLY_COUNTS = 1 counts each tile's digits before ranking its keys
 // (one fire-and-forget shared atomic per key) and publishes them at once,
@@ -42,6 +43,16 @@ constexpr int SORT_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 constexpr int SORT_BUF = SORT_TILE * (sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V));
 static_assert(CUPRIM_BLOCK % 32 == 0 && CUPRIM_BLOCK >= RADIX, "a block needs a thread per digit");
 static_assert(SORT_TILE < (1 << 16), "tile positions must fit 16 bits");
+
+// Output positions: u32 when the sort has at most 2^32 keys (cheaper
+// address arithmetic in the scatter), else u64. A digit's base may be
+// "negative" (its keys' output start less than their tile position); the
+// sum with the tile position wraps back into range in either width.
+#if CUPRIM_WIDE_OFFSETS
+typedef u64 SortOffset;
+#else
+typedef u32 SortOffset;
+#endif
 
 constexpr u32 LB_AGGREGATE = 1u << 30;
 constexpr u32 LB_PREFIX = 2u << 30;
@@ -147,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
                           const u64* carry_in, u64* carry_out, u32* lookback, u32* tile_counter, u32 num_tiles) {
     __shared__ u32 s_wc[SORT_WARPS * RADIX];
     __shared__ u32 s_start[RADIX];
-    __shared__ u64 s_base[RADIX];
+    __shared__ SortOffset s_base[RADIX];
     __shared__ u32 s_warp[RADIX / 32];
     __shared__ u32 s_tile;
     __shared__ __align__(16) unsigned char s_buf[SORT_BUF];
@@ -248,7 +259,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             ((volatile u32*)lookback)[(u64)tile * RADIX + tid] = LB_PREFIX | (before + count);
         }
         const u64 carried = carry_in[tid];
-        s_base[tid] = digit_starts[tid] + carried + before - s_start[tid];
+        s_base[tid] = (SortOffset)(digit_starts[tid] + carried + before - s_start[tid]);
         if (tile == num_tiles - 1) carry_out[tid] = carried + before + count;
     }
     __syncthreads();
@@ -263,7 +274,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         if (p < valid) {
             const KR k = s_keys[p];
             const u32 d = radix_digit(k, shift, mask, f);
-            keys_out[s_base[d] + p] = (KU)k;
+            keys_out[(SortOffset)(s_base[d] + p)] = (KU)k;
 #if CUPRIM_PAIRS
             pos[i] |= d << 16;
 #endif
@@ -284,7 +295,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) {
         const u32 p = i * CUPRIM_BLOCK + tid;
-        if (p < valid) vals_out[s_base[pos[i] >> 16] + p] = s_vals[p];
+        if (p < valid) vals_out[(SortOffset)(s_base[pos[i] >> 16] + p)] = s_vals[p];
     }
 #endif
 }

@@ -195,7 +195,8 @@ pub fn precompile_unary<T: Element, Op: UnaryOp<T>>(target: Target<'_>, op: Op) 
 }
 
 /// The radix sort kernels for keys `K` alone (`sort`, `sort_descending`,
-/// `sort_with`): histogram, onesweep pass and one-block sort.
+/// `sort_with`): histogram, onesweep pass and one-block sort, in two
+/// modules (32-bit output positions for up to 2^32 keys, 64-bit past that).
 ///
 /// ```
 /// use cuprim::precompile::{precompile_sort, Target};
@@ -208,7 +209,8 @@ pub fn precompile_unary<T: Element, Op: UnaryOp<T>>(target: Target<'_>, op: Op) 
 /// ```
 pub fn precompile_sort<K: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(target, vec![crate::algo::sort::sort_spec::<K, K>(arch, false).0])
+    let spec = |wide| crate::algo::sort::sort_spec::<K, K>(arch, false, wide).0;
+    run(target, vec![spec(false), spec(true)])
 }
 
 /// The radix sort kernels for keys `K` with values `V` (`sort_pairs*`;
@@ -222,7 +224,8 @@ pub fn precompile_sort<K: Element>(target: Target<'_>) -> Result<Vec<KernelRepor
 /// ```
 pub fn precompile_sort_pairs<K: Element, V: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(target, vec![crate::algo::sort::sort_spec::<K, V>(arch, true).0])
+    let spec = |wide| crate::algo::sort::sort_spec::<K, V>(arch, true, wide).0;
+    run(target, vec![spec(false), spec(true)])
 }
 
 /// The classic (4-bit, three kernels per pass) sort kernels, keys alone

@@ -48,8 +48,8 @@
 //! Tuning experiments: `CUPRIM_TUNE_SORT=BLOCKxITEMS` (tile shape, e.g.
 //! `384x18`), `CUPRIM_TUNE_SORT_MATCH=1` (rank with `__match_any_sync`),
 //! `CUPRIM_TUNE_SORT_EARLY=1` or `0` (count a tile's digits before ranking
-//! it, or not) and `CUPRIM_TUNE_SORT_LB=N` (look-back words read per round
-//! trip).
+//! it, or not), `CUPRIM_TUNE_SORT_LB=N` (look-back words read per round
+//! trip) and `CUPRIM_TUNE_SORT_WIDE=1` (64-bit output positions at any size).
 
 use crate::algo::transform::TransformOps as _;
 use crate::algo::{same_device, same_len};
@@ -413,10 +413,20 @@ fn specialise<K: Element, V: Element>(template: &'static crate::jit::Template, p
 }
 
 /// The onesweep module (histogram, onesweep pass, one-block sort) for keys
-/// `K` and, with `pairs`, values `V`.
-pub(crate) fn sort_spec<K: Element, V: Element>(arch: u32, pairs: bool) -> (KernelSpec, SortPolicy) {
+/// `K` and, with `pairs`, values `V`; `wide`: for more than 2^32 keys
+/// (64-bit output positions).
+pub(crate) fn sort_spec<K: Element, V: Element>(arch: u32, pairs: bool, wide: bool) -> (KernelSpec, SortPolicy) {
     let policy = policy::<K, V>(arch, pairs);
-    (specialise::<K, V>(&RADIX_SORT, &policy, pairs), policy)
+    let spec = specialise::<K, V>(&RADIX_SORT, &policy, pairs).constant("CUPRIM_WIDE_OFFSETS", wide as i64);
+    (spec, policy)
+}
+
+/// Whether a sort of `n` keys needs 64-bit output positions (or
+/// `CUPRIM_TUNE_SORT_WIDE=1` asks for them, to measure what they cost).
+fn wide_offsets(n: u64) -> bool {
+    static FORCED: once_cell::sync::Lazy<bool> =
+        once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_WIDE").is_ok_and(|v| v == "1"));
+    n > 1 << 32 || *FORCED
 }
 
 /// The classic (4-bit, three kernels per pass) module.
@@ -501,7 +511,9 @@ fn onesweep<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<
         return Ok(());
     }
     let pairs = values.is_some();
-    let module = dev.module_for(fast_key::<K, V>("radix_sort", pairs), || sort_spec::<K, V>(dev.arch, pairs).0)?;
+    let wide = wide_offsets(n as u64);
+    let name = if wide { "radix_sort_wide" } else { "radix_sort" };
+    let module = dev.module_for(fast_key::<K, V>(name, pairs), || sort_spec::<K, V>(dev.arch, pairs, wide).0)?;
     let policy = policy::<K, V>(dev.arch, pairs);
     let vals = values.unwrap_or(0);
     let flip = plan.flip::<K>();
