@@ -117,12 +117,9 @@ template <typename V> struct TileState<V, LOOKBACK_SEPARATE> {
     }
 };
 
-// How far a deterministic look-back reads before it waits: this many
-// warp-widths of predecessors (kept in shared memory for the fold). 4 for
-// values of at most 4 bytes: their scans run 16 blocks per SM, and 16
-// windows (2 KiB a block) cost two of them (228 KiB per SM, 1 KiB of it
-// reserved per block); 2.1% at 2^28 f32 on H100.
-template <typename V> constexpr int lookback_windows = sizeof(V) <= 4 ? 4 : 16;
+// How far a deterministic look-back reads before it waits: LOOKBACK_WINDOWS
+// warp-widths of predecessors (kept in shared memory for the fold).
+constexpr int LOOKBACK_WINDOWS = 16;
 
 // Called by all 32 lanes of one warp of the block working on `tile` > 0,
 // after the tile's aggregate is published. Reads predecessors a window of 32
@@ -135,7 +132,7 @@ template <typename V> constexpr int lookback_windows = sizeof(V) <= 4 ? 4 : 16;
 // on timing, so float sums may differ in the last bits from run to run.
 //
 // Deterministic mode: window values are kept in `window` (shared memory,
-// 32 * lookback_windows<V> slots; slot p holds tile - 1 - p) and lane 0 folds
+// 32 * LOOKBACK_WINDOWS slots; slot p holds tile - 1 - p) and lane 0 folds
 // them LEFT TO RIGHT starting from the prefix it met. A published prefix is
 // itself the left fold of all aggregates before it, so the result is the
 // same whichever prefix was met: the same bits on every run. If no prefix is
@@ -146,7 +143,7 @@ __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 
     V acc = tile_aggregate;  // meaningful only once have_acc
     bool have_acc = false;
     int last = -1;  // deterministic mode: slot of the prefix the fold starts from
-    for (int w = 0; DETERMINISTIC ? (w < lookback_windows<V> && last < 0) : true; w++) {
+    for (int w = 0; DETERMINISTIC ? (w < LOOKBACK_WINDOWS && last < 0) : true; w++) {
         const long long t = (long long)tile - 1 - 32 * w - lane;
         // Slots before tile 0 never matter: tile 0 publishes a prefix.
         V v = tile_aggregate;
@@ -171,7 +168,7 @@ __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 
     if constexpr (DETERMINISTIC) {
         if (last < 0) {
             // No prefix within reach: wait for the oldest tile read to publish one.
-            last = 32 * lookback_windows<V> - 1;
+            last = 32 * LOOKBACK_WINDOWS - 1;
             if (lane == 31) {
                 V p;
                 state.wait((u32)((long long)tile - 1 - last), p, true);
@@ -211,7 +208,7 @@ __device__ __forceinline__ u32 scan_take_tile(u32* tile_counter, u32 num_tiles, 
 // tile 0). Afterwards warp_totals holds the inclusive scan of the warp
 // totals, so warp_totals[BLOCK / 32 - 1] is the tile total.
 // Shared memory: warp_totals (BLOCK / 32 values), window (32 *
-// lookback_windows<V> values in deterministic mode, else unused), s_prefix.
+// LOOKBACK_WINDOWS values in deterministic mode, else unused), s_prefix.
 template <typename V, typename Op, int BLOCK, bool DETERMINISTIC>
 __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* status, V* aggregates, V* prefixes,
                                                     V* warp_totals, V* window, V* s_prefix, V& before,

@@ -24,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
                 u32* tile_counter, u32 num_tiles) {
     __shared__ ScanVec smem[SCAN_TILE / SCAN_VEC];
     __shared__ T warp_totals[SCAN_WARPS];
-    __shared__ T window[CUPRIM_DETERMINISTIC ? 32 * lookback_windows<T> : 1];
+    __shared__ T window[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
     __shared__ T s_prefix;
     __shared__ u32 s_tile;
 

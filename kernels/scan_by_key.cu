@@ -39,7 +39,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     __shared__ K skeys[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(K))];
     __shared__ T svals[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(T))];
     __shared__ SegPair warp_totals[CUPRIM_BLOCK / 32];
-    __shared__ SegPair window[CUPRIM_DETERMINISTIC ? 32 * lookback_windows<SegPair> : 1];
+    __shared__ SegPair window[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
     __shared__ SegPair s_prefix;
     __shared__ u32 s_tile;
 
