@@ -6,8 +6,8 @@
 //    counts into exclusive digit starts.
 // 2. cuprim_radix_onesweep, once per pass (and per portion of at most
 //    2^30 - 1 keys): a block takes the next tile index from an atomic
-//    counter, ranks its keys by the pass's digit (stable), publishes its
-//    per-digit counts, learns from its predecessors' counts (decoupled
+//    counter, counts its keys' digits and publishes the counts at once
+//    (so successors wait less), ranks its keys by the digit (stable), learns from its predecessors' counts (decoupled
 //    look-back, one thread per digit) how many keys of each digit come
 //    before the tile, and scatters keys (then values) to
 //    digit start + keys of that digit in earlier tiles + rank in the tile,
@@ -27,14 +27,9 @@
 // tile waits only for smaller indices, so every wait ends.
 //
 // Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS,
-// CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_EARLY_COUNTS, CUPRIM_LB_BATCH,
-// CUPRIM_LB_SLEEP_MAX, CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL,
-// CUPRIM_WIDE_OFFSETS (1: more than 2^32 keys).
-//
-// CUPRIM_EARLY_COUNTS = 1 counts each tile's digits before ranking its keys
-// (one fire-and-forget shared atomic per key) and publishes them at once,
-// then ranks straight to tile positions; 0 ranks first (one atomic per
-// distinct digit per warp and item) and publishes after.
+// CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_LB_BATCH, CUPRIM_LB_SLEEP_MAX,
+// CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL, CUPRIM_WIDE_OFFSETS (1: more than
+// 2^32 keys).
 
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
@@ -178,20 +173,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // after every real key (they come last in input order too) and occupy
     // tile positions [valid, SORT_TILE), which are never stored.
     KR key[CUPRIM_ITEMS];
-    u32 pos[CUPRIM_ITEMS];  // digit, then digit | rank in warp << 16, then tile position
+    u32 pos[CUPRIM_ITEMS];  // digit, then tile position (| digit << 16 with values)
     radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys_in + tile_base, valid, key);
     {
         const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);
 #pragma unroll
         for (int i = 0; i < CUPRIM_ITEMS; i++) pos[i] = first + i * 32 < valid ? radix_digit(key[i], shift, mask, f) : RADIX - 1;
     }
-#if CUPRIM_EARLY_COUNTS
     // Count first (cheap), publish, then rank: successors waiting on this
     // tile's counts see them before its keys are ranked.
     radix_count_warp<CUPRIM_ITEMS>(pos, s_wc + warp * RADIX);
-#else
-    radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS>(pos, s_wc + warp * RADIX);
-#endif
     __syncthreads();
 
     // Thread d < RADIX owns digit d: publish the tile's count at once (an
@@ -204,17 +195,15 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     }
     radix_scan_counts<RADIX>(count, s_warp, s_start);
 
-    // Keys go to shared memory in sorted order.
-#if CUPRIM_EARLY_COUNTS
+    // Each warp's counter of digit d becomes the tile position of its first
+    // key of d; ranking then gives tile positions, and keys go to shared
+    // memory in sorted order.
     if (tid < RADIX) {
 #pragma unroll
         for (int w = 0; w < SORT_WARPS; w++) s_wc[w * RADIX + tid] += s_start[tid];
     }
     __syncthreads();
-    radix_place_warp<RADIX_BITS, CUPRIM_ITEMS>(pos, s_wc + warp * RADIX);
-#else
-    radix_positions<RADIX, CUPRIM_ITEMS>(pos, s_start, s_wc + warp * RADIX);
-#endif
+    radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS, false>(pos, s_wc + warp * RADIX);
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
 
@@ -317,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
     const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);
     const KR f = (KR)flip;
     KR key[CUPRIM_ITEMS];
-    u32 pos[CUPRIM_ITEMS];  // as in cuprim_radix_onesweep
+    u32 pos[CUPRIM_ITEMS];  // digit, then digit | rank in warp << 16, then tile position
     radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys, n, key);
 #if CUPRIM_PAIRS
     VR val[CUPRIM_ITEMS];
@@ -334,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
         // The keys are in input order for this pass: real keys first.
 #pragma unroll
         for (int i = 0; i < CUPRIM_ITEMS; i++) pos[i] = first + i * 32 < n ? radix_digit(key[i], shift, mask, f) : RADIX - 1;
-        radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS>(pos, s_wc + warp * RADIX);
+        radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS, true>(pos, s_wc + warp * RADIX);
         __syncthreads();
         u32 count = radix_warp_offsets<RADIX, SORT_WARPS>(s_wc);
         if (tid == RADIX - 1) count -= SORT_TILE - n;

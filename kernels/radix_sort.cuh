@@ -99,18 +99,23 @@ template <int BITS> __device__ __forceinline__ u32 radix_peers(u32 d) {
 }
 
 // Ranks this warp's ITEMS digits per lane in the order (item, lane), in
-// place: on entry dr[i] is item i's digit, on return it is
-// `digit | rank << 16`, where rank counts the warp's keys before item i of
-// this lane (in that order) with the same digit; counters[d] (this warp's
-// own, zeroed before) then holds how many of its keys have digit d. One
-// shared-memory atomic per distinct digit per item, by the highest lane
-// holding it. (Digit and rank share a register: ranking runs at the peak of
-// register pressure.)
+// place: on entry dr[i] is item i's digit, on return it is `digit | rank <<
+// 16` (KEEP_DIGIT) or `rank`, where rank is counters[digit] on entry plus the
+// warp's keys before item i of this lane (in that order) with the same
+// digit; counters[d] (this warp's own) is bumped past the warp's keys of
+// digit d. One shared-memory atomic per distinct digit per item, by the
+// highest lane holding it. (Digit and rank share a register: ranking runs
+// at the peak of register pressure.)
+//
+// With counters zeroed before, rank is the key's rank among the warp's keys
+// of its digit (radix_positions later adds where those start in the tile);
+// with counters already holding the tile position of the warp's first key
+// of each digit (early counts), rank is the key's tile position.
 //
 // Ordering: item i + 1's atomics are issued after every lane has passed
 // item i's __shfl_sync, which the leader of item i joins only once its
 // atomic has returned; so a counter is read and bumped in item order.
-template <int BITS, int ITEMS>
+template <int BITS, int ITEMS, bool KEEP_DIGIT>
 __device__ __forceinline__ void radix_rank_warp(u32 (&dr)[ITEMS], u32* counters) {
     const u32 lane = threadIdx.x & 31, lt = radix_lanemask_lt();
 #pragma unroll
@@ -120,34 +125,18 @@ __device__ __forceinline__ void radix_rank_warp(u32 (&dr)[ITEMS], u32* counters)
         u32 before = 0;
         if ((int)lane == leader) before = atomicAdd(counters + dr[i], (u32)__popc(peers));
         before = __shfl_sync(0xffffffffu, before, leader);
-        dr[i] |= (before + __popc(peers & lt)) << 16;
+        const u32 rank = before + __popc(peers & lt);
+        dr[i] = KEEP_DIGIT ? dr[i] | rank << 16 : rank;
     }
 }
 
-// Early counts, step 1: adds this warp's ITEMS digits per lane `d` to its
-// own counters (zeroed before). The atomics return nothing, so they are
-// issued back to back; the tile's digit counts are then known before any
-// key is ranked, and can be published to the look-back at once.
+// Early counts: adds this warp's ITEMS digits per lane `d` to its own
+// counters (zeroed before). The atomics return nothing, so they are issued
+// back to back; the tile's digit counts are then known before any key is
+// ranked, and can be published to the look-back at once.
 template <int ITEMS> __device__ __forceinline__ void radix_count_warp(const u32 (&d)[ITEMS], u32* counters) {
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) atomicAdd(counters + d[i], 1u);
-}
-
-// Early counts, step 2: with `next[d]` holding the tile position of this
-// warp's first key of digit d, turns each digit dp[i] into its key's tile
-// position, in the order (item, lane) as radix_rank_warp (same ordering
-// argument), bumping next[d] past the warp's keys of d item by item.
-template <int BITS, int ITEMS> __device__ __forceinline__ void radix_place_warp(u32 (&dp)[ITEMS], u32* next) {
-    const u32 lane = threadIdx.x & 31, lt = radix_lanemask_lt();
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) {
-        const u32 peers = radix_peers<BITS>(dp[i]);
-        const int leader = 31 - __clz(peers);
-        u32 first = 0;
-        if ((int)lane == leader) first = atomicAdd(next + dp[i], (u32)__popc(peers));
-        first = __shfl_sync(0xffffffffu, first, leader);
-        dp[i] = first + __popc(peers & lt);
-    }
 }
 
 // After radix_rank_warp, radix_warp_offsets and radix_scan_counts: turns

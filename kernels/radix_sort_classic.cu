@@ -86,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys_in + tile_base, valid, key);
 #pragma unroll
         for (int i = 0; i < CUPRIM_ITEMS; i++) pos[i] = first + i * 32 < valid ? radix_digit(key[i], shift, mask, f) : C_RADIX - 1;
-        radix_rank_warp<C_BITS, CUPRIM_ITEMS>(pos, s_wc + warp * C_RADIX);
+        radix_rank_warp<C_BITS, CUPRIM_ITEMS, true>(pos, s_wc + warp * C_RADIX);
         __syncthreads();
         u32 count = radix_warp_offsets<C_RADIX, C_WARPS>(s_wc);
         if (tid == C_RADIX - 1) count -= C_TILE - valid;

@@ -207,10 +207,6 @@ pub(crate) struct SortPolicy {
     /// Find equal digits in a warp with `__match_any_sync` rather than one
     /// ballot per digit bit.
     pub match_any: bool,
-    /// Count each tile's digits before ranking its keys and publish the
-    /// counts at once (successors wait less), then rank straight to tile
-    /// positions; otherwise rank first and publish after.
-    pub early_counts: bool,
     /// Look-back words each digit's thread reads per round trip to L2:
     /// fewer round trips when many tiles wait at once (small inputs, one
     /// wave), a few wasted loads per tile otherwise. Measured on H100,
@@ -253,8 +249,7 @@ impl SortPolicy {
 /// 32 from 256 to 1024; the tile in shared memory must stay under 48 KiB),
 /// `CUPRIM_TUNE_SORT_MATCH=1` ranks with `__match_any_sync`,
 /// `CUPRIM_TUNE_SORT_MINB=N` compiles the onesweep pass for N resident
-/// blocks per SM, `CUPRIM_TUNE_SORT_EARLY=0` ranks before counting,
-/// `CUPRIM_TUNE_SORT_LB=N` reads N look-back words per round trip,
+/// blocks per SM, `CUPRIM_TUNE_SORT_LB=N` reads N look-back words per round trip,
 /// `CUPRIM_TUNE_SORT_SLEEP=NS` caps the look-back back-off (0: none), for tuning.
 pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_bytes: usize) -> SortPolicy {
     let _ = arch;
@@ -270,12 +265,6 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
     });
     static LB_SLEEP: once_cell::sync::Lazy<Option<u32>> =
         once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_SLEEP").ok()?.trim().parse::<u32>().ok());
-    static EARLY: once_cell::sync::Lazy<Option<bool>> =
-        once_cell::sync::Lazy::new(|| match std::env::var("CUPRIM_TUNE_SORT_EARLY").ok()?.trim() {
-            "1" => Some(true),
-            "0" => Some(false),
-            _ => None,
-        });
     static MIN_BLOCKS: once_cell::sync::Lazy<Option<u32>> = once_cell::sync::Lazy::new(|| {
         let b = std::env::var("CUPRIM_TUNE_SORT_MINB").ok()?.trim().parse::<u32>().ok()?;
         (1..=8).contains(&b).then_some(b)
@@ -304,7 +293,6 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
         hist_unroll: 4,
         hist_blocks_per_sm: 4,
         match_any: *MATCH_ANY,
-        early_counts: EARLY.unwrap_or(true),
         lookback_batch: LB_BATCH.unwrap_or(2),
         lookback_sleep_max: LB_SLEEP.unwrap_or(256),
     }

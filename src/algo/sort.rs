@@ -47,9 +47,9 @@
 //!
 //! Tuning experiments: `CUPRIM_TUNE_SORT=BLOCKxITEMS` (tile shape, e.g.
 //! `384x18`), `CUPRIM_TUNE_SORT_MATCH=1` (rank with `__match_any_sync`),
-//! `CUPRIM_TUNE_SORT_EARLY=1` or `0` (count a tile's digits before ranking
-//! it, or not), `CUPRIM_TUNE_SORT_LB=N` (look-back words read per round
-//! trip) and `CUPRIM_TUNE_SORT_WIDE=1` (64-bit output positions at any size).
+//! `CUPRIM_TUNE_SORT_MINB=N` (resident blocks per SM),
+//! `CUPRIM_TUNE_SORT_LB=N` (look-back words read per round trip) and
+//! `CUPRIM_TUNE_SORT_WIDE=1` (64-bit output positions at any size).
 
 use crate::algo::transform::TransformOps as _;
 use crate::algo::{same_device, same_len};
@@ -387,18 +387,17 @@ fn policy<K: Element, V: Element>(arch: u32, pairs: bool) -> SortPolicy {
     tuning::radix_sort(arch, size_of::<K>(), float_keys, if pairs { size_of::<V>() } else { 0 })
 }
 
-/// Constants and typedefs common to both sort templates.
 fn classic_policy<K: Element, V: Element>(arch: u32, pairs: bool) -> SortPolicy {
     tuning::radix_sort_classic(arch, size_of::<K>(), if pairs { size_of::<V>() } else { 0 })
 }
 
+/// Constants and typedefs common to both sort templates.
 fn specialise<K: Element, V: Element>(template: &'static crate::jit::Template, policy: &SortPolicy, pairs: bool) -> KernelSpec {
     let spec = KernelSpec::new(template)
         .constant("CUPRIM_BLOCK", policy.block as i64)
         .constant("CUPRIM_ITEMS", policy.items as i64)
         .constant("CUPRIM_MIN_BLOCKS", policy.min_blocks as i64)
         .constant("CUPRIM_MATCH_ANY", policy.match_any as i64)
-        .constant("CUPRIM_EARLY_COUNTS", policy.early_counts as i64)
         .constant("CUPRIM_LB_BATCH", policy.lookback_batch as i64)
         .constant("CUPRIM_LB_SLEEP_MAX", policy.lookback_sleep_max as i64)
         .constant("CUPRIM_HIST_BLOCK", policy.hist_block as i64)
