@@ -117,33 +117,41 @@ template <typename V> struct TileState<V, LOOKBACK_SEPARATE> {
     }
 };
 
-// How far a deterministic look-back reads before it waits: LOOKBACK_WINDOWS
-// warp-widths of predecessors (kept in shared memory for the fold).
-constexpr int LOOKBACK_WINDOWS = 16;
-
 // Called by all 32 lanes of one warp of the block working on `tile` > 0,
 // after the tile's aggregate is published. Reads predecessors a window of 32
 // at a time, newest first, until a window holds a published prefix, and
-// publishes tile's inclusive prefix. Returns (in lane 0) the exclusive prefix.
+// publishes tile's inclusive prefix. Returns the exclusive prefix (in every
+// lane in deterministic mode, in lane 0 in fast mode).
 //
 // Fast mode (DETERMINISTIC false): each window is folded as an ordered tree
 // (order kept, so any associative operator works) and windows are combined
 // as they are read. Which predecessor's prefix the look-back meets depends
 // on timing, so float sums may differ in the last bits from run to run.
 //
-// Deterministic mode: window values are kept in `window` (shared memory,
-// 32 * LOOKBACK_WINDOWS slots; slot p holds tile - 1 - p) and lane 0 folds
-// them LEFT TO RIGHT starting from the prefix it met. A published prefix is
-// itself the left fold of all aggregates before it, so the result is the
-// same whichever prefix was met: the same bits on every run. If no prefix is
-// within reach, the block waits for the oldest tile read to publish one.
+// Deterministic mode: the values are folded LEFT TO RIGHT, one at a time,
+// starting from the newest prefix met. A published prefix is itself the left
+// fold of all aggregates before it, so the result is the same whichever
+// prefix was met: the same bits on every run. The fold walks the window in
+// registers (a broadcast shuffle per value), so it needs no shared memory
+// and reaches as far back as the fast mode. Windows read before the one
+// holding the prefix are read again, oldest first, except the newest, which
+// is still in registers; a prefix published since is the fold so far, so
+// the fold restarts from it.
+template <typename V, typename Op>
+__device__ __forceinline__ V lookback_fold_window(V acc, V v, int from) {
+#pragma unroll 4
+    for (int p = from; p >= 0; p--) acc = Op::apply(acc, cuprim_shfl_idx(v, p));
+    return acc;
+}
+
 template <typename V, typename Op, bool DETERMINISTIC>
-__device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 tile, V tile_aggregate, V* window) {
+__device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 tile, V tile_aggregate) {
     const int lane = threadIdx.x & 31;
-    V acc = tile_aggregate;  // meaningful only once have_acc
+    V acc = tile_aggregate;  // fast mode: meaningful only once have_acc
     bool have_acc = false;
-    int last = -1;  // deterministic mode: slot of the prefix the fold starts from
-    for (int w = 0; DETERMINISTIC ? (w < LOOKBACK_WINDOWS && last < 0) : true; w++) {
+    V newest = tile_aggregate;  // deterministic mode: this lane's value in window 0
+    int w = 0;
+    for (;; w++) {
         const long long t = (long long)tile - 1 - 32 * w - lane;
         // Slots before tile 0 never matter: tile 0 publishes a prefix.
         V v = tile_aggregate;
@@ -151,8 +159,11 @@ __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 
         const unsigned with_prefix = __ballot_sync(0xffffffffu, t >= 0 && st == SCAN_PREFIX);
         const int stop = with_prefix ? __ffs(with_prefix) - 1 : 31;
         if constexpr (DETERMINISTIC) {
-            window[32 * w + lane] = v;
-            if (with_prefix) last = 32 * w + stop;
+            if (w == 0) newest = v;
+            if (with_prefix) {
+                acc = lookback_fold_window<V, Op>(cuprim_shfl_idx(v, stop), v, stop - 1);
+                break;
+            }
         } else {
             // Ordered tree over lanes stop..0 (older lanes on the left).
 #pragma unroll
@@ -166,21 +177,17 @@ __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 
         }
     }
     if constexpr (DETERMINISTIC) {
-        if (last < 0) {
-            // No prefix within reach: wait for the oldest tile read to publish one.
-            last = 32 * LOOKBACK_WINDOWS - 1;
-            if (lane == 31) {
-                V p;
-                state.wait((u32)((long long)tile - 1 - last), p, true);
-                window[last] = p;
+        for (int u = w - 1; u >= 0; u--) {
+            V v = newest;
+            u32 st = SCAN_AGGREGATE;
+            if (u > 0) st = state.wait(tile - 1 - 32 * u - lane, v, false);  // published: does not wait
+            const unsigned with_prefix = __ballot_sync(0xffffffffu, st == SCAN_PREFIX);
+            if (with_prefix) {
+                const int stop = __ffs(with_prefix) - 1;
+                acc = lookback_fold_window<V, Op>(cuprim_shfl_idx(v, stop), v, stop - 1);
+            } else {
+                acc = lookback_fold_window<V, Op>(acc, v, 31);
             }
-        }
-        __syncwarp();
-        if (lane == 0) {
-            acc = window[last];
-            // Unrolled so the loads run ahead of the dependent chain of applies.
-#pragma unroll 8
-            for (int p = last - 1; p >= 0; p--) acc = Op::apply(acc, window[p]);
         }
     }
     if (lane == 0) state.publish(tile, Op::apply(acc, tile_aggregate), SCAN_PREFIX);
@@ -207,11 +214,10 @@ __device__ __forceinline__ u32 scan_take_tile(u32* tile_counter, u32 num_tiles, 
 // if any) and the tile's exclusive prefix (`prefix`, returned true unless
 // tile 0). Afterwards warp_totals holds the inclusive scan of the warp
 // totals, so warp_totals[BLOCK / 32 - 1] is the tile total.
-// Shared memory: warp_totals (BLOCK / 32 values), window (32 *
-// LOOKBACK_WINDOWS values in deterministic mode, else unused), s_prefix.
+// Shared memory: warp_totals (BLOCK / 32 values), s_prefix.
 template <typename V, typename Op, int BLOCK, bool DETERMINISTIC>
 __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* status, V* aggregates, V* prefixes,
-                                                    V* warp_totals, V* window, V* s_prefix, V& before,
+                                                    V* warp_totals, V* s_prefix, V& before,
                                                     bool& has_before, V& prefix) {
     constexpr int WARPS = BLOCK / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -240,7 +246,7 @@ __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* stat
         } else {
             if (lane == 0) state.publish(tile, total, SCAN_AGGREGATE);
             __syncwarp();
-            const V p = lookback_exclusive_prefix<V, Op, DETERMINISTIC>(state, tile, total, window);
+            const V p = lookback_exclusive_prefix<V, Op, DETERMINISTIC>(state, tile, total);
             if (lane == 0) *s_prefix = p;
         }
     }

@@ -210,14 +210,26 @@ template <typename V> union cuprim_words {
     __device__ __forceinline__ cuprim_words() {}
 };
 
-// __shfl_down_sync for a value of any size, moved as 32-bit words.
-template <typename V> __device__ __forceinline__ V cuprim_shfl_down(const V& v, unsigned delta) {
+// Moves a value of any size between lanes as 32-bit words, each word with
+// `shfl` (one of the __shfl_*_sync intrinsics, bound to its lane argument).
+template <typename V, typename Shfl> __device__ __forceinline__ V cuprim_shfl_words(const V& v, Shfl shfl) {
     cuprim_words<V> p;
     p.w[cuprim_words<V>::W - 1] = 0;
     p.v = v;
 #pragma unroll
-    for (int k = 0; k < cuprim_words<V>::W; k++) p.w[k] = __shfl_down_sync(0xffffffffu, p.w[k], delta);
+    for (int k = 0; k < cuprim_words<V>::W; k++) p.w[k] = shfl(p.w[k]);
     return p.v;
+}
+
+// __shfl_down_sync, __shfl_up_sync and __shfl_sync for a value of any size.
+template <typename V> __device__ __forceinline__ V cuprim_shfl_down(const V& v, unsigned delta) {
+    return cuprim_shfl_words(v, [delta](unsigned w) { return __shfl_down_sync(0xffffffffu, w, delta); });
+}
+template <typename V> __device__ __forceinline__ V cuprim_shfl_up(const V& v, unsigned delta) {
+    return cuprim_shfl_words(v, [delta](unsigned w) { return __shfl_up_sync(0xffffffffu, w, delta); });
+}
+template <typename V> __device__ __forceinline__ V cuprim_shfl_idx(const V& v, int src_lane) {
+    return cuprim_shfl_words(v, [src_lane](unsigned w) { return __shfl_sync(0xffffffffu, w, src_lane); });
 }
 
 // A load that bypasses L1 (reads what other blocks wrote in this launch).
@@ -260,16 +272,6 @@ template <typename T> struct cuprim_kv {
     T v;
     u64 i;
 };
-
-// __shfl_up_sync for a value of any size.
-template <typename V> __device__ __forceinline__ V cuprim_shfl_up(const V& v, unsigned delta) {
-    cuprim_words<V> p;
-    p.w[cuprim_words<V>::W - 1] = 0;
-    p.v = v;
-#pragma unroll
-    for (int k = 0; k < cuprim_words<V>::W; k++) p.w[k] = __shfl_up_sync(0xffffffffu, p.w[k], delta);
-    return p.v;
-}
 
 // A 16-byte load of read-only data that streams past L1 and asks L2 for the
 // whole 256-byte neighbourhood (CUPRIM_STREAM_LOADS 1), or a plain load (0).

@@ -4,6 +4,8 @@
 //! ptxas report must show no spills and no stack frame.
 //!
 //! Without NVRTC the test prints a skip line, unless `CUPRIM_REQUIRE_NVRTC=1`.
+//! `CUPRIM_COMPILE_CHECK_SHOW=TEXT` prints the ptxas report (registers,
+//! shared memory, spills) of every job whose name contains TEXT.
 
 use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
 use cuprim::precompile::{
@@ -317,6 +319,9 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
             ));
             continue;
         };
+        if std::env::var("CUPRIM_COMPILE_CHECK_SHOW").is_ok_and(|show| name.contains(&show)) {
+            eprintln!("{name}: {module}:\n{log}");
+        }
         let lines: Vec<(u64, u64, u64)> = log.lines().filter_map(resource_line).collect();
         kernels += lines.len();
         for (stack, stores, loads) in lines {
