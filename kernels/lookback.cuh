@@ -63,6 +63,15 @@ template <typename V> struct TileState<V, LOOKBACK_PACKED64> {
         value = w.v;
         return (u32)(word >> 32);
     }
+    // One read of a tile known to have published: its status and value.
+    __device__ __forceinline__ u32 peek(u32 tile, V& value) {
+        u64 word;
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(words + tile) : "memory");
+        cuprim_words<V> w;
+        w.w[0] = (u32)word;
+        value = w.v;
+        return (u32)(word >> 32);
+    }
 };
 
 template <typename V> struct TileState<V, LOOKBACK_PACKED128> {
@@ -92,6 +101,15 @@ template <typename V> struct TileState<V, LOOKBACK_PACKED128> {
         value = w.v;
         return (u32)st;
     }
+    __device__ __forceinline__ u32 peek(u32 tile, V& value) {
+        u64 st, payload;
+        asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(st), "=l"(payload) : "l"(words + 2 * tile) : "memory");
+        cuprim_words<V> w;
+        w.w[0] = (u32)payload;
+        if constexpr (cuprim_words<V>::W > 1) w.w[1] = (u32)(payload >> 32);
+        value = w.v;
+        return (u32)st;
+    }
 };
 
 template <typename V> struct TileState<V, LOOKBACK_SEPARATE> {
@@ -115,55 +133,66 @@ template <typename V> struct TileState<V, LOOKBACK_SEPARATE> {
         value = cuprim_load_cg((st == SCAN_PREFIX ? prefixes : aggregates) + tile);
         return st;
     }
+    __device__ __forceinline__ u32 peek(u32 tile, V& value) {
+        u32 st;
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(st) : "l"(status + tile) : "memory");
+        value = cuprim_load_cg((st == SCAN_PREFIX ? prefixes : aggregates) + tile);
+        return st;
+    }
 };
+
+// Deterministic look-back: windows of 32 predecessors staged in shared
+// memory at a time for the fold (32 * LOOKBACK_WINDOWS values per block).
+// The kernel's spec sets it (tuning::scan_lookback_windows).
+#ifndef CUPRIM_LOOKBACK_WINDOWS
+#define CUPRIM_LOOKBACK_WINDOWS 1
+#endif
+constexpr int LOOKBACK_WINDOWS = CUPRIM_LOOKBACK_WINDOWS;
+
+// Lane 0 folds staged[from], staged[from - 1], ..., staged[0] onto acc.
+template <typename V, typename Op>
+__device__ __forceinline__ V lookback_fold_staged(V acc, const V* staged, int from) {
+#pragma unroll 8
+    for (int p = from; p >= 0; p--) acc = Op::apply(acc, staged[p]);
+    return acc;
+}
 
 // Called by all 32 lanes of one warp of the block working on `tile` > 0,
 // after the tile's aggregate is published. Reads predecessors a window of 32
 // at a time, newest first, until a window holds a published prefix, and
-// publishes tile's inclusive prefix. Returns the exclusive prefix (in every
-// lane in deterministic mode, in lane 0 in fast mode).
+// publishes tile's inclusive prefix. Returns (in lane 0) the exclusive
+// prefix.
 //
 // Fast mode (DETERMINISTIC false): each window is folded as an ordered tree
 // (order kept, so any associative operator works) and windows are combined
 // as they are read. Which predecessor's prefix the look-back meets depends
 // on timing, so float sums may differ in the last bits from run to run.
 //
-// Deterministic mode: the values are folded LEFT TO RIGHT, one at a time,
+// Deterministic mode: lane 0 folds the values LEFT TO RIGHT, one at a time,
 // starting from the newest prefix met. A published prefix is itself the left
 // fold of all aggregates before it, so the result is the same whichever
-// prefix was met: the same bits on every run. The fold walks the window in
-// registers (a broadcast shuffle per value), so it needs no shared memory
-// and reaches as far back as the fast mode. Windows read before the one
-// holding the prefix are read again, oldest first, except the newest, which
-// is still in registers; a prefix published since is the fold so far, so
-// the fold restarts from it.
-template <typename V, typename Op>
-__device__ __forceinline__ V lookback_fold_window(V acc, V v, int from) {
-#pragma unroll 4
-    for (int p = from; p >= 0; p--) acc = Op::apply(acc, cuprim_shfl_idx(v, p));
-    return acc;
-}
-
+// prefix was met: the same bits on every run. The first LOOKBACK_WINDOWS
+// windows are staged in `staged` as they are read; a look-back that goes
+// deeper (as deep as the fast mode's) reads its windows again, a group of
+// LOOKBACK_WINDOWS at a time, oldest group first, each window with one load
+// per lane, since all of them have published. A prefix published since is
+// the fold up to there, so the fold restarts from the newest one seen.
 template <typename V, typename Op, bool DETERMINISTIC>
-__device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 tile, V tile_aggregate) {
+__device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 tile, V tile_aggregate, V* staged) {
     const int lane = threadIdx.x & 31;
-    V acc = tile_aggregate;  // fast mode: meaningful only once have_acc
+    V acc = tile_aggregate;  // meaningful only once have_acc (fast mode) or in lane 0 (deterministic)
     bool have_acc = false;
-    V newest = tile_aggregate;  // deterministic mode: this lane's value in window 0
-    int w = 0;
+    int w = 0, stop = 31;
     for (;; w++) {
         const long long t = (long long)tile - 1 - 32 * w - lane;
         // Slots before tile 0 never matter: tile 0 publishes a prefix.
         V v = tile_aggregate;
         const u32 st = t >= 0 ? state.wait((u32)t, v, false) : SCAN_PREFIX;
         const unsigned with_prefix = __ballot_sync(0xffffffffu, t >= 0 && st == SCAN_PREFIX);
-        const int stop = with_prefix ? __ffs(with_prefix) - 1 : 31;
+        stop = with_prefix ? __ffs(with_prefix) - 1 : 31;
         if constexpr (DETERMINISTIC) {
-            if (w == 0) newest = v;
-            if (with_prefix) {
-                acc = lookback_fold_window<V, Op>(cuprim_shfl_idx(v, stop), v, stop - 1);
-                break;
-            }
+            if (w < LOOKBACK_WINDOWS) staged[32 * w + lane] = v;
+            if (with_prefix) break;
         } else {
             // Ordered tree over lanes stop..0 (older lanes on the left).
 #pragma unroll
@@ -177,16 +206,35 @@ __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 
         }
     }
     if constexpr (DETERMINISTIC) {
-        for (int u = w - 1; u >= 0; u--) {
-            V v = newest;
-            u32 st = SCAN_AGGREGATE;
-            if (u > 0) st = state.wait(tile - 1 - 32 * u - lane, v, false);  // published: does not wait
-            const unsigned with_prefix = __ballot_sync(0xffffffffu, st == SCAN_PREFIX);
-            if (with_prefix) {
-                const int stop = __ffs(with_prefix) - 1;
-                acc = lookback_fold_window<V, Op>(cuprim_shfl_idx(v, stop), v, stop - 1);
-            } else {
-                acc = lookback_fold_window<V, Op>(acc, v, 31);
+        if (w < LOOKBACK_WINDOWS) {
+            __syncwarp();
+            if (lane == 0) {
+                const int first = 32 * w + stop;
+                acc = lookback_fold_staged<V, Op>(staged[first], staged, first - 1);
+            }
+        } else {
+            for (int group = w / LOOKBACK_WINDOWS * LOOKBACK_WINDOWS; group >= 0; group -= LOOKBACK_WINDOWS) {
+                __syncwarp();  // lane 0 is done with the previous group
+                int newest_prefix = -1;  // staged slot of the newest prefix in this group
+#pragma unroll
+                for (int k = 0; k < LOOKBACK_WINDOWS; k++) {
+                    if (group + k > w) break;
+                    const long long t = (long long)tile - 1 - 32 * (group + k) - lane;
+                    V v = tile_aggregate;
+                    const u32 st = t >= 0 ? state.peek((u32)t, v) : SCAN_PREFIX;
+                    staged[32 * k + lane] = v;
+                    const unsigned with_prefix = __ballot_sync(0xffffffffu, t >= 0 && st == SCAN_PREFIX);
+                    if (with_prefix && newest_prefix < 0) newest_prefix = 32 * k + __ffs(with_prefix) - 1;
+                }
+                __syncwarp();
+                // The oldest group holds the prefix met above, so acc is set
+                // before any group without one is folded onto it.
+                if (lane == 0) {
+                    if (newest_prefix >= 0)
+                        acc = lookback_fold_staged<V, Op>(staged[newest_prefix], staged, newest_prefix - 1);
+                    else
+                        acc = lookback_fold_staged<V, Op>(acc, staged, 32 * LOOKBACK_WINDOWS - 1);
+                }
             }
         }
     }
@@ -214,10 +262,11 @@ __device__ __forceinline__ u32 scan_take_tile(u32* tile_counter, u32 num_tiles, 
 // if any) and the tile's exclusive prefix (`prefix`, returned true unless
 // tile 0). Afterwards warp_totals holds the inclusive scan of the warp
 // totals, so warp_totals[BLOCK / 32 - 1] is the tile total.
-// Shared memory: warp_totals (BLOCK / 32 values), s_prefix.
+// Shared memory: warp_totals (BLOCK / 32 values), staged (32 *
+// LOOKBACK_WINDOWS values in deterministic mode, else unused), s_prefix.
 template <typename V, typename Op, int BLOCK, bool DETERMINISTIC>
 __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* status, V* aggregates, V* prefixes,
-                                                    V* warp_totals, V* s_prefix, V& before,
+                                                    V* warp_totals, V* staged, V* s_prefix, V& before,
                                                     bool& has_before, V& prefix) {
     constexpr int WARPS = BLOCK / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -246,7 +295,7 @@ __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* stat
         } else {
             if (lane == 0) state.publish(tile, total, SCAN_AGGREGATE);
             __syncwarp();
-            const V p = lookback_exclusive_prefix<V, Op, DETERMINISTIC>(state, tile, total);
+            const V p = lookback_exclusive_prefix<V, Op, DETERMINISTIC>(state, tile, total, staged);
             if (lane == 0) *s_prefix = p;
         }
     }

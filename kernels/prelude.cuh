@@ -221,15 +221,12 @@ template <typename V, typename Shfl> __device__ __forceinline__ V cuprim_shfl_wo
     return p.v;
 }
 
-// __shfl_down_sync, __shfl_up_sync and __shfl_sync for a value of any size.
+// __shfl_down_sync and __shfl_up_sync for a value of any size.
 template <typename V> __device__ __forceinline__ V cuprim_shfl_down(const V& v, unsigned delta) {
     return cuprim_shfl_words(v, [delta](unsigned w) { return __shfl_down_sync(0xffffffffu, w, delta); });
 }
 template <typename V> __device__ __forceinline__ V cuprim_shfl_up(const V& v, unsigned delta) {
     return cuprim_shfl_words(v, [delta](unsigned w) { return __shfl_up_sync(0xffffffffu, w, delta); });
-}
-template <typename V> __device__ __forceinline__ V cuprim_shfl_idx(const V& v, int src_lane) {
-    return cuprim_shfl_words(v, [src_lane](unsigned w) { return __shfl_sync(0xffffffffu, w, src_lane); });
 }
 
 // A load that bypasses L1 (reads what other blocks wrote in this launch).

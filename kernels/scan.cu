@@ -24,6 +24,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
                 u32* tile_counter, u32 num_tiles) {
     __shared__ ScanVec smem[SCAN_TILE / SCAN_VEC];
     __shared__ T warp_totals[SCAN_WARPS];
+    __shared__ T staged[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
     __shared__ T s_prefix;
     __shared__ u32 s_tile;
 
@@ -66,7 +67,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     T before, tile_prefix;
     bool has_before;
     const bool has_tile_prefix = block_scan_lookback<T, ScanOp, CUPRIM_BLOCK, CUPRIM_DETERMINISTIC>(
-        thread_total, tile, status, aggregates, prefixes, warp_totals, &s_prefix, before, has_before,
+        thread_total, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before,
         tile_prefix);
 
     // This thread's first element's exclusive prefix: tile prefix, then

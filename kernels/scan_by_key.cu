@@ -39,6 +39,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     __shared__ K skeys[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(K))];
     __shared__ T svals[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(T))];
     __shared__ SegPair warp_totals[CUPRIM_BLOCK / 32];
+    __shared__ SegPair staged[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
     __shared__ SegPair s_prefix;
     __shared__ u32 s_tile;
 
@@ -77,7 +78,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     bool has_before;
     SegPair tile_prefix;
     const bool has_tile_prefix = block_scan_lookback<SegPair, SegOp, CUPRIM_BLOCK, CUPRIM_DETERMINISTIC>(
-        thread_total, tile, status, aggregates, prefixes, warp_totals, &s_prefix, before, has_before, tile_prefix);
+        thread_total, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before, tile_prefix);
 
     bool have = has_tile_prefix;
     SegPair run = has_tile_prefix ? tile_prefix : SegOp::identity();

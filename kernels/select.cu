@@ -31,6 +31,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
                   u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ T smem[SEL_SMEM];
     __shared__ C warp_totals[CUPRIM_BLOCK / 32];
+    __shared__ C staged[1];  // unused: counts are exact, the fast look-back is deterministic
     __shared__ C s_prefix;
     __shared__ u32 s_tile;
 
@@ -71,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     bool has_before;
     C tile_prefix;
     if (!block_scan_lookback<C, CountOp, CUPRIM_BLOCK, false>((C)count, tile, status, aggregates, prefixes, warp_totals,
-                                                             &s_prefix, before, has_before, tile_prefix))
+                                                             staged, &s_prefix, before, has_before, tile_prefix))
         tile_prefix = 0;
     const C tile_selected = warp_totals[CUPRIM_BLOCK / 32 - 1];  // inclusive scan of warp totals: the tile's
     if (!has_before) before = 0;

@@ -162,6 +162,26 @@ fn override_triple(name: &'static str) -> Option<(u32, u32, u32)> {
     *SCAN
 }
 
+/// Windows of 32 predecessors a deterministic look-back stages in shared
+/// memory at a time (kernels/lookback.cuh): 32 * windows values per block.
+/// A deeper look-back reads its windows again, that many per group. 16
+/// windows of f32 (2 KiB) left room for 14 of the 4-byte scan's blocks per
+/// SM instead of 16 (0.894 ms against 0.875 for the fast mode, H100, 2^28);
+/// with 8 (1 KiB) 16 fit. `CUPRIM_TUNE_SCAN_WINDOWS=N` overrides it, for
+/// tuning experiments.
+pub(crate) fn scan_lookback_windows(arch: u32, elem_bytes: usize) -> u32 {
+    let _ = (arch, elem_bytes);
+    static OVERRIDE: once_cell::sync::Lazy<Option<u32>> = once_cell::sync::Lazy::new(|| {
+        std::env::var("CUPRIM_TUNE_SCAN_WINDOWS")
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&n| n >= 1)
+    });
+    OVERRIDE.unwrap_or(8)
+}
+
 /// copy_if / partition tiles: like the scan's, but its kernel keeps more
 /// live (the flags and the selected count), so for 4-byte elements 9
 /// resident blocks per SM, the most without spills (56 registers). Tuning

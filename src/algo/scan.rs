@@ -141,6 +141,10 @@ pub(crate) fn scan_spec<T: Element, Op: Monoid<T>>(arch: u32, op: &Op, determini
         .constant("CUPRIM_ITEMS", policy.items as i64)
         .constant("CUPRIM_MIN_BLOCKS", policy.min_blocks as i64)
         .constant("CUPRIM_DETERMINISTIC", deterministic as i64)
+        .constant(
+            "CUPRIM_LOOKBACK_WINDOWS",
+            tuning::scan_lookback_windows(arch, std::mem::size_of::<T>()) as i64,
+        )
         .elem::<T>("T")
         .monoid::<T, Op>("ScanOp", "T", op);
     (spec, policy)
@@ -270,6 +274,10 @@ pub(crate) fn scan_by_key_spec<K: Element, T: Element, Op: Monoid<T>>(
         .constant("CUPRIM_ITEMS", policy.items as i64)
         .constant("CUPRIM_MIN_BLOCKS", policy.min_blocks as i64)
         .constant("CUPRIM_DETERMINISTIC", deterministic as i64)
+        .constant(
+            "CUPRIM_LOOKBACK_WINDOWS",
+            tuning::scan_lookback_windows(arch, std::mem::size_of::<T>().max(std::mem::size_of::<K>())) as i64,
+        )
         .elem::<K>("K")
         .elem::<T>("T")
         .monoid::<T, Op>("ScanOp", "T", op);
