@@ -26,7 +26,13 @@
 // Forward progress: a tile index is taken only by a running block, and a
 // tile waits only for smaller indices, so every wait ends.
 //
-// Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS,
+// Values (pairs): with CUPRIM_VALUES_ASYNC, a tile's values are copied to
+// dynamic shared memory (SORT_TILE * sizeof(V) bytes, given at launch) by
+// cp.async as soon as the tile index is known, so their loads overlap the
+// ranking and the look-back and hold no registers; otherwise they are
+// loaded into registers after the key scatter.
+//
+// Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_VALUES_ASYNC, CUPRIM_BLOCK, CUPRIM_ITEMS,
 // CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_LB_BATCH, CUPRIM_LB_SLEEP_MAX,
 // CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL, CUPRIM_WIDE_OFFSETS (1: more than
 // 2^32 keys).
@@ -168,6 +174,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const u64 tile_base = (u64)tile * SORT_TILE;
     const u32 valid = n - tile_base < (u64)SORT_TILE ? (u32)(n - tile_base) : (u32)SORT_TILE;
     const KR f = (KR)flip;
+#if CUPRIM_PAIRS && CUPRIM_VALUES_ASYNC
+    extern __shared__ __align__(16) unsigned char s_dyn[];
+    VU* s_vin = (VU*)s_dyn;  // the tile's values in input order
+    radix_stage_async<VU, SORT_TILE, CUPRIM_BLOCK>(s_vin, vals_in + tile_base, valid);
+#endif
 
     // Load and rank. Slots past the end get the largest digit, so they rank
     // after every real key (they come last in input order too) and occupy
@@ -271,15 +282,25 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     }
 
 #if CUPRIM_PAIRS
+    VU* s_vals = (VU*)s_buf;
+#if CUPRIM_VALUES_ASYNC
+    radix_stage_wait();
+    __syncthreads();  // every key has been read from s_buf, every value has landed in s_vin
+    {
+        const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);  // warp-striped, as the keys were loaded
+#pragma unroll
+        for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i] & 0xffffu] = s_vin[first + i * 32];
+    }
+#else
     // Values are loaded only now: loaded before the look-back they would
     // hold ITEMS registers through the key scatter and spill at two blocks
     // per SM. The other resident block hides their latency.
     VR val[CUPRIM_ITEMS];
     radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals_in + tile_base, valid, val);
-    VU* s_vals = (VU*)s_buf;
     __syncthreads();  // every key has been read from s_buf
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i] & 0xffffu] = (VU)val[i];
+#endif
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) {

@@ -165,10 +165,13 @@ fn override_triple(name: &'static str) -> Option<(u32, u32, u32)> {
 /// Windows of 32 predecessors a deterministic look-back stages in shared
 /// memory at a time (kernels/lookback.cuh): 32 * windows values per block.
 /// A deeper look-back reads its windows again, that many per group. 16
-/// windows of f32 (2 KiB) left room for 14 of the 4-byte scan's blocks per
-/// SM instead of 16 (0.894 ms against 0.875 for the fast mode, H100, 2^28);
-/// with 8 (1 KiB) 16 fit. `CUPRIM_TUNE_SCAN_WINDOWS=N` overrides it, for
-/// tuning experiments.
+/// windows of f32 (2 KiB) leave room for 14 of the 4-byte scan's blocks per
+/// SM instead of 16, yet measured best (H100, f32 inclusive at 2^28, one
+/// call, `bench-results/scan-windows2/`): 16 windows 0.893 ms, 8 (16 blocks
+/// fit) 1.290 ms, 4 1.294 ms, fast mode 0.876 ms. Look-backs often run 8 to
+/// 16 windows deep, and each group read again costs a round trip to L2 on
+/// the path every later tile waits on. `CUPRIM_TUNE_SCAN_WINDOWS=N`
+/// overrides it, for tuning experiments.
 pub(crate) fn scan_lookback_windows(arch: u32, elem_bytes: usize) -> u32 {
     let _ = (arch, elem_bytes);
     static OVERRIDE: once_cell::sync::Lazy<Option<u32>> = once_cell::sync::Lazy::new(|| {
@@ -179,7 +182,7 @@ pub(crate) fn scan_lookback_windows(arch: u32, elem_bytes: usize) -> u32 {
             .ok()
             .filter(|&n| n >= 1)
     });
-    OVERRIDE.unwrap_or(8)
+    OVERRIDE.unwrap_or(16)
 }
 
 /// copy_if / partition tiles: like the scan's, but its kernel keeps more
@@ -237,6 +240,10 @@ pub(crate) struct SortPolicy {
     /// Longest back-off (ns) between polls of a look-back word not yet
     /// published (doubling from 32 ns); 0 spins without sleeping.
     pub lookback_sleep_max: u32,
+    /// Pairs: copy each tile's values into (dynamic) shared memory with
+    /// cp.async as soon as the tile index is known, rather than loading them
+    /// into registers after the key scatter.
+    pub values_async: bool,
 }
 
 impl SortPolicy {
@@ -291,6 +298,8 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
     });
     static MATCH_ANY: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_MATCH").is_ok_and(|v| v == "1"));
+    static VALUES_ASYNC: once_cell::sync::Lazy<Option<bool>> =
+        once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_ASYNC").ok().map(|v| v.trim() == "1"));
     let (block, items, min_blocks) = if widest > 4 {
         // 8-byte keys alone spill 4 bytes at 9 items for sm_90: 8.
         (384, if value_bytes == 0 { 8 } else { 9 }, 3)
@@ -315,6 +324,7 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
         match_any: *MATCH_ANY,
         lookback_batch: LB_BATCH.unwrap_or(2),
         lookback_sleep_max: LB_SLEEP.unwrap_or(256),
+        values_async: VALUES_ASYNC.unwrap_or(widest <= 4),
     }
 }
 
