@@ -26,13 +26,12 @@
 // Forward progress: a tile index is taken only by a running block, and a
 // tile waits only for smaller indices, so every wait ends.
 //
-// Values (pairs): with CUPRIM_VALUES_ASYNC, a tile's values are copied to
-// dynamic shared memory (SORT_TILE * sizeof(V) bytes, given at launch) by
-// cp.async as soon as the tile index is known, so their loads overlap the
-// ranking and the look-back and hold no registers; otherwise they are
-// loaded into registers after the key scatter.
+// Values (pairs): with CUPRIM_VALUES_EARLY, a tile's values are loaded
+// into the registers its keys free once ranked into shared memory, so the
+// loads are in flight during the look-back; otherwise after the key
+// scatter.
 //
-// Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_VALUES_ASYNC, CUPRIM_BLOCK, CUPRIM_ITEMS,
+// Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_VALUES_EARLY, CUPRIM_BLOCK, CUPRIM_ITEMS,
 // CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_LB_BATCH, CUPRIM_LB_SLEEP_MAX,
 // CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL, CUPRIM_WIDE_OFFSETS (1: more than
 // 2^32 keys).
@@ -174,11 +173,6 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const u64 tile_base = (u64)tile * SORT_TILE;
     const u32 valid = n - tile_base < (u64)SORT_TILE ? (u32)(n - tile_base) : (u32)SORT_TILE;
     const KR f = (KR)flip;
-#if CUPRIM_PAIRS && CUPRIM_VALUES_ASYNC
-    extern __shared__ __align__(16) unsigned char s_dyn[];
-    VU* s_vin = (VU*)s_dyn;  // the tile's values in input order
-    radix_stage_async<VU, SORT_TILE, CUPRIM_BLOCK>(s_vin, vals_in + tile_base, valid);
-#endif
 
     // Load and rank. Slots past the end get the largest digit, so they rank
     // after every real key (they come last in input order too) and occupy
@@ -217,6 +211,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS, false>(pos, s_wc + warp * RADIX);
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
+#if CUPRIM_PAIRS && CUPRIM_VALUES_EARLY
+    VR val[CUPRIM_ITEMS];  // in flight during the look-back and the key scatter
+    radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals_in + tile_base, valid, val);
+#endif
 
     // Look-back, one thread per digit: add predecessors' counts until one
     // with an inclusive prefix. s_base[d] + (tile position) is then the
@@ -283,24 +281,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 
 #if CUPRIM_PAIRS
     VU* s_vals = (VU*)s_buf;
-#if CUPRIM_VALUES_ASYNC
-    radix_stage_wait();
-    __syncthreads();  // every key has been read from s_buf, every value has landed in s_vin
-    {
-        const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);  // warp-striped, as the keys were loaded
-#pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i] & 0xffffu] = s_vin[first + i * 32];
-    }
-#else
-    // Values are loaded only now: loaded before the look-back they would
-    // hold ITEMS registers through the key scatter and spill at two blocks
-    // per SM. The other resident block hides their latency.
+#if !CUPRIM_VALUES_EARLY
+    // Loaded only now: loaded before the look-back they would hold ITEMS
+    // registers through the key scatter. The other resident block hides
+    // their latency.
     VR val[CUPRIM_ITEMS];
     radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals_in + tile_base, valid, val);
+#endif
     __syncthreads();  // every key has been read from s_buf
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i] & 0xffffu] = (VU)val[i];
-#endif
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) {

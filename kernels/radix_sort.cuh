@@ -82,38 +82,6 @@ __device__ __forceinline__ void radix_load_striped(const T* in, u32 valid, R (&x
     }
 }
 
-// Starts copying a tile's first `valid` (at most COUNT) elements from
-// global to shared memory without passing them through registers
-// (cp.async, sm_80 and later); slots from `valid` to COUNT get zero. Whole,
-// 16-byte aligned tiles move in 16-byte pieces; other tiles element by
-// element (synchronously for elements under 4 bytes). All threads of the
-// block call; radix_stage_wait() and a barrier make the copies visible.
-template <typename T, int COUNT, int BLOCK>
-__device__ __forceinline__ void radix_stage_async(T* dst, const T* src, u32 valid) {
-    constexpr int BYTES = COUNT * (int)sizeof(T);
-    if (BYTES % 16 == 0 && valid == (u32)COUNT && ((u64)src & 15) == 0) {
-        for (int c = threadIdx.x; c < BYTES / 16; c += BLOCK) {
-            const u32 to = (u32)__cvta_generic_to_shared((char*)dst + 16 * c);
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"((const char*)src + 16 * c) : "memory");
-        }
-    } else if constexpr (sizeof(T) >= 4) {
-        for (int j = threadIdx.x; j < COUNT; j += BLOCK) {
-            const u32 to = (u32)__cvta_generic_to_shared(dst + j);
-            const bool real = (u32)j < valid;
-            // Past `valid` no byte is read (source size 0), the slot is zeroed.
-            asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(to), "l"(src + (real ? j : 0)), "n"((int)sizeof(T)),
-                         "r"(real ? (u32)sizeof(T) : 0u)
-                         : "memory");
-        }
-    } else {
-        for (int j = threadIdx.x; j < COUNT; j += BLOCK) dst[j] = (u32)j < valid ? src[j] : (T)0;
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-// Waits for this thread's radix_stage_async copies.
-__device__ __forceinline__ void radix_stage_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
-
 // The lanes of this warp whose `d` equals this lane's (all 32 lanes call).
 template <int BITS> __device__ __forceinline__ u32 radix_peers(u32 d) {
 #if CUPRIM_MATCH_ANY

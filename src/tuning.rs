@@ -120,6 +120,12 @@ impl ScanPolicy {
 /// registers), 16 resident blocks per SM: 0.892 ms f32 / 0.872 ms u32
 /// against 0.954 / 0.916 at the default bound and 0.910 / 0.912 at 12
 /// (CUB 0.883 / 0.882 in the same run; `bench-results/scan-tune/`).
+/// Once the deterministic look-back staged 2 KiB per block (14 of those
+/// blocks fit an SM), 256 x 24 at 8 blocks per SM took over: f32 inclusive
+/// at 2^28, deterministic, 0.845 ms against 0.897 / 0.889 for 128 x 24 x 16,
+/// 0.885 for 256 x 20 x 8 and 0.923 for 128 x 20 x 16 (CUB 0.884 in the same
+/// call; `bench-results/scan-windows2/tiles-e62df8c.txt`): half as many
+/// tiles, so look-backs are shallower.
 /// 8-byte elements: 256 x 12 (1.603 ms f64, CUB 1.700; 128 x 12 x 8 1.753).
 /// `CUPRIM_TUNE_SCAN=BLOCKxITEMS[xMIN_BLOCKS]` overrides it, for tuning experiments.
 pub(crate) fn scan(arch: u32, elem_bytes: usize) -> ScanPolicy {
@@ -134,9 +140,9 @@ pub(crate) fn scan(arch: u32, elem_bytes: usize) -> ScanPolicy {
             min_blocks: 1,
         },
         4 => ScanPolicy {
-            block: 128,
+            block: 256,
             items: 24,
-            min_blocks: 16,
+            min_blocks: 8,
         },
         _ => ScanPolicy {
             block: 256,
@@ -186,16 +192,19 @@ pub(crate) fn scan_lookback_windows(arch: u32, elem_bytes: usize) -> u32 {
 }
 
 /// copy_if / partition tiles: like the scan's, but its kernel keeps more
-/// live (the flags and the selected count), so for 4-byte elements 9
-/// resident blocks per SM, the most without spills (56 registers). Tuning
+/// live (the flags and the selected count), so for 4-byte elements 128 x 24
+/// at 9 resident blocks per SM, the most without spills (56 registers). Tuning
 /// run on H100, copy_if keeping half of 2^28 u32: 0.794 ms at 12 (which
 /// spills a few bytes), 0.908 ms at 16, 0.904 ms at the default bound.
 pub(crate) fn select(arch: u32, elem_bytes: usize) -> ScanPolicy {
-    let scan = scan(arch, elem_bytes);
     if override_triple("CUPRIM_TUNE_SCAN").is_none() && elem_bytes == 4 {
-        return ScanPolicy { min_blocks: 9, ..scan };
+        return ScanPolicy {
+            block: 128,
+            items: 24,
+            min_blocks: 9,
+        };
     }
-    scan
+    scan(arch, elem_bytes)
 }
 
 /// scan_by_key tiles: each item is a (head, value) pair, so fewer per
@@ -240,10 +249,10 @@ pub(crate) struct SortPolicy {
     /// Longest back-off (ns) between polls of a look-back word not yet
     /// published (doubling from 32 ns); 0 spins without sleeping.
     pub lookback_sleep_max: u32,
-    /// Pairs: copy each tile's values into (dynamic) shared memory with
-    /// cp.async as soon as the tile index is known, rather than loading them
-    /// into registers after the key scatter.
-    pub values_async: bool,
+    /// Pairs: load a tile's values as soon as its keys are ranked (into the
+    /// registers the keys held), before the look-back, rather than after
+    /// the key scatter.
+    pub values_early: bool,
 }
 
 impl SortPolicy {
@@ -298,8 +307,8 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
     });
     static MATCH_ANY: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_MATCH").is_ok_and(|v| v == "1"));
-    static VALUES_ASYNC: once_cell::sync::Lazy<Option<bool>> =
-        once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_ASYNC").ok().map(|v| v.trim() == "1"));
+    static VALUES_EARLY: once_cell::sync::Lazy<Option<bool>> =
+        once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_VEARLY").ok().map(|v| v.trim() == "1"));
     let (block, items, min_blocks) = if widest > 4 {
         // 8-byte keys alone spill 4 bytes at 9 items for sm_90: 8.
         (384, if value_bytes == 0 { 8 } else { 9 }, 3)
@@ -324,7 +333,7 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
         match_any: *MATCH_ANY,
         lookback_batch: LB_BATCH.unwrap_or(2),
         lookback_sleep_max: LB_SLEEP.unwrap_or(256),
-        values_async: VALUES_ASYNC.unwrap_or(widest <= 4),
+        values_early: VALUES_EARLY.unwrap_or(false),
     }
 }
 

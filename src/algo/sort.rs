@@ -403,7 +403,7 @@ fn specialise<K: Element, V: Element>(template: &'static crate::jit::Template, p
         .constant("CUPRIM_HIST_BLOCK", policy.hist_block as i64)
         .constant("CUPRIM_HIST_UNROLL", policy.hist_unroll as i64)
         .constant("CUPRIM_PAIRS", pairs as i64)
-        .constant("CUPRIM_VALUES_ASYNC", (pairs && policy.values_async) as i64)
+        .constant("CUPRIM_VALUES_EARLY", (pairs && policy.values_early) as i64)
         .elem::<K>("K");
     if pairs {
         spec.elem::<V>("V")
@@ -552,23 +552,6 @@ fn onesweep<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<
         .clamp(1, (dev.sm_count.max(1) * policy.hist_blocks_per_sm) as u64) as u32;
     let histogram = module.function("cuprim_radix_histogram")?;
     let pass_fn = module.function("cuprim_radix_onesweep")?;
-    // Pairs with values staged by cp.async: a tile of values in dynamic
-    // shared memory, beyond the 48 KiB a kernel gets without asking.
-    let pass_smem = if pairs && policy.values_async {
-        (policy.tile() * value_bytes) as u32
-    } else {
-        0
-    };
-    if pass_smem > 0 {
-        use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-        pass_fn
-            .set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, pass_smem as i32)
-            .map_err(|e| Error::Driver {
-                during: format!("allowing {pass_smem} bytes of shared memory for the sort's values"),
-                source: e,
-            })?;
-    }
-
     dev.with_scratch(bytes, |base| {
         let stream = dev.stream.cu_stream();
         let (hist, ticket) = (base + layout.hist, base + layout.ticket);
@@ -613,14 +596,13 @@ fn onesweep<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<
                 // below n of dst_k (dst_v), which do not overlap the source;
                 // digit starts, carries, the zeroed look-back words (`tiles`
                 // x 256) and the zeroed counter all lie in scratch; one block
-                // per tile; pass_smem bytes of dynamic shared memory (allowed
-                // above) hold a tile of values when the kernel stages them.
+                // per tile.
                 unsafe {
                     dev.launch(
                         pass_fn,
                         tiles,
                         policy.block,
-                        pass_smem,
+                        0,
                         &mut kernel_args![
                             &in_k, &dst_k, &in_v, &dst_v, &count, &shift, &mask, &flip, &starts, &carry_in, &carry_out, &lookback,
                             &counter, &tiles
