@@ -271,14 +271,14 @@ impl SortPolicy {
 ///   for the earlier 384 x 18 at two blocks without early counts;
 /// - 4-byte pairs: 512 x 14 at two blocks per SM (64 registers): 9.48 ms,
 ///   against 9.69 ms for 384 x 18 at two blocks, 10.17 ms at three.
-///   Integer keys then took 384 x 18 at three blocks with the values loaded
-///   as soon as the keys are ranked (`values_early`, 56 registers, no
-///   spills): on H200, u32/u32 at 2^28 8.15 ms against 8.89 ms (CUB 7.46
-///   in the same call; `bench-results/sort-values/`). Float keys spill in
-///   that shape (the order transform needs registers) and keep 512 x 14 at
-///   two blocks, values late (9.02 ms there; early 9.18 ms). Staging
-///   values in shared memory with cp.async at the start of the tile was
-///   slower still (9.98 against 9.42 ms on H100);
+///   Loading the values as soon as the keys are ranked (`values_early`)
+///   fits 384 x 18 at three blocks for integer keys (56 registers, no
+///   spills; float keys spill there): 8% faster than 512 x 14 on an H200
+///   (u32/u32 at 2^28 8.15 against 8.89 ms, CUB 7.46), but 10.06 ms on
+///   the H100 against 9.44 ms, so it is off. Early values at 512 x 14:
+///   9.17 against 8.89 ms (H200). Staging values in shared memory with
+///   cp.async at the start of the tile: 9.98 against 9.42 ms (H100).
+///   Raw data: `bench-results/sort-values/`, `bench-results/run-4e9a1e0/`;
 /// - 8-byte keys or values: 384 x 9 at three blocks per SM: 26.1 ms for
 ///   f64/u32 pairs, against 27.8 ms at two blocks, 28.9 ms without early
 ///   counts (8-byte keys alone: 384 x 8, which fits 56 registers).
@@ -324,13 +324,9 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
         // Float keys' order transform needs registers that 20 items at
         // three blocks per SM do not leave (spills on sm_80 and sm_90): 14.
         (384, if float_keys { 14 } else { 20 }, 3)
-    } else if float_keys {
-        (512, 14, 2)
     } else {
-        // Values loaded early (below) leave room for three blocks per SM.
-        (384, 18, 3)
+        (512, 14, 2)
     };
-    let values_early = value_bytes > 0 && widest <= 4 && !float_keys;
     let (block, items) = match *TILE {
         Some((b, i)) if b % 32 == 0 && (256..=1024).contains(&b) && i >= 1 => (b, i),
         _ => (block, items),
@@ -345,7 +341,7 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
         match_any: *MATCH_ANY,
         lookback_batch: LB_BATCH.unwrap_or(2),
         lookback_sleep_max: LB_SLEEP.unwrap_or(256),
-        values_early: VALUES_EARLY.unwrap_or(values_early),
+        values_early: VALUES_EARLY.unwrap_or(false),
     }
 }
 
