@@ -370,9 +370,9 @@ impl Device {
     /// `scan_by_key` with `Add` or `Mul` on floats) gives the same bits on
     /// every run: tiles chain their prefixes in a fixed left-to-right order.
     /// Off, tiles chain through whichever earlier tile's prefix is ready
-    /// first, so float results may differ in the last bits between runs; it
-    /// was measured 1-2% faster than deterministic at 2^24 and 2^28 elements
-    /// on an H100 (BENCHMARKS.md), so turn it off only if that matters to you.
+    /// first, so float results may differ in the last bits between runs. On
+    /// an H100 the two measured the same within 1.5% at 2^20, 2^24 and 2^28
+    /// elements (BENCHMARKS.md), so there is rarely a reason to turn it off.
     /// Integer, min / max and bitwise results, reductions, and the host
     /// backend are deterministic either way.
     ///
