@@ -149,6 +149,13 @@ def own_bytes(op, elem, n, cub_row):
         ms, gbps = cub_row
         return gbps * 1e6 * ms  # CUB's own byte count
     sizes = elem_size(elem)
+    if op in ("sort_keys", "sort_pairs") and sizes:
+        # LSD radix sort, 8-bit digits over the whole key: one read of the
+        # keys for the histogram, then per pass a read and a write of keys
+        # (and values).
+        k = sizes[0]
+        v = sizes[1] if op == "sort_pairs" and len(sizes) > 1 else 0
+        return n * (k + k * 2 * (k + v))
     if op in BYTES_PER_ELEMENT and sizes:
         return n * (BYTES_PER_ELEMENT[op](sizes[-1]) + sum(sizes[:-1]))
     return None
