@@ -26,8 +26,12 @@ pub enum Target<'a> {
 /// One compiled kernel module.
 #[derive(Clone, Debug)]
 pub struct KernelReport {
-    /// Template and specialisation, e.g. `kernels/fill.cu [float T]`.
+    /// Template and element types, e.g. `kernels/fill.cu [float T]`. Not
+    /// unique: modules that differ only in constants share it.
     pub name: String,
+    /// The generated declarations that specialise the template (types,
+    /// constants, operators): unique per module of one template.
+    pub specialisation: String,
     /// NVRTC's log: with [`Target::Arch`], registers, stack and spills per kernel.
     pub log: String,
 }
@@ -47,6 +51,7 @@ fn run(target: Target<'_>, specs: Vec<KernelSpec>) -> Result<Vec<KernelReport>> 
         };
         reports.push(KernelReport {
             name: spec.display_name(),
+            specialisation: spec.key().to_string(),
             log,
         });
     }

@@ -287,8 +287,12 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
     // depend on k) is checked once, from the first copy whose log has the
     // ptxas report: with 8 threads, the GPU machine's NVRTC 13.0 returned an
     // empty log for one of the copies compiled alongside an identical
-    // program (a different copy each run).
-    let mut by_module: std::collections::BTreeMap<(String, String), (String, Vec<String>)> = Default::default();
+    // program (a different copy each run). A module is its template and
+    // specialisation on one architecture: the display name alone would
+    // merge modules that differ only in constants (fast and deterministic
+    // scans, 32- and 64-bit sort offsets).
+    type ModuleId = (String, String, String);
+    let mut by_module: std::collections::BTreeMap<ModuleId, (String, Vec<String>)> = Default::default();
     for (name, result) in results {
         let reports = match result {
             Ok(r) => r,
@@ -303,13 +307,13 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
         let arch = name.split_whitespace().next().unwrap_or_default().to_string();
         for report in reports {
             let entry = by_module
-                .entry((arch.clone(), report.name))
+                .entry((arch.clone(), report.name, report.specialisation))
                 .or_insert_with(|| (name.clone(), Vec::new()));
             entry.1.push(report.log);
         }
     }
     let modules = by_module.len();
-    for ((_, module), (name, logs)) in &by_module {
+    for ((_, module, _), (name, logs)) in &by_module {
         let reported = logs.iter().find(|log| log.lines().any(|l| resource_line(l).is_some()));
         let Some(log) = reported else {
             failures.push(format!(
