@@ -28,7 +28,8 @@ struct LookbackBackoff {
 // aligned 16-byte word (status, value), read and written with one vector
 // access. Either way a reader needs one load and no fence. Larger values live
 // in their own arrays beside a status array, written before the status with
-// release semantics and read after it with acquire semantics.
+// release semantics and read after it with acquire semantics. Each layout
+// has publish and peek (one read, no waiting); lookback_wait spins on peek.
 constexpr int LOOKBACK_SEPARATE = 0, LOOKBACK_PACKED64 = 1, LOOKBACK_PACKED128 = 2;
 template <typename V>
 constexpr int lookback_layout() {
@@ -47,23 +48,7 @@ template <typename V> struct TileState<V, LOOKBACK_PACKED64> {
         const u64 word = ((u64)flag << 32) | w.w[0];
         asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(words + tile), "l"(word) : "memory");
     }
-    // Spins until `tile` has published anything (or, with `need_prefix`, a
-    // prefix); returns its status and value.
-    __device__ __forceinline__ u32 wait(u32 tile, V& value, bool need_prefix) {
-        u64 word;
-        LookbackBackoff backoff;
-        while (true) {
-            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(words + tile) : "memory");
-            const u32 st = (u32)(word >> 32);
-            if (st != SCAN_EMPTY && (!need_prefix || st == SCAN_PREFIX)) break;
-            backoff.pause();
-        }
-        cuprim_words<V> w;
-        w.w[0] = (u32)word;
-        value = w.v;
-        return (u32)(word >> 32);
-    }
-    // One read of a tile known to have published: its status and value.
+    // One read of `tile`'s status and value (status SCAN_EMPTY: not yet).
     __device__ __forceinline__ u32 peek(u32 tile, V& value) {
         u64 word;
         asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(words + tile) : "memory");
@@ -87,20 +72,6 @@ template <typename V> struct TileState<V, LOOKBACK_PACKED128> {
         asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(words + 2 * tile), "l"((u64)flag), "l"(payload)
                      : "memory");
     }
-    __device__ __forceinline__ u32 wait(u32 tile, V& value, bool need_prefix) {
-        u64 st, payload;
-        LookbackBackoff backoff;
-        while (true) {
-            asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(st), "=l"(payload) : "l"(words + 2 * tile) : "memory");
-            if (st != SCAN_EMPTY && (!need_prefix || st == SCAN_PREFIX)) break;
-            backoff.pause();
-        }
-        cuprim_words<V> w;
-        w.w[0] = (u32)payload;
-        if constexpr (cuprim_words<V>::W > 1) w.w[1] = (u32)(payload >> 32);
-        value = w.v;
-        return (u32)st;
-    }
     __device__ __forceinline__ u32 peek(u32 tile, V& value) {
         u64 st, payload;
         asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(st), "=l"(payload) : "l"(words + 2 * tile) : "memory");
@@ -122,24 +93,24 @@ template <typename V> struct TileState<V, LOOKBACK_SEPARATE> {
         (flag == SCAN_PREFIX ? prefixes : aggregates)[tile] = value;
         asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(status + tile), "r"(flag) : "memory");
     }
-    __device__ __forceinline__ u32 wait(u32 tile, V& value, bool need_prefix) {
-        u32 st;
-        LookbackBackoff backoff;
-        while (true) {
-            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(st) : "l"(status + tile) : "memory");
-            if (st != SCAN_EMPTY && (!need_prefix || st == SCAN_PREFIX)) break;
-            backoff.pause();
-        }
-        value = cuprim_load_cg((st == SCAN_PREFIX ? prefixes : aggregates) + tile);
-        return st;
-    }
     __device__ __forceinline__ u32 peek(u32 tile, V& value) {
         u32 st;
         asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(st) : "l"(status + tile) : "memory");
-        value = cuprim_load_cg((st == SCAN_PREFIX ? prefixes : aggregates) + tile);
+        if (st != SCAN_EMPTY) value = cuprim_load_cg((st == SCAN_PREFIX ? prefixes : aggregates) + tile);
         return st;
     }
 };
+
+// Spins until `tile` has published (an aggregate or a prefix); returns its
+// status and value.
+template <typename V> __device__ __forceinline__ u32 lookback_wait(TileState<V>& state, u32 tile, V& value) {
+    LookbackBackoff backoff;
+    while (true) {
+        const u32 st = state.peek(tile, value);
+        if (st != SCAN_EMPTY) return st;
+        backoff.pause();
+    }
+}
 
 // Deterministic look-back: windows of 32 predecessors staged in shared
 // memory at a time for the fold (32 * LOOKBACK_WINDOWS values per block).
@@ -187,7 +158,7 @@ __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 
         const long long t = (long long)tile - 1 - 32 * w - lane;
         // Slots before tile 0 never matter: tile 0 publishes a prefix.
         V v = tile_aggregate;
-        const u32 st = t >= 0 ? state.wait((u32)t, v, false) : SCAN_PREFIX;
+        const u32 st = t >= 0 ? lookback_wait(state, (u32)t, v) : SCAN_PREFIX;
         const unsigned with_prefix = __ballot_sync(0xffffffffu, t >= 0 && st == SCAN_PREFIX);
         stop = with_prefix ? __ffs(with_prefix) - 1 : 31;
         if constexpr (DETERMINISTIC) {
