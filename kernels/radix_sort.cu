@@ -7,9 +7,10 @@
 // 2. cuprim_radix_onesweep, once per pass (and per portion of at most
 //    2^30 - 1 keys): a block takes the next tile index from an atomic
 //    counter, counts its keys' digits and publishes the counts at once
-//    (so successors wait less), ranks its keys by the digit (stable), learns from its predecessors' counts (decoupled
-//    look-back, one thread per digit) how many keys of each digit come
-//    before the tile, and scatters keys (then values) to
+//    (so successors wait less), ranks its keys by the digit (stable),
+//    learns from its predecessors' counts (decoupled look-back, one
+//    thread per digit) how many keys of each digit come before the tile,
+//    and scatters keys (then values) to
 //    digit start + keys of that digit in earlier tiles + rank in the tile,
 //    through shared memory so runs of one digit are written together.
 // 3. cuprim_radix_block_sort: inputs of at most one tile, sorted by one
@@ -26,12 +27,7 @@
 // Forward progress: a tile index is taken only by a running block, and a
 // tile waits only for smaller indices, so every wait ends.
 //
-// Values (pairs): with CUPRIM_VALUES_EARLY, a tile's values are loaded
-// into the registers its keys free once ranked into shared memory, so the
-// loads are in flight during the look-back; otherwise after the key
-// scatter.
-//
-// Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_VALUES_EARLY, CUPRIM_BLOCK, CUPRIM_ITEMS,
+// Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS,
 // CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_LB_BATCH, CUPRIM_LB_SLEEP_MAX,
 // CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL, CUPRIM_WIDE_OFFSETS (1: more than
 // 2^32 keys).
@@ -211,10 +207,6 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS, false>(pos, s_wc + warp * RADIX);
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
-#if CUPRIM_PAIRS && CUPRIM_VALUES_EARLY
-    VR val[CUPRIM_ITEMS];  // in flight during the look-back and the key scatter
-    radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals_in + tile_base, valid, val);
-#endif
 
     // Look-back, one thread per digit: add predecessors' counts until one
     // with an inclusive prefix. s_base[d] + (tile position) is then the
@@ -280,14 +272,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     }
 
 #if CUPRIM_PAIRS
-    VU* s_vals = (VU*)s_buf;
-#if !CUPRIM_VALUES_EARLY
-    // Loaded only now: loaded before the look-back they would hold ITEMS
-    // registers through the key scatter. The other resident block hides
-    // their latency.
+    // Values are loaded only now: loaded earlier they would hold ITEMS
+    // registers through the look-back and the key scatter (measured slower
+    // on H100 in every shape tried, BENCHMARKS.md). The other resident
+    // block hides their latency.
     VR val[CUPRIM_ITEMS];
     radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals_in + tile_base, valid, val);
-#endif
+    VU* s_vals = (VU*)s_buf;
     __syncthreads();  // every key has been read from s_buf
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i] & 0xffffu] = (VU)val[i];

@@ -249,10 +249,6 @@ pub(crate) struct SortPolicy {
     /// Longest back-off (ns) between polls of a look-back word not yet
     /// published (doubling from 32 ns); 0 spins without sleeping.
     pub lookback_sleep_max: u32,
-    /// Pairs: load a tile's values as soon as its keys are ranked (into the
-    /// registers the keys held), before the look-back, rather than after
-    /// the key scatter. `CUPRIM_TUNE_SORT_VEARLY=0|1` overrides it.
-    pub values_early: bool,
 }
 
 impl SortPolicy {
@@ -271,12 +267,11 @@ impl SortPolicy {
 ///   for the earlier 384 x 18 at two blocks without early counts;
 /// - 4-byte pairs: 512 x 14 at two blocks per SM (64 registers): 9.48 ms,
 ///   against 9.69 ms for 384 x 18 at two blocks, 10.17 ms at three.
-///   Loading the values as soon as the keys are ranked (`values_early`)
-///   fits 384 x 18 at three blocks for integer keys (56 registers, no
-///   spills; float keys spill there): 8% faster than 512 x 14 on an H200
-///   (u32/u32 at 2^28 8.15 against 8.89 ms, CUB 7.46), but 10.06 ms on
-///   the H100 against 9.44 ms, so it is off. Early values at 512 x 14:
-///   9.17 against 8.89 ms (H200). Staging values in shared memory with
+///   Loading the values as soon as the keys are ranked (an experiment,
+///   removed) fits 384 x 18 at three blocks for integer keys: 8% faster
+///   than 512 x 14 on an H200 (u32/u32 at 2^28 8.15 against 8.89 ms, CUB
+///   7.46), but 10.06 ms on the H100 against 9.44 ms; at 512 x 14 9.17
+///   against 8.89 ms (H200). Staging values in shared memory with
 ///   cp.async at the start of the tile: 9.98 against 9.42 ms (H100).
 ///   Raw data: `bench-results/sort-values/`, `bench-results/run-4e9a1e0/`;
 /// - 8-byte keys or values: 384 x 9 at three blocks per SM: 26.1 ms for
@@ -315,8 +310,6 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
     });
     static MATCH_ANY: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_MATCH").is_ok_and(|v| v == "1"));
-    static VALUES_EARLY: once_cell::sync::Lazy<Option<bool>> =
-        once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_VEARLY").ok().map(|v| v.trim() == "1"));
     let (block, items, min_blocks) = if widest > 4 {
         // 8-byte keys alone spill 4 bytes at 9 items for sm_90: 8.
         (384, if value_bytes == 0 { 8 } else { 9 }, 3)
@@ -341,7 +334,6 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
         match_any: *MATCH_ANY,
         lookback_batch: LB_BATCH.unwrap_or(2),
         lookback_sleep_max: LB_SLEEP.unwrap_or(256),
-        values_early: VALUES_EARLY.unwrap_or(false),
     }
 }
 

@@ -403,7 +403,6 @@ fn specialise<K: Element, V: Element>(template: &'static crate::jit::Template, p
         .constant("CUPRIM_HIST_BLOCK", policy.hist_block as i64)
         .constant("CUPRIM_HIST_UNROLL", policy.hist_unroll as i64)
         .constant("CUPRIM_PAIRS", pairs as i64)
-        .constant("CUPRIM_VALUES_EARLY", (pairs && policy.values_early) as i64)
         .elem::<K>("K");
     if pairs {
         spec.elem::<V>("V")
