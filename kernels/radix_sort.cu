@@ -16,6 +16,18 @@
 // 3. cuprim_radix_block_sort: inputs of at most one tile, sorted by one
 //    block in shared memory, every pass, in place.
 //
+// Shortcuts (CUPRIM_SORT_SHORTCUT 1), for keys with constant or locally
+// constant bytes:
+// - A pass whose digit is the same for every key leaves the order as it
+//   is. The histogram's last block finds such passes and writes a plan word
+//   per pass: skip it (every block returns at once) or run it. The host
+//   alternates the buffers every pass, so only two trivial passes in a row
+//   are skipped, which leaves every later pass reading the buffer the host
+//   gave it; a trivial pass on its own runs, every tile of it taking the
+//   single-digit path below.
+// - A tile whose keys all have one digit (as in CUB's "short circuit")
+//   skips ranking: its keys keep their input order and go to one range.
+//
 // Look-back words: one u32 per (tile, digit): 0 = nothing yet; bit 30 =
 // the tile's own count of the digit in bits 0..29 ("aggregate"); bit 31 =
 // the count of the digit in this tile and all before it in the portion
@@ -30,7 +42,7 @@
 // Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS,
 // CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_LB_BATCH, CUPRIM_LB_SLEEP_MAX,
 // CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL, CUPRIM_WIDE_OFFSETS (1: more than
-// 2^32 keys).
+// 2^32 keys), CUPRIM_SORT_SHORTCUT (1: the shortcuts above).
 
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
@@ -55,6 +67,24 @@ constexpr u32 LB_PREFIX = 2u << 30;
 constexpr u32 LB_COUNT = LB_AGGREGATE - 1;
 constexpr int LB_BATCH = CUPRIM_LB_BATCH;
 
+// Plan word of a pass (CUPRIM_SORT_SHORTCUT).
+constexpr u32 PLAN_RUN = 0, PLAN_SKIP = 1;
+
+// Plans the `passes` passes, bit p of `trivial` set when every key has
+// the same digit in pass p: two trivial passes in a row are skipped, the
+// others run. Skipped passes come in adjacent pairs, so every pass that
+// runs finds the data where the host expects it.
+__device__ __forceinline__ void radix_plan_passes(u32 trivial, u32 passes, u32* plan) {
+    for (u32 p = 0; p < passes; p++) {
+        if (((trivial >> p) & 3u) == 3u && p + 1 < passes) {
+            plan[p] = plan[p + 1] = PLAN_SKIP;
+            p++;
+        } else {
+            plan[p] = PLAN_RUN;
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Histogram of every pass's digit.
 
@@ -68,7 +98,12 @@ typedef cuprim_vec<KU, HIST_VEC> HistVec;
 static_assert(CUPRIM_HIST_BLOCK % 32 == 0 && CUPRIM_HIST_BLOCK >= RADIX, "a block needs a thread per digit");
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
-    cuprim_radix_histogram(const KU* keys, u64 n, u32 begin_bit, u32 end_bit, u64 flip, u64* hist, u32* ticket) {
+    cuprim_radix_histogram(const KU* keys, u64 n, u32 begin_bit, u32 end_bit, u64 flip, u64* hist, u32* ticket
+#if CUPRIM_SORT_SHORTCUT
+                           ,
+                           u32* plan
+#endif
+    ) {
     __shared__ u32 s_hist[HIST_PARTS * HIST_PASSES * RADIX];
     __shared__ u64 s_warp[CUPRIM_HIST_BLOCK / 32];
     __shared__ bool s_last;
@@ -138,20 +173,82 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
     __syncthreads();
     if (!s_last) return;
     __threadfence();
+#if CUPRIM_SORT_SHORTCUT
+    u32 trivial = 0;  // bit p: one digit holds every key in pass p
+#endif
     for (u32 p = 0; p < passes; p++) {
         const u64 c = threadIdx.x < RADIX ? __ldcg(hist + p * RADIX + threadIdx.x) : 0ull;
         const u64 before = radix_block_exclusive_u64<CUPRIM_HIST_BLOCK>(c, s_warp);
         if (threadIdx.x < RADIX) hist[p * RADIX + threadIdx.x] = before;
+#if CUPRIM_SORT_SHORTCUT
+        if (__syncthreads_or(c == n)) trivial |= 1u << p;
+#endif
     }
+#if CUPRIM_SORT_SHORTCUT
+    if (threadIdx.x == 0) radix_plan_passes(trivial, passes, plan);
+#endif
 }
 
 // ---------------------------------------------------------------------------
 // One pass over one portion.
 
+// Look-back, one thread per digit (tid < RADIX, holding the tile's `count`
+// of its digit): add predecessors' counts until one with an inclusive
+// prefix, publish this tile's, and set s_base[d] so that s_base[d] + (tile
+// position) is the output position of a key with digit d. The words of
+// LB_BATCH predecessors are read at once (one round trip to L2 instead of
+// LB_BATCH dependent ones); a word not yet published is read again.
+__device__ __forceinline__ void onesweep_lookback(u32 tile, u32 count, u32* lookback, const u64* digit_starts, const u64* carry_in,
+                                                  u64* carry_out, u32 num_tiles, const u32* s_start, SortOffset* s_base) {
+    const u32 tid = threadIdx.x;
+    u32 before = 0;
+    if (tile > 0) {
+        long long k = (long long)tile - 1;  // the next word to use
+        bool found = false;
+        u32 sleep_ns = 0;  // backoff while a predecessor has not published
+        while (!found) {
+            u32 w[LB_BATCH];
+#pragma unroll
+            for (int j = 0; j < LB_BATCH; j++) {
+                // Tile 0 always holds a prefix, so the sentinel is never used.
+                w[j] = k - j >= 0 ? ((volatile u32*)lookback)[(u64)(k - j) * RADIX + tid] : LB_PREFIX;
+            }
+            bool stalled = false;
+#pragma unroll
+            for (int j = 0; j < LB_BATCH; j++) {
+                if (!found && !stalled) {
+                    if (w[j] == 0) {
+                        stalled = true;  // not published yet: read it again
+                    } else {
+                        before += w[j] & LB_COUNT;
+                        found = (w[j] & LB_PREFIX) != 0;
+                        k -= !found;
+                    }
+                }
+            }
+            // Spinning threads take issue slots the other resident
+            // block needs for its ranking: back off while waiting.
+            if (!found && stalled) {
+                if (sleep_ns) __nanosleep(sleep_ns);
+                sleep_ns = sleep_ns ? (sleep_ns < CUPRIM_LB_SLEEP_MAX ? 2 * sleep_ns : CUPRIM_LB_SLEEP_MAX) : 32;
+            }
+        }
+        ((volatile u32*)lookback)[(u64)tile * RADIX + tid] = LB_PREFIX | (before + count);
+    }
+    const u64 carried = carry_in[tid];
+    s_base[tid] = (SortOffset)(digit_starts[tid] + carried + before - s_start[tid]);
+    if (tile == num_tiles - 1) carry_out[tid] = carried + before + count;
+}
+
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_radix_onesweep(const KU* __restrict__ keys_in, KU* __restrict__ keys_out, const VU* __restrict__ vals_in,
                           VU* __restrict__ vals_out, u64 n, u32 shift, u32 mask, u64 flip, const u64* digit_starts,
-                          const u64* carry_in, u64* carry_out, u32* lookback, u32* tile_counter, u32 num_tiles) {
+                          const u64* carry_in, u64* carry_out, u32* lookback, u32* tile_counter, u32 num_tiles
+#if CUPRIM_SORT_SHORTCUT
+                          ,
+                          const u32* plan
+#endif
+    ) {
     __shared__ u32 s_wc[SORT_WARPS * RADIX];
     __shared__ u32 s_start[RADIX];
     __shared__ SortOffset s_base[RADIX];
@@ -160,6 +257,12 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     __shared__ __align__(16) unsigned char s_buf[SORT_BUF];
     KU* s_keys = (KU*)s_buf;
 
+#if CUPRIM_SORT_SHORTCUT
+    // A skipped pass: every block ends at once. (The plan is the same for
+    // the whole block, so no barrier below misses a thread. A `return`
+    // here makes ptxas spill a register for 20-item tiles; `exit` does not.)
+    if (__ldg(plan) == PLAN_SKIP) asm volatile("exit;");
+#endif
     const u32 tid = threadIdx.x, warp = tid >> 5;
     if (tid == 0) s_tile = atomicAdd(tile_counter, 1u);
     for (int j = tid; j < SORT_WARPS * RADIX; j += CUPRIM_BLOCK) s_wc[j] = 0;
@@ -194,64 +297,37 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         volatile u32* mine = lookback + (u64)tile * RADIX + tid;
         *mine = (tile == 0 ? LB_PREFIX : LB_AGGREGATE) | count;
     }
-    radix_scan_counts<RADIX>(count, s_warp, s_start);
-
-    // Each warp's counter of digit d becomes the tile position of its first
-    // key of d; ranking then gives tile positions, and keys go to shared
-    // memory in sorted order.
-    if (tid < RADIX) {
+#if CUPRIM_SORT_SHORTCUT
+    if (radix_scan_counts<RADIX, true>(count, s_warp, s_start, tid < RADIX && count == valid)) {
+        // Every key of the tile has the same digit: sorted, the tile is in
+        // input order, so ranking is skipped. (Keeping the keys in
+        // registers through the look-back, to store them straight to
+        // global memory, spills for float keys.)
+        const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);
 #pragma unroll
-        for (int w = 0; w < SORT_WARPS; w++) s_wc[w * RADIX + tid] += s_start[tid];
-    }
-    __syncthreads();
-    radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS, false>(pos, s_wc + warp * RADIX);
-#pragma unroll
-    for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
-
-    // Look-back, one thread per digit: add predecessors' counts until one
-    // with an inclusive prefix. s_base[d] + (tile position) is then the
-    // output position of a key with digit d. The words of LB_BATCH
-    // predecessors are read at once (one round trip to L2 instead of
-    // LB_BATCH dependent ones); a word not yet published is read again.
-    if (tid < RADIX) {
-        u32 before = 0;
-        if (tile > 0) {
-            long long k = (long long)tile - 1;  // the next word to use
-            bool found = false;
-            u32 sleep_ns = 0;  // backoff while a predecessor has not published
-            while (!found) {
-                u32 w[LB_BATCH];
-#pragma unroll
-                for (int j = 0; j < LB_BATCH; j++) {
-                    // Tile 0 always holds a prefix, so the sentinel is never used.
-                    w[j] = k - j >= 0 ? ((volatile u32*)lookback)[(u64)(k - j) * RADIX + tid] : LB_PREFIX;
-                }
-                bool stalled = false;
-#pragma unroll
-                for (int j = 0; j < LB_BATCH; j++) {
-                    if (!found && !stalled) {
-                        if (w[j] == 0) {
-                            stalled = true;  // not published yet: read it again
-                        } else {
-                            before += w[j] & LB_COUNT;
-                            found = (w[j] & LB_PREFIX) != 0;
-                            k -= !found;
-                        }
-                    }
-                }
-                // Spinning threads take issue slots the other resident
-                // block needs for its ranking: back off while waiting.
-                if (!found && stalled) {
-                    if (sleep_ns) __nanosleep(sleep_ns);
-                    sleep_ns = sleep_ns ? (sleep_ns < CUPRIM_LB_SLEEP_MAX ? 2 * sleep_ns : CUPRIM_LB_SLEEP_MAX) : 32;
-                }
-            }
-            ((volatile u32*)lookback)[(u64)tile * RADIX + tid] = LB_PREFIX | (before + count);
+        for (int i = 0; i < CUPRIM_ITEMS; i++) {
+            pos[i] = first + i * 32;
+            s_keys[pos[i]] = (KU)key[i];
         }
-        const u64 carried = carry_in[tid];
-        s_base[tid] = (SortOffset)(digit_starts[tid] + carried + before - s_start[tid]);
-        if (tile == num_tiles - 1) carry_out[tid] = carried + before + count;
+    } else
+#else
+    radix_scan_counts<RADIX>(count, s_warp, s_start);
+#endif
+    {
+        // Each warp's counter of digit d becomes the tile position of its
+        // first key of d; ranking then gives tile positions, and keys go to
+        // shared memory in sorted order.
+        if (tid < RADIX) {
+#pragma unroll
+            for (int w = 0; w < SORT_WARPS; w++) s_wc[w * RADIX + tid] += s_start[tid];
+        }
+        __syncthreads();
+        radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS, false>(pos, s_wc + warp * RADIX);
+#pragma unroll
+        for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
     }
+
+    if (tid < RADIX) onesweep_lookback(tile, count, lookback, digit_starts, carry_in, carry_out, num_tiles, s_start, s_base);
     __syncthreads();
 
     // Scatter keys: consecutive threads take consecutive tile positions, so

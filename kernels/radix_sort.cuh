@@ -170,8 +170,10 @@ template <int RADIX, int WARPS> __device__ __forceinline__ u32 radix_warp_offset
 // Exclusive scan over digits of the tile totals held by threads d < RADIX
 // (`count`; 0 in every other thread): s_start[d] = keys of the tile with a
 // smaller digit. All threads call; two barriers, the last one at the end.
-// `s_warp` holds (RADIX + 31) / 32 words.
-template <int RADIX> __device__ __forceinline__ void radix_scan_counts(u32 count, u32* s_warp, u32* s_start) {
+// `s_warp` holds (RADIX + 31) / 32 words. With VOTE, the first barrier
+// also ORs `vote` over the block, and the result is returned (else 0).
+template <int RADIX, bool VOTE = false>
+__device__ __forceinline__ int radix_scan_counts(u32 count, u32* s_warp, u32* s_start, bool vote = false) {
     constexpr u32 RW = (RADIX + 31) / 32;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     u32 incl = count;
@@ -183,13 +185,19 @@ template <int RADIX> __device__ __forceinline__ void radix_scan_counts(u32 count
         }
         if (lane == 31) s_warp[warp] = incl;
     }
-    __syncthreads();
+    int voted = 0;
+    if constexpr (VOTE) {
+        voted = __syncthreads_or(vote);
+    } else {
+        __syncthreads();
+    }
     if (threadIdx.x < RADIX) {
         u32 before = incl - count;
         for (u32 w = 0; w < warp; w++) before += s_warp[w];
         s_start[threadIdx.x] = before;
     }
     __syncthreads();
+    return voted;
 }
 
 // Block-wide exclusive sum of one u64 per thread (BLOCK threads); `s_warp`

@@ -34,25 +34,37 @@ pub struct KernelReport {
     pub specialisation: String,
     /// NVRTC's log: with [`Target::Arch`], registers, stack and spills per kernel.
     pub log: String,
+    /// The architecture compiled for (e.g. 90).
+    pub arch: u32,
+    /// With [`Target::Arch`], the compiled module: CUBIN for `sm_{arch}`,
+    /// or PTX where this NVRTC cannot emit machine code for it (a
+    /// disassembler such as `nvdisasm` reads the CUBIN). Empty for
+    /// [`Target::Device`], whose modules go straight into its cache.
+    pub image: Vec<u8>,
 }
 
 fn run(target: Target<'_>, specs: Vec<KernelSpec>) -> Result<Vec<KernelReport>> {
     let mut reports = Vec::with_capacity(specs.len());
     for spec in specs {
-        let log = match target {
+        let (log, image) = match target {
             Target::Device(dev) => match dev.cuda_ref() {
                 None => continue,
                 Some(c) => {
                     c.module(&spec)?;
-                    String::new()
+                    (String::new(), Vec::new())
                 }
             },
-            Target::Arch(arch) => jit::compile_report(&spec, arch)?.log,
+            Target::Arch(arch) => {
+                let compiled = jit::compile_report(&spec, arch)?;
+                (compiled.log, compiled.binary.bytes().to_vec())
+            }
         };
         reports.push(KernelReport {
             name: spec.display_name(),
             specialisation: spec.key().to_string(),
             log,
+            arch: arch_of(target),
+            image,
         });
     }
     Ok(reports)
@@ -213,9 +225,30 @@ pub fn precompile_unary<T: Element, Op: UnaryOp<T>>(target: Target<'_>, op: Op) 
 /// # Ok::<(), cuprim::Error>(())
 /// ```
 pub fn precompile_sort<K: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
+    run(target, sort_specs::<K, K>(arch_of(target), false, false))
+}
+
+/// The onesweep modules a sort of keys `K` (with values `V` when `pairs`)
+/// uses by default (32- and 64-bit output positions), or with `other`,
+/// the ones with the shortcuts switched the other way.
+fn sort_specs<K: Element, V: Element>(arch: u32, pairs: bool, other: bool) -> Vec<KernelSpec> {
+    use crate::algo::sort::{policy, sort_spec, Variant};
+    let shortcut = policy::<K, V>(arch, pairs).shortcut != other;
+    [false, true]
+        .into_iter()
+        .map(|wide| sort_spec::<K, V>(arch, pairs, Variant { wide, shortcut }).0)
+        .collect()
+}
+
+/// The onesweep modules of keys `K` alone and with values `V` that the
+/// default policy does not use (the shortcuts switched the other way):
+/// lets the compile checks cover them.
+#[doc(hidden)]
+pub fn precompile_sort_alternatives<K: Element, V: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    let spec = |wide| crate::algo::sort::sort_spec::<K, K>(arch, false, wide).0;
-    run(target, vec![spec(false), spec(true)])
+    let mut specs = sort_specs::<K, K>(arch, false, true);
+    specs.extend(sort_specs::<K, V>(arch, true, true));
+    run(target, specs)
 }
 
 /// The radix sort kernels for keys `K` with values `V` (`sort_pairs*`;
@@ -228,9 +261,7 @@ pub fn precompile_sort<K: Element>(target: Target<'_>) -> Result<Vec<KernelRepor
 /// # Ok::<(), cuprim::Error>(())
 /// ```
 pub fn precompile_sort_pairs<K: Element, V: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
-    let arch = arch_of(target);
-    let spec = |wide| crate::algo::sort::sort_spec::<K, V>(arch, true, wide).0;
-    run(target, vec![spec(false), spec(true)])
+    run(target, sort_specs::<K, V>(arch_of(target), true, false))
 }
 
 /// The classic (4-bit, three kernels per pass) sort kernels, keys alone

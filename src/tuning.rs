@@ -249,6 +249,11 @@ pub(crate) struct SortPolicy {
     /// Longest back-off (ns) between polls of a look-back word not yet
     /// published (doubling from 32 ns); 0 spins without sleeping.
     pub lookback_sleep_max: u32,
+    /// Skip passes in which every key has the same digit and copy tiles
+    /// whose keys share one digit without ranking them (CUB copies such
+    /// tiles too). Off until measured on a GPU: uniform random keys never
+    /// take either path, and the plan read costs a load per block.
+    pub shortcut: bool,
 }
 
 impl SortPolicy {
@@ -289,7 +294,8 @@ impl SortPolicy {
 /// `CUPRIM_TUNE_SORT_MATCH=1` ranks with `__match_any_sync`,
 /// `CUPRIM_TUNE_SORT_MINB=N` compiles the onesweep pass for N resident
 /// blocks per SM, `CUPRIM_TUNE_SORT_LB=N` reads N look-back words per round trip,
-/// `CUPRIM_TUNE_SORT_SLEEP=NS` caps the look-back back-off (0: none), for tuning.
+/// `CUPRIM_TUNE_SORT_SLEEP=NS` caps the look-back back-off (0: none),
+/// `CUPRIM_TUNE_SORT_SHORTCUT=0|1` turns the shortcuts off or on, for tuning.
 pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_bytes: usize) -> SortPolicy {
     let _ = arch;
     let widest = key_bytes.max(value_bytes);
@@ -308,6 +314,12 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
         let b = std::env::var("CUPRIM_TUNE_SORT_MINB").ok()?.trim().parse::<u32>().ok()?;
         (1..=8).contains(&b).then_some(b)
     });
+    static SHORTCUT: once_cell::sync::Lazy<Option<bool>> =
+        once_cell::sync::Lazy::new(|| match std::env::var("CUPRIM_TUNE_SORT_SHORTCUT").ok()?.trim() {
+            "1" => Some(true),
+            "0" => Some(false),
+            _ => None,
+        });
     static MATCH_ANY: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_MATCH").is_ok_and(|v| v == "1"));
     let (block, items, min_blocks) = if widest > 4 {
@@ -334,6 +346,7 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
         match_any: *MATCH_ANY,
         lookback_batch: LB_BATCH.unwrap_or(2),
         lookback_sleep_max: LB_SLEEP.unwrap_or(256),
+        shortcut: SHORTCUT.unwrap_or(false),
     }
 }
 

@@ -5,7 +5,11 @@
 //!
 //! Without NVRTC the test prints a skip line, unless `CUPRIM_REQUIRE_NVRTC=1`.
 //! `CUPRIM_COMPILE_CHECK_SHOW=TEXT` prints the ptxas report (registers,
-//! shared memory, spills) of every job whose name contains TEXT.
+//! shared memory, spills) of every job whose name contains TEXT;
+//! `CUPRIM_COMPILE_CHECK_DUMP=DIR` writes every compiled module to DIR (see
+//! `scripts/sass-diff`).
+
+mod common;
 
 use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
 use cuprim::precompile::{
@@ -291,7 +295,7 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
     // specialisation on one architecture: the display name alone would
     // merge modules that differ only in constants (fast and deterministic
     // scans, 32- and 64-bit sort offsets).
-    type ModuleId = (String, String, String);
+    type ModuleId = (u32, String, String);
     let mut by_module: std::collections::BTreeMap<ModuleId, (String, Vec<String>)> = Default::default();
     for (name, result) in results {
         let reports = match result {
@@ -304,10 +308,10 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
         if reports.is_empty() {
             failures.push(format!("{name}: no kernel was compiled"));
         }
-        let arch = name.split_whitespace().next().unwrap_or_default().to_string();
+        common::dump_images(&reports);
         for report in reports {
             let entry = by_module
-                .entry((arch.clone(), report.name, report.specialisation))
+                .entry((report.arch, report.name, report.specialisation))
                 .or_insert_with(|| (name.clone(), Vec::new()));
             entry.1.push(report.log);
         }

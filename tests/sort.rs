@@ -6,7 +6,9 @@ mod common;
 
 use common::{devices, random_vec, rng, small_vec, Sample};
 use cuprim::algo::sort::{tile_len, SortOptions};
-use cuprim::precompile::{precompile_sort, precompile_sort_classic, precompile_sort_pairs, KernelReport, Target};
+use cuprim::precompile::{
+    precompile_sort, precompile_sort_alternatives, precompile_sort_classic, precompile_sort_pairs, KernelReport, Target,
+};
 use cuprim::prelude::*;
 use rand::Rng;
 use std::cmp::Ordering;
@@ -78,8 +80,8 @@ fn reference_order<K: Key>(data: &[K], descending: bool, range: Option<(u32, u32
     order
 }
 
-fn options(descending: bool, range: Option<(u32, u32)>) -> SortOptions {
-    let mut opts = SortOptions::new();
+fn options(base: SortOptions, descending: bool, range: Option<(u32, u32)>) -> SortOptions {
+    let mut opts = base;
     if descending {
         opts = opts.descending();
     }
@@ -92,11 +94,20 @@ fn options(descending: bool, range: Option<(u32, u32)>) -> SortOptions {
 /// Sorts `data` as keys alone and as pairs with values = index (u32), on
 /// `dev`, and compares both with the reference.
 fn check<K: Key>(dev: &Device, data: &[K], descending: bool, range: Option<(u32, u32)>, ctx: &str) {
+    check_with(dev, data, SortOptions::new(), descending, range, ctx)
+}
+
+/// [`check`] with options beyond the order and bit range (`base`).
+fn check_with<K: Key>(dev: &Device, data: &[K], base: SortOptions, descending: bool, range: Option<(u32, u32)>, ctx: &str) {
     let order = reference_order(data, descending, range);
     let want_keys: Vec<K> = order.iter().map(|&i| data[i]).collect();
     let want_vals: Vec<u32> = order.iter().map(|&i| i as u32).collect();
-    let opts = options(descending, range);
-    let ctx = format!("{dev:?} {} n={} desc={descending} bits={range:?} {ctx}", K::NAME, data.len());
+    let opts = options(base, descending, range);
+    let ctx = format!(
+        "{dev:?} {} n={} desc={descending} bits={range:?} {base:?} {ctx}",
+        K::NAME,
+        data.len()
+    );
 
     let mut keys = DeviceVec::from_slice(dev, data).unwrap();
     keys.sort_with(opts).unwrap();
@@ -506,6 +517,70 @@ fn portions_chain_their_digit_counts() {
     }
 }
 
+/// Keys with constant bytes (passes in which every key has one digit: an
+/// even or an odd number of them, or all) and with bytes constant over long
+/// runs (tiles whose keys all share one digit, beside tiles that straddle
+/// two runs and a partial last tile), sorted with the onesweep shortcuts off
+/// and on: the same stable order either way, in both orders, across
+/// portions and with bit ranges. (The host backend ignores the switch.)
+#[test]
+fn constant_digits_with_and_without_shortcuts() {
+    for dev in devices() {
+        let arch = dev.arch().unwrap_or(90);
+        let (mut r, seed) = rng("constant digits");
+        let n = 5 * tile_len::<u32, u32>(arch, true) + 123;
+        let run = tile_len::<u32, u32>(arch, false) + 1321;
+        // u64 keys below 2^16: six trivial passes, skipped two at a time.
+        let below16: Vec<u64> = (0..n).map(|_| r.gen_range(0..1u64 << 16)).collect();
+        // Below 2^24: five, four skipped and one copied.
+        let below24: Vec<u64> = (0..n).map(|_| r.gen_range(0..1u64 << 24)).collect();
+        // The low byte zero: one trivial pass, copied.
+        let low_zero: Vec<u32> = (0..n).map(|_| r.gen::<u32>() << 8).collect();
+        // 32 significant bits, as in the bench: the two lowest passes.
+        let f64_32: Vec<f64> = (0..n).map(|_| r.gen::<u32>() as f64 / 4_294_967_296.0).collect();
+        // The top byte constant over runs longer than a tile, in no order.
+        let runs: Vec<u32> = (0..n)
+            .map(|i| ((((i / run) * 37 + 11) % 256) as u32) << 24 | r.gen::<u32>() >> 8)
+            .collect();
+        // Nearly sorted stamps: the top byte constant, the next one over
+        // runs of about 21800 keys.
+        let stamps: Vec<u32> = (0..n as u32).map(|i| 1_000_000 + 3 * i + r.gen_range(0..64)).collect();
+        let equal_u32 = vec![0x00ab_cdefu32; n];
+        let equal_u8 = vec![5u8; n];
+        let ctx = format!("seed={seed}");
+        for shortcut in [false, true] {
+            let base = SortOptions::new().shortcuts(shortcut);
+            for desc in [false, true] {
+                check_with(&dev, &below16, base, desc, None, &ctx);
+                check_with(&dev, &below24, base.portion_tiles(3), desc, None, &ctx);
+                check_with(&dev, &low_zero, base, desc, None, &ctx);
+                check_with(&dev, &f64_32, base, desc, None, &ctx);
+                check_with(&dev, &runs, base, desc, None, &ctx);
+                check_with(&dev, &runs, base.portion_tiles(2), desc, None, &ctx);
+                check_with(&dev, &stamps, base, desc, None, &ctx);
+                check_with(&dev, &equal_u8, base, desc, None, &ctx);
+            }
+            // Three passes, all trivial: two skipped, one copied, and the
+            // result copied back (an odd number of passes).
+            check_with(&dev, &equal_u32, base, false, Some((0, 24)), &ctx);
+            // Two passes, the first trivial (copied), the second not.
+            check_with(&dev, &low_zero, base, false, Some((0, 16)), &ctx);
+            check_with(&dev, &runs, base, true, Some((8, 32)), &ctx);
+        }
+        // Many tiles per SM.
+        let big = (1 << 20) + 3;
+        let f64_big: Vec<f64> = (0..big).map(|_| r.gen::<u32>() as f64 / 4_294_967_296.0).collect();
+        let runs_big: Vec<u32> = (0..big)
+            .map(|i| ((((i / run) * 37 + 11) % 256) as u32) << 24 | r.gen::<u32>() >> 8)
+            .collect();
+        for shortcut in [false, true] {
+            let base = SortOptions::new().shortcuts(shortcut);
+            check_with(&dev, &f64_big, base, false, None, &ctx);
+            check_with(&dev, &runs_big, base, false, None, &ctx);
+        }
+    }
+}
+
 /// Calls of different sizes and types in a row share the device's scratch.
 #[test]
 fn repeated_sorts_reuse_scratch() {
@@ -581,6 +656,7 @@ fn nvrtc_present() -> bool {
 
 fn assert_lean(reports: cuprim::Result<Vec<KernelReport>>) -> usize {
     let reports = reports.unwrap_or_else(|e| panic!("{e}"));
+    common::dump_images(&reports);
     let mut kernels = 0;
     for r in &reports {
         for line in r.log.lines().filter(|l| l.contains("bytes stack frame")) {
@@ -611,6 +687,7 @@ fn compile_checks_every_key_type() {
         return;
     }
     let mut jobs: Vec<Job> = Vec::new();
+    let mut alternatives = 0;
     for arch in [80u32, 90] {
         jobs.extend(compile_keys!(arch, u8, i8, u32, i32, u64, i64, f16, bf16, f32, f64));
         jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<u32, u32>(Target::Arch(arch)))));
@@ -622,6 +699,20 @@ fn compile_checks_every_key_type() {
         jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<f16, i8>(Target::Arch(arch)))));
         jobs.push(Box::new(move || {
             assert_lean(precompile_sort_classic::<u32, u32>(Target::Arch(arch)))
+        }));
+        // The modules with the shortcuts switched the other way.
+        alternatives += 4;
+        jobs.push(Box::new(move || {
+            assert_lean(precompile_sort_alternatives::<u32, u32>(Target::Arch(arch)))
+        }));
+        jobs.push(Box::new(move || {
+            assert_lean(precompile_sort_alternatives::<f32, u32>(Target::Arch(arch)))
+        }));
+        jobs.push(Box::new(move || {
+            assert_lean(precompile_sort_alternatives::<f64, u32>(Target::Arch(arch)))
+        }));
+        jobs.push(Box::new(move || {
+            assert_lean(precompile_sort_alternatives::<u8, bf16>(Target::Arch(arch)))
         }));
     }
     let total = jobs.len();
@@ -643,6 +734,8 @@ fn compile_checks_every_key_type() {
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
     // 3 kernels per onesweep module, two modules (32- and 64-bit output
-    // positions) per onesweep job, 6 kernels per classic pair of modules.
-    assert_eq!(kernels, 6 * (total - 2) + 2 * 6, "kernels reported");
+    // positions) per onesweep job, 6 kernels per classic pair of modules,
+    // four modules (keys alone and pairs, two widths) per alternatives job.
+    let onesweep = total - 2 - alternatives;
+    assert_eq!(kernels, 6 * onesweep + 2 * 6 + 12 * alternatives, "kernels reported");
 }

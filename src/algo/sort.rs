@@ -48,8 +48,11 @@
 //! Tuning experiments: `CUPRIM_TUNE_SORT=BLOCKxITEMS` (tile shape, e.g.
 //! `384x18`), `CUPRIM_TUNE_SORT_MATCH=1` (rank with `__match_any_sync`),
 //! `CUPRIM_TUNE_SORT_MINB=N` (resident blocks per SM),
-//! `CUPRIM_TUNE_SORT_LB=N` (look-back words read per round trip) and
-//! `CUPRIM_TUNE_SORT_WIDE=1` (64-bit output positions at any size).
+//! `CUPRIM_TUNE_SORT_LB=N` (look-back words read per round trip),
+//! `CUPRIM_TUNE_SORT_WIDE=1` (64-bit output positions at any size) and
+//! `CUPRIM_TUNE_SORT_SHORTCUT=0|1` (skip passes in which every key has the
+//! same digit, copy single-digit tiles straight through; off by default
+//! until measured on a GPU).
 
 use crate::algo::transform::TransformOps as _;
 use crate::algo::{same_device, same_len};
@@ -93,6 +96,7 @@ pub struct SortOptions {
     end_bit: Option<u32>,
     descending: bool,
     portion_tiles: Option<u32>,
+    shortcut: Option<bool>,
 }
 
 impl SortOptions {
@@ -129,6 +133,16 @@ impl SortOptions {
         self.portion_tiles = Some(tiles.max(1));
         self
     }
+
+    /// Overrides the policy's choice of the onesweep shortcuts (skipping
+    /// passes in which every key has the same digit, copying tiles whose
+    /// keys share one digit without ranking them): lets tests and benches
+    /// run both kernels in one process.
+    #[doc(hidden)]
+    pub fn shortcuts(mut self, on: bool) -> Self {
+        self.shortcut = Some(on);
+        self
+    }
 }
 
 /// A validated bit range and order.
@@ -138,6 +152,7 @@ struct Plan {
     end: u32,
     descending: bool,
     portion_tiles: Option<u32>,
+    shortcut: Option<bool>,
 }
 
 impl Plan {
@@ -156,6 +171,7 @@ impl Plan {
             end,
             descending: opts.descending,
             portion_tiles: opts.portion_tiles,
+            shortcut: opts.shortcut,
         })
     }
 
@@ -382,7 +398,8 @@ pub fn tile_len<K: Element, V: Element>(arch: u32, pairs: bool) -> usize {
     policy::<K, V>(arch, pairs).tile() as usize
 }
 
-fn policy<K: Element, V: Element>(arch: u32, pairs: bool) -> SortPolicy {
+/// The tuning policy of a sort of keys `K` (with values `V` when `pairs`).
+pub(crate) fn policy<K: Element, V: Element>(arch: u32, pairs: bool) -> SortPolicy {
     let float_keys = K::KIND == crate::element::Kind::Float;
     tuning::radix_sort(arch, size_of::<K>(), float_keys, if pairs { size_of::<V>() } else { 0 })
 }
@@ -411,12 +428,37 @@ fn specialise<K: Element, V: Element>(template: &'static crate::jit::Template, p
     }
 }
 
+/// Which onesweep module a sort needs, beside its types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Variant {
+    /// 64-bit output positions (more than 2^32 keys).
+    pub wide: bool,
+    /// The pass plan and single-digit tiles (`CUPRIM_SORT_SHORTCUT`).
+    pub shortcut: bool,
+}
+
+impl Variant {
+    /// The default module for `n` keys with this policy.
+    pub fn for_len(n: u64, policy: &SortPolicy) -> Variant {
+        Variant {
+            wide: wide_offsets(n),
+            shortcut: policy.shortcut,
+        }
+    }
+
+    /// Tells the variants apart in the in-memory module cache.
+    fn tag(&self) -> String {
+        format!("wide={} shortcut={}", self.wide as u8, self.shortcut as u8)
+    }
+}
+
 /// The onesweep module (histogram, onesweep pass, one-block sort) for keys
-/// `K` and, with `pairs`, values `V`; `wide`: for more than 2^32 keys
-/// (64-bit output positions).
-pub(crate) fn sort_spec<K: Element, V: Element>(arch: u32, pairs: bool, wide: bool) -> (KernelSpec, SortPolicy) {
+/// `K` and, with `pairs`, values `V`, in the given variant.
+pub(crate) fn sort_spec<K: Element, V: Element>(arch: u32, pairs: bool, variant: Variant) -> (KernelSpec, SortPolicy) {
     let policy = policy::<K, V>(arch, pairs);
-    let spec = specialise::<K, V>(&RADIX_SORT, &policy, pairs).constant("CUPRIM_WIDE_OFFSETS", wide as i64);
+    let spec = specialise::<K, V>(&RADIX_SORT, &policy, pairs)
+        .constant("CUPRIM_WIDE_OFFSETS", variant.wide as i64)
+        .constant("CUPRIM_SORT_SHORTCUT", variant.shortcut as i64);
     (spec, policy)
 }
 
@@ -434,20 +476,22 @@ pub(crate) fn classic_spec<K: Element, V: Element>(arch: u32, pairs: bool) -> (K
     (specialise::<K, V>(&RADIX_SORT_CLASSIC, &policy, pairs), policy)
 }
 
-fn fast_key<K: Element, V: Element>(template: &'static str, pairs: bool) -> FastKey {
+fn fast_key<K: Element, V: Element>(template: &'static str, pairs: bool, tag: String) -> FastKey {
     if pairs {
-        FastKey::new::<K, V, ()>(template, String::new())
+        FastKey::new::<K, V, ()>(template, tag)
     } else {
-        FastKey::new::<K, (), ()>(template, String::new())
+        FastKey::new::<K, (), ()>(template, tag)
     }
 }
 
 /// Scratch of one onesweep sort. The first `zero_bytes` are cleared by one
 /// memset per sort: digit counts `[passes][256]` (u64, then exclusive
 /// starts), the histogram's last-block ticket, a tile counter per (pass,
-/// portion), carries `[passes][portions + 1][256]` (u64: keys of each digit
-/// in earlier portions), look-back words `[passes][tiles][256]` (u32).
-/// Then the ping-pong buffers for keys and values.
+/// portion), the pass plan (a u32 per pass, written by the histogram when
+/// the shortcuts are on), carries `[passes][portions + 1][256]` (u64: keys
+/// of each digit in earlier portions), look-back words
+/// `[passes][tiles][256]` (u32). Then the ping-pong buffers for keys and
+/// values.
 struct OnesweepLayout {
     tiles: u64,
     portion_tiles: u64,
@@ -455,6 +499,7 @@ struct OnesweepLayout {
     hist: u64,
     ticket: u64,
     counters: u64,
+    plan: u64,
     carries: u64,
     lookback: u64,
     zero_bytes: u64,
@@ -472,7 +517,8 @@ impl OnesweepLayout {
         let hist = 0;
         let ticket = hist + passes * RADIX * 8;
         let counters = ticket + 16;
-        let carries = (counters + passes * portions * 4).next_multiple_of(16);
+        let plan = counters + passes * portions * 4;
+        let carries = (plan + passes * 4).next_multiple_of(16);
         let lookback = carries + passes * (portions + 1) * RADIX * 8;
         let zero_bytes = lookback + passes * tiles * RADIX * 4;
         let alt_keys = zero_bytes.next_multiple_of(256);
@@ -485,6 +531,7 @@ impl OnesweepLayout {
             hist,
             ticket,
             counters,
+            plan,
             carries,
             lookback,
             zero_bytes,
@@ -510,10 +557,14 @@ fn onesweep<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<
         return Ok(());
     }
     let pairs = values.is_some();
-    let wide = wide_offsets(n as u64);
-    let name = if wide { "radix_sort_wide" } else { "radix_sort" };
-    let module = dev.module_for(fast_key::<K, V>(name, pairs), || sort_spec::<K, V>(dev.arch, pairs, wide).0)?;
     let policy = policy::<K, V>(dev.arch, pairs);
+    let variant = Variant {
+        shortcut: plan.shortcut.unwrap_or(policy.shortcut),
+        ..Variant::for_len(n as u64, &policy)
+    };
+    let module = dev.module_for(fast_key::<K, V>("radix_sort", pairs, variant.tag()), || {
+        sort_spec::<K, V>(dev.arch, pairs, variant).0
+    })?;
     let vals = values.unwrap_or(0);
     let flip = plan.flip::<K>();
     let (begin, end) = (plan.begin, plan.end);
@@ -553,23 +604,22 @@ fn onesweep<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<
     let pass_fn = module.function("cuprim_radix_onesweep")?;
     dev.with_scratch(bytes, |base| {
         let stream = dev.stream.cu_stream();
-        let (hist, ticket) = (base + layout.hist, base + layout.ticket);
+        let (hist, ticket, pass_plan) = (base + layout.hist, base + layout.ticket, base + layout.plan);
         // SAFETY: clears the first zero_bytes (a multiple of 4) of scratch,
         // which has room for layout.bytes; then
         // cuprim_radix_histogram(const K* keys, u64 n, u32 begin_bit, u32
-        // end_bit, u64 flip, u64* hist, u32* ticket) reads the n keys and
-        // fills hist[passes][256] (zeroed) using the zeroed ticket.
+        // end_bit, u64 flip, u64* hist, u32* ticket[, u32* plan]) reads the
+        // n keys and fills hist[passes][256] (zeroed) using the zeroed
+        // ticket, and with the shortcuts plan[passes].
         unsafe {
             cudarc::driver::sys::cuMemsetD32Async(base, 0, (layout.zero_bytes / 4) as usize, stream)
                 .result()
                 .during("clearing sort state")?;
-            dev.launch(
-                histogram,
-                hist_grid,
-                policy.hist_block,
-                0,
-                &mut kernel_args![&keys, &n64, &begin, &end, &flip, &hist, &ticket],
-            )?;
+            let mut args = kernel_args![&keys, &n64, &begin, &end, &flip, &hist, &ticket].to_vec();
+            if variant.shortcut {
+                args.push(&pass_plan as *const u64 as *mut std::ffi::c_void);
+            }
+            dev.launch(histogram, hist_grid, policy.hist_block, 0, &mut args)?;
         }
         let (mut src_k, mut dst_k) = (keys, base + layout.alt_keys);
         let (mut src_v, mut dst_v) = (vals, if pairs { base + layout.alt_values } else { 0 });
@@ -587,26 +637,26 @@ fn onesweep<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<
                 let carry_out = carry_in + RADIX * 8;
                 let lookback = base + layout.lookback + (p * layout.tiles + first_tile) * RADIX * 4;
                 let counter = base + layout.counters + (p * layout.portions + j) * 4;
+                let plan_word = pass_plan + p * 4;
                 // SAFETY: cuprim_radix_onesweep(const K* keys_in, K* keys_out,
                 // const V* vals_in, V* vals_out, u64 n, u32 shift, u32 mask,
                 // u64 flip, const u64* digit_starts, const u64* carry_in, u64*
-                // carry_out, u32* lookback, u32* tile_counter, u32 num_tiles):
-                // `count` keys (values) from in_k (in_v) go to positions
-                // below n of dst_k (dst_v), which do not overlap the source;
-                // digit starts, carries, the zeroed look-back words (`tiles`
-                // x 256) and the zeroed counter all lie in scratch; one block
-                // per tile.
+                // carry_out, u32* lookback, u32* tile_counter, u32 num_tiles[,
+                // const u32* plan]): `count` keys (values) from in_k (in_v) go
+                // to positions below n of dst_k (dst_v), which do not overlap
+                // the source; digit starts, carries, the zeroed look-back words
+                // (`tiles` x 256), the zeroed counter and the plan word all lie
+                // in scratch; one block per tile.
                 unsafe {
-                    dev.launch(
-                        pass_fn,
-                        tiles,
-                        policy.block,
-                        0,
-                        &mut kernel_args![
-                            &in_k, &dst_k, &in_v, &dst_v, &count, &shift, &mask, &flip, &starts, &carry_in, &carry_out, &lookback,
-                            &counter, &tiles
-                        ],
-                    )?;
+                    let mut args = kernel_args![
+                        &in_k, &dst_k, &in_v, &dst_v, &count, &shift, &mask, &flip, &starts, &carry_in, &carry_out, &lookback, &counter,
+                        &tiles
+                    ]
+                    .to_vec();
+                    if variant.shortcut {
+                        args.push(&plan_word as *const u64 as *mut std::ffi::c_void);
+                    }
+                    dev.launch(pass_fn, tiles, policy.block, 0, &mut args)?;
                 }
             }
             std::mem::swap(&mut src_k, &mut dst_k);
@@ -632,7 +682,7 @@ fn classic<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<u
         return Err(Error::Unsupported("the classic radix sort takes fewer than 2^32 keys".into()));
     }
     let pairs = values.is_some();
-    let module = dev.module_for(fast_key::<K, V>("radix_sort_classic", pairs), || {
+    let module = dev.module_for(fast_key::<K, V>("radix_sort_classic", pairs, String::new()), || {
         classic_spec::<K, V>(dev.arch, pairs).0
     })?;
     let policy = classic_policy::<K, V>(dev.arch, pairs);

@@ -307,3 +307,25 @@ pub fn assert_same<T: Element>(got: &[T], want: &[T], context: &str) {
 pub fn skip(test: &str, why: &str) {
     eprintln!("{test}: skipped ({why})");
 }
+
+/// With `CUPRIM_COMPILE_CHECK_DUMP=DIR`, writes each compiled module of a
+/// compile check to DIR as `sm{arch}-{name}-{hash}.cubin` (`.ptx` where
+/// NVRTC emitted PTX), the hash being that of its specialisation, so the
+/// same module gets the same file name in every run: `scripts/sass-diff`
+/// compares two such folders instruction by instruction.
+pub fn dump_images(reports: &[cuprim::precompile::KernelReport]) {
+    use std::hash::{Hash, Hasher};
+    let Some(dir) = std::env::var_os("CUPRIM_COMPILE_CHECK_DUMP") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+    for r in reports.iter().filter(|r| !r.image.is_empty()) {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        r.specialisation.hash(&mut h);
+        let name: String = r.name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let ext = if r.image.starts_with(b"\x7fELF") { "cubin" } else { "ptx" };
+        let path = dir.join(format!("sm{}-{}-{:016x}.{ext}", r.arch, name.trim_matches('_'), h.finish()));
+        std::fs::write(&path, &r.image).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    }
+}
