@@ -42,7 +42,14 @@
 // Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS,
 // CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_LB_BATCH, CUPRIM_LB_SLEEP_MAX,
 // CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL, CUPRIM_WIDE_OFFSETS (1: more than
-// 2^32 keys), CUPRIM_SORT_SHORTCUT (1: the shortcuts above).
+// 2^32 keys), CUPRIM_SORT_SHORTCUT (1: the shortcuts above),
+// CUPRIM_SORT_SHARE (1: the onesweep pass keeps its ranking counters and
+// its exchange buffer in the same shared memory, as CUB does, which admits
+// larger tiles for one more barrier per tile; defined only when 1).
+
+#ifndef CUPRIM_SORT_SHARE
+#define CUPRIM_SORT_SHARE 0
+#endif
 
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
@@ -249,12 +256,21 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
                           const u32* plan
 #endif
     ) {
+#if CUPRIM_SORT_SHARE
+    // Counters until every warp has ranked, then keys, then values.
+    constexpr int COUNTER_BYTES = SORT_WARPS * RADIX * 4;
+    __shared__ __align__(16) unsigned char s_buf[SORT_BUF > COUNTER_BYTES ? SORT_BUF : COUNTER_BYTES];
+    u32* s_wc = (u32*)s_buf;
+#else
     __shared__ u32 s_wc[SORT_WARPS * RADIX];
+#endif
     __shared__ u32 s_start[RADIX];
     __shared__ SortOffset s_base[RADIX];
     __shared__ u32 s_warp[RADIX / 32];
     __shared__ u32 s_tile;
+#if !CUPRIM_SORT_SHARE
     __shared__ __align__(16) unsigned char s_buf[SORT_BUF];
+#endif
     KU* s_keys = (KU*)s_buf;
 
 #if CUPRIM_SORT_SHORTCUT
@@ -323,6 +339,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         }
         __syncthreads();
         radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS, false>(pos, s_wc + warp * RADIX);
+#if CUPRIM_SORT_SHARE
+        __syncthreads();  // every warp is done with its counters
+#endif
 #pragma unroll
         for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
     }
@@ -374,10 +393,18 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // One block per launch, so it may use every register an SM has.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
     cuprim_radix_block_sort(KU* keys, VU* vals, u32 n, u32 begin_bit, u32 end_bit, u64 flip) {
+#if CUPRIM_SORT_SHARE
+    constexpr int COUNTER_BYTES = SORT_WARPS * RADIX * 4;
+    __shared__ __align__(16) unsigned char s_buf[SORT_BUF > COUNTER_BYTES ? SORT_BUF : COUNTER_BYTES];
+    u32* s_wc = (u32*)s_buf;
+#else
     __shared__ u32 s_wc[SORT_WARPS * RADIX];
+#endif
     __shared__ u32 s_start[RADIX];
     __shared__ u32 s_warp[RADIX / 32];
+#if !CUPRIM_SORT_SHARE
     __shared__ __align__(16) unsigned char s_buf[SORT_BUF];
+#endif
     KU* s_keys = (KU*)s_buf;
 
     const u32 tid = threadIdx.x, warp = tid >> 5;
@@ -407,6 +434,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
         if (tid == RADIX - 1) count -= SORT_TILE - n;
         radix_scan_counts<RADIX>(count, s_warp, s_start);
         radix_positions<RADIX, CUPRIM_ITEMS>(pos, s_start, s_wc + warp * RADIX);
+#if CUPRIM_SORT_SHARE
+        __syncthreads();  // every warp has read its counters
+#endif
 #pragma unroll
         for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
         __syncthreads();

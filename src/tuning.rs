@@ -254,6 +254,12 @@ pub(crate) struct SortPolicy {
     /// tiles too). Off until measured on a GPU: uniform random keys never
     /// take either path, and the plan read costs a load per block.
     pub shortcut: bool,
+    /// Keep the onesweep pass's ranking counters and its exchange buffer in
+    /// the same shared memory (as CUB does): one more barrier per tile, and
+    /// room for tiles such as CUB's sm_90 shapes (384 x 23 for 4-byte
+    /// pairs, 384 x 15 for 8-byte keys with 4-byte values), which do not
+    /// fit 48 KiB beside 1 KiB of counters per warp. Off until measured.
+    pub share_counters: bool,
 }
 
 impl SortPolicy {
@@ -295,7 +301,8 @@ impl SortPolicy {
 /// `CUPRIM_TUNE_SORT_MINB=N` compiles the onesweep pass for N resident
 /// blocks per SM, `CUPRIM_TUNE_SORT_LB=N` reads N look-back words per round trip,
 /// `CUPRIM_TUNE_SORT_SLEEP=NS` caps the look-back back-off (0: none),
-/// `CUPRIM_TUNE_SORT_SHORTCUT=0|1` turns the shortcuts off or on, for tuning.
+/// `CUPRIM_TUNE_SORT_SHORTCUT=0|1` turns the shortcuts off or on,
+/// `CUPRIM_TUNE_SORT_SHARE=1` shares counters and exchange buffer, for tuning.
 pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_bytes: usize) -> SortPolicy {
     let _ = arch;
     let widest = key_bytes.max(value_bytes);
@@ -320,6 +327,8 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
             "0" => Some(false),
             _ => None,
         });
+    static SHARE: once_cell::sync::Lazy<bool> =
+        once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_SHARE").is_ok_and(|v| v == "1"));
     static MATCH_ANY: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_MATCH").is_ok_and(|v| v == "1"));
     let (block, items, min_blocks) = if widest > 4 {
@@ -347,6 +356,7 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
         lookback_batch: LB_BATCH.unwrap_or(2),
         lookback_sleep_max: LB_SLEEP.unwrap_or(256),
         shortcut: SHORTCUT.unwrap_or(false),
+        share_counters: *SHARE,
     }
 }
 

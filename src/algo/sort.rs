@@ -421,6 +421,14 @@ fn specialise<K: Element, V: Element>(template: &'static crate::jit::Template, p
         .constant("CUPRIM_HIST_UNROLL", policy.hist_unroll as i64)
         .constant("CUPRIM_PAIRS", pairs as i64)
         .elem::<K>("K");
+    // Defined only when on (the kernel defaults it to 0), so the default
+    // modules keep their specialisation, and their names in
+    // `scripts/sass-diff`.
+    let spec = if policy.share_counters {
+        spec.constant("CUPRIM_SORT_SHARE", 1)
+    } else {
+        spec
+    };
     if pairs {
         spec.elem::<V>("V")
     } else {
