@@ -422,6 +422,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
     for (u32 shift = begin_bit; shift < end_bit; shift += RADIX_BITS) {
         const u32 mask = (1u << min((u32)RADIX_BITS, end_bit - shift)) - 1u;
         const bool last = end_bit - shift <= (u32)RADIX_BITS;
+#if CUPRIM_SORT_SHARE
+        // The counters overlay s_buf, which the previous pass may still be
+        // reading keys (values) back from.
+        if (shift != begin_bit) __syncthreads();
+#endif
         for (int j = tid; j < SORT_WARPS * RADIX; j += CUPRIM_BLOCK) s_wc[j] = 0;
         __syncthreads();  // also: the previous pass has finished with s_buf
 
