@@ -24,7 +24,9 @@
 //   alternates the buffers every pass, so only two trivial passes in a row
 //   are skipped, which leaves every later pass reading the buffer the host
 //   gave it; a trivial pass on its own runs, every tile of it taking the
-//   single-digit path below.
+//   single-digit path below. (Both kernels take the plan pointer either
+//   way, so the host launches them alike; without the shortcuts they
+//   ignore it.)
 // - A tile whose keys all have one digit (as in CUB's "short circuit")
 //   skips ranking: its keys keep their input order and go to one range.
 //
@@ -58,6 +60,10 @@ constexpr int SORT_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 constexpr int SORT_BUF = SORT_TILE * (sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V));
 static_assert(CUPRIM_BLOCK % 32 == 0 && CUPRIM_BLOCK >= RADIX, "a block needs a thread per digit");
 static_assert(SORT_TILE < (1 << 16), "tile positions must fit 16 bits");
+// With CUPRIM_SORT_SHARE the per-warp ranking counters overlay the exchange
+// buffer, which is then this large.
+constexpr int SORT_COUNTER_BYTES = SORT_WARPS * RADIX * 4;
+constexpr int SORT_SHARED_BUF = SORT_BUF > SORT_COUNTER_BYTES ? SORT_BUF : SORT_COUNTER_BYTES;
 
 // Output positions: u32 when the sort has at most 2^32 keys (cheaper
 // address arithmetic in the scatter), else u64. A digit's base may be
@@ -105,12 +111,7 @@ typedef cuprim_vec<KU, HIST_VEC> HistVec;
 static_assert(CUPRIM_HIST_BLOCK % 32 == 0 && CUPRIM_HIST_BLOCK >= RADIX, "a block needs a thread per digit");
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
-    cuprim_radix_histogram(const KU* keys, u64 n, u32 begin_bit, u32 end_bit, u64 flip, u64* hist, u32* ticket
-#if CUPRIM_SORT_SHORTCUT
-                           ,
-                           u32* plan
-#endif
-    ) {
+    cuprim_radix_histogram(const KU* keys, u64 n, u32 begin_bit, u32 end_bit, u64 flip, u64* hist, u32* ticket, u32* plan) {
     __shared__ u32 s_hist[HIST_PARTS * HIST_PASSES * RADIX];
     __shared__ u64 s_warp[CUPRIM_HIST_BLOCK / 32];
     __shared__ bool s_last;
@@ -250,16 +251,11 @@ __device__ __forceinline__ void onesweep_lookback(u32 tile, u32 count, u32* look
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_radix_onesweep(const KU* __restrict__ keys_in, KU* __restrict__ keys_out, const VU* __restrict__ vals_in,
                           VU* __restrict__ vals_out, u64 n, u32 shift, u32 mask, u64 flip, const u64* digit_starts,
-                          const u64* carry_in, u64* carry_out, u32* lookback, u32* tile_counter, u32 num_tiles
-#if CUPRIM_SORT_SHORTCUT
-                          ,
-                          const u32* plan
-#endif
-    ) {
+                          const u64* carry_in, u64* carry_out, u32* lookback, u32* tile_counter, u32 num_tiles,
+                          const u32* plan) {
 #if CUPRIM_SORT_SHARE
     // Counters until every warp has ranked, then keys, then values.
-    constexpr int COUNTER_BYTES = SORT_WARPS * RADIX * 4;
-    __shared__ __align__(16) unsigned char s_buf[SORT_BUF > COUNTER_BYTES ? SORT_BUF : COUNTER_BYTES];
+    __shared__ __align__(16) unsigned char s_buf[SORT_SHARED_BUF];
     u32* s_wc = (u32*)s_buf;
 #else
     __shared__ u32 s_wc[SORT_WARPS * RADIX];
@@ -314,7 +310,12 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         *mine = (tile == 0 ? LB_PREFIX : LB_AGGREGATE) | count;
     }
 #if CUPRIM_SORT_SHORTCUT
-    if (radix_scan_counts<RADIX, true>(count, s_warp, s_start, tid < RADIX && count == valid)) {
+    const bool single = radix_scan_counts<RADIX, true>(count, s_warp, s_start, tid < RADIX && count == valid);
+#else
+    radix_scan_counts<RADIX>(count, s_warp, s_start);
+    constexpr bool single = false;
+#endif
+    if (single) {
         // Every key of the tile has the same digit: sorted, the tile is in
         // input order, so ranking is skipped. (Keeping the keys in
         // registers through the look-back, to store them straight to
@@ -325,11 +326,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             pos[i] = first + i * 32;
             s_keys[pos[i]] = (KU)key[i];
         }
-    } else
-#else
-    radix_scan_counts<RADIX>(count, s_warp, s_start);
-#endif
-    {
+    } else {
         // Each warp's counter of digit d becomes the tile position of its
         // first key of d; ranking then gives tile positions, and keys go to
         // shared memory in sorted order.
@@ -394,8 +391,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
     cuprim_radix_block_sort(KU* keys, VU* vals, u32 n, u32 begin_bit, u32 end_bit, u64 flip) {
 #if CUPRIM_SORT_SHARE
-    constexpr int COUNTER_BYTES = SORT_WARPS * RADIX * 4;
-    __shared__ __align__(16) unsigned char s_buf[SORT_BUF > COUNTER_BYTES ? SORT_BUF : COUNTER_BYTES];
+    __shared__ __align__(16) unsigned char s_buf[SORT_SHARED_BUF];
     u32* s_wc = (u32*)s_buf;
 #else
     __shared__ u32 s_wc[SORT_WARPS * RADIX];

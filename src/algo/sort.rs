@@ -446,17 +446,14 @@ pub(crate) struct Variant {
 }
 
 impl Variant {
-    /// The default module for `n` keys with this policy.
-    pub fn for_len(n: u64, policy: &SortPolicy) -> Variant {
-        Variant {
-            wide: wide_offsets(n),
-            shortcut: policy.shortcut,
-        }
-    }
-
     /// Tells the variants apart in the in-memory module cache.
-    fn tag(&self) -> String {
-        format!("wide={} shortcut={}", self.wide as u8, self.shortcut as u8)
+    fn module_name(&self) -> &'static str {
+        match (self.wide, self.shortcut) {
+            (false, false) => "radix_sort",
+            (true, false) => "radix_sort_wide",
+            (false, true) => "radix_sort_shortcut",
+            (true, true) => "radix_sort_wide_shortcut",
+        }
     }
 }
 
@@ -484,11 +481,11 @@ pub(crate) fn classic_spec<K: Element, V: Element>(arch: u32, pairs: bool) -> (K
     (specialise::<K, V>(&RADIX_SORT_CLASSIC, &policy, pairs), policy)
 }
 
-fn fast_key<K: Element, V: Element>(template: &'static str, pairs: bool, tag: String) -> FastKey {
+fn fast_key<K: Element, V: Element>(template: &'static str, pairs: bool) -> FastKey {
     if pairs {
-        FastKey::new::<K, V, ()>(template, tag)
+        FastKey::new::<K, V, ()>(template, String::new())
     } else {
-        FastKey::new::<K, (), ()>(template, tag)
+        FastKey::new::<K, (), ()>(template, String::new())
     }
 }
 
@@ -567,10 +564,10 @@ fn onesweep<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<
     let pairs = values.is_some();
     let policy = policy::<K, V>(dev.arch, pairs);
     let variant = Variant {
+        wide: wide_offsets(n as u64),
         shortcut: plan.shortcut.unwrap_or(policy.shortcut),
-        ..Variant::for_len(n as u64, &policy)
     };
-    let module = dev.module_for(fast_key::<K, V>("radix_sort", pairs, variant.tag()), || {
+    let module = dev.module_for(fast_key::<K, V>(variant.module_name(), pairs), || {
         sort_spec::<K, V>(dev.arch, pairs, variant).0
     })?;
     let vals = values.unwrap_or(0);
@@ -616,18 +613,20 @@ fn onesweep<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<
         // SAFETY: clears the first zero_bytes (a multiple of 4) of scratch,
         // which has room for layout.bytes; then
         // cuprim_radix_histogram(const K* keys, u64 n, u32 begin_bit, u32
-        // end_bit, u64 flip, u64* hist, u32* ticket[, u32* plan]) reads the
-        // n keys and fills hist[passes][256] (zeroed) using the zeroed
-        // ticket, and with the shortcuts plan[passes].
+        // end_bit, u64 flip, u64* hist, u32* ticket, u32* plan) reads the n
+        // keys and fills hist[passes][256] (zeroed) using the zeroed ticket,
+        // and with the shortcuts plan[passes] (in scratch).
         unsafe {
             cudarc::driver::sys::cuMemsetD32Async(base, 0, (layout.zero_bytes / 4) as usize, stream)
                 .result()
                 .during("clearing sort state")?;
-            let mut args = kernel_args![&keys, &n64, &begin, &end, &flip, &hist, &ticket].to_vec();
-            if variant.shortcut {
-                args.push(&pass_plan as *const u64 as *mut std::ffi::c_void);
-            }
-            dev.launch(histogram, hist_grid, policy.hist_block, 0, &mut args)?;
+            dev.launch(
+                histogram,
+                hist_grid,
+                policy.hist_block,
+                0,
+                &mut kernel_args![&keys, &n64, &begin, &end, &flip, &hist, &ticket, &pass_plan],
+            )?;
         }
         let (mut src_k, mut dst_k) = (keys, base + layout.alt_keys);
         let (mut src_v, mut dst_v) = (vals, if pairs { base + layout.alt_values } else { 0 });
@@ -649,22 +648,23 @@ fn onesweep<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<
                 // SAFETY: cuprim_radix_onesweep(const K* keys_in, K* keys_out,
                 // const V* vals_in, V* vals_out, u64 n, u32 shift, u32 mask,
                 // u64 flip, const u64* digit_starts, const u64* carry_in, u64*
-                // carry_out, u32* lookback, u32* tile_counter, u32 num_tiles[,
-                // const u32* plan]): `count` keys (values) from in_k (in_v) go
+                // carry_out, u32* lookback, u32* tile_counter, u32 num_tiles,
+                // const u32* plan): `count` keys (values) from in_k (in_v) go
                 // to positions below n of dst_k (dst_v), which do not overlap
                 // the source; digit starts, carries, the zeroed look-back words
                 // (`tiles` x 256), the zeroed counter and the plan word all lie
                 // in scratch; one block per tile.
                 unsafe {
-                    let mut args = kernel_args![
-                        &in_k, &dst_k, &in_v, &dst_v, &count, &shift, &mask, &flip, &starts, &carry_in, &carry_out, &lookback, &counter,
-                        &tiles
-                    ]
-                    .to_vec();
-                    if variant.shortcut {
-                        args.push(&plan_word as *const u64 as *mut std::ffi::c_void);
-                    }
-                    dev.launch(pass_fn, tiles, policy.block, 0, &mut args)?;
+                    dev.launch(
+                        pass_fn,
+                        tiles,
+                        policy.block,
+                        0,
+                        &mut kernel_args![
+                            &in_k, &dst_k, &in_v, &dst_v, &count, &shift, &mask, &flip, &starts, &carry_in, &carry_out, &lookback,
+                            &counter, &tiles, &plan_word
+                        ],
+                    )?;
                 }
             }
             std::mem::swap(&mut src_k, &mut dst_k);
@@ -690,7 +690,7 @@ fn classic<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<u
         return Err(Error::Unsupported("the classic radix sort takes fewer than 2^32 keys".into()));
     }
     let pairs = values.is_some();
-    let module = dev.module_for(fast_key::<K, V>("radix_sort_classic", pairs, String::new()), || {
+    let module = dev.module_for(fast_key::<K, V>("radix_sort_classic", pairs), || {
         classic_spec::<K, V>(dev.arch, pairs).0
     })?;
     let policy = classic_policy::<K, V>(dev.arch, pairs);
