@@ -82,6 +82,10 @@ constexpr int LB_BATCH = CUPRIM_LB_BATCH;
 
 // Plan word of a pass (CUPRIM_SORT_SHORTCUT).
 constexpr u32 PLAN_RUN = 0, PLAN_SKIP = 1;
+#if CUPRIM_SORT_SHORTCUT
+// The tile index a block of a skipped pass takes (no pass has this many tiles).
+constexpr u32 SKIP_TILE = ~0u;
+#endif
 
 // Plans the `passes` passes, bit p of `trivial` set when every key has
 // the same digit in pass p: two trivial passes in a row are skipped, the
@@ -269,18 +273,28 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #endif
     KU* s_keys = (KU*)s_buf;
 
-#if CUPRIM_SORT_SHORTCUT
-    // A skipped pass: every block ends at once. (The plan is the same for
-    // the whole block, so no barrier below misses a thread. A `return`
-    // here makes ptxas spill a register for 20-item tiles; `exit` does not.)
-    if (__ldg(plan) == PLAN_SKIP) asm volatile("exit;");
-#endif
     const u32 tid = threadIdx.x, warp = tid >> 5;
-    if (tid == 0) s_tile = atomicAdd(tile_counter, 1u);
+    if (tid == 0) {
+        const u32 taken = atomicAdd(tile_counter, 1u);
+#if CUPRIM_SORT_SHORTCUT
+        // The plan is read while the tile index is on its way (read before
+        // it, its latency delayed every block; the counter of a skipped pass
+        // is never used).
+        s_tile = __ldg(plan) == PLAN_SKIP ? SKIP_TILE : taken;
+#else
+        s_tile = taken;
+#endif
+    }
     for (int j = tid; j < SORT_WARPS * RADIX; j += CUPRIM_BLOCK) s_wc[j] = 0;
     __syncthreads();
 
     const u32 tile = s_tile;
+#if CUPRIM_SORT_SHORTCUT
+    // A skipped pass: every block ends at once, all its threads together.
+    // (A `return` here makes ptxas spill a register for 20-item tiles;
+    // `exit` does not.)
+    if (tile == SKIP_TILE) asm volatile("exit;");
+#endif
     const u64 tile_base = (u64)tile * SORT_TILE;
     const u32 valid = n - tile_base < (u64)SORT_TILE ? (u32)(n - tile_base) : (u32)SORT_TILE;
     const KR f = (KR)flip;
@@ -294,7 +308,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     {
         const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);
 #pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) pos[i] = first + i * 32 < valid ? radix_digit(key[i], shift, mask, f) : RADIX - 1;
+        for (int i = 0; i < CUPRIM_ITEMS; i++) {
+            key[i] = radix_tile_key(key[i], f);
+            pos[i] = first + i * 32 < valid ? radix_tile_digit(key[i], shift, mask, f) : RADIX - 1;
+        }
     }
     // Count first (cheap), publish, then rank: successors waiting on this
     // tile's counts see them before its keys are ranked.
@@ -355,8 +372,8 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         const u32 p = i * CUPRIM_BLOCK + tid;
         if (p < valid) {
             const KR k = s_keys[p];
-            const u32 d = radix_digit(k, shift, mask, f);
-            keys_out[(SortOffset)(s_base[d] + p)] = (KU)k;
+            const u32 d = radix_tile_digit(k, shift, mask, f);
+            keys_out[(SortOffset)(s_base[d] + p)] = (KU)radix_tile_out(k, f);
 #if CUPRIM_PAIRS
             pos[i] |= d << 16;
 #endif

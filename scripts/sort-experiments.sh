@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The radix sort experiments that wait for a GPU (CHANGELOG, Unreleased):
-# the shortcuts (CUPRIM_TUNE_SORT_SHORTCUT) and shared counters with larger
-# tiles (CUPRIM_TUNE_SORT_SHARE). Runs on the GPU machine from the
+# The radix sort experiments (CHANGELOG, Unreleased): the default policy
+# against the shortcuts off (CUPRIM_TUNE_SORT_SHORTCUT=0), counters apart
+# from the exchange buffer (CUPRIM_TUNE_SORT_SHARE=0) and other tiles. Runs on the GPU machine from the
 # repository root, after `scripts/gpu-test` and `scripts/gpu-bench` staged
 # stage/ here (carry it):
 #
-#     bash scripts/sort-experiments.sh tests   # ~5 min: the sort tests three ways
-#     bash scripts/sort-experiments.sh bench   # ~8 min: 2^28 rows per setting, then cub_bench
+#     bash scripts/sort-experiments.sh tests   # ~6 min: the sort tests three ways
+#     bash scripts/sort-experiments.sh bench   # ~4 min: sort rows per setting, then cub_bench
 #
 # Output in $OUT (default /tmp/out): sort-tests.txt, sort-bench.txt (bencher
 # lines prefixed with the setting), cub.csv.
@@ -26,10 +26,8 @@ tests)
     log=$OUT/sort-tests.txt
     echo "commit $commit on $gpu" | tee "$log"
     export CUPRIM_REQUIRE_CUDA=1 CUPRIM_REQUIRE_NVRTC=1
-    # Default policy; shortcuts on; shared counters at two blocks per SM
-    # (the default tiles: what changes is where the counters live).
-    for setting in "" "CUPRIM_TUNE_SORT_SHORTCUT=1" "CUPRIM_TUNE_SORT_SHARE=1 CUPRIM_TUNE_SORT_MINB=2" \
-        "CUPRIM_TUNE_SORT_SHARE=1 CUPRIM_TUNE_SORT_MINB=2 CUPRIM_TUNE_SORT_SHORTCUT=1"; do
+    # The defaults first, then the shortcuts off, then the counters apart.
+    for setting in "" "CUPRIM_TUNE_SORT_SHORTCUT=0" "CUPRIM_TUNE_SORT_SHARE=0 CUPRIM_TUNE_SORT_MINB=3 CUPRIM_TUNE_SORT=384x9"; do
         s=$SECONDS
         env $setting timeout 170 "$stage/tests/test-sort" --test-threads=1 >"$OUT/sort-test-run.txt" 2>&1
         rc=$?
@@ -50,14 +48,15 @@ bench)
         echo "[$1] $((SECONDS - s)) s" >>"$log"
     }
     n=268435456
-    run "CUPRIM_TUNE_SORT_SHORTCUT=0" "^sort_(keys|pairs)/.*/$n"
-    run "CUPRIM_TUNE_SORT_SHORTCUT=1" "^sort_(keys/u32|pairs/(u32|f64)_u32)/$n"
-    run "CUPRIM_TUNE_SORT_SHARE=1 CUPRIM_TUNE_SORT=512x16 CUPRIM_TUNE_SORT_MINB=2" "^sort_pairs/(u32|f32)_u32/$n"
-    run "CUPRIM_TUNE_SORT_SHARE=1 CUPRIM_TUNE_SORT=384x23 CUPRIM_TUNE_SORT_MINB=2" "^sort_pairs/u32_u32/$n"
-    run "CUPRIM_TUNE_SORT_SHARE=1 CUPRIM_TUNE_SORT=384x18 CUPRIM_TUNE_SORT_MINB=2" "^sort_pairs/f32_u32/$n"
-    run "CUPRIM_TUNE_SORT_SHARE=1 CUPRIM_TUNE_SORT=384x14 CUPRIM_TUNE_SORT_MINB=2" "^sort_pairs/f64_u32/$n"
-    run "CUPRIM_TUNE_SORT_SHARE=1 CUPRIM_TUNE_SORT=384x14 CUPRIM_TUNE_SORT_MINB=2 CUPRIM_TUNE_SORT_SHORTCUT=1" "^sort_pairs/f64_u32/$n"
-    run "CUPRIM_TUNE_SORT_SHARE=1 CUPRIM_TUNE_SORT=384x20 CUPRIM_TUNE_SORT_MINB=2" "^sort_keys/u32/$n"
+    all="(1048576|16777216|268435456)"
+    # The defaults (shortcuts on; pairs with shared counters at 384 x 23,
+    # 384 x 21 for float keys, 384 x 14 past 4 bytes), then what they cost
+    # or save: shortcuts off, and the float / u32 pairs a tile larger.
+    run "" "^sort_(keys/u32|pairs/(u32|f32|f64)_u32)/$all$"
+    run "CUPRIM_TUNE_SORT_SHORTCUT=0" "^sort_(keys/u32|pairs/(u32|f64)_u32)/$n"
+    run "CUPRIM_TUNE_SORT=384x23" "^sort_pairs/f32_u32/$n"
+    run "CUPRIM_TUNE_SORT=384x24" "^sort_pairs/u32_u32/$n"
+    run "CUPRIM_TUNE_SORT=384x13" "^sort_pairs/f64_u32/$n"
     wait $nv
     cat "$OUT/nvcc.txt"
     timeout 100 /tmp/cub_bench >"$OUT/cub.csv" 2>>"$OUT/sort-bench-err.txt"

@@ -302,8 +302,8 @@ impl SortPolicy {
 /// blocks per SM, `CUPRIM_TUNE_SORT_LB=N` reads N look-back words per round trip,
 /// `CUPRIM_TUNE_SORT_SLEEP=NS` caps the look-back back-off (0: none),
 /// `CUPRIM_TUNE_SORT_SHORTCUT=0|1` turns the shortcuts off or on,
-/// `CUPRIM_TUNE_SORT_SHARE=1` shares counters and exchange buffer, for tuning.
-pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_bytes: usize) -> SortPolicy {
+/// `CUPRIM_TUNE_SORT_SHARE=0|1` keeps counters and exchange buffer apart or shared, for tuning.
+pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_bytes: usize, shortcut: Option<bool>) -> SortPolicy {
     let _ = arch;
     let widest = key_bytes.max(value_bytes);
     static TILE: once_cell::sync::Lazy<Option<(u32, u32)>> = once_cell::sync::Lazy::new(|| {
@@ -327,19 +327,33 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
             "0" => Some(false),
             _ => None,
         });
-    static SHARE: once_cell::sync::Lazy<bool> =
-        once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_SHARE").is_ok_and(|v| v == "1"));
+    static SHARE: once_cell::sync::Lazy<Option<bool>> =
+        once_cell::sync::Lazy::new(|| match std::env::var("CUPRIM_TUNE_SORT_SHARE").ok()?.trim() {
+            "1" => Some(true),
+            "0" => Some(false),
+            _ => None,
+        });
     static MATCH_ANY: once_cell::sync::Lazy<bool> =
         once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_TUNE_SORT_MATCH").is_ok_and(|v| v == "1"));
-    let (block, items, min_blocks) = if widest > 4 {
-        // 8-byte keys alone spill 4 bytes at 9 items for sm_90: 8.
-        (384, if value_bytes == 0 { 8 } else { 9 }, 3)
-    } else if value_bytes == 0 {
-        // Float keys' order transform needs registers that 20 items at
-        // three blocks per SM do not leave (spills on sm_80 and sm_90): 14.
-        (384, if float_keys { 14 } else { 20 }, 3)
+    let shortcut = shortcut.or(*SHORTCUT).unwrap_or(true);
+    let (block, items, min_blocks, share) = if value_bytes == 0 {
+        if widest > 4 {
+            // 8-byte keys alone spill 4 bytes at 9 items for sm_90: 8.
+            (384, 8, 3, false)
+        } else {
+            // Float keys' order transform needs registers that 20 items at
+            // three blocks per SM do not leave (spills on sm_80 and sm_90): 14.
+            (384, if float_keys { 14 } else { 20 }, 3, false)
+        }
+    } else if widest > 4 {
+        (384, 14, 2, true)
+    } else if float_keys {
+        // ptxas spills float-key pairs (the order transform) past 21 items
+        // on sm_80 or in the 64-bit-offset variant, past 19 without the
+        // shortcuts (its allocation differs): 21 and 19.
+        (384, if shortcut { 21 } else { 19 }, 2, true)
     } else {
-        (512, 14, 2)
+        (384, 23, 2, true)
     };
     let (block, items) = match *TILE {
         Some((b, i)) if b % 32 == 0 && (256..=1024).contains(&b) && i >= 1 => (b, i),
@@ -355,8 +369,8 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
         match_any: *MATCH_ANY,
         lookback_batch: LB_BATCH.unwrap_or(2),
         lookback_sleep_max: LB_SLEEP.unwrap_or(256),
-        shortcut: SHORTCUT.unwrap_or(false),
-        share_counters: *SHARE,
+        shortcut,
+        share_counters: SHARE.unwrap_or(share),
     }
 }
 
@@ -369,7 +383,8 @@ pub(crate) fn radix_sort_classic(arch: u32, key_bytes: usize, value_bytes: usize
         block: 384,
         items,
         min_blocks: 2,
-        ..radix_sort(arch, key_bytes, false, value_bytes)
+        share_counters: false,
+        ..radix_sort(arch, key_bytes, false, value_bytes, Some(false))
     }
 }
 

@@ -395,13 +395,15 @@ impl<K: Element, D: DeviceDataMut<K> + ?Sized> SortMutOps<K> for D {}
 /// most this many keys are sorted by one block. For tests.
 #[doc(hidden)]
 pub fn tile_len<K: Element, V: Element>(arch: u32, pairs: bool) -> usize {
-    policy::<K, V>(arch, pairs).tile() as usize
+    policy::<K, V>(arch, pairs, None).tile() as usize
 }
 
-/// The tuning policy of a sort of keys `K` (with values `V` when `pairs`).
-pub(crate) fn policy<K: Element, V: Element>(arch: u32, pairs: bool) -> SortPolicy {
+/// The tuning policy of a sort of keys `K` (with values `V` when `pairs`);
+/// `shortcut` overrides the policy's choice of the shortcuts (the tile may
+/// depend on it).
+pub(crate) fn policy<K: Element, V: Element>(arch: u32, pairs: bool, shortcut: Option<bool>) -> SortPolicy {
     let float_keys = K::KIND == crate::element::Kind::Float;
-    tuning::radix_sort(arch, size_of::<K>(), float_keys, if pairs { size_of::<V>() } else { 0 })
+    tuning::radix_sort(arch, size_of::<K>(), float_keys, if pairs { size_of::<V>() } else { 0 }, shortcut)
 }
 
 fn classic_policy<K: Element, V: Element>(arch: u32, pairs: bool) -> SortPolicy {
@@ -460,7 +462,7 @@ impl Variant {
 /// The onesweep module (histogram, onesweep pass, one-block sort) for keys
 /// `K` and, with `pairs`, values `V`, in the given variant.
 pub(crate) fn sort_spec<K: Element, V: Element>(arch: u32, pairs: bool, variant: Variant) -> (KernelSpec, SortPolicy) {
-    let policy = policy::<K, V>(arch, pairs);
+    let policy = policy::<K, V>(arch, pairs, Some(variant.shortcut));
     let spec = specialise::<K, V>(&RADIX_SORT, &policy, pairs)
         .constant("CUPRIM_WIDE_OFFSETS", variant.wide as i64)
         .constant("CUPRIM_SORT_SHORTCUT", variant.shortcut as i64);
@@ -562,10 +564,10 @@ fn onesweep<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<
         return Ok(());
     }
     let pairs = values.is_some();
-    let policy = policy::<K, V>(dev.arch, pairs);
+    let policy = policy::<K, V>(dev.arch, pairs, plan.shortcut);
     let variant = Variant {
         wide: wide_offsets(n as u64),
-        shortcut: plan.shortcut.unwrap_or(policy.shortcut),
+        shortcut: policy.shortcut,
     };
     let module = dev.module_for(fast_key::<K, V>(variant.module_name(), pairs), || {
         sort_spec::<K, V>(dev.arch, pairs, variant).0
