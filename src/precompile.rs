@@ -233,7 +233,7 @@ pub fn precompile_sort<K: Element>(target: Target<'_>) -> Result<Vec<KernelRepor
 /// the ones with the shortcuts switched the other way.
 fn sort_specs<K: Element, V: Element>(arch: u32, pairs: bool, other: bool) -> Vec<KernelSpec> {
     use crate::algo::sort::{policy, sort_spec, Variant};
-    let shortcut = policy::<K, V>(arch, pairs, None).shortcut != other;
+    let shortcut = policy::<K, V>(arch, pairs, None, false).shortcut != other;
     [false, true]
         .into_iter()
         .map(|wide| sort_spec::<K, V>(arch, pairs, Variant { wide, shortcut }).0)

@@ -251,14 +251,17 @@ pub(crate) struct SortPolicy {
     pub lookback_sleep_max: u32,
     /// Skip passes in which every key has the same digit and copy tiles
     /// whose keys share one digit without ranking them (CUB copies such
-    /// tiles too). Off until measured on a GPU: uniform random keys never
-    /// take either path, and the plan read costs a load per block.
+    /// tiles too). On by default: on H100 at 2^28 f64/u32 pairs with two
+    /// constant low bytes (CUB's bench keys) take 18.9 ms instead of 23.6;
+    /// uniform random keys pay 0.3-0.6% (u32/u32 9.03 against 9.00 ms,
+    /// keys u32 6.68 against 6.63).
     pub shortcut: bool,
     /// Keep the onesweep pass's ranking counters and its exchange buffer in
     /// the same shared memory (as CUB does): one more barrier per tile, and
     /// room for tiles such as CUB's sm_90 shapes (384 x 23 for 4-byte
     /// pairs, 384 x 15 for 8-byte keys with 4-byte values), which do not
-    /// fit 48 KiB beside 1 KiB of counters per warp. Off until measured.
+    /// fit 48 KiB beside 1 KiB of counters per warp. On for pairs, whose
+    /// tiles it enlarges; keys alone keep three blocks per SM without it.
     pub share_counters: bool,
 }
 
@@ -270,30 +273,33 @@ impl SortPolicy {
 }
 
 /// Radix sort for keys of `key_bytes` and values of `value_bytes` (0 for
-/// keys alone). Measured on H100 at 2^20, 2^24 and 2^28 (u32 keys, u32/u32
-/// and f32/u32 pairs, f64/u32 pairs; `bench-results/sort-tune/`), every
-/// shape with early counts and without spills:
+/// keys alone); `shortcut` overrides the choice of the shortcuts, `wide`
+/// asks for 64-bit output positions. Measured on H100 at 2^20, 2^24 and
+/// 2^28 (`bench-results/sort-tune/`, `sort-share-47efba2/`,
+/// `sort-defaults-9be3fb7/`), every shape without spills on sm_80 and
+/// sm_90:
 /// - keys of at most 4 bytes alone: 384 x 20 at three blocks per SM (56
-///   registers): 6.64 ms at 2^28, against 6.92 ms for 384 x 18 and 8.70 ms
-///   for the earlier 384 x 18 at two blocks without early counts;
-/// - 4-byte pairs: 512 x 14 at two blocks per SM (64 registers): 9.48 ms,
-///   against 9.69 ms for 384 x 18 at two blocks, 10.17 ms at three.
-///   Loading the values as soon as the keys are ranked (an experiment,
-///   removed) fits 384 x 18 at three blocks for integer keys: 8% faster
-///   than 512 x 14 on an H200 (u32/u32 at 2^28 8.15 against 8.89 ms, CUB
-///   7.46), but 10.06 ms on the H100 against 9.44 ms; at 512 x 14 9.17
-///   against 8.89 ms (H200). Staging values in shared memory with
-///   cp.async at the start of the tile: 9.98 against 9.42 ms (H100).
-///   Raw data: `bench-results/sort-values/`, `bench-results/run-4e9a1e0/`;
-/// - 8-byte keys or values: 384 x 9 at three blocks per SM: 26.1 ms for
-///   f64/u32 pairs, against 27.8 ms at two blocks, 28.9 ms without early
-///   counts (8-byte keys alone: 384 x 8, which fits 56 registers).
+///   registers): 6.64 ms at 2^28, against 6.92 ms for 384 x 18 and 7.48 ms
+///   for 384 x 20 at two blocks with shared counters;
+/// - pairs of at most 4 bytes: counters shared with the exchange buffer
+///   (as CUB does), two blocks per SM, 80 registers: 384 x 24 on sm_90
+///   (u32/u32 8.90 ms, against 9.03 at 384 x 23 and 9.48 for the earlier
+///   512 x 14 with counters apart), 384 x 23 on sm_80 (24 spills there);
+///   float keys 384 x 23 on sm_90, 21 on sm_80 (f32/u32 8.92 ms at 23, 9.12
+///   at 21), 19 without the shortcuts (ptxas spills past it);
+/// - pairs with 8-byte keys or values: shared counters, 384 x 14 at two
+///   blocks per SM: f64/u32 18.9 ms with the shortcuts (24.0 ms without;
+///   the earlier 384 x 9 at three blocks 25.9 ms);
+/// - 8-byte keys alone: 384 x 8 at three blocks per SM (9 spills 4 bytes).
+///
+/// With 64-bit output positions pairs of at most 4 bytes take one key
+/// fewer per thread (u32/u32 at 384 x 24 spills 8 bytes otherwise).
 ///
 /// Float keys alone of at most 4 bytes take 384 x 14 at three blocks per
 /// SM (7.52 ms for the u32 keys of the same shape), as 20 items spill.
 ///
 /// A tile stages `tile * max(key, value)` bytes in shared memory, plus
-/// 1 KiB of counters per warp; static shared memory stops at 48 KiB per
+/// 1 KiB of counters per warp unless they share it; static shared memory stops at 48 KiB per
 /// block, which is what bounds the tiles.
 /// `CUPRIM_TUNE_SORT=BLOCKxITEMS` overrides the tile (BLOCK a multiple of
 /// 32 from 256 to 1024; the tile in shared memory must stay under 48 KiB),
@@ -303,8 +309,14 @@ impl SortPolicy {
 /// `CUPRIM_TUNE_SORT_SLEEP=NS` caps the look-back back-off (0: none),
 /// `CUPRIM_TUNE_SORT_SHORTCUT=0|1` turns the shortcuts off or on,
 /// `CUPRIM_TUNE_SORT_SHARE=0|1` keeps counters and exchange buffer apart or shared, for tuning.
-pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_bytes: usize, shortcut: Option<bool>) -> SortPolicy {
-    let _ = arch;
+pub(crate) fn radix_sort(
+    arch: u32,
+    key_bytes: usize,
+    float_keys: bool,
+    value_bytes: usize,
+    shortcut: Option<bool>,
+    wide: bool,
+) -> SortPolicy {
     let widest = key_bytes.max(value_bytes);
     static TILE: once_cell::sync::Lazy<Option<(u32, u32)>> = once_cell::sync::Lazy::new(|| {
         let v = std::env::var("CUPRIM_TUNE_SORT").ok()?;
@@ -348,13 +360,21 @@ pub(crate) fn radix_sort(arch: u32, key_bytes: usize, float_keys: bool, value_by
     } else if widest > 4 {
         (384, 14, 2, true)
     } else if float_keys {
-        // ptxas spills float-key pairs (the order transform) past 21 items
-        // on sm_80 or in the 64-bit-offset variant, past 19 without the
-        // shortcuts (its allocation differs): 21 and 19.
-        (384, if shortcut { 21 } else { 19 }, 2, true)
+        // ptxas spills float-key pairs (the order transform) past 23 items
+        // on sm_90, past 21 on sm_80, past 19 without the shortcuts (its
+        // allocation differs). sm_90 at 2^28, f32/u32: 8.92 ms at 23, 9.12
+        // ms at 21.
+        let most = if arch >= 90 { 23 } else { 21 };
+        (384, if shortcut { most } else { 19 }, 2, true)
     } else {
-        (384, 23, 2, true)
+        // sm_80 spills at 24 (not at 23 or 25); sm_90 takes 24 (8.90 ms
+        // for u32/u32 at 2^28 against 9.03 ms at 23).
+        (384, if arch >= 90 { 24 } else { 23 }, 2, true)
     };
+    // 64-bit output positions take registers: pairs of at most 4 bytes a
+    // key fewer per thread (u32/u32 at 384 x 24 spills 8 bytes on sm_90
+    // otherwise; f64/u32 is lean at 14 and spills at 13).
+    let items = if wide && value_bytes > 0 && widest <= 4 { items - 1 } else { items };
     let (block, items) = match *TILE {
         Some((b, i)) if b % 32 == 0 && (256..=1024).contains(&b) && i >= 1 => (b, i),
         _ => (block, items),
@@ -384,7 +404,7 @@ pub(crate) fn radix_sort_classic(arch: u32, key_bytes: usize, value_bytes: usize
         items,
         min_blocks: 2,
         share_counters: false,
-        ..radix_sort(arch, key_bytes, false, value_bytes, Some(false))
+        ..radix_sort(arch, key_bytes, false, value_bytes, Some(false), false)
     }
 }
 

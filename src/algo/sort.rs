@@ -395,15 +395,16 @@ impl<K: Element, D: DeviceDataMut<K> + ?Sized> SortMutOps<K> for D {}
 /// most this many keys are sorted by one block. For tests.
 #[doc(hidden)]
 pub fn tile_len<K: Element, V: Element>(arch: u32, pairs: bool) -> usize {
-    policy::<K, V>(arch, pairs, None).tile() as usize
+    policy::<K, V>(arch, pairs, None, false).tile() as usize
 }
 
 /// The tuning policy of a sort of keys `K` (with values `V` when `pairs`);
-/// `shortcut` overrides the policy's choice of the shortcuts (the tile may
-/// depend on it).
-pub(crate) fn policy<K: Element, V: Element>(arch: u32, pairs: bool, shortcut: Option<bool>) -> SortPolicy {
+/// `shortcut` overrides the policy's choice of the shortcuts, `wide` asks
+/// for 64-bit output positions (the tile may depend on both).
+pub(crate) fn policy<K: Element, V: Element>(arch: u32, pairs: bool, shortcut: Option<bool>, wide: bool) -> SortPolicy {
     let float_keys = K::KIND == crate::element::Kind::Float;
-    tuning::radix_sort(arch, size_of::<K>(), float_keys, if pairs { size_of::<V>() } else { 0 }, shortcut)
+    let value_bytes = if pairs { size_of::<V>() } else { 0 };
+    tuning::radix_sort(arch, size_of::<K>(), float_keys, value_bytes, shortcut, wide)
 }
 
 fn classic_policy<K: Element, V: Element>(arch: u32, pairs: bool) -> SortPolicy {
@@ -462,7 +463,7 @@ impl Variant {
 /// The onesweep module (histogram, onesweep pass, one-block sort) for keys
 /// `K` and, with `pairs`, values `V`, in the given variant.
 pub(crate) fn sort_spec<K: Element, V: Element>(arch: u32, pairs: bool, variant: Variant) -> (KernelSpec, SortPolicy) {
-    let policy = policy::<K, V>(arch, pairs, Some(variant.shortcut));
+    let policy = policy::<K, V>(arch, pairs, Some(variant.shortcut), variant.wide);
     let spec = specialise::<K, V>(&RADIX_SORT, &policy, pairs)
         .constant("CUPRIM_WIDE_OFFSETS", variant.wide as i64)
         .constant("CUPRIM_SORT_SHORTCUT", variant.shortcut as i64);
@@ -564,9 +565,10 @@ fn onesweep<K: Element, V: Element>(dev: &CudaDevice, keys: u64, values: Option<
         return Ok(());
     }
     let pairs = values.is_some();
-    let policy = policy::<K, V>(dev.arch, pairs, plan.shortcut);
+    let wide = wide_offsets(n as u64);
+    let policy = policy::<K, V>(dev.arch, pairs, plan.shortcut, wide);
     let variant = Variant {
-        wide: wide_offsets(n as u64),
+        wide,
         shortcut: policy.shortcut,
     };
     let module = dev.module_for(fast_key::<K, V>(variant.module_name(), pairs), || {
