@@ -659,6 +659,10 @@ fn assert_lean(reports: cuprim::Result<Vec<KernelReport>>) -> usize {
     common::dump_images(&reports);
     let mut kernels = 0;
     for r in &reports {
+        let lines = r.log.lines().filter(|l| l.contains("bytes stack frame")).count();
+        if lines != 3 {
+            eprintln!("{} [{}]: {lines} kernel reports in its log:\n{}", r.name, r.arch, r.log);
+        }
         for line in r.log.lines().filter(|l| l.contains("bytes stack frame")) {
             kernels += 1;
             assert!(
@@ -724,7 +728,11 @@ fn compile_checks_every_key_type() {
             .map(|_| {
                 s.spawn(|| {
                     let mut count = 0;
-                    while let Some(job) = queue.lock().unwrap().pop() {
+                    loop {
+                        // The lock is released before the job runs, so
+                        // workers compile side by side.
+                        let next = queue.lock().unwrap().pop();
+                        let Some(job) = next else { break };
                         count += job();
                     }
                     count
