@@ -49,10 +49,11 @@
 //! `384x18`), `CUPRIM_TUNE_SORT_MATCH=1` (rank with `__match_any_sync`),
 //! `CUPRIM_TUNE_SORT_MINB=N` (resident blocks per SM),
 //! `CUPRIM_TUNE_SORT_LB=N` (look-back words read per round trip),
-//! `CUPRIM_TUNE_SORT_WIDE=1` (64-bit output positions at any size) and
+//! `CUPRIM_TUNE_SORT_WIDE=1` (64-bit output positions at any size),
 //! `CUPRIM_TUNE_SORT_SHORTCUT=0|1` (skip passes in which every key has the
-//! same digit, copy single-digit tiles straight through; off by default
-//! until measured on a GPU).
+//! same digit, copy single-digit tiles straight through; on by default) and
+//! `CUPRIM_TUNE_SORT_SHARE=0|1` (ranking counters apart from or shared with
+//! the exchange buffer; shared by default for pairs).
 
 use crate::algo::transform::TransformOps as _;
 use crate::algo::{same_device, same_len};
