@@ -299,19 +299,18 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const u32 valid = n - tile_base < (u64)SORT_TILE ? (u32)(n - tile_base) : (u32)SORT_TILE;
     const KR f = (KR)flip;
 
-    // Load and rank. Slots past the end get the largest digit, so they rank
-    // after every real key (they come last in input order too) and occupy
-    // tile positions [valid, SORT_TILE), which are never stored.
+    // Load and rank. Slots past the end get a key whose ordered form is all
+    // ones: the pass's largest digit (`mask`), so they rank after every
+    // real key (they come last in input order too) and occupy tile
+    // positions [valid, SORT_TILE), which are never stored. (A padding key
+    // rather than a digit chosen per slot: full tiles then test nothing.)
     KR key[CUPRIM_ITEMS];
     u32 pos[CUPRIM_ITEMS];  // digit, then tile position (| digit << 16 with values)
-    radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys_in + tile_base, valid, key);
-    {
-        const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);
+    radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys_in + tile_base, valid, key, radix_unordered(KEY_ALL ^ f));
 #pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) {
-            key[i] = radix_tile_key(key[i], f);
-            pos[i] = first + i * 32 < valid ? radix_tile_digit(key[i], shift, mask, f) : RADIX - 1;
-        }
+    for (int i = 0; i < CUPRIM_ITEMS; i++) {
+        key[i] = radix_tile_key(key[i], f);
+        pos[i] = radix_tile_digit(key[i], shift, mask, f);
     }
     // Count first (cheap), publish, then rank: successors waiting on this
     // tile's counts see them before its keys are ranked.
@@ -322,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // inclusive prefix for tile 0), then scan the counts over digits.
     u32 count = radix_warp_offsets<RADIX, SORT_WARPS>(s_wc);
     if (tid < RADIX) {
-        if (tid == RADIX - 1) count -= SORT_TILE - valid;  // the padding slots
+        if (tid == mask) count -= SORT_TILE - valid;  // the padding slots
         volatile u32* mine = lookback + (u64)tile * RADIX + tid;
         *mine = (tile == 0 ? LB_PREFIX : LB_AGGREGATE) | count;
     }
@@ -345,19 +344,25 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         }
     } else {
         // Each warp's counter of digit d becomes the tile position of its
-        // first key of d; ranking then gives tile positions, and keys go to
+        // first key of d, minus one (see radix_rank_warp; it wraps for
+        // position 0); ranking then gives tile positions, and keys go to
         // shared memory in sorted order.
         if (tid < RADIX) {
 #pragma unroll
-            for (int w = 0; w < SORT_WARPS; w++) s_wc[w * RADIX + tid] += s_start[tid];
+            for (int w = 0; w < SORT_WARPS; w++) s_wc[w * RADIX + tid] += s_start[tid] - 1;
         }
         __syncthreads();
-        radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS, false>(pos, s_wc + warp * RADIX);
 #if CUPRIM_SORT_SHARE
+        radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS, false>(pos, s_wc + warp * RADIX);
         __syncthreads();  // every warp is done with its counters
-#endif
 #pragma unroll
         for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
+#else
+        // The exchange buffer is apart from the counters: each key goes to
+        // it as soon as it is ranked, which frees its registers early.
+        radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS, false>(pos, s_wc + warp * RADIX,
+                                                         [&](int i, u32 at) { s_keys[at] = (KU)key[i]; });
+#endif
     }
 
     if (tid < RADIX) onesweep_lookback(tile, count, lookback, digit_starts, carry_in, carry_out, num_tiles, s_start, s_base);
@@ -366,7 +371,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // Scatter keys: consecutive threads take consecutive tile positions, so
     // a run of one digit is written by consecutive threads. With values,
     // the digit of tile position i * BLOCK + tid is kept in the high half of
-    // pos[i] (tile positions fit 16 bits).
+    // pos[i] (tile positions fit 16 bits). (A copy of this loop without the
+    // bound test for full tiles, which ptxas compiles to half the
+    // instructions per key, was slower on H100: keys u32 at 2^28 5.68 ms
+    // against 5.35.)
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) {
         const u32 p = i * CUPRIM_BLOCK + tid;
@@ -383,10 +391,14 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #if CUPRIM_PAIRS
     // Values are loaded only now: loaded earlier they would hold ITEMS
     // registers through the look-back and the key scatter (measured slower
-    // on H100 in every shape tried, BENCHMARKS.md). The other resident
-    // block hides their latency.
+    // on H100 in every shape tried, BENCHMARKS.md; u32/u32 at 2^28 and 384
+    // x 24: 8.98 ms loaded here, 9.01 before the key scatter, 9.29 before
+    // the look-back). The other resident block hides their latency.
+    // (Whole tiles are told apart by a test of the block's tile, not by the
+    // per-warp test of the key loads, which ptxas would keep, and spill,
+    // across the kernel for float keys.)
     VR val[CUPRIM_ITEMS];
-    radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals_in + tile_base, valid, val);
+    radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals_in + tile_base, valid, val, (VR)0, tile_base + SORT_TILE <= n);
     VU* s_vals = (VU*)s_buf;
     __syncthreads();  // every key has been read from s_buf
 #pragma unroll

@@ -97,23 +97,23 @@ __device__ __forceinline__ KR radix_tile_out(KR k, KR flip) {
     else return k;
 }
 
-// The lanes below this one.
-__device__ __forceinline__ u32 radix_lanemask_lt() { return (1u << (threadIdx.x & 31)) - 1u; }
+// This lane and the lanes below it.
+__device__ __forceinline__ u32 radix_lanemask_le() { return (2u << (threadIdx.x & 31)) - 1u; }
 
 // Loads a warp's share of a tile (warp-striped) into registers of type R.
 // `in` is the tile's first key, `valid` how many keys the tile has; slots
-// past it get zero.
+// past it get `fill`. `whole`: the caller knows that every slot is valid.
 template <typename T, typename R, int ITEMS>
-__device__ __forceinline__ void radix_load_striped(const T* in, u32 valid, R (&x)[ITEMS]) {
+__device__ __forceinline__ void radix_load_striped(const T* in, u32 valid, R (&x)[ITEMS], R fill = 0, bool whole = false) {
     const u32 lane = threadIdx.x & 31, first = (threadIdx.x >> 5) * 32 * ITEMS;
-    if (first + 32 * ITEMS <= valid) {
+    if (whole || first + 32 * ITEMS <= valid) {
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) x[i] = in[first + i * 32 + lane];
     } else {
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const u32 j = first + i * 32 + lane;
-            x[i] = j < valid ? (R)in[j] : (R)0;
+            x[i] = j < valid ? (R)in[j] : fill;
         }
     }
 }
@@ -123,12 +123,25 @@ template <int BITS> __device__ __forceinline__ u32 radix_peers(u32 d) {
 #if CUPRIM_MATCH_ANY
     return __match_any_sync(0xffffffffu, d);
 #else
+    // Per digit bit, one predicate feeds both the vote and the choice of
+    // the vote or its complement, and ptxas sets seven of the predicates
+    // with one R2P. (Written in C++, ptxas extracted each bit twice and
+    // turned the choice into a select: 7 instructions per bit, not 3.)
     u32 peers = 0xffffffffu;
 #pragma unroll
     for (int b = 0; b < BITS; b++) {
-        const bool set = (d >> b) & 1u;
-        const u32 vote = __ballot_sync(0xffffffffu, set);
-        peers &= set ? vote : ~vote;
+        u32 same;
+        asm("{\n\t"
+            ".reg .pred on;\n\t"
+            ".reg .b32 bit;\n\t"
+            "and.b32 bit, %1, %2;\n\t"
+            "setp.ne.u32 on, bit, 0;\n\t"
+            "vote.sync.ballot.b32 %0, on, 0xffffffff;\n\t"
+            "@!on not.b32 %0, %0;\n\t"
+            "}"
+            : "=r"(same)
+            : "r"(d), "r"(1u << b));
+        peers &= same;
     }
     return peers;
 #endif
@@ -136,33 +149,44 @@ template <int BITS> __device__ __forceinline__ u32 radix_peers(u32 d) {
 
 // Ranks this warp's ITEMS digits per lane in the order (item, lane), in
 // place: on entry dr[i] is item i's digit, on return it is `digit | rank <<
-// 16` (KEEP_DIGIT) or `rank`, where rank is counters[digit] on entry plus the
-// warp's keys before item i of this lane (in that order) with the same
-// digit; counters[d] (this warp's own) is bumped past the warp's keys of
-// digit d. One shared-memory atomic per distinct digit per item, by the
-// highest lane holding it. (Digit and rank share a register: ranking runs
-// at the peak of register pressure.)
+// 16` (KEEP_DIGIT) or `rank`, where rank is counters[digit] on entry plus
+// the warp's keys up to and including item i of this lane (in that order)
+// with the same digit -- one past a 0-based rank, so that the leader adds
+// the very count it ranks with (one popcount per item, not two) and the
+// `- 1` is folded into where the counters start; counters[d] (this warp's own) is
+// bumped past the warp's keys of digit d. One shared-memory atomic per
+// distinct digit per item, by the highest lane holding it. (Digit and rank
+// share a register: ranking runs at the peak of register pressure.)
 //
-// With counters zeroed before, rank is the key's rank among the warp's keys
-// of its digit (radix_positions later adds where those start in the tile);
-// with counters already holding the tile position of the warp's first key
-// of each digit (early counts), rank is the key's tile position.
+// With counters zeroed before, rank - 1 is the key's rank among the warp's
+// keys of its digit (radix_positions later adds where those start in the
+// tile); with counters already holding the tile position of the warp's
+// first key of each digit minus one (early counts), rank is the key's tile
+// position.
 //
 // Ordering: item i + 1's atomics are issued after every lane has passed
 // item i's __shfl_sync, which the leader of item i joins only once its
 // atomic has returned; so a counter is read and bumped in item order.
-template <int BITS, int ITEMS, bool KEEP_DIGIT>
-__device__ __forceinline__ void radix_rank_warp(u32 (&dr)[ITEMS], u32* counters) {
-    const u32 lane = threadIdx.x & 31, lt = radix_lanemask_lt();
+//
+// `ranked(i, rank)` is called as soon as item i is ranked.
+struct radix_ignore_rank {
+    __device__ __forceinline__ void operator()(int, u32) const {}
+};
+template <int BITS, int ITEMS, bool KEEP_DIGIT, typename Ranked = radix_ignore_rank>
+__device__ __forceinline__ void radix_rank_warp(u32 (&dr)[ITEMS], u32* counters, Ranked ranked = Ranked()) {
+    const u32 lane = threadIdx.x & 31, le = radix_lanemask_le();
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const u32 peers = radix_peers<BITS>(dr[i]);
         const int leader = 31 - __clz(peers);
+        // Peers up to this lane: at the leader (the highest), all of them.
+        const u32 upto = __popc(peers & le);
         u32 before = 0;
-        if ((int)lane == leader) before = atomicAdd(counters + dr[i], (u32)__popc(peers));
+        if ((int)lane == leader) before = atomicAdd(counters + dr[i], upto);
         before = __shfl_sync(0xffffffffu, before, leader);
-        const u32 rank = before + __popc(peers & lt);
+        const u32 rank = before + upto;
         dr[i] = KEEP_DIGIT ? dr[i] | rank << 16 : rank;
+        ranked(i, rank);
     }
 }
 
@@ -183,7 +207,7 @@ __device__ __forceinline__ void radix_positions(u32 (&dr)[ITEMS], const u32* s_s
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const u32 d = dr[i] & 0xffffu;
-        dr[i] = (dr[i] >> 16) + s_start[d] + warp_offsets[d];
+        dr[i] = (dr[i] >> 16) - 1 + s_start[d] + warp_offsets[d];
     }
 }
 

@@ -8,6 +8,9 @@
 #     bash scripts/sort-experiments.sh tests   # ~6 min: the sort tests three ways
 #     bash scripts/sort-experiments.sh bench   # ~4 min: sort rows per setting, then cub_bench
 #
+# SORT_AB="SETTING|FILTER;..." chooses the settings the bench mode times
+# beside the defaults.
+#
 # Output in $OUT (default /tmp/out): sort-tests.txt, sort-bench.txt (bencher
 # lines prefixed with the setting), cub.csv.
 set -uo pipefail
@@ -49,21 +52,21 @@ bench)
     }
     n=268435456
     all="(1048576|16777216|268435456)"
-    # The defaults (shortcuts on; pairs with shared counters at 384 x 23,
-    # 384 x 21 for float keys, 384 x 14 past 4 bytes), then what they cost
-    # or save: shortcuts off, and the float / u32 pairs a tile larger.
+    # The defaults (shortcuts on; keys alone 384 x 20 at three blocks per
+    # SM; pairs with shared counters at 384 x 24, 384 x 23 for float keys,
+    # 384 x 14 past 4 bytes), then other tiles: ${SORT_AB:-...} as
+    # "setting|filter" pairs separated by ";".
     run "" "^sort_(keys/u32|pairs/(u32|f32|f64)_u32)/$all$"
-    run "CUPRIM_TUNE_SORT_SHORTCUT=0" "^sort_(keys/u32|pairs/(u32|f64)_u32)/$n"
-    run "CUPRIM_TUNE_SORT=384x23" "^sort_pairs/f32_u32/$n"
-    run "CUPRIM_TUNE_SORT=384x24" "^sort_pairs/u32_u32/$n"
-    run "CUPRIM_TUNE_SORT=384x13" "^sort_pairs/f64_u32/$n"
+    ab=${SORT_AB:-"CUPRIM_TUNE_SORT=384x21|^sort_keys/u32/$n;CUPRIM_TUNE_SORT_SHORTCUT=0|^sort_(keys/u32|pairs/(u32|f64)_u32)/$n"}
+    IFS=';' read -ra pairs <<<"$ab"
+    for p in "${pairs[@]}"; do run "${p%%|*}" "${p#*|}"; done
     wait $nv
     cat "$OUT/nvcc.txt"
     timeout 100 /tmp/cub_bench >"$OUT/cub.csv" 2>>"$OUT/sort-bench-err.txt"
     grep sort "$OUT/cub.csv" | tee -a "$log"
     ;;
 *)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -276,27 +276,29 @@ impl SortPolicy {
 /// keys alone); `shortcut` overrides the choice of the shortcuts, `wide`
 /// asks for 64-bit output positions. Measured on H100 at 2^20, 2^24 and
 /// 2^28 (`bench-results/sort-tune/`, `sort-share-47efba2/`,
-/// `sort-defaults-9be3fb7/`), every shape without spills on sm_80 and
-/// sm_90:
-/// - keys of at most 4 bytes alone: 384 x 20 at three blocks per SM (56
-///   registers): 6.64 ms at 2^28, against 6.92 ms for 384 x 18 and 7.48 ms
-///   for 384 x 20 at two blocks with shared counters;
+/// `sort-defaults-9be3fb7/`, `sort-ab-dirty/`), after ranking was cut to
+/// one vote per digit bit on a single predicate (about a quarter fewer
+/// instructions per pass); every shape here compiles without spills on
+/// sm_80 and sm_90:
+/// - keys of at most 4 bytes alone: 384 x 21 at three blocks per SM (56
+///   registers) on sm_90, 20 on sm_80: u32 keys 5.29 ms at 2^28 against
+///   5.41 ms at 20 (CUB 6.42); shared counters at two blocks were 13%
+///   slower; float keys take the same shape (no spills with the shortcuts;
+///   384 x 14 without them, which spill at 18);
 /// - pairs of at most 4 bytes: counters shared with the exchange buffer
-///   (as CUB does), two blocks per SM, 80 registers: 384 x 24 on sm_90
-///   (u32/u32 8.90 ms, against 9.03 at 384 x 23 and 9.48 for the earlier
-///   512 x 14 with counters apart), 384 x 23 on sm_80 (24 spills there);
-///   float keys 384 x 23 on sm_90, 21 on sm_80 (f32/u32 8.92 ms at 23, 9.12
-///   at 21), 19 without the shortcuts (ptxas spills past it);
+///   (as CUB does), two blocks per SM, 80 registers: 384 x 26 on sm_90
+///   (u32/u32 8.78 ms against 8.99 at 24, 8.83 at 25, 8.77 at 27; f32/u32
+///   8.51 ms against 8.64 at 23 and 8.59 at 24), 384 x 23 on sm_80 (21 for
+///   float keys), 19 for float keys without the shortcuts (the timings of
+///   float-key pairs above were taken with 4 to 12 bytes of spills, since
+///   removed);
 /// - pairs with 8-byte keys or values: shared counters, 384 x 14 at two
-///   blocks per SM: f64/u32 18.9 ms with the shortcuts (24.0 ms without;
+///   blocks per SM: f64/u32 18.5 ms with the shortcuts (24.0 ms without;
 ///   the earlier 384 x 9 at three blocks 25.9 ms);
 /// - 8-byte keys alone: 384 x 8 at three blocks per SM (9 spills 4 bytes).
 ///
-/// With 64-bit output positions pairs of at most 4 bytes take one key
-/// fewer per thread (u32/u32 at 384 x 24 spills 8 bytes otherwise).
-///
-/// Float keys alone of at most 4 bytes take 384 x 14 at three blocks per
-/// SM (7.52 ms for the u32 keys of the same shape), as 20 items spill.
+/// With 64-bit output positions pairs of at most 4 bytes take at most 21
+/// keys per thread (22 spills).
 ///
 /// A tile stages `tile * max(key, value)` bytes in shared memory, plus
 /// 1 KiB of counters per warp unless they share it; static shared memory stops at 48 KiB per
@@ -353,28 +355,33 @@ pub(crate) fn radix_sort(
             // 8-byte keys alone spill 4 bytes at 9 items for sm_90: 8.
             (384, 8, 3, false)
         } else {
-            // Float keys' order transform needs registers that 20 items at
-            // three blocks per SM do not leave (spills on sm_80 and sm_90): 14.
-            (384, if float_keys { 14 } else { 20 }, 3, false)
+            // Float keys without the shortcuts spill at 18 items on sm_80
+            // and sm_90 (the order transform's registers): 14 there. 21
+            // items fill the 48 KiB of static shared memory (22 does not fit).
+            let most = if arch >= 90 { 21 } else { 20 };
+            (384, if float_keys && !shortcut { 14 } else { most }, 3, false)
         }
     } else if widest > 4 {
         (384, 14, 2, true)
     } else if float_keys {
-        // ptxas spills float-key pairs (the order transform) past 23 items
-        // on sm_90, past 21 on sm_80, past 19 without the shortcuts (its
-        // allocation differs). sm_90 at 2^28, f32/u32: 8.92 ms at 23, 9.12
-        // ms at 21.
-        let most = if arch >= 90 { 23 } else { 21 };
+        // sm_90 at 2^28, f32/u32: 8.51 ms at 26, 8.59 at 24, 8.64 at 23.
+        // sm_80 keeps the shapes measured before (21; 19 without the
+        // shortcuts, past which ptxas spills).
+        let most = if arch >= 90 { 26 } else { 21 };
         (384, if shortcut { most } else { 19 }, 2, true)
     } else {
-        // sm_80 spills at 24 (not at 23 or 25); sm_90 takes 24 (8.90 ms
-        // for u32/u32 at 2^28 against 9.03 ms at 23).
-        (384, if arch >= 90 { 24 } else { 23 }, 2, true)
+        // sm_90 at 2^28, u32/u32: 8.78 ms at 26 against 8.99 ms at 24;
+        // sm_80 spills at 24 (not at 23).
+        (384, if arch >= 90 { 26 } else { 23 }, 2, true)
     };
-    // 64-bit output positions take registers: pairs of at most 4 bytes a
-    // key fewer per thread (u32/u32 at 384 x 24 spills 8 bytes on sm_90
-    // otherwise; f64/u32 is lean at 14 and spills at 13).
-    let items = if wide && value_bytes > 0 && widest <= 4 { items - 1 } else { items };
+    // 64-bit output positions take registers: pairs of at most 4 bytes at
+    // most 21 keys per thread (22 spills 8 to 16 bytes on sm_80 and sm_90;
+    // f64/u32 is lean at 14 and spills at 13).
+    let items = if wide && value_bytes > 0 && widest <= 4 {
+        items.min(21)
+    } else {
+        items
+    };
     let (block, items) = match *TILE {
         Some((b, i)) if b % 32 == 0 && (256..=1024).contains(&b) && i >= 1 => (b, i),
         _ => (block, items),

@@ -39,7 +39,7 @@
 //!
 //! The sort works in place on the caller's buffer, ping-ponging with
 //! device scratch of `n` keys and `n` values, plus 1 KiB of look-back state
-//! per tile per pass (0.13 to 0.3 bytes per key per pass); the device keeps
+//! per tile per pass (0.1 to 0.33 bytes per key per pass); the device keeps
 //! that scratch and reuses it across calls. With an odd number of passes
 //! the result is copied back at the end. [`argsort`](SortOps::argsort)
 //! also allocates a copy of the keys and the index vector it returns. The
