@@ -286,9 +286,10 @@ impl SortPolicy {
 ///   slower; float keys take the same shape (no spills with the shortcuts;
 ///   384 x 14 without them, which spill at 18);
 /// - pairs of at most 4 bytes: counters shared with the exchange buffer
-///   (as CUB does), two blocks per SM, 80 registers: 384 x 26 on sm_90
-///   (u32/u32 8.78 ms against 8.99 at 24, 8.83 at 25, 8.77 at 27; f32/u32
-///   8.51 ms against 8.64 at 23 and 8.59 at 24), 384 x 23 on sm_80 (21 for
+///   (as CUB does), two blocks per SM, 80 registers: on sm_90 384 x 28 for
+///   integer keys (u32/u32 8.67 ms against 8.75 at 27, 8.83 at 26, 8.99 at
+///   24; CUB 8.86 in that call), 384 x 26 for float keys (f32/u32 8.37 ms,
+///   CUB 8.48; 8.59 at 24, 8.64 at 23); 384 x 23 on sm_80 (21 for
 ///   float keys), 19 for float keys without the shortcuts (the timings of
 ///   float-key pairs above were taken with 4 to 12 bytes of spills, since
 ///   removed);
@@ -370,9 +371,9 @@ pub(crate) fn radix_sort(
         let most = if arch >= 90 { 26 } else { 21 };
         (384, if shortcut { most } else { 19 }, 2, true)
     } else {
-        // sm_90 at 2^28, u32/u32: 8.78 ms at 26 against 8.99 ms at 24;
-        // sm_80 spills at 24 (not at 23).
-        (384, if arch >= 90 { 26 } else { 23 }, 2, true)
+        // sm_90 at 2^28, u32/u32: 8.67 ms at 28 and 29, 8.75 at 27, 8.83 at
+        // 26, 8.99 at 24 (CUB 8.86); sm_80 spills at 24 (not at 23).
+        (384, if arch >= 90 { 28 } else { 23 }, 2, true)
     };
     // 64-bit output positions take registers: pairs of at most 4 bytes at
     // most 21 keys per thread (22 spills 8 to 16 bytes on sm_80 and sm_90;
