@@ -18,8 +18,6 @@ use cuprim::precompile::{
 };
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
 use cuprim::{bf16, f16, Result};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 const ARCHS: &[u32] = &[80, 90];
 
@@ -210,26 +208,6 @@ fn all_jobs() -> Vec<Job> {
     jobs
 }
 
-/// Runs the jobs on rayon's threads, each thread taking the next job in
-/// list order (the heavy ones are first, so the threads finish together).
-fn run_in_order(jobs: &[Job]) -> Vec<(String, Result<Vec<KernelReport>>)> {
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Result<Vec<KernelReport>>)>> = Mutex::new(Vec::with_capacity(jobs.len()));
-    rayon::scope(|s| {
-        for _ in 0..rayon::current_num_threads() {
-            s.spawn(|_| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((_, f)) = jobs.get(i) else { break };
-                let r = f();
-                results.lock().unwrap_or_else(|e| e.into_inner()).push((i, r));
-            });
-        }
-    });
-    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(i, r)| (jobs[i].0.clone(), r)).collect()
-}
-
 /// ptxas' per-kernel line: "N bytes stack frame, N bytes spill stores, N
 /// bytes spill loads". Returns (stack, spill stores, spill loads).
 fn resource_line(line: &str) -> Option<(u64, u64, u64)> {
@@ -282,7 +260,7 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
 
     let start = std::time::Instant::now();
     let jobs = all_jobs();
-    let results = run_in_order(&jobs);
+    let results = common::run_in_order(&jobs, |(name, f)| (name.clone(), f()));
 
     let mut failures = Vec::new();
     let mut heavy = Vec::new();

@@ -659,11 +659,11 @@ fn assert_lean(reports: cuprim::Result<Vec<KernelReport>>) -> usize {
     common::dump_images(&reports);
     let mut kernels = 0;
     for r in &reports {
-        let lines = r.log.lines().filter(|l| l.contains("bytes stack frame")).count();
-        if lines != 3 {
-            eprintln!("{} [{}]: {lines} kernel reports in its log:\n{}", r.name, r.arch, r.log);
+        let lines: Vec<&str> = r.log.lines().filter(|l| l.contains("bytes stack frame")).collect();
+        if lines.len() != 3 {
+            eprintln!("{} [{}]: {} kernel reports in its log:\n{}", r.name, r.arch, lines.len(), r.log);
         }
-        for line in r.log.lines().filter(|l| l.contains("bytes stack frame")) {
+        for line in lines {
             kernels += 1;
             assert!(
                 line.contains(" 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
@@ -676,7 +676,7 @@ fn assert_lean(reports: cuprim::Result<Vec<KernelReport>>) -> usize {
     kernels
 }
 
-type Job = Box<dyn FnOnce() -> usize + Send>;
+type Job = Box<dyn Fn() -> usize + Send + Sync>;
 
 macro_rules! compile_keys {
     ($arch:expr, $($t:ty),*) => {{
@@ -720,27 +720,7 @@ fn compile_checks_every_key_type() {
         }));
     }
     let total = jobs.len();
-    // NVRTC is thread-safe: compile a few at once.
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8);
-    let queue = std::sync::Mutex::new(jobs);
-    let kernels: usize = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut count = 0;
-                    loop {
-                        // The lock is released before the job runs, so
-                        // workers compile side by side.
-                        let next = queue.lock().unwrap().pop();
-                        let Some(job) = next else { break };
-                        count += job();
-                    }
-                    count
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).sum()
-    });
+    let kernels: usize = common::run_in_order(&jobs, |job| job()).into_iter().sum();
     // 3 kernels per onesweep module, two modules (32- and 64-bit output
     // positions) per onesweep job, 6 kernels per classic pair of modules,
     // four modules (keys alone and pairs, two widths) per alternatives job.

@@ -329,3 +329,27 @@ pub fn dump_images(reports: &[cuprim::precompile::KernelReport]) {
         std::fs::write(&path, &r.image).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     }
 }
+
+/// Runs `jobs` on rayon's threads, each thread taking the next job in list
+/// order (put the heavy ones first, so the threads finish together), and
+/// returns what `run` made of each, in list order. No lock is held while a
+/// job runs, so the threads work side by side (NVRTC is thread-safe).
+pub fn run_in_order<J: Sync, T: Send>(jobs: &[J], run: impl Fn(&J) -> T + Sync) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::with_capacity(jobs.len()));
+    rayon::scope(|s| {
+        for _ in 0..rayon::current_num_threads() {
+            s.spawn(|_| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let r = run(job);
+                results.lock().unwrap_or_else(|e| e.into_inner()).push((i, r));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
