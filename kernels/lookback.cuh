@@ -13,15 +13,9 @@
 // Look-back status of a tile.
 constexpr u32 SCAN_EMPTY = 0, SCAN_AGGREGATE = 1, SCAN_PREFIX = 2;
 
-// Backs off between polls of a word another block has not written yet, so
-// spinning warps do not crowd the memory system the streaming loads need.
-struct LookbackBackoff {
-    u32 ns = 0;
-    __device__ __forceinline__ void pause() {
-        if (ns) __nanosleep(ns);
-        ns = ns ? (ns < 256 ? ns * 2 : 256) : 32;
-    }
-};
+// Polls of a predecessor back off up to 256 ns, so spinning warps do not
+// crowd the memory system the streaming loads need (prelude.cuh).
+typedef cuprim_backoff<256> LookbackBackoff;
 
 // Where tiles publish. Values of at most 4 bytes share one 64-bit word with
 // their status (status in the high half); values of 5 to 8 bytes share an

@@ -217,7 +217,7 @@ __device__ __forceinline__ void onesweep_lookback(u32 tile, u32 count, u32* look
     if (tile > 0) {
         long long k = (long long)tile - 1;  // the next word to use
         bool found = false;
-        u32 sleep_ns = 0;  // backoff while a predecessor has not published
+        cuprim_backoff<CUPRIM_LB_SLEEP_MAX> backoff;  // while a predecessor has not published
         while (!found) {
             u32 w[LB_BATCH];
 #pragma unroll
@@ -240,10 +240,7 @@ __device__ __forceinline__ void onesweep_lookback(u32 tile, u32 count, u32* look
             }
             // Spinning threads take issue slots the other resident
             // block needs for its ranking: back off while waiting.
-            if (!found && stalled) {
-                if (sleep_ns) __nanosleep(sleep_ns);
-                sleep_ns = sleep_ns ? (sleep_ns < CUPRIM_LB_SLEEP_MAX ? 2 * sleep_ns : CUPRIM_LB_SLEEP_MAX) : 32;
-            }
+            if (!found && stalled) backoff.pause();
         }
         ((volatile u32*)lookback)[(u64)tile * RADIX + tid] = LB_PREFIX | (before + count);
     }

@@ -309,7 +309,7 @@ impl SortPolicy {
 /// `CUPRIM_TUNE_SORT_MATCH=1` ranks with `__match_any_sync`,
 /// `CUPRIM_TUNE_SORT_MINB=N` compiles the onesweep pass for N resident
 /// blocks per SM, `CUPRIM_TUNE_SORT_LB=N` reads N look-back words per round trip,
-/// `CUPRIM_TUNE_SORT_SLEEP=NS` caps the look-back back-off (0: none),
+/// `CUPRIM_TUNE_SORT_SLEEP=NS` caps the look-back back-off (0: no pauses),
 /// `CUPRIM_TUNE_SORT_SHORTCUT=0|1` turns the shortcuts off or on,
 /// `CUPRIM_TUNE_SORT_SHARE=0|1` keeps counters and exchange buffer apart or shared, for tuning.
 pub(crate) fn radix_sort(
