@@ -1,7 +1,8 @@
 //! Radix sorts beside CUB's rows: sort keys u32, sort pairs u32/u32,
 //! f32/u32 and f64/u32 at 2^20, 2^24 and 2^28 (2^20 alone on the host
-//! backend), and the seed's 4-bit, three-kernels-per-pass design on pairs
-//! u32/u32 at 2^24 (`sort_pairs_classic4`), to show what onesweep buys.
+//! backend), and with the `classic-sort` feature the seed's 4-bit,
+//! three-kernels-per-pass design on pairs u32/u32 at 2^24
+//! (`sort_pairs_classic4`), to show what onesweep buys.
 //!
 //! Inputs are CUB's own (`shared/anchors/cub_bench.cu`): a hash of the
 //! index for u32 keys and values, `(a >> 8) / 2^24` for f32 keys and
@@ -13,6 +14,7 @@ mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cudarc::driver::sys::CUevent_flags;
+#[cfg(feature = "classic-sort")]
 use cuprim::algo::sort::SortOptions;
 use cuprim::prelude::*;
 use rayon::prelude::*;
@@ -120,7 +122,9 @@ fn sort_rows(c: &mut Criterion) {
         bench_pairs(c, &dev, n, "f64_u32", &d, &values);
         drop(d);
 
-        // The seed's design, beside onesweep at the same size.
+        // The seed's design, beside onesweep at the same size (built with
+        // `--features classic-sort`, as scripts/gpu-bench does).
+        #[cfg(feature = "classic-sort")]
         if n == 1 << 24 || (dev.is_host() && n == 1 << 20) {
             let mut p = Pairs::new(&dev, &a, &values);
             let mut group = c.benchmark_group("sort_pairs_classic4");

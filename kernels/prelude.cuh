@@ -1,8 +1,14 @@
-// cuprim prelude: types and helpers shared by every kernel.
+// cuprim prelude: element semantics shared by every kernel (integer
+// typedefs, half types, traits, limits, arithmetic and casts with the host's
+// meaning).
 //
-// Compiled by NVRTC alone: no toolkit headers. The generated part of each
-// source (element typedefs, operator functors, tuning constants) follows this
-// file and precedes the kernel template.
+// Compiled by NVRTC alone: no toolkit headers. The block building blocks
+// follow it in the same prelude (src/jit/source.rs: PRELUDE): block/load.cuh
+// (vectors, thread indices, loads, the consume loop), block/collective.cuh
+// (shuffles, block reduce), block/ticket.cuh (last-block ticket),
+// block/backoff.cuh (look-back back-off). The generated part of each source
+// (element typedefs, operator functors, tuning constants) comes after the
+// prelude and before the kernel template.
 
 typedef unsigned char u8;
 typedef signed char i8;
@@ -162,138 +168,3 @@ template <typename To, typename From> __device__ __forceinline__ To cuprim_cast(
         return (To)x;
     }
 }
-
-// A vector of N elements moved with one N * sizeof(T)-byte access.
-template <typename T, int N> struct alignas(sizeof(T) * N) cuprim_vec {
-    T v[N];
-};
-
-__device__ __forceinline__ u64 cuprim_thread_id() {
-    return (u64)blockIdx.x * blockDim.x + threadIdx.x;
-}
-__device__ __forceinline__ u64 cuprim_thread_count() {
-    return (u64)gridDim.x * blockDim.x;
-}
-
-// Grid-stride loop over `count` items with UNROLL independent loads in flight
-// per thread: `load(i)` for UNROLL items first, then `store(i, value)` for each.
-// Items are usually 16-byte vectors, so a warp moves 512 contiguous bytes per
-// access.
-template <int UNROLL, typename Load, typename Store>
-__device__ __forceinline__ void cuprim_grid_stride(u64 count, Load load, Store store) {
-    const u64 stride = cuprim_thread_count();
-    u64 i = cuprim_thread_id();
-    for (; i + (UNROLL - 1) * stride < count; i += UNROLL * stride) {
-        decltype(load(i)) x[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) x[u] = load(i + u * stride);
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) store(i + u * stride, x[u]);
-    }
-    for (; i < count; i += stride) store(i, load(i));
-}
-
-template <typename T> __device__ __forceinline__ bool cuprim_aligned_to(const void* p) {
-    return (((unsigned long long)p) % sizeof(T)) == 0;
-}
-
-// ---------------------------------------------------------------------------
-// Warp and block collectives over any trivially copyable type.
-
-// A value viewed as 32-bit words (the tail word zero-padded).
-template <typename V> union cuprim_words {
-    static constexpr int W = (sizeof(V) + 3) / 4;
-    V v;
-    unsigned int w[W];
-    unsigned short h;
-    unsigned char b;
-    __device__ __forceinline__ cuprim_words() {}
-};
-
-// Moves a value of any size between lanes as 32-bit words, each word with
-// `shfl` (one of the __shfl_*_sync intrinsics, bound to its lane argument).
-template <typename V, typename Shfl> __device__ __forceinline__ V cuprim_shfl_words(const V& v, Shfl shfl) {
-    cuprim_words<V> p;
-    p.w[cuprim_words<V>::W - 1] = 0;
-    p.v = v;
-#pragma unroll
-    for (int k = 0; k < cuprim_words<V>::W; k++) p.w[k] = shfl(p.w[k]);
-    return p.v;
-}
-
-// __shfl_down_sync and __shfl_up_sync for a value of any size.
-template <typename V> __device__ __forceinline__ V cuprim_shfl_down(const V& v, unsigned delta) {
-    return cuprim_shfl_words(v, [delta](unsigned w) { return __shfl_down_sync(0xffffffffu, w, delta); });
-}
-template <typename V> __device__ __forceinline__ V cuprim_shfl_up(const V& v, unsigned delta) {
-    return cuprim_shfl_words(v, [delta](unsigned w) { return __shfl_up_sync(0xffffffffu, w, delta); });
-}
-
-// A load that bypasses L1 (reads what other blocks wrote in this launch).
-template <typename V> __device__ __forceinline__ V cuprim_load_cg(const V* p) {
-    static_assert(sizeof(V) % 4 == 0 || sizeof(V) <= 2, "unsupported size");
-    cuprim_words<V> r;
-    if constexpr (sizeof(V) == 1) {
-        r.b = __ldcg((const unsigned char*)p);
-    } else if constexpr (sizeof(V) == 2) {
-        r.h = __ldcg((const unsigned short*)p);
-    } else {
-#pragma unroll
-        for (int k = 0; k < cuprim_words<V>::W; k++) r.w[k] = __ldcg((const unsigned int*)p + k);
-    }
-    return r.v;
-}
-
-// Reduces one value per thread of a BLOCK-thread block with Op (apply,
-// identity) in a fixed tree order; the result is valid in thread 0. Ends
-// with a barrier, so it can be called again at once.
-template <typename A, typename Op, int BLOCK> __device__ __forceinline__ A cuprim_block_reduce(A v) {
-    constexpr int WARPS = BLOCK / 32;
-    __shared__ A warp_parts[WARPS];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) v = Op::apply(v, cuprim_shfl_down(v, offset));
-    if (lane == 0) warp_parts[warp] = v;
-    __syncthreads();
-    if (warp == 0) {
-        v = lane < WARPS ? warp_parts[lane] : Op::identity();
-#pragma unroll
-        for (int offset = 16; offset > 0; offset >>= 1) v = Op::apply(v, cuprim_shfl_down(v, offset));
-    }
-    __syncthreads();
-    return v;
-}
-
-// A value and its index, for min_element / max_element.
-template <typename T> struct cuprim_kv {
-    T v;
-    u64 i;
-};
-
-// A 16-byte load of read-only data that streams past L1 and asks L2 for the
-// whole 256-byte neighbourhood (CUPRIM_STREAM_LOADS 1), or a plain load (0).
-template <typename V> __device__ __forceinline__ V cuprim_load_stream(const V* p) {
-#if CUPRIM_STREAM_LOADS
-    static_assert(sizeof(V) == 16, "16-byte vectors only");
-    cuprim_words<V> r;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r.w[0]), "=r"(r.w[1]), "=r"(r.w[2]), "=r"(r.w[3])
-                 : "l"(p));
-    return r.v;
-#else
-    return *p;
-#endif
-}
-
-// Backs off between polls of a word another block has not written yet
-// (a look-back predecessor), so spinning warps leave issue slots and
-// memory bandwidth to the blocks doing work: no pause at the first poll,
-// then 32 ns doubling up to MAX_NS; MAX_NS 0 never pauses.
-template <u32 MAX_NS> struct cuprim_backoff {
-    u32 ns = 0;
-    __device__ __forceinline__ void pause() {
-        if constexpr (MAX_NS == 0) return;
-        if (ns) __nanosleep(ns);
-        ns = ns ? (ns < MAX_NS ? ns * 2 : MAX_NS) : 32;
-    }
-};

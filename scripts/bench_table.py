@@ -17,8 +17,9 @@ when a CUB row pairs, else from BYTES_PER_ELEMENT below; ops without
 either get no bandwidth column.
 
 The plot (matplotlib) shows GB/s against n for the ops of one family
-(default: the transform family) beside memcpy; it is written next to
-BENCHMARKS.md as bench-<family>.png unless --plot or --no-plot says otherwise.
+(default: the transform family) beside memcpy; it is written to
+benchmarks/plots/bench-<family>.png unless --plot or --no-plot says otherwise.
+The raw files of a run BENCHMARKS.md quotes are kept in benchmarks/runs/<name>/.
 """
 
 import argparse
@@ -328,7 +329,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", nargs="?", default=os.environ.get("OUT", "."), help="folder with cuprim-bench.txt, cub.csv, peers.txt")
     parser.add_argument("--family", default="transform", help="ops to plot: %s (knn has no GB/s: rows only)" % ", ".join(FAMILIES))
-    parser.add_argument("--plot", help="PNG to write (default: bench-<family>.png beside BENCHMARKS.md)")
+    parser.add_argument("--plot", help="PNG to write (default: benchmarks/plots/bench-<family>.png)")
     parser.add_argument("--no-plot", action="store_true", help="print the rows only")
     args = parser.parse_args()
 
@@ -343,8 +344,13 @@ def main():
     rows = build_rows(cuprim, cub, peers)
     print_markdown(rows, host, args.results)
     if not args.no_plot:
-        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        plot(rows, cub, args.family, args.plot or os.path.join(repo, "bench-%s.png" % args.family))
+        path = args.plot
+        if not path:
+            repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            plots = os.path.join(repo, "benchmarks", "plots")
+            os.makedirs(plots, exist_ok=True)
+            path = os.path.join(plots, "bench-%s.png" % args.family)
+        plot(rows, cub, args.family, path)
 
 
 if __name__ == "__main__":

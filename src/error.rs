@@ -95,7 +95,10 @@ impl fmt::Display for Error {
                  out-of-range entries were skipped"
             ),
             Error::OutOfMemory { bytes } => {
-                write!(f, "out of device memory allocating {bytes} bytes")
+                write!(
+                    f,
+                    "out of memory allocating {bytes} bytes (device memory on CUDA, host memory on the host backend)"
+                )
             }
             Error::DeviceMismatch { op } => {
                 write!(f, "{op}: the buffers live on different devices")

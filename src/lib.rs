@@ -24,24 +24,24 @@
 //! - [`Element`]: the element types (`u8 i8 u32 i32 u64 i64 f16 bf16 f32 f64`).
 //! - [`ops`]: operators as types ([`ops::Add`], [`ops::Min`], ... or your own).
 //! - [`algo`]: the families, as extension traits re-exported by [`prelude`].
-//! - [`jit`]: source generation, NVRTC, caches. the host backend (rayon) is internal.
+//! - [`jit`]: the kernel caches' statistics and settings, NVRTC's version.
 //!
 //! ## Environment
 //! `CUPRIM_DEVICE=host|cuda|cuda:N`, `CUPRIM_CACHE=off|memory|disk`,
 //! `CUPRIM_CACHE_DIR`, `CUPRIM_NVRTC_DIR` (an extra folder to find NVRTC in).
 
 #![warn(missing_docs)]
+// Kernel entry points are declared with their full parameter tuples (`Entry<(Ptr<T>, u64, ...)>`), on purpose.
+#![allow(clippy::type_complexity)]
 
 pub mod algo;
 pub mod device;
 pub mod element;
 pub mod error;
-pub(crate) mod host;
 pub mod jit;
 pub mod ops;
 pub mod precompile;
 pub mod pred;
-pub(crate) mod tuning;
 pub mod vec;
 
 pub use device::Device;

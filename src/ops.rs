@@ -52,6 +52,14 @@ pub trait BinaryOp<T: Element>: Copy + Send + Sync + 'static {
     fn apply(&self, a: T, b: T) -> T;
     /// The same function as a CUDA C++ expression over `a` and `b` (type `T`).
     fn cuda_expr(&self) -> String;
+    /// True when [`cuda_expr`](BinaryOp::cuda_expr) (and a monoid's
+    /// identity) is the same for every value of this type. Then a warm call
+    /// finds its kernel by type alone, formatting nothing; otherwise the
+    /// text is part of the cache key. Default: true for types with no data
+    /// (unit structs), which is what the built-in operators are.
+    fn cuda_expr_is_fixed(&self) -> bool {
+        std::mem::size_of::<Self>() == 0
+    }
 }
 
 /// Marker: `op(op(a, b), c) == op(a, op(b, c))`. Floating-point addition and
@@ -77,6 +85,11 @@ pub trait UnaryOp<T: Element>: Copy + Send + Sync + 'static {
     /// The same function as a CUDA C++ expression over `x` (type `T`); its
     /// value is converted to `Output`'s CUDA type.
     fn cuda_expr(&self) -> String;
+    /// As [`BinaryOp::cuda_expr_is_fixed`]: true (the default for types
+    /// with no data) when the text depends on the type alone.
+    fn cuda_expr_is_fixed(&self) -> bool {
+        std::mem::size_of::<Self>() == 0
+    }
 }
 
 /// Defines a binary operator type in one go: the struct, [`BinaryOp`] for each

@@ -2,15 +2,17 @@
 //! real call, or compile for an architecture with no GPU at all (what CI does
 //! to check every kernel of every specialisation).
 
-use crate::algo::reduce as rd;
-use crate::algo::scan as sc;
-use crate::algo::transform as tr;
+use crate::algo::reduce::plan as rd;
+use crate::algo::scan::plan as sc;
+use crate::algo::select::plan as sel;
+use crate::algo::transform::plan as tr;
 use crate::device::Device;
-use crate::element::{Element, IndexElement};
+use crate::element::Element;
 use crate::error::Result;
 use crate::jit::{self, KernelSpec};
 use crate::ops::{Arith, BinaryOp, Commutative, Monoid, UnaryOp};
 use crate::pred::Predicate;
+use std::marker::PhantomData;
 
 /// Where to compile for.
 #[derive(Clone, Copy, Debug)]
@@ -50,7 +52,7 @@ fn run(target: Target<'_>, specs: Vec<KernelSpec>) -> Result<Vec<KernelReport>> 
             Target::Device(dev) => match dev.cuda_ref() {
                 None => continue,
                 Some(c) => {
-                    c.module(&spec)?;
+                    c.module_of_spec(&spec)?;
                     (String::new(), Vec::new())
                 }
             },
@@ -77,10 +79,6 @@ fn arch_of(target: Target<'_>) -> u32 {
     }
 }
 
-fn index_specs<T: Element, I: IndexElement>(arch: u32) -> KernelSpec {
-    tr::gather_scatter_spec::<T, I>(arch).0
-}
-
 /// Every kernel that depends on the element type alone (fill, sequence,
 /// gather and scatter with `u32` and `u64` indices, min/max_element).
 ///
@@ -95,13 +93,10 @@ pub fn precompile<T: Arith>(target: Target<'_>) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
     run(
         target,
-        vec![
-            tr::fill_spec::<T>(arch).0,
-            index_specs::<T, u32>(arch),
-            index_specs::<T, u64>(arch),
-            rd::arg_extreme_spec::<T>(arch, false),
-            rd::arg_extreme_spec::<T>(arch, true),
-        ],
+        tr::kernel_specs::<T>(arch)
+            .into_iter()
+            .chain(rd::extreme_specs::<T>(arch))
+            .collect(),
     )
 }
 
@@ -117,7 +112,13 @@ pub fn precompile<T: Arith>(target: Target<'_>) -> Result<Vec<KernelReport>> {
 /// ```
 pub fn precompile_reduce<T: Element, Op: Monoid<T> + Commutative>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(target, vec![rd::plain_reduce_spec::<T, Op>(arch, &op)])
+    let plan = rd::MapReduce {
+        arch,
+        map: &crate::ops::Identity,
+        op: &op,
+        _t: PhantomData::<T>,
+    };
+    run(target, vec![KernelSpec::of(&plan)])
 }
 
 /// The scan kernels for `T` and `Op` (inclusive, exclusive, in place; fast
@@ -132,13 +133,7 @@ pub fn precompile_reduce<T: Element, Op: Monoid<T> + Commutative>(target: Target
 /// ```
 pub fn precompile_scan<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(
-        target,
-        vec![
-            sc::scan_spec::<T, Op>(arch, &op, false).0,
-            sc::scan_spec::<T, Op>(arch, &op, true).0,
-        ],
-    )
+    run(target, sc::scan_specs::<T, Op>(arch, &op))
 }
 
 /// The scan-by-key kernel for keys `K`, values `T` and `Op`.
@@ -152,13 +147,7 @@ pub fn precompile_scan<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) ->
 /// ```
 pub fn precompile_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(
-        target,
-        vec![
-            sc::scan_by_key_spec::<K, T, Op>(arch, &op, false).0,
-            sc::scan_by_key_spec::<K, T, Op>(arch, &op, true).0,
-        ],
-    )
+    run(target, sc::scan_by_key_specs::<K, T, Op>(arch, &op))
 }
 
 /// The `count`, `find_first` / `any` / `all` and `copy_if` / `partition` kernels for `T` and `pred`.
@@ -172,15 +161,9 @@ pub fn precompile_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(target: Tar
 /// ```
 pub fn precompile_predicate<T: Element, P: Predicate<T>>(target: Target<'_>, pred: P) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(
-        target,
-        vec![
-            rd::count_spec::<T, P>(arch, &pred),
-            rd::find_spec::<T, P>(arch, &pred),
-            crate::algo::select::select_spec::<T, P>(arch, &pred, false).0,
-            crate::algo::select::select_spec::<T, P>(arch, &pred, true).0,
-        ],
-    )
+    let mut specs = rd::predicate_specs::<T, P>(arch, &pred);
+    specs.extend(sel::select_specs::<T, P>(arch, &pred));
+    run(target, specs)
 }
 
 /// Every kernel specialised on element type `T` and binary operator `Op`.
@@ -194,7 +177,7 @@ pub fn precompile_predicate<T: Element, P: Predicate<T>>(target: Target<'_>, pre
 /// ```
 pub fn precompile_binary<T: Element, Op: BinaryOp<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(target, vec![tr::transform2_spec::<T, Op>(arch, &op).0])
+    run(target, vec![tr::binary_spec::<T, Op>(arch, &op)])
 }
 
 /// The unary transform kernel for `T` and `Op`.
@@ -208,7 +191,7 @@ pub fn precompile_binary<T: Element, Op: BinaryOp<T>>(target: Target<'_>, op: Op
 /// ```
 pub fn precompile_unary<T: Element, Op: UnaryOp<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(target, vec![tr::transform_spec::<T, Op>(arch, &op).0])
+    run(target, vec![tr::unary_spec::<T, Op>(arch, &op)])
 }
 
 /// The radix sort kernels for keys `K` alone (`sort`, `sort_descending`,
@@ -225,19 +208,7 @@ pub fn precompile_unary<T: Element, Op: UnaryOp<T>>(target: Target<'_>, op: Op) 
 /// # Ok::<(), cuprim::Error>(())
 /// ```
 pub fn precompile_sort<K: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
-    run(target, sort_specs::<K, K>(arch_of(target), false, false))
-}
-
-/// The onesweep modules a sort of keys `K` (with values `V` when `pairs`)
-/// uses by default (32- and 64-bit output positions), or with `other`,
-/// the ones with the shortcuts switched the other way.
-fn sort_specs<K: Element, V: Element>(arch: u32, pairs: bool, other: bool) -> Vec<KernelSpec> {
-    use crate::algo::sort::{policy, sort_spec, Variant};
-    let shortcut = policy::<K, V>(arch, pairs, None, false).shortcut != other;
-    [false, true]
-        .into_iter()
-        .map(|wide| sort_spec::<K, V>(arch, pairs, Variant { wide, shortcut }).0)
-        .collect()
+    run(target, crate::algo::sort::kernel_specs::<K, K>(arch_of(target), false, false))
 }
 
 /// The onesweep modules of keys `K` alone and with values `V` that the
@@ -246,8 +217,8 @@ fn sort_specs<K: Element, V: Element>(arch: u32, pairs: bool, other: bool) -> Ve
 #[doc(hidden)]
 pub fn precompile_sort_alternatives<K: Element, V: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    let mut specs = sort_specs::<K, K>(arch, false, true);
-    specs.extend(sort_specs::<K, V>(arch, true, true));
+    let mut specs = crate::algo::sort::kernel_specs::<K, K>(arch, false, true);
+    specs.extend(crate::algo::sort::kernel_specs::<K, V>(arch, true, true));
     run(target, specs)
 }
 
@@ -261,21 +232,16 @@ pub fn precompile_sort_alternatives<K: Element, V: Element>(target: Target<'_>) 
 /// # Ok::<(), cuprim::Error>(())
 /// ```
 pub fn precompile_sort_pairs<K: Element, V: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
-    run(target, sort_specs::<K, V>(arch_of(target), true, false))
+    run(target, crate::algo::sort::kernel_specs::<K, V>(arch_of(target), true, false))
 }
 
 /// The classic (4-bit, three kernels per pass) sort kernels, keys alone
-/// and with values `V`: the comparison path of the sort bench.
+/// and with values `V`: the comparison path of the sort bench (cargo
+/// feature `classic-sort`).
+#[cfg(feature = "classic-sort")]
 #[doc(hidden)]
 pub fn precompile_sort_classic<K: Element, V: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
-    let arch = arch_of(target);
-    run(
-        target,
-        vec![
-            crate::algo::sort::classic_spec::<K, K>(arch, false).0,
-            crate::algo::sort::classic_spec::<K, V>(arch, true).0,
-        ],
-    )
+    run(target, crate::algo::sort::classic_kernel_specs::<K, V>(arch_of(target)))
 }
 
 /// The histogram kernels for samples `T` and counts `C` (`u32` or `u64`):

@@ -36,6 +36,13 @@ pub trait Predicate<T: Element>: Copy + Send + Sync + 'static {
     fn param(&self) -> T {
         T::zero()
     }
+    /// True when [`cuda_expr`](Predicate::cuda_expr) is the same text for
+    /// every value of this type (values reach the kernel through
+    /// [`param`](Predicate::param)). Then a warm call finds its kernel by
+    /// type alone, formatting nothing. Default: true for types with no data.
+    fn cuda_expr_is_fixed(&self) -> bool {
+        std::mem::size_of::<Self>() == 0
+    }
 }
 
 macro_rules! compare_pred {
@@ -52,6 +59,9 @@ macro_rules! compare_pred {
             }
             fn param(&self) -> T {
                 self.0
+            }
+            fn cuda_expr_is_fixed(&self) -> bool {
+                true
             }
         }
     };
@@ -100,5 +110,8 @@ impl<T: Element, P: Predicate<T>> Predicate<T> for Not<P> {
     }
     fn param(&self) -> T {
         self.0.param()
+    }
+    fn cuda_expr_is_fixed(&self) -> bool {
+        self.0.cuda_expr_is_fixed()
     }
 }

@@ -6,12 +6,14 @@
 //! [`DeviceSliceMut`] view of part of one. Their methods live in extension
 //! traits, one per family, all in [`prelude`](crate::prelude).
 
-use crate::device::{Backend, CudaDevice, Device};
-use crate::element::{Element, Storable};
+use crate::device::{Backend, CudaDevice, Device, Ptr};
+use crate::element::Storable;
 use crate::error::{DriverContext, Error, Result};
-use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DriverError};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 
 /// Raw access to a buffer's memory, for the algorithm layer.
 #[allow(private_interfaces)]
@@ -98,19 +100,11 @@ pub trait DeviceData<T: Storable>: raw::Sealed<T> {
     /// Copies the elements to a host `Vec` (waits for queued work).
     fn to_vec(&self) -> Result<Vec<T>> {
         match self.mem() {
-            Mem::Host(s) => Ok(s.to_vec()),
+            Mem::Host(s) => host_copy(s),
             Mem::Cuda { dev, ptr, len, .. } => {
-                let mut out = vec![T::zeroed(); len];
-                if len > 0 {
-                    // SAFETY: `ptr` addresses `len` live elements borrowed for
-                    // this call; `out` has room for them; the stream is
-                    // synchronised before `out` is read.
-                    unsafe {
-                        cudarc::driver::result::memcpy_dtoh_async(&mut out, ptr, dev.stream.cu_stream())
-                            .during("copying device to host")?;
-                    }
-                    dev.stream.synchronize().during("copying device to host")?;
-                }
+                let mut out = host_zeroed(len)?;
+                // `ptr` addresses `len` live elements borrowed for this call.
+                dev.download(&mut out, Ptr::from_raw(ptr), "copying device to host")?;
                 Ok(out)
             }
         }
@@ -122,7 +116,32 @@ pub trait DeviceDataMut<T: Storable>: DeviceData<T> + raw::SealedMut<T> {}
 
 enum Buf<T> {
     Host(Vec<T>),
-    Cuda { slice: CudaSlice<T>, ptr: u64 },
+    Cuda {
+        slice: CudaSlice<T>,
+        /// `slice`'s address, taken once (reading it through cudarc's
+        /// `device_ptr` costs a stream wait when events are tracked).
+        ptr: u64,
+        /// cudarc gave `slice` read / write events: its context tracked
+        /// events when the slice was made (`CudaStream::alloc` and
+        /// `upgrade_device_ptr` create them only then; `null` never does).
+        events: bool,
+    },
+}
+
+/// [`DeviceVec::interop`] bits: what cudarc code may have done with the
+/// buffer, on streams cuprim does not know, that cuprim's next use must be
+/// ordered after; and whether the slice's write event is stale.
+mod interop {
+    /// cudarc may have read the buffer through a view: cuprim's next write
+    /// waits for the slice's read event.
+    pub const LENT_READ: u8 = 1;
+    /// cudarc may have written the buffer through a mutable view: cuprim's
+    /// next use (read or write) waits for the slice's write event.
+    pub const LENT_WRITE: u8 = 2;
+    /// cuprim may have queued a write to the buffer after the last time the
+    /// slice's write event was recorded on cuprim's stream (or the stream was
+    /// synchronised): a cudarc reader would not wait for it.
+    pub const DIRTY: u8 = 4;
 }
 
 /// An owned array of `T` on a [`Device`]; work on it is ordered on the
@@ -136,66 +155,98 @@ enum Buf<T> {
 /// assert_eq!(v.to_vec()?, vec![3.0, 1.0, 2.0]);
 /// # Ok::<(), cuprim::Error>(())
 /// ```
+///
+/// # Interop with cudarc
+///
+/// cuprim queues its kernels with the buffer's raw address, so cudarc's
+/// per-buffer events (the `CudaSlice`'s read and write events, which safe
+/// cudarc code waits on when it uses the buffer on another stream) do not
+/// see that work by themselves. Every method that hands the buffer to
+/// cudarc ([`into_cuda_slice`](Self::into_cuda_slice),
+/// [`as_cuda_view`](Self::as_cuda_view),
+/// [`as_cuda_view_mut`](Self::as_cuda_view_mut)) orders it first, and
+/// cuprim's first use after a view was handed out waits for what cudarc
+/// did with it; adopting a slice ([`from_cuda_slice`](Self::from_cuda_slice))
+/// waits for its pending uses. So safe cudarc code on any stream of the
+/// context sees cuprim's results, and cuprim sees cudarc's, with no host
+/// synchronisation (except `as_cuda_view` right after cuprim wrote the
+/// buffer, see there). Ordinary cuprim calls record and wait for nothing.
+///
+/// This holds while cudarc tracks events, which it does on every context
+/// by default and on the contexts cuprim makes. If the slice's context has
+/// event tracking disabled (`CudaContext::disable_event_tracking`, an
+/// `unsafe` promise to order streams by hand), or has never had a second
+/// stream (cudarc then tracks nothing either), cudarc orders no buffer
+/// across streams; cuprim then orders only the slice's own stream
+/// (`CudaSlice::stream`, where it is freed) with its work, and a use on any
+/// other stream must be ordered by the caller, e.g.
+/// `other.join(dev.cuda_stream().unwrap())`.
 pub struct DeviceVec<T: Storable> {
     device: Device,
     buf: Buf<T>,
     /// The CudaSlice came from another stream (interop): order that stream
     /// after ours before the slice is freed or handed back.
     foreign_stream: bool,
+    /// [`interop`] bits. Atomic because `mem` and `as_cuda_view` take
+    /// `&self` and a `DeviceVec` is `Sync`; `&mut self` paths use `get_mut`.
+    interop: AtomicU8,
 }
 
 impl<T: Storable> DeviceVec<T> {
+    fn new(device: &Device, buf: Buf<T>, foreign_stream: bool, interop: u8) -> Self {
+        DeviceVec {
+            device: device.clone(),
+            buf,
+            foreign_stream,
+            interop: AtomicU8::new(interop),
+        }
+    }
+
     /// Allocates `len` elements whose contents are unspecified; callers in
     /// this crate overwrite all of them before anyone can read them.
     pub(crate) fn alloc_uninit(device: &Device, len: usize) -> Result<Self> {
         let buf = match device.backend() {
-            Backend::Host => Buf::Host(vec![T::zeroed(); len]),
+            Backend::Host => Buf::Host(host_zeroed(len)?),
             Backend::Cuda(c) => {
                 let bytes = len
                     .checked_mul(std::mem::size_of::<T>())
                     .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
-                let slice = if len == 0 {
-                    c.stream.null::<T>().map_err(|e| Error::alloc(0, e))?
+                let stream = c.stream();
+                let (slice, events) = if len == 0 {
+                    (stream.null::<T>().map_err(|e| Error::alloc(0, e))?, false)
                 } else {
+                    // cudarc's `alloc` creates the events iff this holds.
+                    let events = stream.context().is_event_tracking();
                     // SAFETY: the memory is uninitialised; see the doc above.
-                    unsafe { c.stream.alloc::<T>(len) }.map_err(|e| Error::alloc(bytes, e))?
+                    let slice = unsafe { stream.alloc::<T>(len) }.map_err(|e| Error::alloc(bytes, e))?;
+                    (slice, events)
                 };
-                let ptr = slice.device_ptr(&c.stream).0;
+                let ptr = address(&slice, stream);
                 if len > 0 && poison_enabled() {
-                    // SAFETY: `ptr` addresses `bytes` bytes we just allocated.
-                    unsafe {
-                        cudarc::driver::result::memset_d8_async(ptr, 0xff, bytes, c.stream.cu_stream()).during("poisoning a new buffer")?;
-                    }
+                    // `ptr` addresses the `bytes` bytes just allocated.
+                    c.memset_bytes(ptr, 0xff, bytes, "poisoning a new buffer")?;
                 }
-                Buf::Cuda { slice, ptr }
+                Buf::Cuda { slice, ptr, events }
             }
         };
-        Ok(DeviceVec {
-            device: device.clone(),
-            buf,
-            foreign_stream: false,
-        })
+        // Stream-ordered allocation (and poison) queued on our stream, not
+        // covered by the new slice's write event yet.
+        Ok(Self::new(device, buf, false, interop::DIRTY))
     }
 
     /// Copies `data` to `device`.
     pub fn from_slice(device: &Device, data: &[T]) -> Result<Self> {
         match device.backend() {
-            Backend::Host => Ok(DeviceVec {
-                device: device.clone(),
-                buf: Buf::Host(data.to_vec()),
-                foreign_stream: false,
-            }),
+            Backend::Host => Ok(Self::new(device, Buf::Host(host_copy(data)?), false, 0)),
             Backend::Cuda(c) => {
-                let v = Self::alloc_uninit(device, data.len())?;
+                let mut v = Self::alloc_uninit(device, data.len())?;
                 if let Buf::Cuda { ptr, .. } = v.buf {
                     if !data.is_empty() {
-                        // SAFETY: `ptr` has room for data.len() elements. The
-                        // synchronous wait keeps `data` borrowed until the copy
-                        // has read it.
-                        unsafe {
-                            cudarc::driver::result::memcpy_htod_async(ptr, data, c.stream.cu_stream()).during("copying host to device")?;
-                        }
-                        c.stream.synchronize().during("copying host to device")?;
+                        // `ptr` has room for data.len() elements. `upload`
+                        // waits for the stream, so every queued use of the
+                        // buffer has finished: nothing for cudarc to wait on.
+                        c.upload(Ptr::from_raw(ptr), data, "copying host to device")?;
+                        *v.interop.get_mut() = 0;
                     }
                 }
                 Ok(v)
@@ -209,12 +260,17 @@ impl<T: Storable> DeviceVec<T> {
         if len >= self.len() {
             return Ok(());
         }
+        // The old slice's events go with it: settle what they guard first.
+        self.before_write();
         match &mut self.buf {
             Buf::Host(v) => v.truncate(len),
-            Buf::Cuda { slice, .. } => {
+            Buf::Cuda { slice, events, .. } => {
                 let stream = slice.stream().clone();
                 let old = std::mem::replace(slice, stream.null::<T>().map_err(|e| Error::alloc(0, e))?);
+                // `leak` makes the slice's stream wait for its events first.
                 let ptr = old.leak();
+                // cudarc's `upgrade_device_ptr` creates events iff this holds.
+                *events = stream.context().is_event_tracking();
                 // SAFETY: `ptr` is the allocation `old` owned, which has room
                 // for more than `len` elements; ownership moves to the new
                 // slice, which frees it on the same stream.
@@ -276,6 +332,9 @@ impl<T: Storable> DeviceVec<T> {
     /// ```
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
         let (start, end) = bounds(range, self.len())?;
+        if matches!(self.buf, Buf::Cuda { .. }) {
+            self.before_write();
+        }
         let device = &self.device;
         let mem = match &mut self.buf {
             Buf::Host(v) => MemMut::Host(&mut v[start..end]),
@@ -290,32 +349,44 @@ impl<T: Storable> DeviceVec<T> {
     }
 
     /// Wraps a cudarc buffer without copying. The buffer must belong to
-    /// `device`'s context; if it was made on another stream, `device`'s
-    /// stream first waits for that stream's queued work (no host sync).
-    pub fn from_cuda_slice(device: &Device, slice: CudaSlice<T>) -> Result<Self> {
+    /// `device`'s context. `device`'s stream first waits (no host sync) for
+    /// the work queued on the slice's own stream and, where cudarc tracks
+    /// events, for every pending use of the slice on other streams.
+    pub fn from_cuda_slice(device: &Device, mut slice: CudaSlice<T>) -> Result<Self> {
         let c = device.cuda_ref().ok_or(Error::DeviceMismatch { op: "from_cuda_slice" })?;
-        if slice.context().cu_ctx() != c.ctx.cu_ctx() {
+        let ours = c.stream();
+        if slice.context().cu_ctx() != ours.context().cu_ctx() {
             return Err(Error::DeviceMismatch { op: "from_cuda_slice" });
         }
-        let foreign_stream = slice.stream().cu_stream() != c.stream.cu_stream();
+        let foreign_stream = !same_stream(slice.stream(), ours);
         if foreign_stream {
-            c.stream.join(slice.stream()).during("ordering streams")?;
+            // Also orders us after a stream-ordered allocation never written.
+            ours.join(slice.stream()).during("ordering streams")?;
         }
-        let ptr = slice.device_ptr(&c.stream).0;
-        Ok(DeviceVec {
-            device: device.clone(),
-            buf: Buf::Cuda { slice, ptr },
-            foreign_stream,
-        })
+        // Whether the slice has events is not public; cudarc made them if
+        // tracking was on when it was allocated, as it normally still is.
+        let events = !slice.is_empty() && slice.context().is_event_tracking();
+        let ptr = {
+            // With tracking, `device_ptr_mut` makes `ours` wait for the
+            // slice's read and write events. Its guard (which would record
+            // the write event now, before any of our work) is not needed.
+            let (ptr, guard) = slice.device_ptr_mut(ours);
+            std::mem::forget(guard);
+            ptr
+        };
+        ours.context().check_err().during("waiting for the slice's pending uses")?;
+        Ok(Self::new(device, Buf::Cuda { slice, ptr, events }, foreign_stream, 0))
     }
 
-    /// Unwraps into the cudarc buffer (ordered after all queued work on this
-    /// device). Host-backend vectors have none: that is an error.
+    /// Unwraps into the cudarc buffer, ordered after all work queued on this
+    /// device: safe cudarc code on any stream of the context waits for it
+    /// (see [interop](DeviceVec#interop-with-cudarc)). Host-backend vectors
+    /// have none: that is an error.
     pub fn into_cuda_slice(mut self) -> Result<CudaSlice<T>> {
         if self.device.is_host() {
             return Err(Error::Unsupported("a host-backend DeviceVec has no CudaSlice".into()));
         }
-        self.order_foreign_stream()?;
+        self.publish().during("handing the buffer to cudarc")?;
         self.foreign_stream = false;
         match std::mem::replace(&mut self.buf, Buf::Host(Vec::new())) {
             Buf::Cuda { slice, .. } => Ok(slice),
@@ -323,83 +394,168 @@ impl<T: Storable> DeviceVec<T> {
         }
     }
 
-    /// A borrowed cudarc view of the whole buffer (`None` on the host backend).
+    /// A borrowed cudarc view of the whole buffer (`None` on the host
+    /// backend), for reading on any stream: safe cudarc code waits for
+    /// cuprim's queued writes, and cuprim's next write waits for the reads.
+    ///
+    /// Recording the slice's write event needs `&mut` access in cudarc, so
+    /// if cuprim wrote the buffer since it last handed it out, this waits on
+    /// the host for the device's queued work (once; then it is free until
+    /// cuprim writes again). [`as_cuda_view_mut`](Self::as_cuda_view_mut)
+    /// and [`into_cuda_slice`](Self::into_cuda_slice) never wait on the host.
     pub fn as_cuda_view(&self) -> Option<CudaView<'_, T>> {
-        match &self.buf {
-            Buf::Cuda { slice, .. } => Some(slice.as_view()),
-            Buf::Host(_) => None,
+        let Buf::Cuda { slice, events, .. } = &self.buf else {
+            return None;
+        };
+        let ours = cuda_of(&self.device).stream();
+        if self.interop.load(Ordering::Acquire) & interop::DIRTY != 0 {
+            let ordered = if tracked(slice, *events) {
+                // The write event cannot be recorded through `&self`, and a
+                // reader waits only on it: finish the queued work instead.
+                ours.synchronize()
+            } else if !same_stream(slice.stream(), ours) {
+                slice.stream().join(ours)
+            } else {
+                Ok(())
+            };
+            match ordered {
+                Ok(()) => {
+                    self.interop.fetch_and(!interop::DIRTY, Ordering::Release);
+                }
+                // No way to return it here; cudarc keeps it for
+                // `CudaContext::check_err`, and a failed synchronise leaves
+                // the context unusable, so the view's reads fail too.
+                Err(e) => ours.context().record_err::<()>(Err(e)),
+            }
         }
+        self.interop.fetch_or(interop::LENT_READ, Ordering::AcqRel);
+        Some(slice.as_view())
     }
 
-    /// A borrowed mutable cudarc view (`None` on the host backend).
+    /// A borrowed mutable cudarc view (`None` on the host backend), for
+    /// reading or writing on any stream: safe cudarc code waits for all of
+    /// cuprim's queued work on the buffer, and cuprim's next use waits for
+    /// cudarc's (no host sync either way).
     pub fn as_cuda_view_mut(&mut self) -> Option<CudaViewMut<'_, T>> {
+        if self.device.is_host() {
+            return None;
+        }
+        let mut lent = interop::LENT_READ | interop::LENT_WRITE;
+        if let Err(e) = self.publish() {
+            // No way to return it here: fall back to finishing the queued
+            // work, and leave the error with the context for cudarc's
+            // `check_err`. If even the synchronise fails, the context is
+            // unusable and the view's uses fail too.
+            let ours = cuda_of(&self.device).stream();
+            if ours.synchronize().is_err() {
+                lent |= interop::DIRTY;
+            }
+            ours.context().record_err::<()>(Err(e));
+        }
+        *self.interop.get_mut() = lent;
         match &mut self.buf {
             Buf::Cuda { slice, .. } => Some(slice.as_view_mut()),
             Buf::Host(_) => None,
         }
     }
 
-    fn order_foreign_stream(&self) -> Result<()> {
-        if let (true, Buf::Cuda { slice, .. }, Some(c)) = (self.foreign_stream, &self.buf, self.device.cuda_ref()) {
-            slice.stream().join(&c.stream).during("ordering streams")?;
+    /// Orders every later use of the slice by cudarc, on any stream, after
+    /// all work queued on our stream so far (the hand-over to cudarc).
+    fn publish(&mut self) -> std::result::Result<(), DriverError> {
+        let (Buf::Cuda { slice, events, .. }, Some(c)) = (&mut self.buf, self.device.cuda_ref()) else {
+            return Ok(());
+        };
+        let ours = c.stream();
+        if tracked(slice, *events) {
+            if ours.context().is_managing_stream_synchronization() {
+                // Makes `ours` wait for the slice's read and write events
+                // (harmless), then the guard's drop records the write event
+                // on `ours`, after all of its queued work: every cudarc use
+                // (reads wait on the write event, writes and the free wait on
+                // both) now waits for it.
+                drop(slice.device_ptr_mut(ours));
+            } else {
+                // cudarc skips the guard's record on a stream whose context
+                // does not manage synchronisation: record on the slice's own
+                // stream instead, ordered after ours.
+                let theirs = slice.stream().clone();
+                theirs.join(ours)?;
+                drop(slice.device_ptr_mut(&theirs));
+            }
+            // The record's (and waits') errors are kept by the context.
+            ours.context().check_err()?;
+        } else if !same_stream(slice.stream(), ours) {
+            // cudarc orders nothing across streams here: order the slice's
+            // own stream (where it is used by default and freed).
+            slice.stream().join(ours)?;
         }
+        *self.interop.get_mut() &= !interop::DIRTY;
         Ok(())
     }
-}
 
-/// Constructors that compute values: these need a scalar [`Element`].
-impl<T: Element> DeviceVec<T> {
-    /// `len` zeros.
-    ///
-    /// ```
-    /// # use cuprim::prelude::*;
-    /// let z = DeviceVec::<u32>::zeros(&Device::host(), 4)?;
-    /// assert_eq!(z.to_vec()?, vec![0; 4]);
-    /// # Ok::<(), cuprim::Error>(())
-    /// ```
-    pub fn zeros(device: &Device, len: usize) -> Result<Self> {
-        Self::filled(device, len, T::zero())
+    /// Before cuprim reads: wait for cudarc's writes through a view.
+    #[cold]
+    fn wait_for_cudarc_writes(&self) {
+        let Buf::Cuda { slice, events, .. } = &self.buf else {
+            return;
+        };
+        let ours = cuda_of(&self.device).stream();
+        if tracked(slice, *events) {
+            // Makes `ours` wait for the write event. The guard would record
+            // the read event now, before our read is queued, overwriting a
+            // cudarc reader's record that our next write must wait for.
+            let (_, guard) = slice.device_ptr(ours);
+            std::mem::forget(guard);
+        } else if !same_stream(slice.stream(), ours) {
+            ours.context().record_err(ours.join(slice.stream()));
+        }
+        self.interop.fetch_and(!interop::LENT_WRITE, Ordering::Release);
     }
 
-    /// `len` copies of `value`.
-    ///
-    /// ```
-    /// # use cuprim::prelude::*;
-    /// let v = DeviceVec::filled(&Device::host(), 3, 7i64)?;
-    /// assert_eq!(v.to_vec()?, vec![7, 7, 7]);
-    /// # Ok::<(), cuprim::Error>(())
-    /// ```
-    pub fn filled(device: &Device, len: usize, value: T) -> Result<Self> {
-        let mut v = Self::alloc_uninit(device, len)?;
-        crate::algo::transform::fill(v.mem_mut(), value)?;
-        Ok(v)
+    /// Before cuprim writes: wait for cudarc's reads and writes through
+    /// views, and mark the write event stale.
+    fn before_write(&mut self) {
+        let state = self.interop.get_mut();
+        if *state & (interop::LENT_READ | interop::LENT_WRITE) != 0 {
+            self.wait_for_cudarc_uses();
+        }
+        *self.interop.get_mut() = interop::DIRTY;
     }
 
-    /// `start, start + step, start + 2*step, ...` (`len` elements), computed
-    /// as `start + T(i) * step` with the element's own arithmetic (wrapping
-    /// for integers; for floats, `i` is rounded to `T` first).
-    ///
-    /// ```
-    /// # use cuprim::prelude::*;
-    /// let v = DeviceVec::sequence(&Device::host(), 4, 10u32, 5)?;
-    /// assert_eq!(v.to_vec()?, vec![10, 15, 20, 25]);
-    /// # Ok::<(), cuprim::Error>(())
-    /// ```
-    pub fn sequence(device: &Device, len: usize, start: T, step: T) -> Result<Self>
-    where
-        T: crate::ops::Arith,
-    {
-        let mut v = Self::alloc_uninit(device, len)?;
-        crate::algo::transform::sequence(v.mem_mut(), start, step)?;
-        Ok(v)
+    #[cold]
+    fn wait_for_cudarc_uses(&mut self) {
+        let Some(c) = self.device.cuda_ref() else {
+            return;
+        };
+        let Buf::Cuda { slice, events, .. } = &mut self.buf else {
+            return;
+        };
+        let ours = c.stream();
+        if tracked(slice, *events) {
+            // Makes `ours` wait for the read and write events. The guard
+            // (recording the write event before our write is queued) is
+            // not needed: `publish` records it at the next hand-over.
+            let (_, guard) = slice.device_ptr_mut(ours);
+            std::mem::forget(guard);
+        } else if !same_stream(slice.stream(), ours) {
+            ours.context().record_err(ours.join(slice.stream()));
+        }
     }
 }
 
 impl<T: Storable> Drop for DeviceVec<T> {
     fn drop(&mut self) {
-        // A buffer adopted from another stream is freed on that stream:
-        // make it wait for our queued work first.
-        let _ = self.order_foreign_stream();
+        // A buffer adopted from another stream is freed on that stream
+        // (after waiting for its events, with tracking): order that after
+        // our queued work. Our own buffers are freed on our stream, in order.
+        if self.foreign_stream {
+            if let (Err(e), Some(c)) = (self.publish(), self.device.cuda_ref()) {
+                // Fall back to finishing our work; the error stays with the
+                // context (cudarc's `check_err`), as cudarc's drops do.
+                let _ = c.synchronize("ordering a buffer's free");
+                c.stream().context().record_err::<()>(Err(e));
+            }
+        }
     }
 }
 
@@ -426,6 +582,53 @@ fn cuda_of(device: &Device) -> &CudaDevice {
     }
 }
 
+/// The slice's address, without the side effects of cudarc's guard: with
+/// event tracking, `device_ptr` makes `stream` wait for the slice's write
+/// event (a never-recorded event for a fresh allocation: no GPU wait) and
+/// its guard would record the read event, which is skipped here.
+fn address<T>(slice: &CudaSlice<T>, stream: &CudaStream) -> u64 {
+    let (ptr, guard) = slice.device_ptr(stream);
+    std::mem::forget(guard);
+    ptr
+}
+
+/// Whether cudarc orders the slice's uses across streams through its
+/// events: the slice has them and its context manages synchronisation
+/// (event tracking on, and a second stream made: cudarc's
+/// `is_managing_stream_synchronization`, which gates every wait and record
+/// in `device_ptr`, `device_ptr_mut`, their guards and the slice's drop).
+fn tracked<T>(slice: &CudaSlice<T>, events: bool) -> bool {
+    events && slice.context().is_managing_stream_synchronization()
+}
+
+fn same_stream(a: &Arc<CudaStream>, b: &Arc<CudaStream>) -> bool {
+    a.cu_stream() == b.cu_stream()
+}
+
+/// `len` zeroed `T`s on the host; a size the allocator cannot provide is
+/// [`Error::OutOfMemory`] rather than an abort.
+fn host_zeroed<T: Storable>(len: usize) -> Result<Vec<T>> {
+    let mut v = host_with_capacity(len)?;
+    v.resize(len, T::zeroed());
+    Ok(v)
+}
+
+/// A host copy of `data`, fallible like [`host_zeroed`].
+fn host_copy<T: Storable>(data: &[T]) -> Result<Vec<T>> {
+    let mut v = host_with_capacity(data.len())?;
+    v.extend_from_slice(data);
+    Ok(v)
+}
+
+fn host_with_capacity<T>(len: usize) -> Result<Vec<T>> {
+    let bytes = len
+        .checked_mul(std::mem::size_of::<T>())
+        .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Error::OutOfMemory { bytes })?;
+    Ok(v)
+}
+
 fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
     let start = match range.start_bound() {
         Bound::Included(&s) => s,
@@ -449,21 +652,31 @@ impl<T: Storable> raw::Sealed<T> for DeviceVec<T> {
     fn mem(&self) -> Mem<'_, T> {
         match &self.buf {
             Buf::Host(v) => Mem::Host(v),
-            Buf::Cuda { slice, ptr } => Mem::Cuda {
-                dev: cuda_of(&self.device),
-                ptr: *ptr,
-                len: slice.len(),
-                _p: PhantomData,
-            },
+            Buf::Cuda { slice, ptr, .. } => {
+                // The only cost on the hot path: one load.
+                if self.interop.load(Ordering::Acquire) & interop::LENT_WRITE != 0 {
+                    self.wait_for_cudarc_writes();
+                }
+                Mem::Cuda {
+                    dev: cuda_of(&self.device),
+                    ptr: *ptr,
+                    len: slice.len(),
+                    _p: PhantomData,
+                }
+            }
         }
     }
 }
 impl<T: Storable> raw::SealedMut<T> for DeviceVec<T> {
     fn mem_mut(&mut self) -> MemMut<'_, T> {
+        if matches!(self.buf, Buf::Cuda { .. }) {
+            // A plain load and store (`&mut`: no atomic operation).
+            self.before_write();
+        }
         let device = &self.device;
         match &mut self.buf {
             Buf::Host(v) => MemMut::Host(v),
-            Buf::Cuda { slice, ptr } => MemMut::Cuda {
+            Buf::Cuda { slice, ptr, .. } => MemMut::Cuda {
                 dev: cuda_of(device),
                 ptr: *ptr,
                 len: slice.len(),
@@ -543,4 +756,4 @@ impl<T: Storable> DeviceData<T> for DeviceSliceMut<'_, T> {
 }
 impl<T: Storable> DeviceDataMut<T> for DeviceSliceMut<'_, T> {}
 
-use raw::{Sealed as _, SealedMut as _};
+use raw::Sealed as _;

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{assert_same, random_vec, rng, Sample};
-use cudarc::driver::{CudaContext, CudaSlice};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use cuprim::ops::{Negate, Square};
 use cuprim::prelude::*;
 use std::sync::Arc;
@@ -155,4 +155,171 @@ fn adopting_into_the_default_device_and_refusals() {
     let e = DeviceVec::from_cuda_slice(&dev, empty).unwrap();
     assert!(e.is_empty() && e.to_vec().unwrap().is_empty());
     assert_eq!(e.into_cuda_slice().unwrap().len(), 0);
+}
+
+/// Host-backend allocations that cannot fit are errors, not aborts; the
+/// allocation happens before any kernel runs.
+#[test]
+fn huge_host_allocations_are_out_of_memory() {
+    let host = Device::host();
+    // 2^62 u32s: the byte count overflows usize.
+    assert!(matches!(DeviceVec::<u32>::zeros(&host, 1 << 62), Err(Error::OutOfMemory { .. })));
+    assert!(matches!(DeviceVec::filled(&host, 1 << 62, 7u32), Err(Error::OutOfMemory { .. })));
+    // 2^62 bytes: representable, but no allocator can provide it.
+    assert!(matches!(DeviceVec::<u8>::zeros(&host, 1 << 62), Err(Error::OutOfMemory { .. })));
+    if let Some(dev) = common::cuda() {
+        assert!(matches!(DeviceVec::<u32>::zeros(&dev, 1 << 62), Err(Error::OutOfMemory { .. })));
+    }
+}
+
+/// CUDA device 0 through cuprim and a second stream on the same context
+/// (cuprim's own), or `None` after a skip line.
+fn gpu_and_second_stream(test: &str) -> Option<(Device, Arc<CudaStream>)> {
+    let Some(dev) = common::cuda() else {
+        common::skip(test, "needs CUDA");
+        return None;
+    };
+    let ctx = dev.cuda_context().unwrap().clone();
+    assert!(ctx.is_event_tracking(), "cuprim leaves cudarc's event tracking on");
+    let stream2 = ctx.new_stream().unwrap();
+    assert!(stream2.cu_stream() != dev.cuda_stream().unwrap().cu_stream());
+    Some((dev, stream2))
+}
+
+/// Large enough that a copy on another stream that does not wait for
+/// cuprim's kernels starts well before they finish.
+const BIG: usize = 1 << 24;
+
+fn sorted(v: &[u32]) -> Vec<u32> {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    s
+}
+
+/// A sort's result handed to cudarc with `into_cuda_slice` and read at once
+/// on another stream, with no synchronize in between, is the sorted data.
+#[test]
+fn into_cuda_slice_is_ordered_for_another_stream() {
+    let Some((dev, stream2)) = gpu_and_second_stream("into_cuda_slice_is_ordered_for_another_stream") else {
+        return;
+    };
+    let (mut r, seed) = rng("interop sorted slice on a second stream");
+    for round in 0..4 {
+        let data: Vec<u32> = random_vec(&mut r, BIG);
+        let want = sorted(&data);
+        let mut v = DeviceVec::from_slice(&dev, &data).unwrap();
+        v.sort().unwrap();
+        let slice = v.into_cuda_slice().unwrap();
+        let got = stream2.clone_dtoh(&slice).unwrap();
+        assert!(
+            got == want,
+            "round {round} seed={seed}: a second stream read the slice before the sort finished"
+        );
+        // Freed on cuprim's stream after stream2's read (cudarc's events).
+        drop(slice);
+    }
+}
+
+/// `as_cuda_view` and `as_cuda_view_mut` read at once on another stream see
+/// the result of the cuprim work queued before; cuprim's write right after
+/// waits for that read.
+#[test]
+fn cuda_views_are_ordered_for_another_stream() {
+    let Some((dev, stream2)) = gpu_and_second_stream("cuda_views_are_ordered_for_another_stream") else {
+        return;
+    };
+    let ctx = dev.cuda_context().unwrap().clone();
+    // Page-locked, so stream2's copies out of the views are asynchronous:
+    // the copy is only queued when memcpy_dtoh returns.
+    // SAFETY: only read after stream2 has written all of it.
+    let mut pinned = unsafe { ctx.alloc_pinned::<u32>(BIG) }.unwrap();
+    let (mut r, seed) = rng("interop views on a second stream");
+    for round in 0..4 {
+        let data: Vec<u32> = random_vec(&mut r, BIG);
+        let want = sorted(&data);
+        let negated: Vec<u32> = want.iter().map(|x| x.wrapping_neg()).collect();
+
+        // A new vector, written by a long sequence of kernels (new CUDA
+        // buffers start as 0xff bytes in the tests), read through a view.
+        let keys = DeviceVec::from_slice(&dev, &data).unwrap();
+        let order = keys.argsort::<u32>().unwrap();
+        stream2.memcpy_dtoh(&order.as_cuda_view().unwrap(), &mut pinned).unwrap();
+        let seen = pinned.as_slice().unwrap().to_vec();
+        assert!(
+            seen == order.to_vec().unwrap(),
+            "round {round} seed={seed}: as_cuda_view right after argsort"
+        );
+
+        // Sorted in place, copied out through a view on stream2, and at
+        // once negated by cuprim: the copy holds the sorted data (it waited
+        // for the sort, and the negation waited for it).
+        let mut v = keys;
+        v.sort().unwrap();
+        stream2.memcpy_dtoh(&v.as_cuda_view().unwrap(), &mut pinned).unwrap();
+        v.transform_in_place(Negate).unwrap();
+        assert!(
+            pinned.as_slice().unwrap() == &want[..],
+            "round {round} seed={seed}: as_cuda_view right after sort, then a cuprim write"
+        );
+        assert!(
+            v.to_vec().unwrap() == negated,
+            "round {round} seed={seed}: cuprim's write after a cudarc read"
+        );
+
+        // The same through a mutable view.
+        v.transform_in_place(Negate).unwrap();
+        stream2.memcpy_dtoh(&v.as_cuda_view_mut().unwrap(), &mut pinned).unwrap();
+        v.transform_in_place(Negate).unwrap();
+        assert!(
+            pinned.as_slice().unwrap() == &want[..],
+            "round {round} seed={seed}: as_cuda_view_mut right after a transform, then a cuprim write"
+        );
+        assert!(
+            v.to_vec().unwrap() == negated,
+            "round {round} seed={seed}: cuprim's write after a cudarc read through a mutable view"
+        );
+    }
+}
+
+/// cudarc writes through `as_cuda_view_mut` on another stream; cuprim's next
+/// read or write of the vector, at once, sees the new data.
+#[test]
+fn cudarc_writes_on_another_stream_are_seen_by_cuprim() {
+    let Some((dev, stream2)) = gpu_and_second_stream("cudarc_writes_on_another_stream_are_seen_by_cuprim") else {
+        return;
+    };
+    let ctx = dev.cuda_context().unwrap().clone();
+    // Page-locked, so stream2's copies are fully asynchronous (from pageable
+    // memory most of the copy happens before memcpy_htod returns).
+    // SAFETY: every element is written below before the memory is read.
+    let mut pinned = unsafe { ctx.alloc_pinned::<u32>(BIG) }.unwrap();
+    let (mut r, seed) = rng("interop cudarc writes on a second stream");
+    for round in 0..4 {
+        let data: Vec<u32> = random_vec(&mut r, BIG);
+        pinned.as_mut_slice().unwrap().copy_from_slice(&data);
+        let want_sum = data.iter().fold(0u32, |a, &x| a.wrapping_add(x));
+        let mut v = DeviceVec::<u32>::zeros(&dev, BIG).unwrap();
+
+        // cuprim reads (a kernel) right after cudarc's write.
+        stream2.memcpy_htod(&pinned, &mut v.as_cuda_view_mut().unwrap()).unwrap();
+        assert_eq!(v.sum().unwrap(), want_sum, "round {round} seed={seed}: sum after a cudarc write");
+
+        // cuprim reads (a copy) right after cudarc's write.
+        v.fill(0).unwrap();
+        stream2.memcpy_htod(&pinned, &mut v.as_cuda_view_mut().unwrap()).unwrap();
+        assert!(
+            v.to_vec().unwrap() == data,
+            "round {round} seed={seed}: to_vec after a cudarc write"
+        );
+
+        // cuprim writes right after cudarc's write: the results must be
+        // cuprim's, computed from cudarc's data.
+        v.fill(0).unwrap();
+        stream2.memcpy_htod(&pinned, &mut v.as_cuda_view_mut().unwrap()).unwrap();
+        v.sort().unwrap();
+        assert!(
+            v.to_vec().unwrap() == sorted(&data),
+            "round {round} seed={seed}: sort after a cudarc write"
+        );
+    }
 }

@@ -1,15 +1,21 @@
-//! The algorithm families, one file each. Every family is an extension trait
-//! over [`DeviceData`](crate::DeviceData) / [`DeviceDataMut`](crate::DeviceDataMut)
-//! whose methods check their arguments, then dispatch to the host backend
-//! (`src/host/`) or to a cached CUDA kernel.
+//! The algorithm families, one folder each. Every family is an extension
+//! trait over [`DeviceData`](crate::DeviceData) /
+//! [`DeviceDataMut`](crate::DeviceDataMut) whose methods check their
+//! arguments, then run the family's host backend (`host.rs`, rayon) or its
+//! plan (`plan.rs`: policy, scratch layout, specialisation and launches).
 
 pub mod histogram;
 pub mod knn;
+pub(crate) mod lookback;
+pub(crate) mod policy;
 pub mod reduce;
 pub mod scan;
 pub mod select;
 pub mod sort;
 pub mod transform;
+
+/// Below this many elements a rayon split costs more than it saves.
+pub(crate) const HOST_MIN_SPLIT: usize = 1 << 14;
 
 use crate::device::Device;
 use crate::error::{Error, Result};

@@ -11,13 +11,34 @@
 //! [`build`] is the one path from a spec to a binary; `Device` adds the
 //! in-memory layer and module loading on top.
 
+#[doc(hidden)] // public for the disk-cache tests (tests/cache.rs); not an application API
 pub mod cache;
+#[doc(hidden)] // public for the disk-cache tests; applications use `nvrtc_info`
 pub mod nvrtc;
-pub mod source;
+pub(crate) mod source;
+pub(crate) mod spec;
 
-pub use cache::{stats, CacheMode, CacheStats, DiskCache, Lookup};
-pub use nvrtc::{Binary, Compiled, NvrtcInfo};
-pub use source::{KernelSpec, Template};
+pub use cache::{stats, CacheMode, CacheStats};
+#[doc(hidden)]
+pub use cache::{DiskCache, Lookup};
+pub use nvrtc::NvrtcInfo;
+#[doc(hidden)]
+pub use nvrtc::{Binary, Compiled};
+pub(crate) use source::{header, template, KernelSpec, Template};
+pub(crate) use spec::{OpText, SpecKey, SpecWriter, Specialise};
+
+/// The NVRTC library cuprim uses: its version and where it was found, or
+/// [`Error::CudaUnavailable`](crate::Error::CudaUnavailable) saying where it looked.
+///
+/// ```
+/// match cuprim::jit::nvrtc_info() {
+///     Ok(info) => println!("NVRTC {}.{}", info.version.0, info.version.1),
+///     Err(e) => println!("no NVRTC: {e}"),
+/// }
+/// ```
+pub fn nvrtc_info() -> Result<&'static NvrtcInfo> {
+    nvrtc::nvrtc()
+}
 
 use crate::error::Result;
 use std::sync::atomic::Ordering;
@@ -25,7 +46,7 @@ use std::sync::atomic::Ordering;
 /// Produces the binary for `spec` on architecture `arch` (e.g. 90), from
 /// the disk cache when `mode` is [`CacheMode::Disk`] and it holds a valid
 /// entry, else by compiling (and storing, in `Disk` mode).
-pub fn build(spec: &KernelSpec, arch: u32, mode: CacheMode) -> Result<Binary> {
+pub(crate) fn build(spec: &KernelSpec, arch: u32, mode: CacheMode) -> Result<Binary> {
     let source = spec.source();
     let disk = match mode {
         CacheMode::Disk => DiskCache::default_location(),
@@ -34,6 +55,7 @@ pub fn build(spec: &KernelSpec, arch: u32, mode: CacheMode) -> Result<Binary> {
     build_source(&source, &spec.display_name(), arch, disk.as_ref())
 }
 
+#[doc(hidden)] // public for the disk-cache tests
 /// [`build`] for a ready source and an explicit (optional) disk cache.
 pub fn build_source(source: &str, name: &str, arch: u32, disk: Option<&DiskCache>) -> Result<Binary> {
     let info = nvrtc::nvrtc()?;
@@ -64,6 +86,6 @@ pub fn build_source(source: &str, name: &str, arch: u32, disk: Option<&DiskCache
 /// Compiles `spec` for `arch` with `--ptxas-options=-v`, bypassing every
 /// cache, and returns NVRTC's log: registers, shared memory, stack and
 /// spills per kernel. This is what the compile-check tests and tuning use.
-pub fn compile_report(spec: &KernelSpec, arch: u32) -> Result<Compiled> {
+pub(crate) fn compile_report(spec: &KernelSpec, arch: u32) -> Result<Compiled> {
     nvrtc::compile(&spec.source(), &spec.display_name(), arch, true)
 }

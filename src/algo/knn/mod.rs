@@ -71,121 +71,29 @@
 //! `u32`: at most `2^32 - 2` points for brute force, `2^31 - 1` for the
 //! kd-tree.
 
-mod cuda;
+// The family, bottom up: `geometry` (points, limits, distance and order,
+// the tree's layout; imports no other kNN module) <- `host` (rayon) and
+// `plan` (shared device tuning and specialisation) <- `build`, `query`,
+// `brute` (device plans and launches) <- this file (the public API).
+mod brute;
+mod build;
+mod geometry;
+mod host;
+mod plan;
+mod query;
+
+pub use geometry::{Coord, Point, MAX_DIM, MAX_K, MAX_TREE_DIM, MAX_TREE_POINTS};
 
 use crate::algo::same_device;
-use crate::device::Device;
-use crate::element::{Element, Storable};
+use crate::device::{Device, Ptr};
+use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::host;
+use crate::jit::KernelSpec;
 use crate::vec::raw::{Mem, MemMut, SealedMut as _};
 use crate::vec::{DeviceData, DeviceVec};
+use geometry::{depth, node_bytes, squared_bound};
+use plan::Rows;
 use std::marker::PhantomData;
-
-/// Largest `k` (and radius-search `max_count`).
-pub const MAX_K: usize = 1024;
-/// Largest dimension of the brute-force path.
-pub const MAX_DIM: usize = 128;
-/// Largest dimension of the kd-tree.
-pub const MAX_TREE_DIM: usize = 16;
-/// Largest point count of the kd-tree.
-pub const MAX_TREE_POINTS: usize = (1 << 31) - 1;
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for f32 {}
-    impl Sealed for f64 {}
-}
-
-/// A coordinate type: `f32` or `f64`. Sealed.
-pub trait Coord: Element + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + sealed::Sealed {
-    /// `self * a + b` with one rounding.
-    #[doc(hidden)]
-    fn fma(self, a: Self, b: Self) -> Self;
-    /// The correctly rounded square root.
-    #[doc(hidden)]
-    fn root(self) -> Self;
-    /// Neither infinite nor NaN.
-    #[doc(hidden)]
-    fn finite(self) -> bool;
-    /// The largest finite value.
-    #[doc(hidden)]
-    fn largest() -> Self;
-    /// The order-preserving bits (the radix sort's key order).
-    #[doc(hidden)]
-    fn ordered_bits(self) -> u64;
-    /// The next representable value up (`up`) or down; NaN and infinities
-    /// are returned as they are.
-    #[doc(hidden)]
-    fn step(self, up: bool) -> Self;
-}
-
-macro_rules! coord {
-    ($t:ty, $u:ty, $bits:expr) => {
-        impl Coord for $t {
-            fn fma(self, a: Self, b: Self) -> Self {
-                self.mul_add(a, b)
-            }
-            fn root(self) -> Self {
-                self.sqrt()
-            }
-            fn finite(self) -> bool {
-                self.is_finite()
-            }
-            fn largest() -> Self {
-                <$t>::MAX
-            }
-            fn ordered_bits(self) -> u64 {
-                let u = self.to_bits();
-                let sign: $u = 1 << ($bits - 1);
-                (if u & sign != 0 { !u } else { u | sign }) as u64
-            }
-            fn step(self, up: bool) -> Self {
-                if !self.is_finite() {
-                    return self;
-                }
-                if self == 0.0 {
-                    let tiny = <$t>::from_bits(1);
-                    return if up { tiny } else { -tiny };
-                }
-                let b = self.to_bits();
-                // Away from zero when the step goes that way.
-                if (self > 0.0) == up {
-                    <$t>::from_bits(b + 1)
-                } else {
-                    <$t>::from_bits(b - 1)
-                }
-            }
-        }
-    };
-}
-coord!(f32, u32, 32);
-coord!(f64, u64, 64);
-
-/// A point: `[F; D]` with `F` a [`Coord`]. Implemented for every array of
-/// `f32` or `f64`; the algorithms check `D` (1 to 128, 16 for the kd-tree).
-///
-/// ```
-/// use cuprim::algo::knn::Point;
-/// assert_eq!(<[f64; 3] as Point>::DIM, 3);
-/// assert_eq!([1.0f32, 2.0].coords(), &[1.0, 2.0]);
-/// ```
-pub trait Point: Storable {
-    /// The coordinate type.
-    type Coord: Coord;
-    /// The number of coordinates.
-    const DIM: usize;
-    /// The coordinates.
-    fn coords(&self) -> &[Self::Coord];
-}
-
-impl<F: Coord, const D: usize> Point for [F; D] {
-    type Coord = F;
-    const DIM: usize = D;
-    fn coords(&self) -> &[F] {
-        self
-    }
-}
 
 /// How to search.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -298,15 +206,16 @@ pub struct RadiusNeighbors<F: Coord> {
     pub queries: usize,
 }
 
-/// The kernel specialisations `k` neighbours of points `P` use.
-pub(crate) fn cuda_specs<P: Point>(arch: u32, k: usize) -> Vec<crate::jit::KernelSpec> {
-    let kb = cuda::bucket(k);
+/// The kernels `k` neighbours of points `P` use on architecture `arch`
+/// (what `precompile_knn` compiles): the kd-tree build and query for
+/// `D <= 16`, and brute force.
+pub(crate) fn cuda_specs<P: Point>(arch: u32, k: usize) -> Vec<KernelSpec> {
     let mut specs = Vec::with_capacity(3);
     if P::DIM <= MAX_TREE_DIM {
-        specs.push(cuda::build_spec::<P>(arch));
-        specs.push(cuda::query_spec::<P>(arch, kb));
+        specs.push(KernelSpec::of(&build::BuildPlan::<P>::new(arch)));
+        specs.push(KernelSpec::of(&query::QueryPlan::<P>::new(arch, k)));
     }
-    specs.push(cuda::brute_spec::<P>(arch, kb));
+    specs.push(KernelSpec::of(&brute::BrutePlan::<P>::new(arch, k)));
     specs
 }
 
@@ -339,6 +248,15 @@ fn out_len(queries: usize, k: usize) -> Result<usize> {
 fn alloc_rows<F: Coord>(dev: &Device, queries: usize, k: usize) -> Result<(DeviceVec<u32>, DeviceVec<F>)> {
     let len = out_len(queries, k)?;
     Ok((DeviceVec::alloc_uninit(dev, len)?, DeviceVec::alloc_uninit(dev, len)?))
+}
+
+/// The output rows at device addresses `indices` and `distances`.
+fn rows<F: Coord>(indices: u64, distances: u64, k: usize) -> Rows<F> {
+    Rows {
+        indices: Ptr::from_raw(indices),
+        distances: Ptr::from_raw(distances),
+        k,
+    }
 }
 
 fn choose<P: Point>(method: KnnMethod, n: usize, q: usize) -> KnnMethod {
@@ -419,9 +337,9 @@ fn brute_force<P: Point>(points: &impl DeviceData<P>, queries: &impl DeviceData<
     let (mut indices, mut distances) = alloc_rows::<P::Coord>(dev, q, k)?;
     if q > 0 {
         match (points.mem(), queries.mem(), indices.mem_mut(), distances.mem_mut()) {
-            (Mem::Host(p), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od)) => host::knn::brute(p, qs, k, od, oi),
+            (Mem::Host(p), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od)) => host::brute(p, qs, k, od, oi),
             (Mem::Cuda { dev: c, ptr: pp, .. }, Mem::Cuda { ptr: qp, .. }, MemMut::Cuda { ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
-                cuda::brute::<P>(c, dev, pp, n, qp, q, k, ip, dp)?
+                brute::run::<P>(c, dev, Ptr::from_raw(pp), n, Ptr::from_raw(qp), q, rows(ip, dp, k))?
             }
             _ => return Err(Error::DeviceMismatch { op: "nearest_neighbors" }),
         }
@@ -437,7 +355,7 @@ fn brute_force<P: Point>(points: &impl DeviceData<P>, queries: &impl DeviceData<
 enum Nodes<P: Point> {
     /// Host backend: node j is (point, original index).
     Host(Vec<(P, u32)>),
-    /// CUDA: node records of `cuda::node_bytes::<P>()` bytes (coordinates,
+    /// CUDA: node records of `geometry::node_bytes::<P>()` bytes (coordinates,
     /// then the u32 index, padded to 16 bytes), and the points' bounding
     /// box (lo, hi per dimension).
     Cuda {
@@ -504,9 +422,9 @@ impl<P: Point> KdTree<P> {
             return Err(Error::InvalidArgument(format!("a KdTree takes at most 2^31 - 1 points, not {n}")));
         }
         let nodes = match points.mem() {
-            Mem::Host(p) => Nodes::Host(host::knn::build(p)),
+            Mem::Host(p) => Nodes::Host(host::build(p)),
             Mem::Cuda { dev, ptr, .. } => {
-                let (words, bounds) = cuda::build::<P>(dev, points.device(), ptr, n)?;
+                let (words, bounds) = build::run::<P>(dev, points.device(), Ptr::from_raw(ptr), n)?;
                 Nodes::Cuda { words, bounds }
             }
         };
@@ -530,7 +448,7 @@ impl<P: Point> KdTree<P> {
 
     /// Levels of the tree: `floor(log2(len)) + 1` (0 when empty).
     pub fn depth(&self) -> u32 {
-        host::knn::depth(self.len)
+        depth(self.len)
     }
 
     /// The device the tree lives on.
@@ -547,7 +465,7 @@ impl<P: Point> KdTree<P> {
             Nodes::Cuda { words, .. } => {
                 let words = words.to_vec()?;
                 let bytes: &[u8] = bytemuck::cast_slice(&words);
-                let stride = cuda::node_bytes::<P>();
+                let stride = node_bytes::<P>();
                 let size = std::mem::size_of::<P>();
                 Ok(bytes
                     .chunks_exact(stride)
@@ -600,19 +518,19 @@ impl<P: Point> KdTree<P> {
         let (mut indices, mut distances) = alloc_rows::<P::Coord>(&self.device, q, k)?;
         if q > 0 {
             match (&self.nodes, queries.mem(), indices.mem_mut(), distances.mem_mut()) {
-                (Nodes::Host(nodes), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od)) => host::knn::query(nodes, qs, k, od, oi),
+                (Nodes::Host(nodes), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od)) => host::query(nodes, qs, k, od, oi),
                 (Nodes::Cuda { words, bounds }, Mem::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
                     let spatial = match order {
                         QueryOrder::Auto => q >= 16384,
                         QueryOrder::Spatial => true,
                         QueryOrder::AsGiven => false,
                     };
-                    let tree = cuda::Tree {
+                    let tree = query::Tree {
                         words,
                         bounds,
                         n: self.len,
                     };
-                    cuda::query::<P>(dev, &self.device, &tree, ptr, q, k, spatial, None, ip, dp)?
+                    query::run::<P>(dev, &self.device, &tree, Ptr::from_raw(ptr), q, spatial, None, rows(ip, dp, k))?
                 }
                 _ => return Err(Error::DeviceMismatch { op: "KdTree::query" }),
             }
@@ -671,7 +589,7 @@ impl<P: Point> KdTree<P> {
         if q > 0 {
             match (&self.nodes, queries.mem(), indices.mem_mut(), distances.mem_mut(), counts.mem_mut()) {
                 (Nodes::Host(nodes), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od), MemMut::Host(oc)) => {
-                    host::knn::radius(nodes, qs, k, bound, od, oi, oc)
+                    host::radius(nodes, qs, k, bound, od, oi, oc)
                 }
                 (
                     Nodes::Cuda { words, bounds },
@@ -680,12 +598,13 @@ impl<P: Point> KdTree<P> {
                     MemMut::Cuda { ptr: dp, .. },
                     MemMut::Cuda { ptr: cp, .. },
                 ) => {
-                    let tree = cuda::Tree {
+                    let tree = query::Tree {
                         words,
                         bounds,
                         n: self.len,
                     };
-                    cuda::query::<P>(dev, &self.device, &tree, ptr, q, k, q >= 16384, Some((bound, cp)), ip, dp)?
+                    let radius = Some((bound, Ptr::from_raw(cp)));
+                    query::run::<P>(dev, &self.device, &tree, Ptr::from_raw(ptr), q, q >= 16384, radius, rows(ip, dp, k))?
                 }
                 _ => {
                     return Err(Error::DeviceMismatch {
@@ -704,52 +623,36 @@ impl<P: Point> KdTree<P> {
     }
 }
 
-/// The largest squared distance `t` with `sqrt(t) <= radius`: a point is
-/// within the radius exactly when its squared distance is at most this, so
-/// the search compares squared distances and agrees with the reported ones.
-fn squared_bound<F: Coord>(radius: F) -> F {
-    let mut t = radius * radius;
-    if !t.finite() {
-        // sqrt(MAX) < radius for any radius whose square overflows, so every
-        // finite squared distance qualifies; +inf does only for radius +inf.
-        return if radius.finite() { F::largest() } else { t };
-    }
-    while t.root() > radius {
-        t = t.step(false);
-    }
-    loop {
-        let up = t.step(true);
-        if up.finite() && up.root() <= radius {
-            t = up;
-        } else {
-            return t;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The generated declarations are the ones the kernels were tuned with
+    /// (before the launch seam the same text, but for the template line).
     #[test]
-    fn squared_bound_matches_sqrt() {
-        for &r in &[0.0f32, 1e-30, 0.1, 1.0, 2.0, 3.3, 1e19, 1e30, f32::MAX] {
-            let b = squared_bound(r);
-            assert!(b.sqrt() <= r, "r={r} b={b}");
-            let up = b.step(true);
-            assert!(up.sqrt() > r || up.is_infinite(), "r={r} b={b}");
-        }
-        assert_eq!(squared_bound(f64::INFINITY), f64::INFINITY);
-    }
-
-    #[test]
-    fn tree_shape_helpers() {
-        assert_eq!(host::knn::depth(0), 0);
-        assert_eq!(host::knn::depth(1), 1);
-        assert_eq!(host::knn::depth(1 << 20), 21);
-        assert_eq!(host::knn::rank_bits(1 << 20), 20);
-        assert_eq!(host::knn::rank_bits((1 << 20) + 1), 21);
-        assert_eq!(host::knn::tag_bits(0, 100), 0);
-        assert_eq!(host::knn::tag_bits(3, 100), 4);
+    fn specialisations_unchanged() {
+        let specs = cuda_specs::<[f32; 3]>(90, 8);
+        let keys: Vec<&str> = specs.iter().map(|s| s.key()).collect();
+        let common = "typedef float F;\n#define CUPRIM_DIM 3\n";
+        assert_eq!(
+            keys,
+            [
+                format!("// template: knn/build.cu\n{common}#define CUPRIM_K 1\n#define CUPRIM_NODE_BYTES 16\n"),
+                format!("// template: knn/query.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n"),
+                format!(
+                    "// template: knn/brute.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n\
+                     #define CUPRIM_BQ 128\n#define CUPRIM_TILE 256\n#define CUPRIM_REG_QUERY 1\n"
+                ),
+            ]
+        );
+        // 64-D f64: no tree; the query lives in shared columns.
+        let specs = cuda_specs::<[f64; 64]>(90, 100);
+        assert_eq!(
+            specs.iter().map(|s| s.key()).collect::<Vec<_>>(),
+            [
+                "// template: knn/brute.cu\ntypedef double F;\n#define CUPRIM_DIM 64\n#define CUPRIM_K 0\n\
+              #define CUPRIM_NODE_BYTES 528\n#define CUPRIM_BQ 64\n#define CUPRIM_TILE 24\n#define CUPRIM_REG_QUERY 0\n"
+            ]
+        );
     }
 }

@@ -1,0 +1,49 @@
+// Block building blocks, part 2: warp shuffles of any type and the block
+// reduction. Part of the prelude, after block/load.cuh (cuprim_words).
+// (The block scan lives with the look-back, block/lookback.cuh, which fuses
+// the two.)
+
+// Moves a value of any size between lanes as 32-bit words, each word with
+// `shfl` (one of the __shfl_*_sync intrinsics, bound to its lane argument).
+template <typename V, typename Shfl> __device__ __forceinline__ V cuprim_shfl_words(const V& v, Shfl shfl) {
+    cuprim_words<V> p;
+    p.w[cuprim_words<V>::W - 1] = 0;
+    p.v = v;
+#pragma unroll
+    for (int k = 0; k < cuprim_words<V>::W; k++) p.w[k] = shfl(p.w[k]);
+    return p.v;
+}
+
+// __shfl_down_sync and __shfl_up_sync for a value of any size.
+template <typename V> __device__ __forceinline__ V cuprim_shfl_down(const V& v, unsigned delta) {
+    return cuprim_shfl_words(v, [delta](unsigned w) { return __shfl_down_sync(0xffffffffu, w, delta); });
+}
+template <typename V> __device__ __forceinline__ V cuprim_shfl_up(const V& v, unsigned delta) {
+    return cuprim_shfl_words(v, [delta](unsigned w) { return __shfl_up_sync(0xffffffffu, w, delta); });
+}
+
+// Reduces one value per thread of a BLOCK-thread block with Op (apply,
+// identity) in a fixed tree order; the result is valid in thread 0. Ends
+// with a barrier, so it can be called again at once.
+template <typename A, typename Op, int BLOCK> __device__ __forceinline__ A cuprim_block_reduce(A v) {
+    constexpr int WARPS = BLOCK / 32;
+    __shared__ A warp_parts[WARPS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) v = Op::apply(v, cuprim_shfl_down(v, offset));
+    if (lane == 0) warp_parts[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < WARPS ? warp_parts[lane] : Op::identity();
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1) v = Op::apply(v, cuprim_shfl_down(v, offset));
+    }
+    __syncthreads();
+    return v;
+}
+
+// A value and its index, for min_element / max_element.
+template <typename T> struct cuprim_kv {
+    T v;
+    u64 i;
+};

@@ -1,0 +1,227 @@
+// Histogram: counts of samples per bin, one pass over the input.
+//
+// cuprim_histogram: a persistent grid; each thread reads a grid-stride share
+// of the input with 16-byte loads (CUPRIM_UNROLL in flight; block/load.cuh:
+// cuprim_consume, a misaligned slice's head and tail one at a time), maps every
+// sample to a bin (or to `nb`, "dropped"), and run-length aggregates: a
+// thread keeps (bin, run) and only adds to a counter when the bin changes.
+// Skewed input (long runs in one bin) therefore costs fewer atomics, not
+// more. Runs go to:
+//   CUPRIM_HIST_SHARED 1: block-private counters in shared memory, one copy
+//     per group of warps (`replicas`, a power of two) so warps rarely
+//     contend; at the end the block adds its non-zero counts to `counts`
+//     with one global atomic per bin.
+//     With more bins than fit, a launch counts a window of them
+//     [bin_base, bin_base + window) and the host launches once per window
+//     (a few passes over the input beat global atomics on scattered bins).
+//   CUPRIM_HIST_SHARED 0 (more bins still): global atomics directly.
+// Dropped samples are counted in a register, reduced per block and added
+// to `*dropped` once per block. Integer atomics only: the result does not
+// depend on timing.
+//
+// Specialised on: T (samples), C (counts: u32 or u64), F (float or double:
+// arithmetic of even float bins), CUPRIM_HIST_MODE:
+//   0 even bins over floats: b = (u32)((x - lo) * scale), clamped to nb - 1
+//   1 even bins over integers, exact: b = floor((x - lo) * nb / range)
+//   2 explicit edges (sorted): e[b] <= x < e[b + 1], binary search; for
+//     float samples with finite outer edges, a table of `lut_cells` equal
+//     cells over [e[0], e[last]) first narrows the search to the bins of
+//     the sample's cell and its neighbours (the computed cell may be off by
+//     one after rounding; the neighbours cover that), so evenly spread
+//     edges take one or two steps instead of log2(bins)
+//   3 bincount: b = x for 0 <= x < nb
+// and CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS, CUPRIM_UNROLL, CUPRIM_EDGES_SHARED
+// (at most this many edges are staged in shared memory).
+
+// A half sample compares and subtracts as float; other types as themselves.
+template <typename V> __device__ __forceinline__ auto hist_num(V v) {
+    if constexpr (cuprim_traits<V>::is_half) {
+        return (float)v;
+    } else {
+        return v;
+    }
+}
+
+// The unsigned type of T's width (integer modes): x - lo is exact in it.
+template <typename V> struct hist_unsigned { typedef V type; };
+template <> struct hist_unsigned<i8> { typedef u8 type; };
+template <> struct hist_unsigned<i32> { typedef u32 type; };
+template <> struct hist_unsigned<i64> { typedef u64 type; };
+
+// 128-bit unsigned product and comparison, for exact 64-bit even bins.
+struct hist_u128 {
+    u64 hi, lo;
+};
+__device__ __forceinline__ hist_u128 hist_mul(u64 a, u64 b) {
+    return hist_u128{__umul64hi(a, b), a * b};
+}
+__device__ __forceinline__ bool hist_lt(hist_u128 a, hist_u128 b) {
+    return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
+
+struct HistParams {
+    T lo, hi;
+    F scale;        // mode 0: nb / (hi - lo), rounded to F once, on the host
+    u64 range;      // mode 1: hi - lo, exact
+    const T* edges; // mode 2
+    const u32* lut; // mode 2: lut[c] = the bin holding the start of cell c
+    F lut_scale;    // mode 2: lut_cells / (e[last] - e[0]), rounded to F
+    u32 num_edges;  // mode 2
+    u32 lut_cells;  // mode 2: 0 when there is no table
+    u32 nb;         // number of bins; a sample mapped to nb is dropped
+    u32 bin_base;   // shared counters: this launch counts bins
+    u32 window;     //   [bin_base, bin_base + window) only
+    u32 count_dropped;  // whether this launch counts dropped samples
+};
+
+// The bin of one sample, or p.nb when it is outside every bin or NaN.
+__device__ __forceinline__ u32 hist_bin(T v, const HistParams& p, const T* edges, const u32* lut) {
+#if CUPRIM_HIST_MODE == 0
+    const F x = (F)hist_num(v), lo = (F)hist_num(p.lo), hi = (F)hist_num(p.hi);
+    if (!(x >= lo && x < hi)) return p.nb;  // NaN fails both
+    const u32 b = (u32)((x - lo) * p.scale);
+    return b < p.nb ? b : p.nb - 1;
+#elif CUPRIM_HIST_MODE == 1
+    typedef typename hist_unsigned<T>::type U;
+    if (!(v >= p.lo && v < p.hi)) return p.nb;
+    const u64 d = (u64)(U)((U)v - (U)p.lo);  // exact: lo <= v
+    // Estimate in double (relative error ~2^-52, so off by at most one),
+    // then correct exactly: the bin b with b * range <= d * nb < (b + 1) * range.
+    u32 b = (u32)((double)d * p.scale);  // scale = nb / range
+    if (b >= p.nb) b = p.nb - 1;
+    if constexpr (sizeof(T) <= 4) {
+        const u64 t = d * (u64)p.nb;  // < 2^32 * 2^24: no overflow
+        u64 lower = (u64)b * p.range;
+        while (t < lower) {
+            b--;
+            lower -= p.range;
+        }
+        while (b + 1 < p.nb && t >= lower + p.range) {
+            b++;
+            lower += p.range;
+        }
+    } else {
+        const hist_u128 t = hist_mul(d, (u64)p.nb);
+        while (b > 0 && hist_lt(t, hist_mul((u64)b, p.range))) b--;
+        while (b + 1 < p.nb && !hist_lt(t, hist_mul((u64)b + 1, p.range))) b++;
+    }
+    return b;
+#elif CUPRIM_HIST_MODE == 2
+    const auto x = hist_num(v);
+    const u32 last = p.num_edges - 1;
+    if (!(x >= hist_num(edges[0]) && x < hist_num(edges[last]))) return p.nb;
+    // Invariant: edges[lo] <= x < edges[hi].
+    u32 lo = 0, hi = last;
+    if constexpr (cuprim_traits<T>::is_float) {
+        if (p.lut_cells) {
+            u32 c = (u32)((F)(x - hist_num(edges[0])) * p.lut_scale);
+            if (c >= p.lut_cells) c = p.lut_cells - 1;
+            lo = lut[c > 0 ? c - 1 : 0];
+            if (c + 2 < p.lut_cells) hi = lut[c + 2] + 1;
+        }
+    } else {
+        (void)lut;
+    }
+    while (hi - lo > 1) {
+        const u32 mid = (lo + hi) >> 1;
+        if (hist_num(edges[mid]) <= x) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+#else
+    if constexpr ((T)-1 < (T)0) {
+        if (v < (T)0) return p.nb;
+    }
+    return (u64)v < (u64)p.nb ? (u32)v : p.nb;
+#endif
+}
+
+struct HistAddU64 {
+    __device__ __forceinline__ static u64 apply(u64 a, u64 b) {
+        return a + b;
+    }
+    __device__ __forceinline__ static u64 identity() {
+        return 0;
+    }
+};
+
+// A thread's current run: `run` samples of bin `bin` not yet counted.
+struct HistRun {
+    u32 bin, run;
+    u64 dropped;
+};
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_histogram(const T* __restrict__ in, u64 n, HistParams p, u32 replicas, C* __restrict__ counts,
+                     u64* __restrict__ dropped) {
+    // Shared memory: [replicas x (nb + 1) u32 counters, if shared][staged
+    // edges and cell table, if any].
+    extern __shared__ __align__(16) unsigned char hist_smem[];
+#if CUPRIM_HIST_SHARED
+    u32* const bins = (u32*)hist_smem;
+    const u32 slots = replicas * (p.window + 1);
+    for (u32 i = threadIdx.x; i < slots; i += CUPRIM_BLOCK) bins[i] = 0;
+    u32* const mine = bins + ((threadIdx.x >> 5) & (replicas - 1)) * (p.window + 1);
+    const u32 edges_at = (slots * 4 + 15) & ~15u;
+#else
+    const u32 edges_at = 0;
+#endif
+    const T* edges = p.edges;
+    const u32* lut = p.lut;
+#if CUPRIM_HIST_MODE == 2
+    if (p.num_edges <= CUPRIM_EDGES_SHARED) {
+        T* staged = (T*)(hist_smem + edges_at);
+        for (u32 i = threadIdx.x; i < p.num_edges; i += CUPRIM_BLOCK) staged[i] = p.edges[i];
+        edges = staged;
+        if (p.lut_cells) {
+            u32* staged_lut = (u32*)(hist_smem + ((edges_at + p.num_edges * sizeof(T) + 15) & ~15u));
+            for (u32 i = threadIdx.x; i < p.lut_cells; i += CUPRIM_BLOCK) staged_lut[i] = p.lut[i];
+            lut = staged_lut;
+        }
+    }
+#else
+    (void)edges_at;
+#endif
+    __syncthreads();
+
+    HistRun r{p.nb, 0, 0};
+    auto count_run = [&]() {
+        if (r.bin == p.nb) {
+            r.dropped += r.run;
+        } else {
+#if CUPRIM_HIST_SHARED
+            const u32 b = r.bin - p.bin_base;  // wraps past the window when below it
+            if (b < p.window) atomicAdd(mine + b, r.run);
+#else
+            atomicAdd(counts + r.bin, (C)r.run);
+#endif
+        }
+    };
+    auto add = [&](T v) {
+        const u32 b = hist_bin(v, p, edges, lut);
+        if (b == r.bin) {
+            r.run++;
+        } else {
+            if (r.run) count_run();
+            r.bin = b;
+            r.run = 1;
+        }
+    };
+
+    cuprim_consume<CUPRIM_UNROLL>(in, n, [&](const T& v, u64) { add(v); });
+    if (r.run) count_run();
+
+    const u64 block_dropped = cuprim_block_reduce<u64, HistAddU64, CUPRIM_BLOCK>(r.dropped);
+    if (threadIdx.x == 0 && block_dropped && p.count_dropped) atomicAdd((unsigned long long*)dropped, (unsigned long long)block_dropped);
+#if CUPRIM_HIST_SHARED
+    // cuprim_block_reduce ended with a barrier: every run is in `bins`.
+    for (u32 b = threadIdx.x; b < p.window; b += CUPRIM_BLOCK) {
+        u32 s = 0;
+        for (u32 k = 0; k < replicas; k++) s += bins[k * (p.window + 1) + b];
+        if (s) atomicAdd(counts + p.bin_base + b, (C)s);
+    }
+#endif
+}

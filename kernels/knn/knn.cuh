@@ -1,0 +1,193 @@
+// k-nearest-neighbour helpers shared by build.cu, query.cu and brute.cu.
+//
+// Specialised on: F (float or double, the coordinate type), CUPRIM_DIM (the
+// number of coordinates), CUPRIM_K (the candidate list: a compile-time
+// capacity 1..64 held in registers, or 0 for a max-heap in global memory,
+// any k up to 1024).
+//
+// Semantics, identical on the host backend (src/algo/knn/host.rs, src/algo/knn/geometry.rs):
+// - squared distance = fma chain over the dimensions in order 0..D-1,
+//   acc = fma(q[j] - p[j], q[j] - p[j], acc), starting from +0;
+// - candidates are ordered by (squared distance, point index); a candidate
+//   whose squared distance is NaN is never taken (comparisons with NaN are
+//   false), so a point with a NaN coordinate is never a neighbour;
+// - an empty slot is (+inf, 0xffffffff): any real point, even at an
+//   infinite distance, orders before it.
+
+#define KNN_MISSING 0xffffffffu
+
+__device__ __forceinline__ float knn_fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double knn_fma(double a, double b, double c) { return fma(a, b, c); }
+__device__ __forceinline__ float knn_sqrt(float a) { return sqrtf(a); }
+__device__ __forceinline__ double knn_sqrt(double a) { return sqrt(a); }
+__device__ __forceinline__ float knn_inf(float) { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ double knn_inf(double) { return __longlong_as_double(0x7ff0000000000000ll); }
+
+// (da, ia) < (db, ib), lexicographically. False whenever da is NaN.
+__device__ __forceinline__ bool knn_less(F da, u32 ia, F db, u32 ib) {
+    return da < db || (da == db && ia < ib);
+}
+
+// A kd-tree node: the point's coordinates and its original index, padded
+// to a multiple of 16 bytes so that a node is one or two 16-byte loads.
+struct __align__(16) KnnNode {
+    F c[CUPRIM_DIM];
+    u32 idx;
+};
+constexpr int KNN_NODE_VECS = sizeof(KnnNode) / 16;
+
+union KnnNodeWords {
+    KnnNode n;
+    uint4 w[KNN_NODE_VECS];
+    __device__ __forceinline__ KnnNodeWords() {}
+};
+
+__device__ __forceinline__ KnnNode knn_load_node(const KnnNode* __restrict__ nodes, u32 i) {
+    KnnNodeWords u;
+    const uint4* src = reinterpret_cast<const uint4*>(nodes + i);
+#pragma unroll
+    for (int j = 0; j < KNN_NODE_VECS; j++) u.w[j] = __ldg(src + j);
+    return u.n;
+}
+
+// The candidate list of one query: the k best (squared distance, index)
+// pairs seen so far, ascending. `wd`/`wi` is the k-th (the one to beat).
+//
+// Registers: CUPRIM_K slots, of which the last k are the list; the first
+// CUPRIM_K - k hold (-inf, 0), below any candidate (squared distances are
+// never negative), so they are never displaced and the k-th best is always
+// the last slot: every index is a compile-time constant, nothing goes to
+// local memory.
+#if CUPRIM_K > 0
+struct KnnList {
+    F d[CUPRIM_K];
+    u32 id[CUPRIM_K];
+    u32 k;
+
+    __device__ __forceinline__ void init(u32 k_, F*, u32*) {
+        k = k_;
+#pragma unroll
+        for (int j = 0; j < CUPRIM_K; j++) {
+            const bool real = (u32)j + k_ >= CUPRIM_K;
+            d[j] = real ? knn_inf(F(0)) : -knn_inf(F(0));
+            id[j] = real ? KNN_MISSING : 0u;
+        }
+    }
+
+    __device__ __forceinline__ F worst_d() const { return d[CUPRIM_K - 1]; }
+    __device__ __forceinline__ u32 worst_i() const { return id[CUPRIM_K - 1]; }
+
+    __device__ __forceinline__ void offer(F d2, u32 i) {
+        if (!knn_less(d2, i, d[CUPRIM_K - 1], id[CUPRIM_K - 1])) return;
+        // Insertion from the top: slot j takes slot j-1 when the candidate
+        // sorts before slot j-1, else the candidate when it sorts before
+        // slot j.
+#pragma unroll
+        for (int j = CUPRIM_K - 1; j > 0; j--) {
+            if (knn_less(d2, i, d[j - 1], id[j - 1])) {
+                d[j] = d[j - 1];
+                id[j] = id[j - 1];
+            } else if (knn_less(d2, i, d[j], id[j])) {
+                d[j] = d2;
+                id[j] = i;
+            }
+        }
+        if (knn_less(d2, i, d[0], id[0])) {
+            d[0] = d2;
+            id[0] = i;
+        }
+    }
+
+    // Writes the k slots: distances (square roots when `root`) and indices.
+    __device__ __forceinline__ void finish(F* __restrict__ out_d, u32* __restrict__ out_i, bool root) {
+        const int skip = CUPRIM_K - (int)k;
+#pragma unroll
+        for (int j = 0; j < CUPRIM_K; j++) {
+            if (j >= skip) {
+                out_d[j - skip] = root ? knn_sqrt(d[j]) : d[j];
+                out_i[j - skip] = id[j];
+            }
+        }
+    }
+};
+#else
+// k up to 1024: a max-heap by (squared distance, index) kept in the
+// caller's output row (distances hold squared distances until finish).
+struct KnnList {
+    F* hd;
+    u32* hi;
+    F wd;
+    u32 wi;
+    u32 k;
+
+    __device__ __forceinline__ void init(u32 k_, F* row_d, u32* row_i) {
+        k = k_;
+        hd = row_d;
+        hi = row_i;
+        for (u32 j = 0; j < k; j++) {
+            hd[j] = knn_inf(F(0));
+            hi[j] = KNN_MISSING;
+        }
+        wd = knn_inf(F(0));
+        wi = KNN_MISSING;
+    }
+
+    __device__ __forceinline__ F worst_d() const { return wd; }
+    __device__ __forceinline__ u32 worst_i() const { return wi; }
+
+    // Moves (d2, i) down from slot `at` of a heap of `size` slots.
+    __device__ __forceinline__ void sift(u32 at, u32 size, F d2, u32 i) {
+        while (true) {
+            u32 c = 2 * at + 1;
+            if (c >= size) break;
+            F cd = hd[c];
+            u32 ci = hi[c];
+            if (c + 1 < size) {
+                F rd = hd[c + 1];
+                u32 ri = hi[c + 1];
+                if (knn_less(cd, ci, rd, ri)) {
+                    c = c + 1;
+                    cd = rd;
+                    ci = ri;
+                }
+            }
+            if (!knn_less(d2, i, cd, ci)) break;
+            hd[at] = cd;
+            hi[at] = ci;
+            at = c;
+        }
+        hd[at] = d2;
+        hi[at] = i;
+    }
+
+    __device__ __forceinline__ void offer(F d2, u32 i) {
+        if (!knn_less(d2, i, wd, wi)) return;
+        sift(0, k, d2, i);
+        wd = hd[0];
+        wi = hi[0];
+    }
+
+    // Heap sort in place (ascending), then square roots when `root`. The
+    // output row is the heap itself, so out_d / out_i are not used.
+    __device__ __forceinline__ void finish(F*, u32*, bool root) {
+        for (u32 end = k; end > 1; end--) {
+            F td = hd[end - 1];
+            u32 ti = hi[end - 1];
+            hd[end - 1] = hd[0];
+            hi[end - 1] = hi[0];
+            sift(0, end - 1, td, ti);
+        }
+        if (root) {
+            for (u32 j = 0; j < k; j++) hd[j] = knn_sqrt(hd[j]);
+        }
+    }
+};
+#endif
+
+// Writes an all-missing row.
+__device__ __forceinline__ void knn_missing_row(F* __restrict__ out_d, u32* __restrict__ out_i, u32 k) {
+    for (u32 j = 0; j < k; j++) {
+        out_d[j] = knn_inf(F(0));
+        out_i[j] = KNN_MISSING;
+    }
+}

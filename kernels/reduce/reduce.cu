@@ -1,0 +1,34 @@
+// Single-pass reduction.
+//
+// cuprim_reduce: every block folds a grid-stride share of the input with
+// 16-byte loads, CUPRIM_UNROLL in flight per thread (block/load.cuh:
+// cuprim_consume; a misaligned slice's head and tail one element at a time),
+// and writes its partial; the last block to finish (block/ticket.cuh) folds
+// the partials in block order and writes the result. One launch, and for a
+// given input length, alignment and device the combine order is fixed: float
+// results are bit-identical run to run.
+//
+// Specialised on: T (input), A (accumulator), MapFn (A apply(T x, u64 i, T p)),
+// ReduceOp (A apply(A, A), A identity()).
+
+constexpr bool RD_STREAM = CUPRIM_STREAM_LOADS != 0;
+
+// CUPRIM_MIN_BLOCKS resident blocks per SM: the grid is sized for exactly that.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_reduce(const T* __restrict__ in, u64 n, T param, A* __restrict__ partials, u32* ticket,
+                  A* __restrict__ out) {
+    A acc = ReduceOp::identity();
+    cuprim_consume<CUPRIM_UNROLL, RD_STREAM>(
+        in, n, [&](const T& x, u64 i) { acc = ReduceOp::apply(acc, MapFn::apply(x, i, param)); });
+
+    acc = cuprim_block_reduce<A, ReduceOp, CUPRIM_BLOCK>(acc);
+    if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+    if (!cuprim_last_block(ticket)) return;
+
+    // The last block: every other block's partial is visible. Fold them in
+    // block order.
+    A total = ReduceOp::identity();
+    for (u32 b = threadIdx.x; b < gridDim.x; b += CUPRIM_BLOCK) total = ReduceOp::apply(total, cuprim_load_cg(partials + b));
+    total = cuprim_block_reduce<A, ReduceOp, CUPRIM_BLOCK>(total);
+    if (threadIdx.x == 0) *out = total;
+}

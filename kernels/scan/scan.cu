@@ -1,0 +1,104 @@
+// Single-pass scan: each tile is loaded with coalesced 16-byte loads,
+// transposed through shared memory (16-byte accesses both ways) so each
+// thread scans CUPRIM_ITEMS consecutive elements, scanned per warp and per
+// block, chained to earlier tiles by the look-back of kernels/block/lookback.cuh,
+// and stored the same way. About 2n bytes of traffic: a copy's worth.
+//
+// Specialised on: T, ScanOp (apply, identity), CUPRIM_BLOCK, CUPRIM_ITEMS.
+
+constexpr int SCAN_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
+constexpr int SCAN_WARPS = CUPRIM_BLOCK / 32;
+constexpr int SCAN_VEC = 16 / sizeof(T);
+constexpr int SCAN_THREAD_VECS = CUPRIM_ITEMS / SCAN_VEC;  // 16-byte vectors per thread
+static_assert(CUPRIM_ITEMS % SCAN_VEC == 0, "a thread's items must be whole 16-byte vectors");
+typedef cuprim_vec<T, SCAN_VEC> ScanVec;
+
+// Each warp owns 32 * CUPRIM_ITEMS consecutive elements of the tile and
+// transposes them through its own part of shared memory (16-byte accesses,
+// __syncwarp only), so the only block-wide barriers are the tile index and
+// the two of the fused block scan / look-back.
+constexpr int SCAN_WARP_VECS = 32 * SCAN_THREAD_VECS;  // vectors per warp
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_scan(const T* in, T* out, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
+                u32* tile_counter, u32 num_tiles) {
+    __shared__ ScanVec smem[SCAN_TILE / SCAN_VEC];
+    __shared__ T warp_totals[SCAN_WARPS];
+    __shared__ T staged[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
+    __shared__ T s_prefix;
+    __shared__ u32 s_tile;
+
+    const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
+    const u64 base = (u64)tile * SCAN_TILE;
+    const u64 remaining = n - base;
+    const int valid = remaining < (u64)SCAN_TILE ? (int)remaining : SCAN_TILE;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    ScanVec* wsmem = smem + warp * SCAN_WARP_VECS;       // this warp's part
+    const int wbase = warp * SCAN_WARP_VECS * SCAN_VEC;  // its first element in the tile
+    const bool full = valid == SCAN_TILE && cuprim_aligned_to<ScanVec>(in + base) && cuprim_aligned_to<ScanVec>(out + base);
+
+    // Load: coalesced within the warp, into the warp's shared memory.
+    if (full) {
+        const ScanVec* vin = (const ScanVec*)(in + base + wbase);
+        ScanVec x[SCAN_THREAD_VECS];
+#pragma unroll
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) x[j] = vin[j * 32 + lane];
+#pragma unroll
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) wsmem[j * 32 + lane] = x[j];
+    } else {
+        T* flat = (T*)wsmem;
+        for (int i = lane; i < SCAN_WARP_VECS * SCAN_VEC; i += 32)
+            flat[i] = wbase + i < valid ? in[base + wbase + i] : ScanOp::identity();
+    }
+    __syncwarp();
+
+    // Each thread's CUPRIM_ITEMS consecutive elements, folded. They stay in
+    // shared memory (read again below), so few registers are live across
+    // the look-back and more blocks fit an SM.
+    T thread_total;
+#pragma unroll
+    for (int q = 0; q < SCAN_THREAD_VECS; q++) {
+        const ScanVec x = wsmem[lane * SCAN_THREAD_VECS + q];
+#pragma unroll
+        for (int k = 0; k < SCAN_VEC; k++) thread_total = (q | k) ? ScanOp::apply(thread_total, x.v[k]) : x.v[0];
+    }
+
+    // Block scan of thread totals and the tile's prefix from the look-back.
+    T before, tile_prefix;
+    bool has_before;
+    const bool has_tile_prefix = block_scan_lookback<T, ScanOp, CUPRIM_BLOCK, CUPRIM_DETERMINISTIC>(
+        thread_total, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before,
+        tile_prefix);
+
+    // This thread's first element's exclusive prefix: tile prefix, then
+    // earlier threads -- each only where it exists.
+    bool have = has_tile_prefix;
+    T run = has_tile_prefix ? tile_prefix : ScanOp::identity();
+    if (has_before) {
+        run = have ? ScanOp::apply(run, before) : before;
+        have = true;
+    }
+#pragma unroll
+    for (int q = 0; q < SCAN_THREAD_VECS; q++) {
+        ScanVec y = wsmem[lane * SCAN_THREAD_VECS + q];
+#pragma unroll
+        for (int k = 0; k < SCAN_VEC; k++) {
+            const T incl = have ? ScanOp::apply(run, y.v[k]) : y.v[k];
+            y.v[k] = exclusive ? (have ? run : ScanOp::identity()) : incl;
+            run = incl;
+            have = true;
+        }
+        wsmem[lane * SCAN_THREAD_VECS + q] = y;
+    }
+    __syncwarp();
+
+    // Store: coalesced within the warp.
+    if (full) {
+        ScanVec* vout = (ScanVec*)(out + base + wbase);
+#pragma unroll
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) vout[j * 32 + lane] = wsmem[j * 32 + lane];
+    } else {
+        const T* flat = (const T*)wsmem;
+        for (int i = lane; i < SCAN_WARP_VECS * SCAN_VEC && wbase + i < valid; i += 32) out[base + wbase + i] = flat[i];
+    }
+}

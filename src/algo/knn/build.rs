@@ -1,0 +1,127 @@
+//! The kd-tree build on the device (`kernels/knn/build.cu`): every
+//! coordinate replaced by its rank along its dimension (one radix sort per
+//! dimension), then per level one radix sort of packed (subtree, rank) keys
+//! and one kernel that moves each point to its child subtree or makes it
+//! the node, then one scatter into node records.
+
+use super::geometry::{depth, node_bytes, rank_bits, tag_bits, Coord, Point};
+use super::plan::{ptr, ptr_mut, write_common};
+use crate::algo::policy::elementwise;
+use crate::algo::sort::{SortMutOps, SortOptions};
+use crate::device::{CudaDevice, Device, Entry, Grid, Ptr};
+use crate::error::Result;
+use crate::jit::{header, template, SpecWriter, Specialise, Template};
+use crate::vec::DeviceVec;
+use std::marker::PhantomData;
+
+template!(
+    KNN_BUILD,
+    "knn/build.cu",
+    ["cuprim_knn_extract", "cuprim_knn_rank", "cuprim_knn_init", "cuprim_knn_level", "cuprim_knn_scatter"],
+    headers: [header!("knn/knn.cuh")]
+);
+
+/// The build kernels for points `P` (no tuning constant: grid-stride
+/// kernels on the element-wise launch shape).
+pub(crate) struct BuildPlan<P> {
+    _p: PhantomData<P>,
+}
+
+impl<P: Point> BuildPlan<P> {
+    pub fn new(_arch: u32) -> Self {
+        BuildPlan { _p: PhantomData }
+    }
+}
+
+impl<P: Point> Specialise for BuildPlan<P> {
+    fn template(&self) -> &'static Template {
+        &KNN_BUILD
+    }
+
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        write_common::<P, W>(w, 1);
+    }
+}
+
+/// `keys[i] = points[i][dim]`, `vals[i] = i`.
+fn extract<F: Coord>() -> Entry<(Ptr<F>, u64, u32, Ptr<F>, Ptr<u32>)> {
+    // SAFETY: cuprim_knn_extract(const F* points, u64 n, u32 dim, F* keys,
+    // u32* vals) in kernels/knn/build.cu reads n points of CUPRIM_DIM
+    // coordinates (dim < CUPRIM_DIM) and writes n keys and n values.
+    unsafe { Entry::declare("cuprim_knn_extract") }
+}
+
+/// `rank[sorted_ids[j]] = j` and the dimension's two bounds.
+fn rank<F: Coord>() -> Entry<(Ptr<u32>, Ptr<F>, u64, Ptr<u32>, Ptr<F>)> {
+    // SAFETY: cuprim_knn_rank(const u32* sorted_ids, const F* sorted_keys,
+    // u64 n, u32* rank, F* bounds): reads n ids (a permutation of 0..n) and
+    // n keys, writes each of the n ranks once and bounds[0..2].
+    unsafe { Entry::declare("cuprim_knn_rank") }
+}
+
+/// The first level's keys (tag 0, rank along dimension 0) and `perm = 0..n`.
+fn init() -> Entry<(Ptr<u32>, u64, Ptr<u64>, Ptr<u32>)> {
+    // SAFETY: cuprim_knn_init(const u32* rank0, u64 n, u64* keys, u32* perm)
+    // reads n ranks and writes n keys and n ids.
+    unsafe { Entry::declare("cuprim_knn_init") }
+}
+
+/// One level: new tags, and the next level's keys.
+fn level() -> Entry<(Ptr<u64>, Ptr<u32>, u64, u32, u32, Ptr<u32>)> {
+    // SAFETY: cuprim_knn_level(u64* keys, const u32* perm, u64 n, u32 level,
+    // u32 rank_bits, const u32* rank_next) updates n keys in place; perm
+    // holds n ids below n, each indexing the n ranks of rank_next.
+    unsafe { Entry::declare("cuprim_knn_level") }
+}
+
+/// Node records from the final tags.
+fn scatter<F: Coord>() -> Entry<(Ptr<u64>, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>)> {
+    // SAFETY: cuprim_knn_scatter(const u64* keys, const u32* perm, u64 n,
+    // u32 rank_bits, const F* points, KnnNode* nodes): the final tags are a
+    // permutation of 0..n, so each of the n records (node_bytes::<P>() bytes,
+    // here as u32 words) is written once; perm holds n point ids below n.
+    unsafe { Entry::declare("cuprim_knn_scatter") }
+}
+
+/// Builds the tree over `n` points at `points`; returns the node records
+/// (as u32 words) and the bounding box (lo, hi per dimension).
+pub(crate) fn run<P: Point>(dev: &CudaDevice, device: &Device, points: Ptr<P>, n: usize) -> Result<(DeviceVec<u32>, DeviceVec<P::Coord>)> {
+    let dims = P::DIM;
+    let mut words = DeviceVec::<u32>::alloc_uninit(device, n * node_bytes::<P>() / 4)?;
+    let mut bounds = DeviceVec::<P::Coord>::alloc_uninit(device, 2 * dims)?;
+    if n == 0 {
+        return Ok((words, bounds));
+    }
+    let module = dev.module(&BuildPlan::<P>::new(dev.arch()))?;
+    let policy = elementwise(dev.arch());
+    let grid = Grid::new(policy.grid(n as u64, dev.sm_count()), policy.block);
+    let (n64, coords) = (n as u64, points.cast::<P::Coord>());
+
+    // Ranks along every dimension.
+    let mut ranks = DeviceVec::<u32>::alloc_uninit(device, dims * n)?;
+    let (rank_base, bounds_base) = (ptr_mut(&mut ranks)?, ptr_mut(&mut bounds)?);
+    {
+        let mut keys = DeviceVec::<P::Coord>::alloc_uninit(device, n)?;
+        let mut ids = DeviceVec::<u32>::alloc_uninit(device, n)?;
+        for d in 0..dims {
+            let args = (coords, n64, d as u32, ptr_mut(&mut keys)?, ptr_mut(&mut ids)?);
+            dev.launch(&module, extract::<P::Coord>(), grid, args)?;
+            keys.sort_pairs(&mut ids)?;
+            let (rank_d, bounds_d) = (rank_base.add((d * n) as u64), bounds_base.add(2 * d as u64));
+            dev.launch(&module, rank::<P::Coord>(), grid, (ptr(&ids)?, ptr(&keys)?, n64, rank_d, bounds_d))?;
+        }
+    }
+
+    let rb = rank_bits(n);
+    let mut keys = DeviceVec::<u64>::alloc_uninit(device, n)?;
+    let mut perm = DeviceVec::<u32>::alloc_uninit(device, n)?;
+    dev.launch(&module, init(), grid, (rank_base, n64, ptr_mut(&mut keys)?, ptr_mut(&mut perm)?))?;
+    for lvl in 0..depth(n).saturating_sub(1) {
+        keys.sort_pairs_with(&mut perm, SortOptions::new().bits(0, rb + tag_bits(lvl, n)))?;
+        let next = rank_base.add((((lvl as usize + 1) % dims) * n) as u64);
+        dev.launch(&module, level(), grid, (ptr_mut(&mut keys)?, ptr(&perm)?, n64, lvl, rb, next))?;
+    }
+    let args = (ptr(&keys)?, ptr(&perm)?, n64, rb, coords, ptr_mut(&mut words)?);
+    dev.launch(&module, scatter::<P::Coord>(), grid, args)?;
+    Ok((words, bounds))
+}

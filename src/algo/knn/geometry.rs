@@ -1,0 +1,243 @@
+//! What both kNN backends share, below both of them: the point and
+//! coordinate types, the limits, the distance and candidate order, the
+//! layout of the left-balanced kd-tree (implicit array, index math of the
+//! level-by-level build) and the device's node record. Imports no other
+//! kNN module.
+
+use crate::element::{Element, Storable};
+
+/// Largest `k` (and radius-search `max_count`).
+pub const MAX_K: usize = 1024;
+/// Largest dimension of the brute-force path.
+pub const MAX_DIM: usize = 128;
+/// Largest dimension of the kd-tree.
+pub const MAX_TREE_DIM: usize = 16;
+/// Largest point count of the kd-tree.
+pub const MAX_TREE_POINTS: usize = (1 << 31) - 1;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// A coordinate type: `f32` or `f64`. Sealed.
+pub trait Coord: Element + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + sealed::Sealed {
+    /// `self * a + b` with one rounding.
+    #[doc(hidden)]
+    fn fma(self, a: Self, b: Self) -> Self;
+    /// The correctly rounded square root.
+    #[doc(hidden)]
+    fn root(self) -> Self;
+    /// Neither infinite nor NaN.
+    #[doc(hidden)]
+    fn finite(self) -> bool;
+    /// The largest finite value.
+    #[doc(hidden)]
+    fn largest() -> Self;
+    /// The order-preserving bits (the radix sort's key order).
+    #[doc(hidden)]
+    fn ordered_bits(self) -> u64;
+    /// The next representable value up (`up`) or down; NaN and infinities
+    /// are returned as they are.
+    #[doc(hidden)]
+    fn step(self, up: bool) -> Self;
+}
+
+macro_rules! coord {
+    ($t:ty, $u:ty, $bits:expr) => {
+        impl Coord for $t {
+            fn fma(self, a: Self, b: Self) -> Self {
+                self.mul_add(a, b)
+            }
+            fn root(self) -> Self {
+                self.sqrt()
+            }
+            fn finite(self) -> bool {
+                self.is_finite()
+            }
+            fn largest() -> Self {
+                <$t>::MAX
+            }
+            fn ordered_bits(self) -> u64 {
+                let u = self.to_bits();
+                let sign: $u = 1 << ($bits - 1);
+                (if u & sign != 0 { !u } else { u | sign }) as u64
+            }
+            fn step(self, up: bool) -> Self {
+                if !self.is_finite() {
+                    return self;
+                }
+                if self == 0.0 {
+                    let tiny = <$t>::from_bits(1);
+                    return if up { tiny } else { -tiny };
+                }
+                let b = self.to_bits();
+                // Away from zero when the step goes that way.
+                if (self > 0.0) == up {
+                    <$t>::from_bits(b + 1)
+                } else {
+                    <$t>::from_bits(b - 1)
+                }
+            }
+        }
+    };
+}
+coord!(f32, u32, 32);
+coord!(f64, u64, 64);
+
+/// A point: `[F; D]` with `F` a [`Coord`]. Implemented for every array of
+/// `f32` or `f64`; the algorithms check `D` (1 to 128, 16 for the kd-tree).
+///
+/// ```
+/// use cuprim::algo::knn::Point;
+/// assert_eq!(<[f64; 3] as Point>::DIM, 3);
+/// assert_eq!([1.0f32, 2.0].coords(), &[1.0, 2.0]);
+/// ```
+pub trait Point: Storable {
+    /// The coordinate type.
+    type Coord: Coord;
+    /// The number of coordinates.
+    const DIM: usize;
+    /// The coordinates.
+    fn coords(&self) -> &[Self::Coord];
+}
+
+impl<F: Coord, const D: usize> Point for [F; D] {
+    type Coord = F;
+    const DIM: usize = D;
+    fn coords(&self) -> &[F] {
+        self
+    }
+}
+
+/// Squared distance: an fma chain over the dimensions in order, from `+0`
+/// (`kernels/knn/knn.cuh` computes the same).
+#[inline]
+pub(crate) fn dist2<F: Coord>(q: &[F], p: &[F]) -> F {
+    let mut acc = F::zero();
+    for (a, b) in q.iter().zip(p) {
+        let d = *a - *b;
+        acc = d.fma(d, acc);
+    }
+    acc
+}
+
+/// The candidate order: `(da, ia) < (db, ib)`; false whenever `da` is NaN
+/// (`knn_less` in `kernels/knn/knn.cuh`).
+#[inline]
+pub(crate) fn less<F: Coord>(da: F, ia: u32, db: F, ib: u32) -> bool {
+    da < db || (da == db && ia < ib)
+}
+
+/// The largest squared distance `t` with `sqrt(t) <= radius`: a point is
+/// within the radius exactly when its squared distance is at most this, so
+/// the search compares squared distances and agrees with the reported ones.
+pub(crate) fn squared_bound<F: Coord>(radius: F) -> F {
+    let mut t = radius * radius;
+    if !t.finite() {
+        // sqrt(MAX) < radius for any radius whose square overflows, so every
+        // finite squared distance qualifies; +inf does only for radius +inf.
+        return if radius.finite() { F::largest() } else { t };
+    }
+    while t.root() > radius {
+        t = t.step(false);
+    }
+    loop {
+        let up = t.step(true);
+        if up.finite() && up.root() <= radius {
+            t = up;
+        } else {
+            return t;
+        }
+    }
+}
+
+/// Bytes of one device tree node (`KnnNode` in `kernels/knn/knn.cuh`): the
+/// coordinates, the u32 index, padded to 16.
+pub(crate) fn node_bytes<P: Point>() -> usize {
+    (std::mem::size_of::<P>() + 4).next_multiple_of(16)
+}
+
+/// Bits of `n - 1` (0 for n <= 1): the width of a coordinate rank.
+pub(crate) fn rank_bits(n: usize) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        64 - ((n - 1) as u64).leading_zeros()
+    }
+}
+
+/// Levels of a left-balanced tree of n nodes.
+pub(crate) fn depth(n: usize) -> u32 {
+    usize::BITS - n.leading_zeros()
+}
+
+/// Bits of the largest tag at `level`: node ids there are below 2^(level+1) - 1.
+pub(crate) fn tag_bits(level: u32, n: usize) -> u32 {
+    let max_tag = ((1u64 << (level + 1)) - 2).min(n as u64 - 1);
+    64 - max_tag.leading_zeros()
+}
+
+/// Nodes in the subtree of node `m` of a left-balanced tree of `n` nodes
+/// (`knn_subtree_size` in `kernels/knn/build.cu`).
+fn subtree_size(mut m: u64, n: u64) -> u64 {
+    let (mut size, mut width) = (0u64, 1u64);
+    while m < n {
+        size += (n - m).min(width);
+        m = 2 * m + 1;
+        width *= 2;
+    }
+    size
+}
+
+/// The new tag of the point at sorted position `i` whose tag is `tag`, at `level`
+/// (see `cuprim_knn_level` in `kernels/knn/build.cu`).
+pub(crate) fn next_tag(tag: u64, i: u64, level: u32, n: u64) -> u64 {
+    let first = (1u64 << level) - 1;
+    if tag < first {
+        return tag;
+    }
+    let (mut start, mut m, mut width) = (first, first, tag - first);
+    while m < n {
+        start += (n - m).min(width);
+        m = 2 * m + 1;
+        width *= 2;
+    }
+    let local = i - start;
+    let left = subtree_size(2 * tag + 1, n);
+    match local.cmp(&left) {
+        std::cmp::Ordering::Less => 2 * tag + 1,
+        std::cmp::Ordering::Equal => tag,
+        std::cmp::Ordering::Greater => 2 * tag + 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn squared_bound_matches_sqrt() {
+        for &r in &[0.0f32, 1e-30, 0.1, 1.0, 2.0, 3.3, 1e19, 1e30, f32::MAX] {
+            let b = squared_bound(r);
+            assert!(b.sqrt() <= r, "r={r} b={b}");
+            let up = b.step(true);
+            assert!(up.sqrt() > r || up.is_infinite(), "r={r} b={b}");
+        }
+        assert_eq!(squared_bound(f64::INFINITY), f64::INFINITY);
+    }
+
+    #[test]
+    fn tree_shape_helpers() {
+        assert_eq!(depth(0), 0);
+        assert_eq!(depth(1), 1);
+        assert_eq!(depth(1 << 20), 21);
+        assert_eq!(rank_bits(1 << 20), 20);
+        assert_eq!(rank_bits((1 << 20) + 1), 21);
+        assert_eq!(tag_bits(0, 100), 0);
+        assert_eq!(tag_bits(3, 100), 4);
+        assert_eq!(node_bytes::<[f32; 3]>(), 16);
+        assert_eq!(node_bytes::<[f64; 3]>(), 32);
+    }
+}

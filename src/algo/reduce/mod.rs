@@ -1,0 +1,319 @@
+//! Reductions and predicate collectives: `reduce`, `reduce_into`,
+//! `transform_reduce`, `sum`, `product`, `min`, `max`, `min_element`,
+//! `max_element`, `count`, `any`, `all`, `find_first`.
+//!
+//! # Floating point
+//! A reduction regroups its operands: the device folds a grid-stride share
+//! per thread, then a tree per block, then the block partials in order. So a
+//! float sum differs from a sequential left-to-right sum by rounding (for
+//! `n` values, the error bound is about `log2(n) * eps * sum(|x|)` in the
+//! worst case, far less in practice). The grouping depends only on the
+//! length and the device, never on timing (no float atomics): the same input
+//! on the same GPU gives the same bits every run. The host backend groups
+//! differently (fixed chunks of 65536) and is equally deterministic.
+
+pub(crate) mod host;
+pub(crate) mod plan;
+
+use crate::device::Ptr;
+use crate::element::Element;
+use crate::error::Result;
+use crate::ops::{Add, Arith, Commutative, Identity, Max, Min, Monoid, Mul, UnaryOp};
+use crate::pred::{Not, Predicate};
+use crate::vec::raw::{Mem, MemMut};
+use crate::vec::{DeviceData, DeviceVec};
+use plan::{Count, Extreme, FindPlan, MapReduce};
+use std::marker::PhantomData;
+
+/// Reductions and collectives. In [`prelude`](crate::prelude).
+pub trait ReduceOps<T: Element>: DeviceData<T> {
+    /// Folds every element with `op`; the identity for an empty input.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[3u32, 9, 4])?;
+    /// assert_eq!(v.reduce(Add)?, 16);
+    /// assert_eq!(v.reduce(Max)?, 9);
+    /// assert_eq!(v.slice(0..0)?.reduce(Min)?, u32::MAX);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn reduce<Op: Monoid<T> + Commutative>(&self, op: Op) -> Result<T> {
+        self.transform_reduce(Identity, op)
+    }
+
+    /// Like [`reduce`](ReduceOps::reduce), leaving the result in a
+    /// one-element vector on the device: no host synchronisation.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1.5f64, 2.5])?;
+    /// let total = v.reduce_into(Add)?;
+    /// assert_eq!(total.to_vec()?, vec![4.0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn reduce_into<Op: Monoid<T> + Commutative>(&self, op: Op) -> Result<DeviceVec<T>> {
+        let mut out = DeviceVec::<T>::alloc_uninit(self.device(), 1)?;
+        self.reduce_to(op, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`reduce_into`](ReduceOps::reduce_into), writing the result to
+    /// `out[0]` of a buffer the caller already has (CUB's `d_out`): no
+    /// allocation and no host synchronisation. `out` must not be empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[2u32, 7, 1])?;
+    /// let mut out = DeviceVec::<u32>::zeros(&dev, 1)?;
+    /// v.reduce_to(Max, &mut out)?;
+    /// assert_eq!(out.to_vec()?, vec![7]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn reduce_to<Op: Monoid<T> + Commutative>(&self, op: Op, out: &mut impl crate::vec::DeviceDataMut<T>) -> Result<()> {
+        crate::algo::same_device("reduce_to", self.device(), out.device())?;
+        if out.is_empty() {
+            return Err(crate::Error::InvalidArgument("reduce_to: the output buffer is empty".into()));
+        }
+        match (self.mem(), out.mem_mut()) {
+            (Mem::Host(s), MemMut::Host(o)) => {
+                o[0] = host::map_reduce(s, op.identity(), |x, _| x, |a, b| op.apply(a, b));
+            }
+            (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: out_ptr, .. }) => {
+                let k = MapReduce {
+                    arch: dev.arch(),
+                    map: &Identity,
+                    op: &op,
+                    _t: PhantomData::<T>,
+                };
+                plan::to_device(&k, dev, Ptr::from_raw(ptr), len, Ptr::from_raw(out_ptr))?;
+            }
+            _ => return Err(crate::Error::DeviceMismatch { op: "reduce_to" }),
+        }
+        Ok(())
+    }
+
+    /// Folds `map(x)` over every element with `op`, without a temporary
+    /// array: e.g. the sum of squares.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1i64, -2, 3])?;
+    /// assert_eq!(v.transform_reduce(Square, Add)?, 14);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn transform_reduce<U, Op>(&self, map: U, op: Op) -> Result<U::Output>
+    where
+        U: UnaryOp<T>,
+        Op: Monoid<U::Output> + Commutative,
+    {
+        match self.mem() {
+            Mem::Host(s) => Ok(host::map_reduce(s, op.identity(), |x, _| map.apply(x), |a, b| op.apply(a, b))),
+            Mem::Cuda { dev, ptr, len, .. } => {
+                let k = MapReduce {
+                    arch: dev.arch(),
+                    map: &map,
+                    op: &op,
+                    _t: PhantomData::<T>,
+                };
+                let bytes = plan::to_host(&k, dev, Ptr::from_raw(ptr), len)?;
+                Ok(bytemuck::pod_read_unaligned(&bytes[..std::mem::size_of::<U::Output>()]))
+            }
+        }
+    }
+
+    /// Sum of the elements (wrapping for integers); 0 when empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::sequence(&Device::default()?, 100, 1u64, 1)?;
+    /// assert_eq!(v.sum()?, 5050);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sum(&self) -> Result<T>
+    where
+        T: Arith,
+    {
+        self.reduce(Add)
+    }
+
+    /// Product of the elements (wrapping for integers); 1 when empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[2.0f32, 3.0, 4.0])?;
+    /// assert_eq!(v.product()?, 24.0);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn product(&self) -> Result<T>
+    where
+        T: Arith,
+    {
+        self.reduce(Mul)
+    }
+
+    /// The least element, NaN ignored ([`Min`]); `MAX` / `+inf` when empty
+    /// or all NaN.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[2.0f32, f32::NAN, -1.0])?;
+    /// assert_eq!(v.min()?, -1.0);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn min(&self) -> Result<T> {
+        self.reduce(Min)
+    }
+
+    /// The greatest element, NaN ignored ([`Max`]); `MIN` / `-inf` when
+    /// empty or all NaN.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[2i8, -7, 5])?;
+    /// assert_eq!(v.max()?, 5);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn max(&self) -> Result<T> {
+        self.reduce(Max)
+    }
+
+    /// `(index, value)` of the least element, ties to the lowest index;
+    /// `None` when empty. NaN is skipped; if every element is NaN, the
+    /// first one is returned. `-0.0` and `+0.0` are equal (lowest index wins).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[4u32, 1, 7, 1])?;
+    /// assert_eq!(v.min_element()?, Some((1, 1)));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn min_element(&self) -> Result<Option<(usize, T)>> {
+        arg_extreme(self, false)
+    }
+
+    /// `(index, value)` of the greatest element, ties to the lowest index;
+    /// NaN handled as in [`min_element`](ReduceOps::min_element).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[4.0f64, f64::NAN, 9.0, 9.0])?;
+    /// assert_eq!(v.max_element()?, Some((2, 9.0)));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn max_element(&self) -> Result<Option<(usize, T)>> {
+        arg_extreme(self, true)
+    }
+
+    /// How many elements satisfy `pred`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Gt;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1i32, 5, 9, 2])?;
+    /// assert_eq!(v.count(Gt(2))?, 2);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn count<P: Predicate<T>>(&self, pred: P) -> Result<usize> {
+        match self.mem() {
+            Mem::Host(s) => Ok(host::map_reduce(s, 0usize, |x, _| pred.test(x) as usize, |a, b| a + b)),
+            Mem::Cuda { dev, ptr, len, .. } => {
+                let k = Count {
+                    arch: dev.arch(),
+                    pred: &pred,
+                    _t: PhantomData::<T>,
+                };
+                let bytes = plan::to_host(&k, dev, Ptr::from_raw(ptr), len)?;
+                Ok(bytemuck::pod_read_unaligned::<u64>(&bytes[..8]) as usize)
+            }
+        }
+    }
+
+    /// The lowest index whose element satisfies `pred`. Stops reading once
+    /// the answer is known: a match near the front costs about one wave of
+    /// loads, not a pass over the array.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::{Eq, IsNan};
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1.0f32, f32::NAN, 3.0, 3.0])?;
+    /// assert_eq!(v.find_first(Eq(3.0))?, Some(2));
+    /// assert_eq!(v.find_first(IsNan)?, Some(1));
+    /// assert_eq!(v.find_first(Eq(7.0))?, None);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn find_first<P: Predicate<T>>(&self, pred: P) -> Result<Option<usize>> {
+        match self.mem() {
+            Mem::Host(s) => Ok(host::find_first(s, |x| pred.test(x))),
+            Mem::Cuda { dev, ptr, len, .. } => FindPlan::new(dev.arch(), &pred).run(dev, Ptr::from_raw(ptr), len),
+        }
+    }
+
+    /// True if some element satisfies `pred` (false when empty). Early exit
+    /// as for [`find_first`](ReduceOps::find_first).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::IsNan;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1.0f32, f32::NAN])?;
+    /// assert!(v.any(IsNan)?);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn any<P: Predicate<T>>(&self, pred: P) -> Result<bool> {
+        Ok(self.find_first(pred)?.is_some())
+    }
+
+    /// True if every element satisfies `pred` (true when empty).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Ge;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[3u8, 4, 5])?;
+    /// assert!(v.all(Ge(3))?);
+    /// assert!(!v.all(Ge(4))?);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn all<P: Predicate<T>>(&self, pred: P) -> Result<bool> {
+        Ok(self.find_first(Not(pred))?.is_none())
+    }
+}
+
+impl<T: Element, D: DeviceData<T> + ?Sized> ReduceOps<T> for D {}
+
+/// min_element / max_element: a reduction over (value, index) pairs.
+fn arg_extreme<T: Element, D: DeviceData<T> + ?Sized>(v: &D, greatest: bool) -> Result<Option<(usize, T)>> {
+    if v.is_empty() {
+        return Ok(None);
+    }
+    let worst = plan::arg_identity::<T>(greatest);
+    let better = |a: (T, u64), b: (T, u64)| -> (T, u64) {
+        let (an, bn) = (a.0.is_nan(), b.0.is_nan());
+        let b_wins = if an {
+            !bn || b.1 < a.1
+        } else {
+            let strictly = if greatest { b.0 > a.0 } else { b.0 < a.0 };
+            !bn && (strictly || (b.0 == a.0 && b.1 < a.1))
+        };
+        if b_wins {
+            b
+        } else {
+            a
+        }
+    };
+    let (value, index) = match v.mem() {
+        Mem::Host(s) => host::map_reduce(s, (worst, u64::MAX), |x, i| (x, i as u64), better),
+        Mem::Cuda { dev, ptr, len, .. } => {
+            let k = Extreme {
+                arch: dev.arch(),
+                greatest,
+                _t: PhantomData::<T>,
+            };
+            let bytes = plan::to_host(&k, dev, Ptr::from_raw(ptr), len)?;
+            let value: T = bytemuck::pod_read_unaligned(&bytes[..std::mem::size_of::<T>()]);
+            let index: u64 = bytemuck::pod_read_unaligned(&bytes[8..16]);
+            (value, index)
+        }
+    };
+    Ok(Some((index as usize, value)))
+}

@@ -1,0 +1,154 @@
+//! Scans: `scan` (inclusive), `scan_inclusive`, `scan_exclusive`, and
+//! their in-place forms, for any [`Monoid`] — commutativity is not needed,
+//! the order of the elements is kept.
+//!
+//! # Floating point
+//! The device scans each tile as a tree (per thread, per warp, per block)
+//! and chains tiles through a look-back, so a float scan differs from a
+//! sequential one by rounding: the error of element `i` is bounded by about
+//! `(log2(tile) + i / tile) * eps * sum(|x[..=i]|)`. Tiles chain in a fixed
+//! left-to-right order, so float results are bit-identical run to run; see
+//! [`Device::set_deterministic`](crate::Device::set_deterministic) for the
+//! mode that gives that up (no faster on an H100 at the sizes measured). Integer, min / max and bitwise
+//! scans are exact either way. The host backend scans sequentially.
+
+pub(crate) mod host;
+pub(crate) mod plan;
+
+use crate::device::Ptr;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::ops::Monoid;
+use crate::vec::raw::{Mem, MemMut, SealedMut as _};
+use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
+use plan::{Scan, ScanByKey};
+
+/// Scans into a new vector. In [`prelude`](crate::prelude).
+pub trait ScanOps<T: Element>: DeviceData<T> {
+    /// Inclusive scan: `out[i] = x[0] op x[1] op ... op x[i]`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1u32, 2, 3, 4])?;
+    /// assert_eq!(v.scan(Add)?.to_vec()?, vec![1, 3, 6, 10]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan<Op: Monoid<T>>(&self, op: Op) -> Result<DeviceVec<T>> {
+        self.scan_inclusive(op)
+    }
+
+    /// Inclusive scan (same as [`scan`](ScanOps::scan)).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[3i32, 1, 4, 1, 5])?;
+    /// assert_eq!(v.scan_inclusive(Max)?.to_vec()?, vec![3, 3, 4, 4, 5]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_inclusive<Op: Monoid<T>>(&self, op: Op) -> Result<DeviceVec<T>> {
+        let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
+        scan_into(self.mem(), out.mem_mut(), &op, false)?;
+        Ok(out)
+    }
+
+    /// Exclusive scan: `out[0]` is the identity, `out[i] = x[0] op ... op x[i-1]`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1u64, 2, 3, 4])?;
+    /// assert_eq!(v.scan_exclusive(Add)?.to_vec()?, vec![0, 1, 3, 6]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_exclusive<Op: Monoid<T>>(&self, op: Op) -> Result<DeviceVec<T>> {
+        let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
+        scan_into(self.mem(), out.mem_mut(), &op, true)?;
+        Ok(out)
+    }
+
+    /// Segmented inclusive scan: the scan restarts wherever `keys` changes
+    /// (`keys[i] != keys[i - 1]`, so every NaN key starts its own run and
+    /// `-0.0` continues a run of `0.0`). `keys` must be as long as `self`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let keys = DeviceVec::from_slice(&dev, &[1u32, 1, 2, 2, 2, 1])?;
+    /// let vals = DeviceVec::from_slice(&dev, &[1i64, 2, 3, 4, 5, 6])?;
+    /// assert_eq!(vals.scan_by_key(&keys, Add)?.to_vec()?, vec![1, 3, 3, 7, 12, 6]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_by_key<K: Element, Op: Monoid<T>>(&self, keys: &impl DeviceData<K>, op: Op) -> Result<DeviceVec<T>> {
+        crate::algo::same_device("scan_by_key", self.device(), keys.device())?;
+        crate::algo::same_len("scan_by_key", self.len(), keys.len())?;
+        let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
+        match (keys.mem(), self.mem(), out.mem_mut()) {
+            (Mem::Host(k), Mem::Host(v), MemMut::Host(o)) => host::scan_by_key(k, v, o, |a, b| op.apply(a, b)),
+            (Mem::Cuda { ptr: k, .. }, Mem::Cuda { dev, ptr: v, len, .. }, MemMut::Cuda { ptr: o, .. }) => ScanByKey::<K, T, Op>::new(
+                dev.arch(),
+                &op,
+                dev.deterministic_for::<T>(),
+            )
+            .run(dev, Ptr::from_raw(k), Ptr::from_raw(v), Ptr::from_raw(o), len)?,
+            _ => return Err(Error::DeviceMismatch { op: "scan_by_key" }),
+        }
+        Ok(out)
+    }
+}
+
+impl<T: Element, D: DeviceData<T> + ?Sized> ScanOps<T> for D {}
+
+/// Scans in place. In [`prelude`](crate::prelude).
+pub trait ScanMutOps<T: Element>: DeviceDataMut<T> {
+    /// Inclusive scan in place.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let mut v = DeviceVec::from_slice(&Device::default()?, &[1.0f32, 2.0, 3.0])?;
+    /// v.scan_inclusive_in_place(Add)?;
+    /// assert_eq!(v.to_vec()?, vec![1.0, 3.0, 6.0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_inclusive_in_place<Op: Monoid<T>>(&mut self, op: Op) -> Result<()> {
+        scan_in_place(self.mem_mut(), &op, false)
+    }
+
+    /// Exclusive scan in place.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let mut v = DeviceVec::from_slice(&Device::default()?, &[5u8, 1, 2])?;
+    /// v.scan_exclusive_in_place(Add)?;
+    /// assert_eq!(v.to_vec()?, vec![0, 5, 6]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_exclusive_in_place<Op: Monoid<T>>(&mut self, op: Op) -> Result<()> {
+        scan_in_place(self.mem_mut(), &op, true)
+    }
+}
+
+impl<T: Element, D: DeviceDataMut<T> + ?Sized> ScanMutOps<T> for D {}
+
+fn scan_into<T: Element, Op: Monoid<T>>(src: Mem<'_, T>, dst: MemMut<'_, T>, op: &Op, exclusive: bool) -> Result<()> {
+    match (src, dst) {
+        (Mem::Host(s), MemMut::Host(d)) => {
+            host::scan(s, d, op.identity(), exclusive, |a, b| op.apply(a, b));
+            Ok(())
+        }
+        (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: out, .. }) => {
+            Scan::new(dev.arch(), op, dev.deterministic_for::<T>()).run(dev, Ptr::from_raw(ptr), Ptr::from_raw(out), len, exclusive)
+        }
+        _ => Err(Error::DeviceMismatch { op: "scan" }),
+    }
+}
+
+fn scan_in_place<T: Element, Op: Monoid<T>>(data: MemMut<'_, T>, op: &Op, exclusive: bool) -> Result<()> {
+    match data {
+        MemMut::Host(d) => {
+            host::scan_in_place(d, op.identity(), exclusive, |a, b| op.apply(a, b));
+            Ok(())
+        }
+        MemMut::Cuda { dev, ptr, len, .. } => {
+            Scan::new(dev.arch(), op, dev.deterministic_for::<T>()).run(dev, Ptr::from_raw(ptr), Ptr::from_raw(ptr), len, exclusive)
+        }
+    }
+}

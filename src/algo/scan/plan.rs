@@ -1,0 +1,211 @@
+//! Plans and launches of the scan family: the single-pass scan
+//! (`kernels/scan/scan.cu`) and scan_by_key (`kernels/scan/scan_by_key.cu`),
+//! both chained through the decoupled look-back.
+
+use crate::algo::lookback::{Lookback, LOOKBACK};
+use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
+use crate::ops::Monoid;
+use std::marker::PhantomData;
+
+template!(SCAN, "scan/scan.cu", ["cuprim_scan"], headers: [LOOKBACK]);
+template!(SCAN_BY_KEY, "scan/scan_by_key.cu", ["cuprim_scan_by_key"], headers: [LOOKBACK]);
+
+/// Tile shape of a single-pass (look-back) kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TilePolicy {
+    /// Threads per block.
+    pub block: u32,
+    /// Consecutive elements per thread (a tile is `block * items`).
+    pub items: u32,
+    /// Resident blocks per SM the kernel is compiled for (`__launch_bounds__`).
+    pub min_blocks: u32,
+}
+
+impl TilePolicy {
+    /// Elements per tile.
+    pub fn tile(&self) -> u64 {
+        self.block as u64 * self.items as u64
+    }
+
+    /// Tiles for `len` elements, one block each: at most 2^32.
+    pub fn tiles(&self, op: &str, len: usize) -> Result<u32> {
+        u32::try_from((len as u64).div_ceil(self.tile()))
+            .map_err(|_| Error::InvalidArgument(format!("{op} of {len} elements needs more than 2^32 tiles")))
+    }
+
+    /// The shape's constants.
+    pub fn write<W: SpecWriter>(&self, w: &mut W) {
+        w.constant("CUPRIM_BLOCK", self.block as i64);
+        w.constant("CUPRIM_ITEMS", self.items as i64);
+        w.constant("CUPRIM_MIN_BLOCKS", self.min_blocks as i64);
+    }
+}
+
+/// Scan tiles by element size.
+pub(crate) fn scan_policy(_arch: u32, elem_bytes: usize) -> TilePolicy {
+    match elem_bytes {
+        // f64 inclusive 2^28: 1.603 ms, CUB 1.700 (H100, run 28eb346).
+        8.. => TilePolicy {
+            block: 256,
+            items: 12,
+            min_blocks: 1,
+        },
+        // f32 inclusive 2^28, deterministic: 0.845 ms, CUB 0.884; half the tiles of 128x24x16 (H100, run e62df8c).
+        4 => TilePolicy {
+            block: 256,
+            items: 24,
+            min_blocks: 8,
+        },
+        // 1 and 2 bytes: a whole number of 16-byte vectors per thread (not separately tuned).
+        _ => TilePolicy {
+            block: 256,
+            items: 32,
+            min_blocks: 1,
+        },
+    }
+}
+
+/// scan_by_key tiles: (head, value) pairs, fewer per thread than a plain scan (12 pairs of 8-byte values spill).
+pub(crate) fn scan_by_key_policy(_arch: u32, elem_bytes: usize) -> TilePolicy {
+    TilePolicy {
+        block: 256,
+        items: if elem_bytes >= 8 { 8 } else { 16 },
+        min_blocks: 1,
+    }
+}
+
+/// Windows of 32 predecessors the deterministic look-back stages in shared memory at a time:
+/// 16 measured 0.893 ms against 1.290 for 8 (f32 inclusive 2^28, H100, run e62df8c).
+pub(crate) const LOOKBACK_WINDOWS: i64 = 16;
+
+/// One specialisation of `kernels/scan/scan.cu`.
+pub(crate) struct Scan<'a, T, Op> {
+    pub policy: TilePolicy,
+    pub op: &'a Op,
+    /// Tiles chain their prefixes in a fixed order (float results bit-identical run to run).
+    pub deterministic: bool,
+    _t: PhantomData<T>,
+}
+
+impl<'a, T: Element, Op: Monoid<T>> Scan<'a, T, Op> {
+    pub fn new(arch: u32, op: &'a Op, deterministic: bool) -> Self {
+        Scan {
+            policy: scan_policy(arch, std::mem::size_of::<T>()),
+            op,
+            deterministic,
+            _t: PhantomData,
+        }
+    }
+
+    /// Scans `len` elements from `src` into `dst` (which may be `src`: a
+    /// tile reads all of its input before it writes, and no tile reads
+    /// another tile's elements).
+    pub fn run(&self, dev: &CudaDevice, src: Ptr<T>, dst: Ptr<T>, len: usize, exclusive: bool) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let tiles = self.policy.tiles("scan", len)?;
+        let module = dev.module(self)?;
+        let mut layout = ScratchLayout::new();
+        let lookback = Lookback::place(&mut layout, tiles as u64, std::mem::size_of::<T>());
+        // SAFETY: matches `cuprim_scan(const T* in, T* out, u64 n, int exclusive, u32* status,
+        // T* aggregates, T* prefixes, u32* tile_counter, u32 num_tiles)`: one block per tile over n
+        // elements of in and out, look-back arrays of num_tiles entries, the counter left at zero.
+        let entry: Entry<(Ptr<T>, Ptr<T>, u64, i32, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> = unsafe { Entry::declare("cuprim_scan") };
+        let counter = dev.counter(Counter::ScanTile);
+        dev.with_scratch(&layout, |s| {
+            let (status, aggregates, prefixes) = lookback.args(&s);
+            let args = (src, dst, len as u64, exclusive as i32, status, aggregates, prefixes, counter, tiles);
+            dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
+        })
+    }
+}
+
+impl<T: Element, Op: Monoid<T>> Specialise for Scan<'_, T, Op> {
+    fn template(&self) -> &'static Template {
+        &SCAN
+    }
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        self.policy.write(w);
+        w.constant("CUPRIM_DETERMINISTIC", self.deterministic as i64);
+        w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
+        w.elem::<T>("T");
+        w.monoid::<T, Op>("ScanOp", "T", self.op);
+    }
+}
+
+/// One specialisation of `kernels/scan/scan_by_key.cu`.
+pub(crate) struct ScanByKey<'a, K, T, Op> {
+    pub policy: TilePolicy,
+    pub op: &'a Op,
+    pub deterministic: bool,
+    _t: PhantomData<(K, T)>,
+}
+
+impl<'a, K: Element, T: Element, Op: Monoid<T>> ScanByKey<'a, K, T, Op> {
+    pub fn new(arch: u32, op: &'a Op, deterministic: bool) -> Self {
+        ScanByKey {
+            policy: scan_by_key_policy(arch, std::mem::size_of::<T>().max(std::mem::size_of::<K>())),
+            op,
+            deterministic,
+            _t: PhantomData,
+        }
+    }
+
+    /// Segmented inclusive scan of `len` values, restarting where the key changes.
+    pub fn run(&self, dev: &CudaDevice, keys: Ptr<K>, values: Ptr<T>, out: Ptr<T>, len: usize) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let tiles = self.policy.tiles("scan_by_key", len)?;
+        let module = dev.module(self)?;
+        // SegPair { T v; u32 head; }: at most 16 bytes.
+        let pair_bytes = (std::mem::size_of::<T>() + 4).next_multiple_of(std::mem::align_of::<T>().max(4));
+        let mut layout = ScratchLayout::new();
+        let lookback = Lookback::place(&mut layout, tiles as u64, pair_bytes);
+        // SAFETY: matches `cuprim_scan_by_key(const K* keys, const T* values, T* out, u64 n,
+        // u32* status, SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles)`:
+        // one block per tile over n elements, look-back arrays of num_tiles pairs, counter left at zero.
+        let entry: Entry<(Ptr<K>, Ptr<T>, Ptr<T>, u64, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> =
+            unsafe { Entry::declare("cuprim_scan_by_key") };
+        let counter = dev.counter(Counter::ScanByKeyTile);
+        dev.with_scratch(&layout, |s| {
+            let (status, aggregates, prefixes) = lookback.args(&s);
+            let args = (keys, values, out, len as u64, status, aggregates, prefixes, counter, tiles);
+            dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
+        })
+    }
+}
+
+impl<K: Element, T: Element, Op: Monoid<T>> Specialise for ScanByKey<'_, K, T, Op> {
+    fn template(&self) -> &'static Template {
+        &SCAN_BY_KEY
+    }
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        self.policy.write(w);
+        w.constant("CUPRIM_DETERMINISTIC", self.deterministic as i64);
+        w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
+        w.elem::<K>("K");
+        w.elem::<T>("T");
+        w.monoid::<T, Op>("ScanOp", "T", self.op);
+    }
+}
+
+/// Both scan modules (fast and deterministic) of `T` and `op`, for precompile.
+pub(crate) fn scan_specs<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> Vec<KernelSpec> {
+    vec![
+        KernelSpec::of(&Scan::<T, Op>::new(arch, op, false)),
+        KernelSpec::of(&Scan::<T, Op>::new(arch, op, true)),
+    ]
+}
+
+/// Both scan_by_key modules of keys `K`, values `T` and `op`, for precompile.
+pub(crate) fn scan_by_key_specs<K: Element, T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> Vec<KernelSpec> {
+    vec![
+        KernelSpec::of(&ScanByKey::<K, T, Op>::new(arch, op, false)),
+        KernelSpec::of(&ScanByKey::<K, T, Op>::new(arch, op, true)),
+    ]
+}

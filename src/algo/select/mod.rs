@@ -1,0 +1,87 @@
+//! Stream compaction on top of the scan machinery: `copy_if` and a stable
+//! `partition`, each one pass over the input (`kernels/select/select.cu`).
+
+pub(crate) mod host;
+pub(crate) mod plan;
+
+use crate::device::Ptr;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::pred::Predicate;
+use crate::vec::raw::{Mem, MemMut, Sealed as _, SealedMut as _};
+use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
+use plan::Select;
+
+/// Compaction into a new vector. In [`prelude`](crate::prelude).
+pub trait SelectOps<T: Element>: DeviceData<T> {
+    /// The elements that satisfy `pred`, in their original order.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Gt;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[5u32, 1, 8, 2, 9])?;
+    /// assert_eq!(v.copy_if(Gt(4))?.to_vec()?, vec![5, 8, 9]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn copy_if<P: Predicate<T>>(&self, pred: P) -> Result<DeviceVec<T>> {
+        match self.mem() {
+            Mem::Host(s) => DeviceVec::from_slice(self.device(), &host::copy_if(s, |x| pred.test(x))),
+            Mem::Cuda { dev, ptr, len, .. } => {
+                let mut out = DeviceVec::<T>::alloc_uninit(self.device(), len)?;
+                let out_ptr = match out.mem_mut() {
+                    MemMut::Cuda { ptr, .. } => ptr,
+                    MemMut::Host(_) => return Err(Error::DeviceMismatch { op: "copy_if" }),
+                };
+                let kept = Select::new(dev.arch(), &pred, len).run(dev, Ptr::from_raw(ptr), len, Ptr::from_raw(out_ptr), Ptr::null())?;
+                out.truncate(kept)?;
+                Ok(out)
+            }
+        }
+    }
+}
+
+impl<T: Element, D: DeviceData<T> + ?Sized> SelectOps<T> for D {}
+
+/// In-place compaction. In [`prelude`](crate::prelude).
+pub trait SelectMutOps<T: Element>: DeviceDataMut<T> {
+    /// Reorders the elements so that those satisfying `pred` come first,
+    /// each group keeping its original order (stable); returns how many
+    /// satisfy it (the split point).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Lt;
+    /// let mut v = DeviceVec::from_slice(&Device::default()?, &[7i32, -1, 3, -5, 0])?;
+    /// let split = v.partition(Lt(0))?;
+    /// assert_eq!(split, 2);
+    /// assert_eq!(v.to_vec()?, vec![-1, -5, 7, 3, 0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn partition<P: Predicate<T>>(&mut self, pred: P) -> Result<usize> {
+        let device = self.device().clone();
+        match self.mem_mut() {
+            MemMut::Host(d) => Ok(host::partition(d, |x| pred.test(x))),
+            MemMut::Cuda { dev, ptr, len, .. } => {
+                if len == 0 {
+                    return Ok(0);
+                }
+                // Selected and rejected go to two halves of one temporary,
+                // then back into place with two copies.
+                let tmp = DeviceVec::<T>::alloc_uninit(&device, 2 * len)?;
+                let tmp_ptr = match tmp.mem() {
+                    Mem::Cuda { ptr, .. } => ptr,
+                    Mem::Host(_) => return Err(Error::DeviceMismatch { op: "partition" }),
+                };
+                let (data, selected) = (Ptr::<T>::from_raw(ptr), Ptr::<T>::from_raw(tmp_ptr));
+                let rejected = selected.add(len as u64);
+                let kept = Select::new(dev.arch(), &pred, len).run(dev, data, len, selected, rejected)?;
+                // The temporary holds `kept` selected, then `len - kept` rejected elements.
+                dev.copy(data, selected, kept as u64, "partition")?;
+                dev.copy(data.add(kept as u64), rejected, (len - kept) as u64, "partition")?;
+                Ok(kept)
+            }
+        }
+    }
+}
+
+impl<T: Element, D: DeviceDataMut<T> + ?Sized> SelectMutOps<T> for D {}

@@ -1,0 +1,394 @@
+//! Radix sort: [`sort`](SortMutOps::sort), [`sort_descending`](SortMutOps::sort_descending),
+//! [`sort_pairs`](SortMutOps::sort_pairs) (keys and values of any element type),
+//! [`sort_pairs_descending`](SortMutOps::sort_pairs_descending), the same with
+//! [`SortOptions`] (a bit range, descending), and [`argsort`](SortOps::argsort).
+//!
+//! # Order
+//! Every element type can be a key. Integers sort by value. Floats (`f16`,
+//! `bf16`, `f32`, `f64`) sort in the order of [`f32::total_cmp`]:
+//!
+//! `-NaN < -inf < ... < -1.0 < ... < -0.0 < +0.0 < ... < 1.0 < ... < +inf < +NaN`
+//!
+//! so `-0.0` and `+0.0` are different keys, and NaNs are ordered by sign and
+//! then payload (negative NaNs first, positive NaNs last). Descending sorts
+//! use exactly the reverse order.
+//!
+//! # Stability
+//! Every sort is stable: keys that compare equal keep their input order,
+//! descending sorts included (they invert the keys, they never reverse the
+//! output). With a bit range, keys equal on those bits count as equal.
+//!
+//! # Bit ranges
+//! For keys known to fit in fewer bits, [`SortOptions::bits`] sorts on bits
+//! `begin..end` only, with `ceil((end - begin) / 8)` passes instead of one per
+//! byte of the key. The bits are those of the key's *order-preserving* form:
+//! unsigned integers as they are, signed integers with the sign bit flipped,
+//! floats with all bits flipped when negative and the sign bit set otherwise
+//! (for unsigned keys, just the key's own bits). A sort on bits `begin..end`
+//! orders keys by `(ordered(key) >> begin) % 2^(end - begin)`.
+//!
+//! # Algorithm
+//! LSD radix sort with 8-bit digits, onesweep style (Adinets & Merrill, 2022;
+//! see `kernels/sort/radix_sort.cu`): one pass reads the keys once to count every
+//! digit of every pass, then each pass is one kernel in which a block counts
+//! the digits of its tile of keys, publishes the counts at once, ranks the
+//! keys, and finds where each digit's keys go with a decoupled look-back
+//! over earlier tiles' counts. So a 32-bit key costs five reads and four
+//! writes of the keys (and four reads and writes of the values). Inputs of
+//! at most one tile (a few thousand keys) are sorted by a single block.
+//!
+//! The sort works in place on the caller's buffer, ping-ponging with
+//! device scratch of `n` keys and `n` values, plus 1 KiB of look-back state
+//! per tile per pass (0.1 to 0.33 bytes per key per pass); the device keeps
+//! that scratch and reuses it across calls. With an odd number of passes
+//! the result is copied back at the end. [`argsort`](SortOps::argsort)
+//! also allocates a copy of the keys and the index vector it returns. The
+//! host backend runs a stable sort by the same key bits.
+
+#[cfg(feature = "classic-sort")]
+mod classic;
+mod host;
+mod onesweep;
+mod plan;
+
+#[cfg(feature = "classic-sort")]
+pub(crate) use classic::classic_kernel_specs;
+pub(crate) use plan::kernel_specs;
+
+use crate::algo::transform::TransformOps as _;
+use crate::algo::{same_device, same_len};
+use crate::device::Ptr;
+use crate::element::{Element, IndexElement};
+use crate::error::{Error, Result};
+use crate::ops::Arith;
+use crate::vec::raw::MemMut;
+use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
+use std::mem::size_of;
+
+/// How to sort: the order and the key bits that matter.
+///
+/// ```
+/// # use cuprim::prelude::*;
+/// use cuprim::algo::sort::SortOptions;
+/// let mut v = DeviceVec::from_slice(&Device::default()?, &[0x0102u32, 0x0201, 0x0301, 0x0100])?;
+/// // Only the low byte: 0x02, 0x01, 0x01, 0x00 (ties keep their order).
+/// v.sort_with(SortOptions::new().bits(0, 8))?;
+/// assert_eq!(v.to_vec()?, vec![0x0100, 0x0201, 0x0301, 0x0102]);
+/// v.sort_with(SortOptions::new().descending())?;
+/// assert_eq!(v.to_vec()?, vec![0x0301, 0x0201, 0x0102, 0x0100]);
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SortOptions {
+    begin_bit: u32,
+    end_bit: Option<u32>,
+    descending: bool,
+    portion_tiles: Option<u32>,
+    shortcut: Option<bool>,
+}
+
+impl SortOptions {
+    /// Ascending, on every bit of the key.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Largest key first (still stable: equal keys keep their input order).
+    pub fn descending(mut self) -> Self {
+        self.descending = true;
+        self
+    }
+
+    /// Sort on bits `begin_bit..end_bit` of the key's order-preserving form
+    /// only (see the [module docs](crate::algo::sort)); `begin_bit < end_bit <=` the key's
+    /// width is required, else the sort fails with
+    /// [`Error::InvalidArgument`].
+    pub fn bits(mut self, begin_bit: u32, end_bit: u32) -> Self {
+        self.begin_bit = begin_bit;
+        self.end_bit = Some(end_bit);
+        self
+    }
+
+    /// True if [`descending`](SortOptions::descending) was asked for.
+    pub fn is_descending(&self) -> bool {
+        self.descending
+    }
+
+    /// Splits large inputs into portions of this many tiles (normally
+    /// fewer than 2^30 keys): lets tests reach the multi-portion path.
+    #[doc(hidden)]
+    pub fn portion_tiles(mut self, tiles: u32) -> Self {
+        self.portion_tiles = Some(tiles.max(1));
+        self
+    }
+
+    /// Overrides the policy's choice of the onesweep shortcuts (skipping
+    /// passes in which every key has the same digit, copying tiles whose
+    /// keys share one digit without ranking them): lets tests and benches
+    /// run both kernels in one process.
+    #[doc(hidden)]
+    pub fn shortcuts(mut self, on: bool) -> Self {
+        self.shortcut = Some(on);
+        self
+    }
+}
+
+/// A validated bit range and order, with the test hooks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SortArgs {
+    begin: u32,
+    end: u32,
+    descending: bool,
+    portion_tiles: Option<u32>,
+    shortcut: Option<bool>,
+}
+
+impl SortArgs {
+    fn new<K: Element>(opts: &SortOptions) -> Result<SortArgs> {
+        let width = 8 * size_of::<K>() as u32;
+        let end = opts.end_bit.unwrap_or(width);
+        if opts.begin_bit >= end || end > width {
+            return Err(Error::InvalidArgument(format!(
+                "sort bit range {}..{end} must be non-empty and within the {width} bits of {}",
+                opts.begin_bit,
+                K::NAME
+            )));
+        }
+        Ok(SortArgs {
+            begin: opts.begin_bit,
+            end,
+            descending: opts.descending,
+            portion_tiles: opts.portion_tiles,
+            shortcut: opts.shortcut,
+        })
+    }
+
+    /// Passes of `bits`-bit digits.
+    fn passes(&self, bits: u32) -> u32 {
+        (self.end - self.begin).div_ceil(bits)
+    }
+
+    /// Shift and mask of pass `p` with `bits`-bit digits.
+    fn digit(&self, p: u32, bits: u32) -> (u32, u32) {
+        let shift = self.begin + p * bits;
+        (shift, (1u32 << bits.min(self.end - shift)) - 1)
+    }
+
+    /// XOR mask that turns ascending order into descending.
+    fn flip<K: Element>(&self) -> u64 {
+        if !self.descending {
+            0
+        } else if size_of::<K>() == 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * size_of::<K>())) - 1
+        }
+    }
+}
+
+/// Index sorts that leave the keys alone. In [`prelude`](crate::prelude).
+pub trait SortOps<K: Element>: DeviceData<K> {
+    /// The permutation that sorts the keys (stably, ascending): `out[i]` is
+    /// the input index of the `i`-th smallest key. `I` is `u32` or `u64`;
+    /// `u32` indices take at most 2^32 keys.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[3.5f32, -1.0, 3.5, f32::NAN, -0.0])?;
+    /// assert_eq!(v.argsort::<u32>()?.to_vec()?, vec![1, 4, 0, 2, 3]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn argsort<I: IndexElement + Arith>(&self) -> Result<DeviceVec<I>> {
+        self.argsort_with(SortOptions::new())
+    }
+
+    /// [`argsort`](SortOps::argsort) with [`SortOptions`].
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[2i32, -7, 2, 9])?;
+    /// let order = v.argsort_with::<u64>(SortOptions::new().descending())?;
+    /// assert_eq!(order.to_vec()?, vec![3, 0, 2, 1]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn argsort_with<I: IndexElement + Arith>(&self, opts: SortOptions) -> Result<DeviceVec<I>> {
+        let n = self.len();
+        if n > 0 && (n - 1) as u64 > I::highest().as_u64() {
+            return Err(Error::InvalidArgument(format!(
+                "argsort of {n} keys needs u64 indices, not {}",
+                I::NAME
+            )));
+        }
+        SortArgs::new::<K>(&opts)?;
+        let mut keys = self.to_device_vec()?;
+        let mut order = DeviceVec::<I>::sequence(self.device(), n, I::zero(), I::one())?;
+        keys.sort_pairs_with(&mut order, opts)?;
+        Ok(order)
+    }
+}
+
+impl<K: Element, D: DeviceData<K> + ?Sized> SortOps<K> for D {}
+
+/// In-place sorts. In [`prelude`](crate::prelude).
+pub trait SortMutOps<K: Element>: DeviceDataMut<K> {
+    /// Sorts the keys ascending (stable; floats in `total_cmp` order, see
+    /// the [module docs](crate::algo::sort)).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let mut v = DeviceVec::from_slice(&Device::default()?, &[0.5f32, -0.0, f32::INFINITY, 0.0, -2.0])?;
+    /// v.sort()?;
+    /// let bits: Vec<u32> = v.to_vec()?.iter().map(|x| x.to_bits()).collect();
+    /// let want: Vec<u32> = [-2.0f32, -0.0, 0.0, 0.5, f32::INFINITY].iter().map(|x| x.to_bits()).collect();
+    /// assert_eq!(bits, want);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sort(&mut self) -> Result<()> {
+        self.sort_with(SortOptions::new())
+    }
+
+    /// Sorts the keys descending (stable).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let mut v = DeviceVec::from_slice(&Device::default()?, &[3i64, -8, 12, 0])?;
+    /// v.sort_descending()?;
+    /// assert_eq!(v.to_vec()?, vec![12, 3, 0, -8]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sort_descending(&mut self) -> Result<()> {
+        self.sort_with(SortOptions::new().descending())
+    }
+
+    /// Sorts the keys as `opts` says (order, bit range).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// // Keys below 2^12: two 8-bit passes instead of four.
+    /// let mut v = DeviceVec::from_slice(&Device::default()?, &[4000u32, 17, 2048, 5])?;
+    /// v.sort_with(SortOptions::new().bits(0, 12))?;
+    /// assert_eq!(v.to_vec()?, vec![5, 17, 2048, 4000]);
+    /// assert!(v.sort_with(SortOptions::new().bits(8, 40)).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sort_with(&mut self, opts: SortOptions) -> Result<()> {
+        let args = SortArgs::new::<K>(&opts)?;
+        match self.mem_mut() {
+            MemMut::Host(k) => {
+                host::sort_keys(k, args.begin, args.end, args.descending);
+                Ok(())
+            }
+            MemMut::Cuda { dev, ptr, len, .. } => onesweep::sort::<K, K>(dev, Ptr::from_raw(ptr), None, len, &args),
+        }
+    }
+
+    /// Sorts the keys ascending and applies the same permutation to
+    /// `values` (any element type, as many as there are keys). Stable.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let mut keys = DeviceVec::from_slice(&dev, &[2u8, 1, 2, 0, 1])?;
+    /// let mut vals = DeviceVec::from_slice(&dev, &[10.0f64, 20.0, 30.0, 40.0, 50.0])?;
+    /// keys.sort_pairs(&mut vals)?;
+    /// assert_eq!(keys.to_vec()?, vec![0, 1, 1, 2, 2]);
+    /// assert_eq!(vals.to_vec()?, vec![40.0, 20.0, 50.0, 10.0, 30.0]);
+    /// let mut short = DeviceVec::from_slice(&dev, &[1u32])?;
+    /// assert!(keys.sort_pairs(&mut short).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sort_pairs<V: Element>(&mut self, values: &mut impl DeviceDataMut<V>) -> Result<()> {
+        self.sort_pairs_with(values, SortOptions::new())
+    }
+
+    /// [`sort_pairs`](SortMutOps::sort_pairs), largest key first (stable).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let mut keys = DeviceVec::from_slice(&dev, &[1i32, 5, 1, 7])?;
+    /// let mut vals = DeviceVec::from_slice(&dev, &[0u32, 1, 2, 3])?;
+    /// keys.sort_pairs_descending(&mut vals)?;
+    /// assert_eq!(keys.to_vec()?, vec![7, 5, 1, 1]);
+    /// assert_eq!(vals.to_vec()?, vec![3, 1, 0, 2]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sort_pairs_descending<V: Element>(&mut self, values: &mut impl DeviceDataMut<V>) -> Result<()> {
+        self.sort_pairs_with(values, SortOptions::new().descending())
+    }
+
+    /// [`sort_pairs`](SortMutOps::sort_pairs) as `opts` says. Fails with
+    /// [`Error::LengthMismatch`] unless `values` has one value per key.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let mut keys = DeviceVec::from_slice(&dev, &[0x31u32, 0x12, 0x21])?;
+    /// let mut vals = DeviceVec::from_slice(&dev, &[b'a', b'b', b'c'])?;
+    /// keys.sort_pairs_with(&mut vals, SortOptions::new().bits(4, 8))?;
+    /// assert_eq!(vals.to_vec()?, b"bca".to_vec());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sort_pairs_with<V: Element>(&mut self, values: &mut impl DeviceDataMut<V>, opts: SortOptions) -> Result<()> {
+        same_device("sort_pairs", self.device(), values.device())?;
+        same_len("sort_pairs", self.len(), values.len())?;
+        let args = SortArgs::new::<K>(&opts)?;
+        match (self.mem_mut(), values.mem_mut()) {
+            (MemMut::Host(k), MemMut::Host(v)) => {
+                host::sort_pairs(k, v, args.begin, args.end, args.descending);
+                Ok(())
+            }
+            (MemMut::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: vptr, .. }) => {
+                onesweep::sort::<K, V>(dev, Ptr::from_raw(ptr), Some(Ptr::from_raw(vptr)), len, &args)
+            }
+            _ => Err(Error::DeviceMismatch { op: "sort_pairs" }),
+        }
+    }
+
+    /// The seed's design (4-bit digits, three kernels per pass) for the
+    /// comparison bench; same results as [`sort_with`](SortMutOps::sort_with).
+    /// Only with the `classic-sort` feature.
+    #[cfg(feature = "classic-sort")]
+    #[doc(hidden)]
+    fn sort_classic_with(&mut self, opts: SortOptions) -> Result<()> {
+        let args = SortArgs::new::<K>(&opts)?;
+        match self.mem_mut() {
+            MemMut::Host(k) => {
+                host::sort_keys(k, args.begin, args.end, args.descending);
+                Ok(())
+            }
+            MemMut::Cuda { dev, ptr, len, .. } => classic::sort::<K, K>(dev, Ptr::from_raw(ptr), None, len, &args),
+        }
+    }
+
+    /// `sort_classic_with` for pairs.
+    #[cfg(feature = "classic-sort")]
+    #[doc(hidden)]
+    fn sort_pairs_classic_with<V: Element>(&mut self, values: &mut impl DeviceDataMut<V>, opts: SortOptions) -> Result<()> {
+        same_device("sort_pairs", self.device(), values.device())?;
+        same_len("sort_pairs", self.len(), values.len())?;
+        let args = SortArgs::new::<K>(&opts)?;
+        match (self.mem_mut(), values.mem_mut()) {
+            (MemMut::Host(k), MemMut::Host(v)) => {
+                host::sort_pairs(k, v, args.begin, args.end, args.descending);
+                Ok(())
+            }
+            (MemMut::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: vptr, .. }) => {
+                classic::sort::<K, V>(dev, Ptr::from_raw(ptr), Some(Ptr::from_raw(vptr)), len, &args)
+            }
+            _ => Err(Error::DeviceMismatch { op: "sort_pairs" }),
+        }
+    }
+}
+
+impl<K: Element, D: DeviceDataMut<K> + ?Sized> SortMutOps<K> for D {}
+
+/// Keys per onesweep tile on `arch` (`pairs`: with values of type `V`): at
+/// most this many keys are sorted by one block. For tests.
+#[doc(hidden)]
+pub fn tile_len<K: Element, V: Element>(arch: u32, pairs: bool) -> usize {
+    plan::policy::<K, V>(arch, pairs, None, false).tile() as usize
+}

@@ -1,0 +1,222 @@
+//! The onesweep launch sequence (`kernels/sort/radix_sort.cu`): one
+//! histogram of every pass's digits, then one onesweep kernel per pass and
+//! portion, ping-ponging between the caller's buffers and scratch; inputs of
+//! at most one tile are sorted by one block.
+
+use super::plan::Onesweep;
+use super::SortArgs;
+use crate::device::{CudaDevice, Entry, Grid, Ptr, Region, ScratchLayout};
+use crate::element::Element;
+use crate::error::{Error, Result};
+use std::mem::size_of;
+
+/// Digit width of the onesweep sort.
+const RADIX_BITS: u32 = 8;
+/// Digits per pass.
+const RADIX: u64 = 1 << RADIX_BITS;
+/// A portion has fewer than 2^30 keys, so look-back counts fit 30 bits.
+const PORTION_LIMIT: u64 = (1 << 30) - 1;
+
+/// `cuprim_radix_histogram(const K* keys, u64 n, u32 begin_bit, u32
+/// end_bit, u64 flip, u64* hist, u32* ticket, u32* plan)`.
+fn histogram_entry<K: Element>() -> Entry<(Ptr<K>, u64, u32, u32, u64, Ptr<u64>, Ptr<u32>, Ptr<u32>)> {
+    // SAFETY: matches `cuprim_radix_histogram` in kernels/sort/radix_sort.cu
+    // (keys as the unsigned integers of their width, same bytes): it reads
+    // n keys, adds into hist[passes][256] (zeroed) and turns it into digit
+    // starts in the last block to take a ticket from the zeroed `ticket`
+    // (left at the grid size: it lives in scratch), and with the shortcuts
+    // writes plan[passes].
+    unsafe { Entry::declare("cuprim_radix_histogram") }
+}
+
+/// `cuprim_radix_onesweep(const K* keys_in, K* keys_out, const V* vals_in,
+/// V* vals_out, u64 n, u32 shift, u32 mask, u64 flip, const u64*
+/// digit_starts, const u64* carry_in, u64* carry_out, u32* lookback, u32*
+/// tile_counter, u32 num_tiles, const u32* plan)`.
+type PassArgs<K, V> = (
+    Ptr<K>,
+    Ptr<K>,
+    Ptr<V>,
+    Ptr<V>,
+    u64,
+    u32,
+    u32,
+    u64,
+    Ptr<u64>,
+    Ptr<u64>,
+    Ptr<u64>,
+    Ptr<u32>,
+    Ptr<u32>,
+    u32,
+    Ptr<u32>,
+);
+
+fn pass_entry<K: Element, V: Element>() -> Entry<PassArgs<K, V>> {
+    // SAFETY: matches `cuprim_radix_onesweep` in kernels/sort/radix_sort.cu:
+    // one block per tile of the `n` keys (values, only with CUPRIM_PAIRS)
+    // at keys_in (vals_in), each scattered to a position below n of
+    // keys_out (vals_out), which must not overlap the input; it reads
+    // digit_starts[256] and carry_in[256], writes carry_out[256], and uses
+    // num_tiles x 256 zeroed look-back words, the zeroed tile counter and
+    // the plan word.
+    unsafe { Entry::declare("cuprim_radix_onesweep") }
+}
+
+/// `cuprim_radix_block_sort(K* keys, V* vals, u32 n, u32 begin_bit, u32
+/// end_bit, u64 flip)`.
+fn block_sort_entry<K: Element, V: Element>() -> Entry<(Ptr<K>, Ptr<V>, u32, u32, u32, u64)> {
+    // SAFETY: matches `cuprim_radix_block_sort` in
+    // kernels/sort/radix_sort.cu: one block sorts the n <= tile keys (and
+    // values, only with CUPRIM_PAIRS) in place, reading all of them before
+    // writing any.
+    unsafe { Entry::declare("cuprim_radix_block_sort") }
+}
+
+/// Scratch of one onesweep sort. Zeroed (one memset per sort): digit
+/// counts `[passes][256]` (u64, then exclusive starts), the histogram's
+/// last-block ticket, a tile counter per (pass, portion), the pass plan (a
+/// u32 per pass, written by the histogram when the shortcuts are on),
+/// carries `[passes][portions + 1][256]` (u64: keys of each digit in
+/// earlier portions), look-back words `[passes][tiles][256]` (u32). Then
+/// the ping-pong buffers for keys and values.
+struct Layout<K, V> {
+    tiles: u64,
+    portion_tiles: u64,
+    portions: u64,
+    scratch: ScratchLayout,
+    hist: Region<u64>,
+    ticket: Region<u32>,
+    counters: Region<u32>,
+    plan: Region<u32>,
+    carries: Region<u64>,
+    lookback: Region<u32>,
+    alt_keys: Region<K>,
+    alt_values: Region<V>,
+}
+
+impl<K, V> Layout<K, V> {
+    fn new(n: u64, pairs: bool, passes: u64, tile: u64, portion_tiles: Option<u32>) -> Self {
+        let tiles = n.div_ceil(tile);
+        let most = (PORTION_LIMIT / tile).max(1);
+        let portion_tiles = portion_tiles.map_or(most, |t| (t as u64).min(most));
+        let portions = tiles.div_ceil(portion_tiles);
+        let mut s = ScratchLayout::new();
+        let hist = s.zeroed::<u64>(passes * RADIX);
+        let ticket = s.zeroed::<u32>(1);
+        let counters = s.zeroed::<u32>(passes * portions);
+        let plan = s.zeroed::<u32>(passes);
+        let carries = s.zeroed::<u64>(passes * (portions + 1) * RADIX);
+        let lookback = s.zeroed::<u32>(passes * tiles * RADIX);
+        let alt_keys = s.uninit_aligned::<K>(n);
+        let alt_values = s.uninit_aligned::<V>(if pairs { n } else { 0 });
+        Layout {
+            tiles,
+            portion_tiles,
+            portions,
+            scratch: s,
+            hist,
+            ticket,
+            counters,
+            plan,
+            carries,
+            lookback,
+            alt_keys,
+            alt_values,
+        }
+    }
+}
+
+/// Sorts the `n` keys at `keys` (and the values at `values`) in place.
+/// Keys alone take `V = K`.
+pub(crate) fn sort<K: Element, V: Element>(
+    dev: &CudaDevice,
+    keys: Ptr<K>,
+    values: Option<Ptr<V>>,
+    n: usize,
+    args: &SortArgs,
+) -> Result<()> {
+    if n <= 1 {
+        return Ok(());
+    }
+    let n64 = n as u64;
+    let pairs = values.is_some();
+    let plan = Onesweep::<K, V>::new(dev.arch(), pairs, args.shortcut, n64 > 1 << 32);
+    let module = dev.module(&plan)?;
+    let policy = &plan.policy;
+    let vals = values.unwrap_or(Ptr::null());
+    let flip = args.flip::<K>();
+    let (begin, end) = (args.begin, args.end);
+    let tile = policy.tile();
+
+    if n64 <= tile {
+        let grid = Grid::new(1, policy.block);
+        return dev.launch(&module, block_sort_entry::<K, V>(), grid, (keys, vals, n as u32, begin, end, flip));
+    }
+
+    let passes = args.passes(RADIX_BITS);
+    let layout = Layout::<K, V>::new(n64, pairs, passes as u64, tile, args.portion_tiles);
+    if layout.portion_tiles > u32::MAX as u64 || layout.tiles > u32::MAX as u64 {
+        return Err(Error::InvalidArgument(format!("sort of {n} keys needs more than 2^32 tiles")));
+    }
+    let hist_vec = (16 / size_of::<K>() as u64).max(1);
+    // At least four unrolled rounds per thread: fewer blocks, fewer global
+    // atomics when each block flushes its counts.
+    let hist_blocks = n64
+        .div_ceil(4 * hist_vec * policy.hist_unroll as u64 * policy.hist_block as u64)
+        .clamp(1, (dev.sm_count().max(1) * policy.hist_blocks_per_sm) as u64) as u32;
+    dev.with_scratch(&layout.scratch, |s| {
+        let (hist, pass_plan) = (s.at(layout.hist), s.at(layout.plan));
+        dev.launch(
+            &module,
+            histogram_entry::<K>(),
+            Grid::new(hist_blocks, policy.hist_block),
+            (keys, n64, begin, end, flip, hist, s.at(layout.ticket), pass_plan),
+        )?;
+        let (mut src_k, mut dst_k) = (keys, s.at(layout.alt_keys));
+        let (mut src_v, mut dst_v) = (vals, if pairs { s.at(layout.alt_values) } else { Ptr::null() });
+        let (carries, lookback, counters) = (s.at(layout.carries), s.at(layout.lookback), s.at(layout.counters));
+        for p in 0..passes as u64 {
+            let (shift, mask) = args.digit(p as u32, RADIX_BITS);
+            let starts = hist.add(p * RADIX);
+            for j in 0..layout.portions {
+                let first_tile = j * layout.portion_tiles;
+                let tiles = layout.portion_tiles.min(layout.tiles - first_tile) as u32;
+                let offset = first_tile * tile;
+                let count = (n64 - offset).min(layout.portion_tiles * tile);
+                let in_v = if pairs { src_v.add(offset) } else { Ptr::null() };
+                let carry_in = carries.add((p * (layout.portions + 1) + j) * RADIX);
+                dev.launch(
+                    &module,
+                    pass_entry::<K, V>(),
+                    Grid::new(tiles, policy.block),
+                    (
+                        src_k.add(offset),
+                        dst_k,
+                        in_v,
+                        dst_v,
+                        count,
+                        shift,
+                        mask,
+                        flip,
+                        starts,
+                        carry_in,
+                        carry_in.add(RADIX),
+                        lookback.add((p * layout.tiles + first_tile) * RADIX),
+                        counters.add(p * layout.portions + j),
+                        tiles,
+                        pass_plan.add(p),
+                    ),
+                )?;
+            }
+            std::mem::swap(&mut src_k, &mut dst_k);
+            std::mem::swap(&mut src_v, &mut dst_v);
+        }
+        if passes % 2 == 1 {
+            dev.copy(keys, src_k, n64, "copying sorted keys back")?;
+            if pairs {
+                dev.copy(vals, src_v, n64, "copying sorted values back")?;
+            }
+        }
+        Ok(())
+    })
+}

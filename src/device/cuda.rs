@@ -1,0 +1,466 @@
+//! The CUDA side of a [`Device`](super::Device): context, the one stream all
+//! of its work is ordered on, the module cache, scratch, counters, the error
+//! flag and a few bytes of page-locked memory for small results.
+//!
+//! Algorithm files see only the methods here and in [`launch`](super::launch):
+//! no field, and no cudarc `sys` / `result` call.
+
+use super::launch::{Counter, Ptr, ScratchLayout};
+use crate::error::{DriverContext, Error, Result};
+use crate::jit::{self, CacheMode, SpecKey, Specialise};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A GPU as cuprim uses it.
+pub(crate) struct CudaDevice {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    name: String,
+    ordinal: usize,
+    arch: u32,
+    sm_count: u32,
+    l2_bytes: usize,
+    cache_mode: CacheMode,
+    /// Loaded modules by the key their plan derives (see [`Specialise`]).
+    modules: Mutex<HashMap<SpecKey, Arc<Module>>>,
+    /// One u32 that kernels set when they see a bad index.
+    _error_flag: CudaSlice<u32>,
+    error_flag_addr: u64,
+    /// Held from a bounds-checked launch until its flag is read, so two
+    /// threads never see each other's bad indices.
+    error_flag_lock: Mutex<()>,
+    /// Zeroed u32 counters for single-pass kernels ("last block" tickets).
+    /// A kernel that uses one leaves it at zero when it finishes.
+    _counters: CudaSlice<u32>,
+    counters_addr: u64,
+    /// Temporary device memory, grown on demand, shared by all calls on
+    /// this device (they are ordered on its one stream), and its address.
+    scratch: Mutex<Option<(CudaSlice<u8>, u64)>>,
+    /// Page-locked host memory for small results (see `read_back`).
+    pinned: Mutex<PinnedBytes>,
+    /// Deterministic mode for float scans (see `Device::set_deterministic`).
+    deterministic: AtomicBool,
+}
+
+/// A loaded module and its entry points.
+pub(crate) struct Module {
+    _module: Arc<CudaModule>,
+    functions: Vec<(&'static str, CudaFunction)>,
+}
+
+impl Module {
+    pub(super) fn function(&self, name: &str) -> Result<&CudaFunction> {
+        self.functions
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| f)
+            .ok_or_else(|| Error::Unsupported(format!("kernel {name} is not in its module")))
+    }
+}
+
+/// A few bytes of page-locked host memory: a copy from the device into it
+/// is a plain DMA, several microseconds cheaper than into pageable memory.
+struct PinnedBytes {
+    ptr: *mut u8,
+    /// The same bytes' device address (unified addressing maps page-locked
+    /// memory into the device's address space), if the driver gives one:
+    /// a kernel can then write a small result straight to the host.
+    dev_ptr: Option<u64>,
+}
+
+// SAFETY: the pointer is owned (allocated in `new`, freed in `drop`) and
+// only used behind the device's mutex.
+unsafe impl Send for PinnedBytes {}
+
+impl PinnedBytes {
+    const LEN: usize = 64;
+
+    fn new(ctx: &CudaContext) -> Result<Self> {
+        ctx.bind_to_thread().during("binding the context")?;
+        let mut ptr: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: allocates LEN bytes of pinned host memory into `ptr`.
+        unsafe { cudarc::driver::sys::cuMemAllocHost_v2(&mut ptr, Self::LEN) }
+            .result()
+            .map_err(|e| Error::alloc(Self::LEN, e))?;
+        let mut dev_ptr: cudarc::driver::sys::CUdeviceptr = 0;
+        // SAFETY: asks for the device address of the allocation just made;
+        // failure (no mapping) only means results go through a copy.
+        let mapped = unsafe { cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut dev_ptr, ptr, 0) };
+        let dev_ptr = (mapped == cudarc::driver::sys::CUresult::CUDA_SUCCESS && dev_ptr != 0).then_some(dev_ptr);
+        Ok(PinnedBytes {
+            ptr: ptr as *mut u8,
+            dev_ptr,
+        })
+    }
+}
+
+impl Drop for PinnedBytes {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from cuMemAllocHost and is freed once.
+        unsafe {
+            let _ = cudarc::driver::sys::cuMemFreeHost(self.ptr as *mut std::ffi::c_void);
+        }
+    }
+}
+
+/// The address of a buffer only cuprim's own stream uses, taken once: the
+/// guard is forgotten, so no event is recorded (with event tracking on, each
+/// `device_ptr` would otherwise wait on and record the buffer's events).
+fn address<T>(slice: &CudaSlice<T>, stream: &CudaStream) -> u64 {
+    let (addr, guard) = slice.device_ptr(stream);
+    std::mem::forget(guard);
+    addr
+}
+
+/// Counter slots in the device's counter block.
+const COUNTER_SLOTS: usize = 64;
+
+/// Stream-ordered allocations come from the device's default memory pool,
+/// which by default hands freed memory back to the driver at every
+/// synchronisation; the next large allocation then maps it again. Keep it
+/// (it is still reused by later allocations of this process).
+fn keep_pool_memory(ctx: &CudaContext) {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let mut threshold: u64 = u64::MAX;
+    // SAFETY: plain attribute calls on the context's own device with valid
+    // out-pointers; failure only means the default behaviour stays.
+    unsafe {
+        if sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) == sys::CUresult::CUDA_SUCCESS {
+            let _ = sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut threshold as *mut u64 as *mut std::ffi::c_void,
+            );
+        }
+    }
+}
+
+impl CudaDevice {
+    /// Sets up cuprim's state on `stream` of `ctx`.
+    pub(super) fn new(ctx: Arc<CudaContext>, stream: Arc<CudaStream>, own_context: bool) -> Result<CudaDevice> {
+        use cudarc::driver::sys::CUdevice_attribute as Attr;
+        jit::nvrtc::nvrtc()?;
+        if own_context {
+            keep_pool_memory(&ctx);
+        }
+        let attr = |a| ctx.attribute(a).during("reading device attributes");
+        let major = attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let sm_count = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let l2 = attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?;
+        let name = ctx.name().during("reading the device name")?;
+        let error_flag = stream.alloc_zeros::<u32>(1).map_err(|e| Error::alloc(4, e))?;
+        let counters = stream
+            .alloc_zeros::<u32>(COUNTER_SLOTS)
+            .map_err(|e| Error::alloc(4 * COUNTER_SLOTS, e))?;
+        let pinned = PinnedBytes::new(&ctx)?;
+        let (error_flag_addr, counters_addr) = (address(&error_flag, &stream), address(&counters, &stream));
+        Ok(CudaDevice {
+            ordinal: ctx.ordinal(),
+            ctx,
+            stream,
+            name,
+            arch: (major * 10 + minor) as u32,
+            sm_count: sm_count as u32,
+            l2_bytes: l2 as usize,
+            cache_mode: CacheMode::from_env(),
+            modules: Mutex::new(HashMap::new()),
+            _error_flag: error_flag,
+            error_flag_addr,
+            error_flag_lock: Mutex::new(()),
+            _counters: counters,
+            counters_addr,
+            scratch: Mutex::new(None),
+            pinned: Mutex::new(pinned),
+            deterministic: AtomicBool::new(true),
+        })
+    }
+
+    /// Compute capability as `major * 10 + minor`.
+    pub fn arch(&self) -> u32 {
+        self.arch
+    }
+
+    /// Streaming multiprocessors.
+    pub fn sm_count(&self) -> u32 {
+        self.sm_count
+    }
+
+    pub(super) fn l2_bytes(&self) -> usize {
+        self.l2_bytes
+    }
+
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(super) fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    pub(super) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream all of this device's work is ordered on.
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    pub(super) fn set_deterministic(&self, on: bool) {
+        self.deterministic.store(on, Ordering::Relaxed);
+    }
+
+    pub(super) fn is_deterministic(&self) -> bool {
+        self.deterministic.load(Ordering::Relaxed)
+    }
+
+    /// Whether a scan over `T` should take the deterministic look-back:
+    /// only floats in deterministic mode (integer scans are exact anyway).
+    pub fn deterministic_for<T: crate::Element>(&self) -> bool {
+        T::KIND == crate::Kind::Float && self.is_deterministic()
+    }
+
+    /// The loaded module of `plan`'s specialisation: from this device's
+    /// memory cache by the key the plan derives (no allocation, no
+    /// formatting), else generated, built (disk cache or NVRTC) and loaded.
+    pub fn module(&self, plan: &impl Specialise) -> Result<Arc<Module>> {
+        if let Some(m) = self.cached(&SpecKey::of(plan)) {
+            return Ok(m);
+        }
+        self.module_of_spec(&jit::KernelSpec::of(plan))
+    }
+
+    fn cached(&self, key: &SpecKey) -> Option<Arc<Module>> {
+        if self.cache_mode == CacheMode::Off {
+            return None;
+        }
+        let modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        let m = modules.get(key)?.clone();
+        jit::cache::MEMORY_HITS.fetch_add(1, Ordering::Relaxed);
+        Some(m)
+    }
+
+    /// The module of an already written specialisation (`precompile`), by
+    /// its plan's key.
+    pub(crate) fn module_of_spec(&self, spec: &jit::KernelSpec) -> Result<Arc<Module>> {
+        if let Some(m) = self.cached(&spec.cache_key) {
+            return Ok(m);
+        }
+        let loaded = Arc::new(self.load(spec)?);
+        if self.cache_mode != CacheMode::Off {
+            let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+            modules.insert(spec.cache_key, loaded.clone());
+        }
+        Ok(loaded)
+    }
+
+    /// Builds and loads `spec` (the cold path of [`module`](Self::module)).
+    fn load(&self, spec: &jit::KernelSpec) -> Result<Module> {
+        let binary = jit::build(spec, self.arch, self.cache_mode)?;
+        let module = self
+            .ctx
+            .load_module(match binary {
+                jit::Binary::Cubin(b) => cudarc::nvrtc::Ptx::from_binary(b),
+                jit::Binary::Ptx(b) => {
+                    let text = String::from_utf8_lossy(&b).trim_end_matches('\0').to_string();
+                    cudarc::nvrtc::Ptx::from_src(text)
+                }
+            })
+            .during(&format!("loading {}", spec.display_name()))?;
+        let mut functions = Vec::with_capacity(spec.template.entries.len());
+        for &entry in spec.template.entries {
+            let f = module
+                .load_function(entry)
+                .during(&format!("finding {entry} in {}", spec.display_name()))?;
+            functions.push((entry, f));
+        }
+        Ok(Module {
+            _module: module,
+            functions,
+        })
+    }
+
+    /// The address of one of the device's zeroed counters.
+    pub fn counter(&self, which: Counter) -> Ptr<u32> {
+        Ptr::from_raw(self.counters_addr + 4 * which as u64)
+    }
+
+    /// Binds the context to the calling thread and returns the raw stream.
+    pub(super) fn raw_stream(&self) -> Result<cudarc::driver::sys::CUstream> {
+        self.ctx.bind_to_thread().during("binding the context")?;
+        Ok(self.stream.cu_stream())
+    }
+
+    /// Runs `enqueue` with the device's scratch arena laid out as `layout`
+    /// (its zeroed prefix cleared on the stream first). The lock is held
+    /// while `enqueue` queues its work, so no other call can replace the
+    /// buffer between the pointer being taken and the launch; a replaced
+    /// buffer is freed in stream order, after the work that used it.
+    pub fn with_scratch<R>(&self, layout: &ScratchLayout, enqueue: impl FnOnce(Scratch) -> Result<R>) -> Result<R> {
+        let bytes = usize::try_from(layout.bytes()).map_err(|_| Error::OutOfMemory { bytes: usize::MAX })?;
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let big_enough = scratch.as_ref().is_some_and(|(s, _)| s.len() >= bytes);
+        if !big_enough {
+            let size = bytes.max(1 << 16).checked_next_power_of_two().ok_or(Error::OutOfMemory { bytes })?;
+            // Free the old buffer first (in stream order) so peak use stays low.
+            *scratch = None;
+            // SAFETY: scratch contents are never read before a kernel or the
+            // zeroing below writes them.
+            let fresh = unsafe { self.stream.alloc::<u8>(size) }.map_err(|e| Error::alloc(size, e))?;
+            let addr = address(&fresh, &self.stream);
+            *scratch = Some((fresh, addr));
+        }
+        let base = match scratch.as_ref() {
+            Some((_, addr)) => *addr,
+            None => return Err(Error::OutOfMemory { bytes }),
+        };
+        let words = layout.zeroed_bytes() / 4;
+        if words > 0 {
+            let stream = self.raw_stream()?;
+            // SAFETY: clears the layout's zeroed prefix, which lies inside
+            // the buffer (at least `bytes` long, and the prefix is part of it).
+            unsafe { cudarc::driver::sys::cuMemsetD32Async(base, 0, words as usize, stream) }
+                .result()
+                .during("clearing scratch state")?;
+        }
+        enqueue(Scratch { base })
+    }
+
+    /// Copies `n` elements from `src` to `dst` on the stream.
+    pub fn copy<T>(&self, dst: Ptr<T>, src: Ptr<T>, n: u64, what: &str) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let stream = self.raw_stream()?;
+        let bytes = n as usize * std::mem::size_of::<T>();
+        // SAFETY: `Ptr`s in this crate address live device memory with room
+        // for the counts their callers pass (see `launch`); the copy is
+        // ordered on the stream after the work that wrote `src`.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(dst.raw(), src.raw(), bytes, stream) }.during(what)
+    }
+
+    /// Copies `src` from the host to `dst` and waits, so `src` may be
+    /// dropped as soon as this returns.
+    pub fn upload<T: cudarc::driver::DeviceRepr>(&self, dst: Ptr<T>, src: &[T], what: &str) -> Result<()> {
+        if src.is_empty() {
+            return Ok(());
+        }
+        let stream = self.raw_stream()?;
+        // SAFETY: `dst` has room for src.len() elements (caller); the
+        // synchronous wait keeps `src` borrowed until the copy has read it.
+        unsafe { cudarc::driver::result::memcpy_htod_async(dst.raw(), src, stream) }.during(what)?;
+        self.stream.synchronize().during(what)
+    }
+
+    /// Copies `dst.len()` elements from `src` to the host and waits.
+    pub fn download<T: cudarc::driver::DeviceRepr>(&self, dst: &mut [T], src: Ptr<T>, what: &str) -> Result<()> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let stream = self.raw_stream()?;
+        // SAFETY: `src` addresses dst.len() live elements (caller); the
+        // stream is synchronised before `dst` is read.
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src.raw(), stream) }.during(what)?;
+        self.stream.synchronize().during(what)
+    }
+
+    /// Sets `bytes` bytes at `dst` to `value`, on the stream.
+    pub fn memset_bytes(&self, dst: u64, value: u8, bytes: usize, what: &str) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let stream = self.raw_stream()?;
+        // SAFETY: callers pass memory they own with room for `bytes` bytes.
+        unsafe { cudarc::driver::result::memset_d8_async(dst, value, bytes, stream) }.during(what)
+    }
+
+    /// Waits until all work queued on the stream has finished.
+    pub fn synchronize(&self, what: &str) -> Result<()> {
+        self.stream.synchronize().during(what)
+    }
+
+    /// Copies `N` (at most 64) bytes from device address `src` to the host
+    /// after all queued work, through page-locked memory, and waits for them.
+    /// Call it while whatever owns `src` still holds it (e.g. inside
+    /// `with_scratch` for scratch-resident results).
+    pub fn read_back<const N: usize>(&self, src: u64, what: &str) -> Result<[u8; N]> {
+        const { assert!(N <= PinnedBytes::LEN) };
+        let pinned = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
+        let stream = self.raw_stream()?;
+        let mut out = [0u8; N];
+        // SAFETY: the pinned buffer has LEN >= N bytes and is ours while the
+        // lock is held; `src` addresses N readable device bytes (caller); the
+        // stream is synchronised before the buffer is read.
+        unsafe {
+            cudarc::driver::sys::cuMemcpyDtoHAsync_v2(pinned.ptr as *mut std::ffi::c_void, src, N, stream)
+                .result()
+                .during(what)?;
+            self.stream.synchronize().during(what)?;
+            std::ptr::copy_nonoverlapping(pinned.ptr, out.as_mut_ptr(), N);
+        }
+        Ok(out)
+    }
+
+    /// Queues `enqueue`, which writes an `N`-byte (at most 64) result to the
+    /// device address it is given, waits for it, and returns those bytes.
+    /// The address is the page-locked result buffer itself when the driver
+    /// maps it (the kernel's store goes straight to host memory: no copy is
+    /// queued after the kernel, a few microseconds less per call), else
+    /// `fallback` (device memory the caller holds, e.g. scratch), copied
+    /// back as in [`read_back`](Self::read_back).
+    pub fn result_to_host<const N: usize>(
+        &self,
+        fallback: Ptr<u8>,
+        what: &str,
+        enqueue: impl FnOnce(Ptr<u8>) -> Result<()>,
+    ) -> Result<[u8; N]> {
+        const { assert!(N <= PinnedBytes::LEN) };
+        let pinned = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(dst) = pinned.dev_ptr else {
+            drop(pinned);
+            enqueue(fallback)?;
+            return self.read_back::<N>(fallback.raw(), what);
+        };
+        enqueue(Ptr::from_raw(dst))?;
+        self.stream.synchronize().during(what)?;
+        let mut out = [0u8; N];
+        // SAFETY: the pinned buffer has LEN >= N bytes and is ours while the
+        // lock is held; the work that wrote it has finished (the stream was
+        // synchronised), and a kernel's writes are visible to the host once
+        // it has completed.
+        unsafe { std::ptr::copy_nonoverlapping(pinned.ptr, out.as_mut_ptr(), N) };
+        Ok(out)
+    }
+
+    /// Runs `enqueue` with the device's error flag (a `u32` kernels set
+    /// when they see a bad index), then reads and clears it: true if a
+    /// kernel set it. The flag is held for the whole call, so two threads
+    /// never see each other's bad indices.
+    pub fn checked<R>(&self, enqueue: impl FnOnce(Ptr<u32>) -> Result<R>) -> Result<(R, bool)> {
+        let _flag = self.error_flag_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let flag = self.error_flag_addr;
+        let r = enqueue(Ptr::from_raw(flag))?;
+        let set = u32::from_le_bytes(self.read_back::<4>(flag, "reading the error flag")?) != 0;
+        if set {
+            self.memset_bytes(flag, 0, 4, "clearing the error flag")?;
+        }
+        Ok((r, set))
+    }
+}
+
+/// The device's scratch arena during one [`CudaDevice::with_scratch`] call.
+#[derive(Clone, Copy)]
+pub(crate) struct Scratch {
+    base: u64,
+}
+
+impl Scratch {
+    /// The region of `layout` at byte `offset`, as a pointer to `T`.
+    pub fn at<T>(&self, region: super::launch::Region<T>) -> Ptr<T> {
+        Ptr::from_raw(self.base + region.offset())
+    }
+}

@@ -1,0 +1,314 @@
+//! Specialisations: one description, read two ways.
+//!
+//! A family's plan implements [`Specialise`]: it names its template and
+//! writes its specialisation (typedefs, tuning constants, operator functors)
+//! through a [`SpecWriter`]. [`KernelSpec`](super::KernelSpec) is the writer
+//! that renders the text NVRTC compiles; [`SpecKey`] is the writer that only
+//! hashes, for the in-memory module cache. Both run the same `write`, so the
+//! key cannot drift from the source.
+//!
+//! Each piece is a *render function* plus the *value* it renders. The render
+//! function must capture nothing (checked at compile time: it is zero-sized),
+//! so everything the text depends on is in the value, which the key hashes,
+//! together with the render function's type (unique per call site and per
+//! generic instantiation: the element types and operator types are in it).
+//! An operator's CUDA text is hashed only when it depends on the operator's
+//! value ([`BinaryOp::cuda_expr_is_fixed`]); for the built-in operators and
+//! predicates a warm call allocates and formats nothing.
+
+use super::source::Template;
+use crate::element::Element;
+use crate::ops::{BinaryOp, Monoid, UnaryOp};
+use crate::pred::Predicate;
+use std::any::TypeId;
+use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
+
+/// A plan that can be compiled: a template and the specialisation of it.
+pub(crate) trait Specialise {
+    /// The kernel file this plan specialises.
+    fn template(&self) -> &'static Template;
+    /// Writes the specialisation (called once for the key on every call,
+    /// and once more for the text when the module is not cached).
+    fn write<W: SpecWriter>(&self, w: &mut W);
+}
+
+/// Where a specialisation is written: text (NVRTC) or a hash (cache key).
+pub(crate) trait SpecWriter {
+    /// One generated piece: `render(&value)`. `render` captures nothing.
+    fn piece<V: Hash, F: Fn(&V) -> String + Copy + 'static>(&mut self, value: V, render: F);
+
+    /// `typedef <T's CUDA type> alias;`
+    fn elem<T: Element>(&mut self, alias: &'static str) {
+        self.piece(alias, |alias| format!("typedef {} {alias};", T::CUDA_TYPE));
+    }
+
+    /// `typedef <text> alias;` for a fixed CUDA type spelling.
+    fn typedef(&mut self, alias: &'static str, text: &'static str) {
+        self.piece((alias, text), |(alias, text)| format!("typedef {text} {alias};"));
+    }
+
+    /// `#define name value` (a tuning constant).
+    fn constant(&mut self, name: &'static str, value: i64) {
+        self.piece((name, value), |(name, value)| format!("#define {name} {value}"));
+    }
+
+    /// Fixed CUDA text.
+    fn text(&mut self, text: &'static str) {
+        self.piece(text, |text| text.to_string());
+    }
+
+    /// A functor `name` with `static T apply(T a, T b)`; `alias` is the
+    /// typedef of `T` already declared.
+    fn binary<T: Element, Op: BinaryOp<T>>(&mut self, name: &'static str, alias: &'static str, op: &Op) {
+        self.piece((name, alias, OpText::<Op, T, Binary>::binary(*op)), |(name, alias, op)| {
+            format!(
+                "struct {name} {{ __device__ __forceinline__ static {alias} apply({alias} a, {alias} b) {{ return ({}); }} }};",
+                BinaryOp::<T>::cuda_expr(&op.op)
+            )
+        });
+    }
+
+    /// Like [`binary`](Self::binary), plus `static T identity()`.
+    fn monoid<T: Element, Op: Monoid<T>>(&mut self, name: &'static str, alias: &'static str, op: &Op) {
+        self.piece((name, alias, OpText::<Op, T, Binary>::monoid(*op)), |(name, alias, op)| {
+            format!(
+                "struct {name} {{ __device__ __forceinline__ static {alias} apply({alias} a, {alias} b) {{ return ({}); }} \
+                 __device__ __forceinline__ static {alias} identity() {{ return {}; }} }};",
+                BinaryOp::<T>::cuda_expr(&op.op),
+                op.op.identity().cuda_literal()
+            )
+        });
+    }
+
+    /// A functor `name` with `static Out apply(In x)`.
+    fn unary<T: Element, Op: UnaryOp<T>>(&mut self, name: &'static str, in_alias: &'static str, out_alias: &'static str, op: &Op) {
+        self.piece(
+            (name, in_alias, out_alias, OpText::<Op, T, Unary>::unary(*op)),
+            |(name, i, o, op)| {
+                format!(
+                    "struct {name} {{ __device__ __forceinline__ static {o} apply({i} x) {{ return ({}); }} }};",
+                    UnaryOp::<T>::cuda_expr(&op.op)
+                )
+            },
+        );
+    }
+}
+
+/// An operator inside a specialisation: hashed by its CUDA text only when
+/// that text depends on the operator's value (its type is already in the
+/// render function's type).
+pub(crate) struct OpText<Op, T, Kind> {
+    /// The operator.
+    pub op: Op,
+    text: Option<String>,
+    _k: PhantomData<fn() -> (T, Kind)>,
+}
+
+/// Marker kinds of [`OpText`].
+pub(crate) enum Binary {}
+/// See [`Binary`].
+pub(crate) enum Unary {}
+/// See [`Binary`].
+pub(crate) enum Pred {}
+
+impl<T: Element, Op: BinaryOp<T>> OpText<Op, T, Binary> {
+    /// A binary operator.
+    pub fn binary(op: Op) -> Self {
+        let text = (!op.cuda_expr_is_fixed()).then(|| op.cuda_expr());
+        OpText { op, text, _k: PhantomData }
+    }
+}
+
+impl<T: Element, Op: Monoid<T>> OpText<Op, T, Binary> {
+    /// A monoid: the identity's literal is hashed beside a varying text.
+    pub fn monoid(op: Op) -> Self {
+        let text = (!op.cuda_expr_is_fixed()).then(|| {
+            let mut t = op.cuda_expr();
+            t.push('|');
+            t.push_str(&op.identity().cuda_literal());
+            t
+        });
+        OpText { op, text, _k: PhantomData }
+    }
+}
+
+impl<T: Element, Op: UnaryOp<T>> OpText<Op, T, Unary> {
+    /// A unary operator.
+    pub fn unary(op: Op) -> Self {
+        let text = (!op.cuda_expr_is_fixed()).then(|| op.cuda_expr());
+        OpText { op, text, _k: PhantomData }
+    }
+}
+
+impl<T: Element, P: Predicate<T>> OpText<P, T, Pred> {
+    /// A predicate (its value, if any, goes to the kernel as a parameter).
+    pub fn predicate(pred: P) -> Self {
+        let text = (!pred.cuda_expr_is_fixed()).then(|| pred.cuda_expr());
+        OpText {
+            op: pred,
+            text,
+            _k: PhantomData,
+        }
+    }
+}
+
+impl<Op, T, K> Hash for OpText<Op, T, K> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
+    }
+}
+
+/// The in-memory cache key of a specialisation: its template and a 128-bit
+/// hash of every piece it writes. Computing it allocates nothing (unless an
+/// operator's text varies with its value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct SpecKey {
+    template: &'static str,
+    hash: [u64; 2],
+}
+
+impl SpecKey {
+    /// The key of `plan`.
+    pub fn of(plan: &impl Specialise) -> SpecKey {
+        let mut w = KeyWriter {
+            a: std::hash::DefaultHasher::new(),
+            b: std::hash::DefaultHasher::new(),
+        };
+        0xc0ffee_u64.hash(&mut w.b);
+        plan.write(&mut w);
+        SpecKey {
+            template: plan.template().name,
+            hash: [w.a.finish(), w.b.finish()],
+        }
+    }
+}
+
+struct KeyWriter {
+    a: std::hash::DefaultHasher,
+    b: std::hash::DefaultHasher,
+}
+
+impl SpecWriter for KeyWriter {
+    fn piece<V: Hash, F: Fn(&V) -> String + Copy + 'static>(&mut self, value: V, _render: F) {
+        const { assert!(std::mem::size_of::<F>() == 0, "a render function captures nothing") };
+        TypeId::of::<F>().hash(&mut self.a);
+        value.hash(&mut self.a);
+        TypeId::of::<F>().hash(&mut self.b);
+        value.hash(&mut self.b);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::reduce::plan::{Count, Extreme, MapReduce};
+    use crate::algo::scan::plan::Scan;
+    use crate::jit::KernelSpec;
+    use crate::ops::{Add, Identity, Max, Square};
+    use crate::pred::{Gt, IsNan};
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    /// Counts this thread's allocations.
+    struct Counting;
+    thread_local!(static ALLOCS: Cell<u64> = const { Cell::new(0) });
+    // SAFETY: forwards to the system allocator; only counts.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let _ = ALLOCS.try_with(|a| a.set(a.get() + 1));
+            // SAFETY: same contract as the caller's.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: same contract as the caller's.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+    #[global_allocator]
+    static COUNTING: Counting = Counting;
+
+    fn allocations(f: impl FnOnce()) -> u64 {
+        let before = ALLOCS.with(|a| a.get());
+        f();
+        ALLOCS.with(|a| a.get()) - before
+    }
+
+    #[test]
+    fn keys_of_built_in_operators_allocate_nothing() {
+        let scan = Scan::<f32, Add>::new(90, &Add, true);
+        let reduce = MapReduce {
+            arch: 90,
+            map: &Square,
+            op: &Max,
+            _t: PhantomData::<i32>,
+        };
+        let count = Count {
+            arch: 90,
+            pred: &Gt(3.5f64),
+            _t: PhantomData::<f64>,
+        };
+        let n = allocations(|| {
+            std::hint::black_box(SpecKey::of(&scan));
+            std::hint::black_box(SpecKey::of(&reduce));
+            std::hint::black_box(SpecKey::of(&count));
+        });
+        assert_eq!(n, 0, "computing cache keys allocated {n} times");
+    }
+
+    #[test]
+    fn keys_tell_specialisations_apart() {
+        let a = SpecKey::of(&Scan::<f32, Add>::new(90, &Add, true));
+        assert_eq!(a, SpecKey::of(&Scan::<f32, Add>::new(90, &Add, true)));
+        assert_ne!(a, SpecKey::of(&Scan::<f32, Add>::new(90, &Add, false)), "a constant");
+        assert_ne!(a, SpecKey::of(&Scan::<u32, Add>::new(90, &Add, true)), "the element type");
+        assert_ne!(a, SpecKey::of(&Scan::<f32, Max>::new(90, &Max, true)), "the operator");
+        let min = |greatest| Extreme::<f32> {
+            arch: 90,
+            greatest,
+            _t: PhantomData,
+        };
+        assert_ne!(SpecKey::of(&min(false)), SpecKey::of(&min(true)), "a generated piece's value");
+        let count = |pred| Count::<f32, Gt<f32>> {
+            arch: 90,
+            pred,
+            _t: PhantomData,
+        };
+        // A predicate's value is a kernel parameter: one module for all.
+        assert_eq!(SpecKey::of(&count(&Gt(1.0))), SpecKey::of(&count(&Gt(2.0))));
+        let isnan = Count {
+            arch: 90,
+            pred: &IsNan,
+            _t: PhantomData::<f32>,
+        };
+        assert_ne!(SpecKey::of(&count(&Gt(1.0))), SpecKey::of(&isnan));
+        // The key is the source's: same plan, same text.
+        assert_eq!(KernelSpec::of(&min(true)).key(), KernelSpec::of(&min(true)).key());
+        let _ = Identity;
+    }
+
+    /// An operator whose text depends on its value is keyed by its text.
+    #[derive(Clone, Copy)]
+    struct Scale(i32);
+    impl BinaryOp<i32> for Scale {
+        fn apply(&self, a: i32, b: i32) -> i32 {
+            a.wrapping_add(b.wrapping_mul(self.0))
+        }
+        fn cuda_expr(&self) -> String {
+            format!("a + b * {}", self.0)
+        }
+    }
+    impl crate::ops::Associative for Scale {}
+    impl Monoid<i32> for Scale {
+        fn identity(&self) -> i32 {
+            0
+        }
+    }
+
+    #[test]
+    fn operators_with_data_are_keyed_by_their_text() {
+        let key = |k| SpecKey::of(&Scan::<i32, Scale>::new(90, &Scale(k), false));
+        assert_eq!(key(2), key(2));
+        assert_ne!(key(2), key(3));
+    }
+}
