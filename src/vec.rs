@@ -14,6 +14,7 @@ use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
+use std::sync::OnceLock;
 
 /// Raw access to a buffer's memory, for the algorithm layer.
 #[allow(private_interfaces)]
@@ -116,16 +117,24 @@ pub trait DeviceDataMut<T: Storable>: DeviceData<T> + raw::SealedMut<T> {}
 
 enum Buf<T> {
     Host(Vec<T>),
+    /// `len` elements at `ptr`. cuprim's own buffers are raw stream-ordered
+    /// allocations (a cudarc slice would create and destroy two events per
+    /// buffer while the context tracks events); the `CudaSlice` is made
+    /// when the buffer first crosses into cudarc, and then owns the memory.
     Cuda {
-        slice: CudaSlice<T>,
-        /// `slice`'s address, taken once (reading it through cudarc's
-        /// `device_ptr` costs a stream wait when events are tracked).
         ptr: u64,
-        /// cudarc gave `slice` read / write events: its context tracked
-        /// events when the slice was made (`CudaStream::alloc` and
-        /// `upgrade_device_ptr` create them only then; `null` never does).
-        events: bool,
+        len: usize,
+        lent: OnceLock<Lent<T>>,
     },
+}
+
+/// The cudarc side of a buffer that crossed the boundary.
+struct Lent<T> {
+    slice: CudaSlice<T>,
+    /// cudarc gave `slice` read / write events: its context tracked events
+    /// when the slice was made (`upgrade_device_ptr` creates them only then;
+    /// `null` never does).
+    events: bool,
 }
 
 /// [`DeviceVec::interop`] bits: what cudarc code may have done with the
@@ -211,22 +220,17 @@ impl<T: Storable> DeviceVec<T> {
                 let bytes = len
                     .checked_mul(std::mem::size_of::<T>())
                     .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
-                let stream = c.stream();
-                let (slice, events) = if len == 0 {
-                    (stream.null::<T>().map_err(|e| Error::alloc(0, e))?, false)
-                } else {
-                    // cudarc's `alloc` creates the events iff this holds.
-                    let events = stream.context().is_event_tracking();
-                    // SAFETY: the memory is uninitialised; see the doc above.
-                    let slice = unsafe { stream.alloc::<T>(len) }.map_err(|e| Error::alloc(bytes, e))?;
-                    (slice, events)
-                };
-                let ptr = address(&slice, stream);
+                // The memory is uninitialised; see the doc above.
+                let ptr = c.alloc_raw(bytes)?;
                 if len > 0 && poison_enabled() {
                     // `ptr` addresses the `bytes` bytes just allocated.
                     c.memset_bytes(ptr, 0xff, bytes, "poisoning a new buffer")?;
                 }
-                Buf::Cuda { slice, ptr, events }
+                Buf::Cuda {
+                    ptr,
+                    len,
+                    lent: OnceLock::new(),
+                }
             }
         };
         // Stream-ordered allocation (and poison) queued on our stream, not
@@ -264,7 +268,12 @@ impl<T: Storable> DeviceVec<T> {
         self.before_write();
         match &mut self.buf {
             Buf::Host(v) => v.truncate(len),
-            Buf::Cuda { slice, events, .. } => {
+            Buf::Cuda { len: n, lent, .. } => {
+                *n = len;
+                // A raw buffer keeps its allocation (freed by address).
+                let Some(Lent { slice, events }) = lent.get_mut() else {
+                    return Ok(());
+                };
                 let stream = slice.stream().clone();
                 let old = std::mem::replace(slice, stream.null::<T>().map_err(|e| Error::alloc(0, e))?);
                 // `leak` makes the slice's stream wait for its events first.
@@ -284,7 +293,7 @@ impl<T: Storable> DeviceVec<T> {
     pub fn len(&self) -> usize {
         match &self.buf {
             Buf::Host(v) => v.len(),
-            Buf::Cuda { slice, .. } => slice.len(),
+            Buf::Cuda { len, .. } => *len,
         }
     }
 
@@ -375,7 +384,13 @@ impl<T: Storable> DeviceVec<T> {
             ptr
         };
         ours.context().check_err().during("waiting for the slice's pending uses")?;
-        Ok(Self::new(device, Buf::Cuda { slice, ptr, events }, foreign_stream, 0))
+        let len = slice.len();
+        let buf = Buf::Cuda {
+            ptr,
+            len,
+            lent: OnceLock::from(Lent { slice, events }),
+        };
+        Ok(Self::new(device, buf, foreign_stream, 0))
     }
 
     /// Unwraps into the cudarc buffer, ordered after all work queued on this
@@ -386,10 +401,14 @@ impl<T: Storable> DeviceVec<T> {
         if self.device.is_host() {
             return Err(Error::Unsupported("a host-backend DeviceVec has no CudaSlice".into()));
         }
+        self.lend()?;
         self.publish().during("handing the buffer to cudarc")?;
         self.foreign_stream = false;
         match std::mem::replace(&mut self.buf, Buf::Host(Vec::new())) {
-            Buf::Cuda { slice, .. } => Ok(slice),
+            Buf::Cuda { mut lent, .. } => match lent.take() {
+                Some(l) => Ok(l.slice),
+                None => Err(Error::Unsupported("the buffer has no CudaSlice".into())),
+            },
             Buf::Host(_) => Err(Error::Unsupported("a host-backend DeviceVec has no CudaSlice".into())),
         }
     }
@@ -404,7 +423,7 @@ impl<T: Storable> DeviceVec<T> {
     /// cuprim writes again). [`as_cuda_view_mut`](Self::as_cuda_view_mut)
     /// and [`into_cuda_slice`](Self::into_cuda_slice) never wait on the host.
     pub fn as_cuda_view(&self) -> Option<CudaView<'_, T>> {
-        let Buf::Cuda { slice, events, .. } = &self.buf else {
+        let Ok(Some(Lent { slice, events })) = self.lent() else {
             return None;
         };
         let ours = cuda_of(&self.device).stream();
@@ -441,6 +460,9 @@ impl<T: Storable> DeviceVec<T> {
             return None;
         }
         let mut lent = interop::LENT_READ | interop::LENT_WRITE;
+        if self.lend().is_err() {
+            return None;
+        }
         if let Err(e) = self.publish() {
             // No way to return it here: fall back to finishing the queued
             // work, and leave the error with the context for cudarc's
@@ -454,15 +476,58 @@ impl<T: Storable> DeviceVec<T> {
         }
         *self.interop.get_mut() = lent;
         match &mut self.buf {
-            Buf::Cuda { slice, .. } => Some(slice.as_view_mut()),
+            Buf::Cuda { lent, .. } => lent.get_mut().map(|l| l.slice.as_view_mut()),
             Buf::Host(_) => None,
         }
+    }
+
+    /// The buffer as a cudarc slice, made on first use (then the slice owns
+    /// the memory): `None` on the host backend.
+    fn lent(&self) -> Result<Option<&Lent<T>>> {
+        let Buf::Cuda { ptr, len, lent } = &self.buf else {
+            return Ok(None);
+        };
+        if let Some(l) = lent.get() {
+            return Ok(Some(l));
+        }
+        let stream = cuda_of(&self.device).stream();
+        let made = if *len == 0 {
+            Lent {
+                slice: stream.null::<T>().map_err(|e| Error::alloc(0, e))?,
+                events: false,
+            }
+        } else {
+            // cudarc's `upgrade_device_ptr` creates the events iff this holds.
+            let events = stream.context().is_event_tracking();
+            // SAFETY: `ptr` is this buffer's own stream-ordered allocation of
+            // at least `len` elements on `stream`, not yet owned by any slice;
+            // from now on the slice owns it and frees it on the same stream
+            // (`OnceLock` makes the hand-over happen once).
+            let slice = unsafe { stream.upgrade_device_ptr::<T>(*ptr, *len) };
+            Lent { slice, events }
+        };
+        // Two threads may race here through `&self`: only one slice may own
+        // the memory, so the loser's is leaked back to a raw pointer.
+        if let Err(extra) = lent.set(made) {
+            if *len > 0 {
+                let _ = extra.slice.leak();
+            }
+        }
+        Ok(lent.get())
+    }
+
+    /// [`lent`](Self::lent) for `&mut self` paths.
+    fn lend(&mut self) -> Result<()> {
+        self.lent().map(|_| ())
     }
 
     /// Orders every later use of the slice by cudarc, on any stream, after
     /// all work queued on our stream so far (the hand-over to cudarc).
     fn publish(&mut self) -> std::result::Result<(), DriverError> {
-        let (Buf::Cuda { slice, events, .. }, Some(c)) = (&mut self.buf, self.device.cuda_ref()) else {
+        let (Buf::Cuda { lent, .. }, Some(c)) = (&mut self.buf, self.device.cuda_ref()) else {
+            return Ok(());
+        };
+        let Some(Lent { slice, events }) = lent.get_mut() else {
             return Ok(());
         };
         let ours = c.stream();
@@ -496,7 +561,10 @@ impl<T: Storable> DeviceVec<T> {
     /// Before cuprim reads: wait for cudarc's writes through a view.
     #[cold]
     fn wait_for_cudarc_writes(&self) {
-        let Buf::Cuda { slice, events, .. } = &self.buf else {
+        let Buf::Cuda { lent, .. } = &self.buf else {
+            return;
+        };
+        let Some(Lent { slice, events }) = lent.get() else {
             return;
         };
         let ours = cuda_of(&self.device).stream();
@@ -527,7 +595,10 @@ impl<T: Storable> DeviceVec<T> {
         let Some(c) = self.device.cuda_ref() else {
             return;
         };
-        let Buf::Cuda { slice, events, .. } = &mut self.buf else {
+        let Buf::Cuda { lent, .. } = &mut self.buf else {
+            return;
+        };
+        let Some(Lent { slice, events }) = lent.get_mut() else {
             return;
         };
         let ours = c.stream();
@@ -548,6 +619,13 @@ impl<T: Storable> Drop for DeviceVec<T> {
         // A buffer adopted from another stream is freed on that stream
         // (after waiting for its events, with tracking): order that after
         // our queued work. Our own buffers are freed on our stream, in order.
+        if let (Buf::Cuda { ptr, len, lent }, Some(c)) = (&self.buf, self.device.cuda_ref()) {
+            if lent.get().is_none() && *len > 0 {
+                // cuprim's own raw buffer: freed in order on our stream.
+                c.free_raw(*ptr);
+                return;
+            }
+        }
         if self.foreign_stream {
             if let (Err(e), Some(c)) = (self.publish(), self.device.cuda_ref()) {
                 // Fall back to finishing our work; the error stays with the
@@ -580,16 +658,6 @@ fn cuda_of(device: &Device) -> &CudaDevice {
         // from_cuda_slice), so this arm is unreachable by construction.
         None => unreachable!("CUDA buffer on a host device"),
     }
-}
-
-/// The slice's address, without the side effects of cudarc's guard: with
-/// event tracking, `device_ptr` makes `stream` wait for the slice's write
-/// event (a never-recorded event for a fresh allocation: no GPU wait) and
-/// its guard would record the read event, which is skipped here.
-fn address<T>(slice: &CudaSlice<T>, stream: &CudaStream) -> u64 {
-    let (ptr, guard) = slice.device_ptr(stream);
-    std::mem::forget(guard);
-    ptr
 }
 
 /// Whether cudarc orders the slice's uses across streams through its
@@ -652,7 +720,7 @@ impl<T: Storable> raw::Sealed<T> for DeviceVec<T> {
     fn mem(&self) -> Mem<'_, T> {
         match &self.buf {
             Buf::Host(v) => Mem::Host(v),
-            Buf::Cuda { slice, ptr, .. } => {
+            Buf::Cuda { ptr, len, .. } => {
                 // The only cost on the hot path: one load.
                 if self.interop.load(Ordering::Acquire) & interop::LENT_WRITE != 0 {
                     self.wait_for_cudarc_writes();
@@ -660,7 +728,7 @@ impl<T: Storable> raw::Sealed<T> for DeviceVec<T> {
                 Mem::Cuda {
                     dev: cuda_of(&self.device),
                     ptr: *ptr,
-                    len: slice.len(),
+                    len: *len,
                     _p: PhantomData,
                 }
             }
@@ -676,10 +744,10 @@ impl<T: Storable> raw::SealedMut<T> for DeviceVec<T> {
         let device = &self.device;
         match &mut self.buf {
             Buf::Host(v) => MemMut::Host(v),
-            Buf::Cuda { slice, ptr, .. } => MemMut::Cuda {
+            Buf::Cuda { ptr, len, .. } => MemMut::Cuda {
                 dev: cuda_of(device),
                 ptr: *ptr,
-                len: slice.len(),
+                len: *len,
                 _p: PhantomData,
             },
         }

@@ -330,6 +330,31 @@ impl CudaDevice {
         enqueue(Scratch { base })
     }
 
+    /// `bytes` bytes of stream-ordered device memory (0 for 0 bytes): a
+    /// `DeviceVec`'s own buffer, freed with [`free_raw`](Self::free_raw)
+    /// unless it is handed to cudarc first.
+    pub(crate) fn alloc_raw(&self, bytes: usize) -> Result<u64> {
+        if bytes == 0 {
+            return Ok(0);
+        }
+        let stream = self.raw_stream()?;
+        // SAFETY: a plain stream-ordered allocation on our stream.
+        unsafe { cudarc::driver::result::malloc_async(stream, bytes) }.map_err(|e| Error::alloc(bytes, e))
+    }
+
+    /// Frees an [`alloc_raw`](Self::alloc_raw) buffer in stream order (after
+    /// the work queued on it). Errors are left with the context, as cudarc's
+    /// own drops do.
+    pub(crate) fn free_raw(&self, ptr: u64) {
+        if ptr == 0 {
+            return;
+        }
+        if let Ok(stream) = self.raw_stream() {
+            // SAFETY: `ptr` came from `alloc_raw` and is freed once, by its owner.
+            self.ctx.record_err(unsafe { cudarc::driver::result::free_async(ptr, stream) });
+        }
+    }
+
     /// Copies `n` elements from `src` to `dst` on the stream.
     pub fn copy<T>(&self, dst: Ptr<T>, src: Ptr<T>, n: u64, what: &str) -> Result<()> {
         if n == 0 {
