@@ -190,6 +190,52 @@ fn views_at_odd_offsets() {
     }
 }
 
+/// Every start offset 0..=17 and lengths around the vector and tile
+/// edges, for the element sizes 1, 2, 4 and 8: the kernels take a slice's
+/// misaligned head and tail one element at a time and the rest as 16-byte
+/// vectors.
+#[test]
+fn views_at_every_offset() {
+    fn check<T: Element + Copy>(dev: &Device, data: &[T], of: impl Fn(usize) -> T) {
+        let v = DeviceVec::from_slice(dev, data).unwrap();
+        for a in 0..=17usize {
+            for len in [0usize, 1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 100, 4093, 65_539] {
+                let b = (a + len).min(data.len());
+                let s = v.slice(a..b).unwrap();
+                let part = &data[a..b];
+                let ctx = format!("{dev:?} {} {a}..{b}", T::NAME);
+                assert_eq!(
+                    s.count(Gt(of(60))).unwrap(),
+                    part.iter().filter(|&&x| x > of(60)).count(),
+                    "count {ctx}"
+                );
+                let want = part.iter().position(|&x| x == of(77));
+                assert_eq!(s.find_first(Eq(of(77))).unwrap(), want, "find_first {ctx}");
+                let min = part.iter().enumerate().fold(None, |m: Option<(usize, T)>, (i, &x)| match m {
+                    Some((_, y)) if y <= x => m,
+                    _ => Some((i, x)),
+                });
+                assert_eq!(s.min_element().unwrap(), min, "min_element {ctx}");
+                if let Some(&first) = part.first() {
+                    let want = part.iter().copied().fold(first, |m, x| if x > m { x } else { m });
+                    assert_eq!(s.max().unwrap(), want, "max {ctx}");
+                }
+            }
+        }
+    }
+    for dev in common::devices() {
+        // Values 0..100 (exact in every type) in a fixed scramble.
+        let n = 70_000;
+        let val = |i: usize| (i * 37 + i / 101) % 100;
+        check(&dev, &(0..n).map(|i| val(i) as u8).collect::<Vec<_>>(), |k| k as u8);
+        check(&dev, &(0..n).map(|i| f16::from_f32(val(i) as f32)).collect::<Vec<_>>(), |k| {
+            f16::from_f32(k as f32)
+        });
+        check(&dev, &(0..n).map(|i| val(i) as i32).collect::<Vec<_>>(), |k| k as i32);
+        check(&dev, &(0..n).map(|i| val(i) as f64).collect::<Vec<_>>(), |k| k as f64);
+    }
+}
+
 #[test]
 fn find_first_at_both_ends() {
     for dev in common::devices() {

@@ -1,6 +1,7 @@
 //! Source generation: the one place CUDA text is assembled.
 //!
-//! A kernel's source is `kernels/prelude.cuh`, then a generated block that
+//! A kernel's source is the prelude (`kernels/prelude.cuh` and the shared
+//! building blocks of `kernels/block/`), then a generated block that
 //! names the specialisation (element typedefs, operator functors, tuning
 //! constants), then the template's shared headers and the template itself.
 //! The generated block is written by the plan (see [`spec`](super::spec));
