@@ -40,6 +40,13 @@ pub(crate) trait ReduceKernel: Specialise {
     type In: Element;
     /// Bytes of the accumulator (at most 16).
     fn acc_bytes(&self) -> usize;
+    /// The architecture the plan is for.
+    fn arch(&self) -> u32;
+    /// The launch shape: the grid and the kernel's constants both come
+    /// from here, so they cannot disagree.
+    fn policy(&self) -> Policy {
+        reduce_policy(self.arch())
+    }
     /// The kernel's `p` parameter (a predicate's value).
     fn param(&self) -> Self::In {
         Self::In::zero()
@@ -58,7 +65,7 @@ fn reduce_entry<T: Element>() -> Entry<(Ptr<T>, u64, T, Ptr<u8>, Ptr<u32>, Ptr<u
 /// Launch shape, and scratch: per-block partials in 16-byte slots, then
 /// `extra` bytes.
 fn shape<K: ReduceKernel>(k: &K, dev: &CudaDevice, len: usize, extra: u64) -> (Grid, ScratchLayout, Region<u8>, Region<u8>) {
-    let policy = reduce_policy(dev.arch());
+    let policy = k.policy();
     let grid = Grid::new(
         policy.grid_for_vectors(len, std::mem::size_of::<K::In>(), dev.sm_count()),
         policy.block,
@@ -105,8 +112,7 @@ pub(crate) fn to_host<K: ReduceKernel>(k: &K, dev: &CudaDevice, input: Ptr<K::In
 }
 
 /// The constants and input typedef every reduce specialisation starts with.
-fn write_common<T: Element, W: SpecWriter>(w: &mut W, arch: u32) {
-    let policy = reduce_policy(arch);
+fn write_common<T: Element, W: SpecWriter>(w: &mut W, policy: Policy) {
     w.constant("CUPRIM_BLOCK", policy.block as i64);
     w.constant("CUPRIM_MIN_BLOCKS", policy.blocks_per_sm as i64);
     w.constant("CUPRIM_UNROLL", policy.unroll as i64);
@@ -129,7 +135,7 @@ impl<T: Element, U: UnaryOp<T>, Op: Monoid<U::Output>> Specialise for MapReduce<
     }
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_common::<T, W>(w, self.arch);
+        write_common::<T, W>(w, self.policy());
         w.elem::<U::Output>("A");
         w.piece(OpText::<U, T, Unary>::unary(*self.map), |map| {
             format!(
@@ -146,6 +152,9 @@ impl<T: Element, U: UnaryOp<T>, Op: Monoid<U::Output>> ReduceKernel for MapReduc
     fn acc_bytes(&self) -> usize {
         std::mem::size_of::<U::Output>()
     }
+    fn arch(&self) -> u32 {
+        self.arch
+    }
 }
 
 /// How many elements satisfy a predicate (u64 accumulator).
@@ -161,7 +170,7 @@ impl<T: Element, P: Predicate<T>> Specialise for Count<'_, T, P> {
     }
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_common::<T, W>(w, self.arch);
+        write_common::<T, W>(w, self.policy());
         w.typedef("A", "u64");
         w.piece(OpText::<P, T, Pred>::predicate(*self.pred), |pred| {
             format!(
@@ -177,6 +186,9 @@ impl<T: Element, P: Predicate<T>> ReduceKernel for Count<'_, T, P> {
     type In = T;
     fn acc_bytes(&self) -> usize {
         8
+    }
+    fn arch(&self) -> u32 {
+        self.arch
     }
     fn param(&self) -> T {
         self.pred.param()
@@ -197,7 +209,7 @@ impl<T: Element> Specialise for Extreme<T> {
     }
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_common::<T, W>(w, self.arch);
+        write_common::<T, W>(w, self.policy());
         w.typedef("A", "cuprim_kv<T>");
         w.text("struct MapFn { __device__ __forceinline__ static A apply(T x, u64 i, T p) { (void)p; return A{x, i}; } };");
         w.piece(self.greatest, |&greatest| {
@@ -218,6 +230,9 @@ impl<T: Element> ReduceKernel for Extreme<T> {
     type In = T;
     fn acc_bytes(&self) -> usize {
         16
+    }
+    fn arch(&self) -> u32 {
+        self.arch
     }
 }
 
