@@ -7,7 +7,7 @@
 
 use super::launch::{Counter, Ptr, ScratchLayout};
 use crate::error::{DriverContext, Error, Result};
-use crate::jit::{self, CacheMode, SpecKey, Specialise};
+use crate::jit::{self, CacheMode, KeyIsHash, SpecKey, Specialise};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +24,7 @@ pub(crate) struct CudaDevice {
     l2_bytes: usize,
     cache_mode: CacheMode,
     /// Loaded modules by the key their plan derives (see [`Specialise`]).
-    modules: Mutex<HashMap<SpecKey, Arc<Module>>>,
+    modules: Mutex<HashMap<SpecKey, Arc<Module>, KeyIsHash>>,
     /// One u32 that kernels set when they see a bad index.
     _error_flag: CudaSlice<u32>,
     error_flag_addr: u64,
@@ -167,7 +167,7 @@ impl CudaDevice {
             sm_count: sm_count as u32,
             l2_bytes: l2 as usize,
             cache_mode: CacheMode::from_env(),
-            modules: Mutex::new(HashMap::new()),
+            modules: Mutex::new(HashMap::with_hasher(KeyIsHash)),
             _error_flag: error_flag,
             error_flag_addr,
             error_flag_lock: Mutex::new(()),

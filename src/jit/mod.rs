@@ -25,7 +25,7 @@ pub use nvrtc::NvrtcInfo;
 #[doc(hidden)]
 pub use nvrtc::{Binary, Compiled};
 pub(crate) use source::{header, template, KernelSpec, Template};
-pub(crate) use spec::{OpText, SpecKey, SpecWriter, Specialise};
+pub(crate) use spec::{KeyIsHash, OpText, SpecKey, SpecWriter, Specialise};
 
 /// The NVRTC library cuprim uses: its version and where it was found, or
 /// [`Error::CudaUnavailable`](crate::Error::CudaUnavailable) saying where it looked.

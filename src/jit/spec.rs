@@ -186,10 +186,49 @@ impl<Op, T, K> Hash for OpText<Op, T, K> {
 /// The in-memory cache key of a specialisation: its template and a 128-bit
 /// hash of every piece it writes. Computing it allocates nothing (unless an
 /// operator's text varies with its value).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SpecKey {
     template: &'static str,
     hash: [u64; 2],
+}
+
+/// The key is a hash already: the module map uses its first word as is
+/// ([`KeyIsHash`]) instead of hashing it again. Equality still compares
+/// the template and both words.
+impl Hash for SpecKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash[0]);
+    }
+}
+
+/// A map hasher for [`SpecKey`]s: passes the key's own hash through.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct KeyIsHash;
+
+impl std::hash::BuildHasher for KeyIsHash {
+    type Hasher = PassThrough;
+    fn build_hasher(&self) -> PassThrough {
+        PassThrough(0)
+    }
+}
+
+/// See [`KeyIsHash`].
+#[derive(Default)]
+pub(crate) struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used by `SpecKey`; fold anything else in.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 ^= x;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl SpecKey {

@@ -274,14 +274,7 @@ pub trait SortMutOps<K: Element>: DeviceDataMut<K> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn sort_with(&mut self, opts: SortOptions) -> Result<()> {
-        let args = SortArgs::new::<K>(&opts)?;
-        match self.mem_mut() {
-            MemMut::Host(k) => {
-                host::sort_keys(k, args.begin, args.end, args.descending);
-                Ok(())
-            }
-            MemMut::Cuda { dev, ptr, len, .. } => onesweep::sort::<K, K>(dev, Ptr::from_raw(ptr), None, len, &args),
-        }
+        sort_keys_on(self, opts, onesweep::sort::<K, K>)
     }
 
     /// Sorts the keys ascending and applies the same permutation to
@@ -333,19 +326,7 @@ pub trait SortMutOps<K: Element>: DeviceDataMut<K> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn sort_pairs_with<V: Element>(&mut self, values: &mut impl DeviceDataMut<V>, opts: SortOptions) -> Result<()> {
-        same_device("sort_pairs", self.device(), values.device())?;
-        same_len("sort_pairs", self.len(), values.len())?;
-        let args = SortArgs::new::<K>(&opts)?;
-        match (self.mem_mut(), values.mem_mut()) {
-            (MemMut::Host(k), MemMut::Host(v)) => {
-                host::sort_pairs(k, v, args.begin, args.end, args.descending);
-                Ok(())
-            }
-            (MemMut::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: vptr, .. }) => {
-                onesweep::sort::<K, V>(dev, Ptr::from_raw(ptr), Some(Ptr::from_raw(vptr)), len, &args)
-            }
-            _ => Err(Error::DeviceMismatch { op: "sort_pairs" }),
-        }
+        sort_pairs_on(self, values, opts, onesweep::sort::<K, V>)
     }
 
     /// The seed's design (4-bit digits, three kernels per pass) for the
@@ -354,33 +335,14 @@ pub trait SortMutOps<K: Element>: DeviceDataMut<K> {
     #[cfg(feature = "classic-sort")]
     #[doc(hidden)]
     fn sort_classic_with(&mut self, opts: SortOptions) -> Result<()> {
-        let args = SortArgs::new::<K>(&opts)?;
-        match self.mem_mut() {
-            MemMut::Host(k) => {
-                host::sort_keys(k, args.begin, args.end, args.descending);
-                Ok(())
-            }
-            MemMut::Cuda { dev, ptr, len, .. } => classic::sort::<K, K>(dev, Ptr::from_raw(ptr), None, len, &args),
-        }
+        sort_keys_on(self, opts, classic::sort::<K, K>)
     }
 
     /// `sort_classic_with` for pairs.
     #[cfg(feature = "classic-sort")]
     #[doc(hidden)]
     fn sort_pairs_classic_with<V: Element>(&mut self, values: &mut impl DeviceDataMut<V>, opts: SortOptions) -> Result<()> {
-        same_device("sort_pairs", self.device(), values.device())?;
-        same_len("sort_pairs", self.len(), values.len())?;
-        let args = SortArgs::new::<K>(&opts)?;
-        match (self.mem_mut(), values.mem_mut()) {
-            (MemMut::Host(k), MemMut::Host(v)) => {
-                host::sort_pairs(k, v, args.begin, args.end, args.descending);
-                Ok(())
-            }
-            (MemMut::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: vptr, .. }) => {
-                classic::sort::<K, V>(dev, Ptr::from_raw(ptr), Some(Ptr::from_raw(vptr)), len, &args)
-            }
-            _ => Err(Error::DeviceMismatch { op: "sort_pairs" }),
-        }
+        sort_pairs_on(self, values, opts, classic::sort::<K, V>)
     }
 }
 
@@ -391,4 +353,42 @@ impl<K: Element, D: DeviceDataMut<K> + ?Sized> SortMutOps<K> for D {}
 #[doc(hidden)]
 pub fn tile_len<K: Element, V: Element>(arch: u32, pairs: bool) -> usize {
     plan::policy::<K, V>(arch, pairs, None, false).tile() as usize
+}
+
+/// A device sort of `n` keys (and values) in place: onesweep, or the
+/// classic comparison path.
+type Engine<K, V> = fn(&crate::device::CudaDevice, Ptr<K>, Option<Ptr<V>>, usize, &SortArgs) -> Result<()>;
+
+/// `sort_with` on the host backend or through `engine`.
+fn sort_keys_on<K: Element, D: DeviceDataMut<K> + ?Sized>(keys: &mut D, opts: SortOptions, engine: Engine<K, K>) -> Result<()> {
+    let args = SortArgs::new::<K>(&opts)?;
+    match keys.mem_mut() {
+        MemMut::Host(k) => {
+            host::sort_keys(k, args.begin, args.end, args.descending);
+            Ok(())
+        }
+        MemMut::Cuda { dev, ptr, len, .. } => engine(dev, Ptr::from_raw(ptr), None, len, &args),
+    }
+}
+
+/// `sort_pairs_with` on the host backend or through `engine`.
+fn sort_pairs_on<K: Element, V: Element, D: DeviceDataMut<K> + ?Sized>(
+    keys: &mut D,
+    values: &mut impl DeviceDataMut<V>,
+    opts: SortOptions,
+    engine: Engine<K, V>,
+) -> Result<()> {
+    same_device("sort_pairs", keys.device(), values.device())?;
+    same_len("sort_pairs", keys.len(), values.len())?;
+    let args = SortArgs::new::<K>(&opts)?;
+    match (keys.mem_mut(), values.mem_mut()) {
+        (MemMut::Host(k), MemMut::Host(v)) => {
+            host::sort_pairs(k, v, args.begin, args.end, args.descending);
+            Ok(())
+        }
+        (MemMut::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: vptr, .. }) => {
+            engine(dev, Ptr::from_raw(ptr), Some(Ptr::from_raw(vptr)), len, &args)
+        }
+        _ => Err(Error::DeviceMismatch { op: "sort_pairs" }),
+    }
 }
