@@ -1,8 +1,11 @@
-//! How long a first call takes: `cargo run --release --example jit_timing`.
+//! How long a first call takes: `cargo run --release --example jit_timing [elements]`.
 //!
 //! Times, in one process, the device's start and the first call of a few
-//! kernels (each call waited for), and says where each kernel came from:
-//! compiled by NVRTC, read from the disk cache, or already in memory.
+//! kernels on `elements` values (default 2^20; each call waited for), and
+//! says where each kernel came from: compiled by NVRTC, read from the disk
+//! cache, or already in memory. On the host backend there is no device to
+//! time: it times NVRTC compiles for sm_90 instead (NVRTC needs no GPU),
+//! and fails, saying why, when NVRTC cannot be found.
 //! Run it twice with the same fresh `CUPRIM_CACHE_DIR` to see both a cold
 //! compile and a warm disk cache in a fresh process (`scripts/gpu-bench`
 //! does). Targets: a cold compile under 300 ms, a disk hit under 20 ms.
@@ -48,24 +51,37 @@ fn step<R>(dev: &Device, name: &str, call: impl FnOnce() -> cuprim::Result<R>) -
     Ok(())
 }
 
-fn main() -> cuprim::Result<()> {
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let n = match std::env::args().nth(1) {
+        None => 1 << 20,
+        Some(a) => match a.parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => return Err(format!("elements must be a positive whole number, got {a:?}").into()),
+        },
+    };
     let start = Instant::now();
     let dev = Device::default()?;
     let init_ms = start.elapsed().as_secs_f64() * 1e3;
     if dev.is_host() {
-        return compile_only(90);
+        return Ok(compile_only(90)?);
     }
     println!(
         "jit_timing device=\"{}\" sm_{} cache={:?} dir={}",
         dev.name(),
         dev.arch().unwrap_or(0),
-        jit::CacheMode::from_env(),
+        jit::CacheMode::from_env()?,
         jit::cache::default_dir().map_or("(none)".into(), |d| d.display().to_string()),
     );
     println!("jit_timing step=device_init ms={init_ms:.3} (driver, context, NVRTC load)");
 
     // Buffers come from host copies so that no kernel runs before the timed calls.
-    let n = 1 << 20;
     let mut v = DeviceVec::from_slice(&dev, &vec![1.0f32; n])?;
     step(&dev, "fill_f32_first", || v.fill(2.0))?;
     step(&dev, "fill_f32_second", || v.fill(3.0))?;
@@ -89,7 +105,7 @@ fn main() -> cuprim::Result<()> {
 /// With no GPU, NVRTC alone: how long each kernel takes to compile for
 /// `arch` (no cache, no module load, plus ptxas' resource report).
 fn compile_only(arch: u32) -> cuprim::Result<()> {
-    println!("jit_timing: host backend, no GPU; timing NVRTC compiles for sm_{arch} instead (no cache, no load)");
+    println!("jit_timing: host backend, no device to time; timing NVRTC compiles for sm_{arch} instead (no cache, no load)");
     let timed = |name: &str, run: &dyn Fn() -> cuprim::Result<Vec<pre::KernelReport>>| -> cuprim::Result<()> {
         let start = Instant::now();
         let kernels = run()?.len();

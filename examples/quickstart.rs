@@ -1,10 +1,18 @@
 //! `cargo run --release --example quickstart`: a few primitives on the
-//! default device (the GPU if one can be used, else the host backend).
+//! default device (the GPU if one can be used, else the host backend), on
+//! eight numbers.
 
 use cuprim::ops::Square;
 use cuprim::prelude::*;
 
-fn main() -> Result<(), Error> {
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Error> {
     let dev = Device::default()?;
     match dev.arch() {
         Some(arch) => println!("running on CUDA: {} (sm_{arch}, {} SMs)", dev.name(), dev.sm_count()),

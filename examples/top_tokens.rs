@@ -1,19 +1,42 @@
-//! `cargo run --release --example top_tokens`: the most frequent tokens of a
-//! skewed stream of ten million token ids, on the device.
+//! `cargo run --release --example top_tokens [tokens] [vocabulary]`: the
+//! most frequent tokens of a skewed stream of token ids (default ten million
+//! ids from a vocabulary of 2^20), on the device.
 //!
-//! `bincount` counts every id of a 1M-token vocabulary in one pass, `count`
-//! says how many ids occur at all, and `sort_pairs_descending` orders the
-//! ids by their counts (stable: equal counts keep ascending ids). The
-//! result is checked against a plain count on the host.
+//! `bincount` counts every id of the vocabulary in one pass, `count` says
+//! how many ids occur at all, and `sort_pairs_descending` orders the ids by
+//! their counts (stable: equal counts keep ascending ids). The result is
+//! checked against a plain count on the host; a mismatch is an error.
 
 use cuprim::pred::Gt;
 use cuprim::prelude::*;
 use std::time::Instant;
 
-fn main() -> Result<(), Error> {
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Command-line argument `i` as a positive count, or `default` when absent.
+fn count_arg(i: usize, name: &str, default: usize) -> Result<usize, String> {
+    match std::env::args().nth(i) {
+        None => Ok(default),
+        Some(a) => match a.parse() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("{name} must be a positive whole number, got {a:?}")),
+        },
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let n = count_arg(1, "tokens", 10_000_000)?;
+    let vocab = count_arg(2, "vocabulary", 1 << 20)?;
+    if vocab > u32::MAX as usize + 1 {
+        return Err(format!("vocabulary must be at most 2^32 (ids are u32), got {vocab}").into());
+    }
     let dev = Device::default()?;
     println!("device: {dev:?}");
-    let (n, vocab) = (10_000_000usize, 1usize << 20);
 
     // Skewed ids: floor(vocab * u^4) puts most tokens on small ids.
     let mut state = 0x5eed_u64;
@@ -33,8 +56,9 @@ fn main() -> Result<(), Error> {
     let distinct = counts.count(Gt(0))?;
     let mut ids = DeviceVec::sequence(&dev, vocab, 0u32, 1)?;
     counts.sort_pairs_descending(&mut ids)?;
-    let top_counts = counts.slice(0..10)?.to_vec()?;
-    let top_ids = ids.slice(0..10)?.to_vec()?;
+    let top = vocab.min(10);
+    let top_counts = counts.slice(0..top)?.to_vec()?;
+    let top_ids = ids.slice(0..top)?.to_vec()?;
     let elapsed = start.elapsed();
 
     println!("{n} tokens, {distinct} distinct ids of {vocab}; bincount + count + sort + copy back: {elapsed:?}");
@@ -44,8 +68,20 @@ fn main() -> Result<(), Error> {
     }
     for (rank, (&id, &c)) in top_ids.iter().zip(&top_counts).enumerate() {
         println!("#{:<2} id {id:>7}: {c:>8} ({:.2}%)", rank + 1, 100.0 * c as f64 / n as f64);
-        assert_eq!(host[id as usize], c, "count of id {id}");
+        if host[id as usize] != c {
+            return Err(format!("id {id}: the device counted {c}, the host {}", host[id as usize]).into());
+        }
     }
-    assert_eq!(distinct, host.iter().filter(|&&c| c > 0).count());
+    let want = host.iter().filter(|&&c| c > 0).count();
+    if distinct != want {
+        return Err(format!("the device found {distinct} distinct ids, the host {want}").into());
+    }
+    // The ranking itself: counts descending, equal counts by ascending id.
+    let mut order: Vec<u32> = (0..vocab as u32).collect();
+    order.sort_by_key(|&id| (std::cmp::Reverse(host[id as usize]), id));
+    if order[..top] != top_ids[..] {
+        return Err(format!("top {top} ids: the device ranked {top_ids:?}, the host {:?}", &order[..top]).into());
+    }
+    println!("counts, distinct ids and ranking checked against the host: ok");
     Ok(())
 }

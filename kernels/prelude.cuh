@@ -131,19 +131,42 @@ template <typename T> __device__ __forceinline__ T cuprim_abs(T a) {
         return a < (T)0 ? cuprim_neg(a) : a;
     }
 }
-// NaN-ignoring min / max: a NaN operand loses (matches cuprim::ops::Min/Max).
-template <typename T> __device__ __forceinline__ T cuprim_min(T a, T b) {
-    return (b < a || a != a) ? b : a;
-}
-template <typename T> __device__ __forceinline__ T cuprim_max(T a, T b) {
-    return (a < b || a != a) ? b : a;
-}
 template <typename T> __device__ __forceinline__ bool cuprim_is_nan(T a) {
     if constexpr (cuprim_traits<T>::is_float) {
         return a != a;
     } else {
         return false;
     }
+}
+template <typename T> __device__ __forceinline__ bool cuprim_sign_bit(T a) {
+    if constexpr (cuprim_traits<T>::is_half) {
+        return (a.bits & 0x8000) != 0;
+    } else if constexpr (sizeof(T) == 4 && cuprim_traits<T>::is_float) {
+        return __float_as_int(a) < 0;
+    } else if constexpr (cuprim_traits<T>::is_float) {
+        return __double_as_longlong(a) < 0;
+    } else {
+        return false;
+    }
+}
+// The order of cuprim::ops::Min / Max (IEEE 754-2019 minimum / maximum):
+// true when x comes strictly before y. NaN first, then the least (greatest)
+// value, -0.0 before (after) +0.0; two NaNs are tied.
+template <bool Greatest, typename T> __device__ __forceinline__ bool cuprim_ranks_before(T x, T y) {
+    if constexpr (cuprim_traits<T>::is_float) {
+        const bool xn = cuprim_is_nan(x), yn = cuprim_is_nan(y);
+        if (xn || yn) return xn && !yn;
+        if (x == y) return Greatest ? (cuprim_sign_bit(y) && !cuprim_sign_bit(x)) : (cuprim_sign_bit(x) && !cuprim_sign_bit(y));
+    }
+    return Greatest ? (y < x) : (x < y);
+}
+// Min / Max: NaN is contagious and -0.0 < +0.0, so the result does not
+// depend on the order operands are combined in (matches cuprim::ops::Min/Max).
+template <typename T> __device__ __forceinline__ T cuprim_min(T a, T b) {
+    return cuprim_ranks_before<false>(b, a) ? b : a;
+}
+template <typename T> __device__ __forceinline__ T cuprim_max(T a, T b) {
+    return cuprim_ranks_before<true>(b, a) ? b : a;
 }
 
 // Conversions with Rust `as` semantics: integers wrap, float -> integer

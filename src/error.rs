@@ -13,15 +13,33 @@ pub enum Error {
     /// CUDA cannot be used here: no driver library, no GPU, or no NVRTC.
     /// `what` names the missing piece, `searched` lists where cuprim looked.
     CudaUnavailable {
-        /// The missing piece, e.g. "the CUDA driver library (libcuda)".
+        /// The whole statement: what is missing or broken, and what to do.
         what: String,
-        /// The places or names that were tried.
+        /// The places tried, in order.
         searched: Vec<String>,
     },
     /// A CUDA driver call failed.
     Driver {
         /// What cuprim was doing when the call failed.
         during: String,
+        /// The driver's own error.
+        source: cudarc::driver::DriverError,
+    },
+    /// A kernel faulted on the GPU: an out-of-bounds or misaligned access, a
+    /// trap, an illegal instruction (most often from an operator's CUDA
+    /// expression). CUDA cannot recover from this inside the process: the
+    /// device's context is lost, every later call on it returns this error
+    /// at once, and the driver refuses new contexts in this process (seen on
+    /// an H100 with driver 580: a reset primary context and a new context
+    /// both fail). Restart the process; code that may fault (untrusted
+    /// operators) is best run in a child process.
+    KernelFault {
+        /// What cuprim was doing when the fault was seen (faults surface at
+        /// the next synchronisation, so possibly a later call).
+        during: String,
+        /// The kernels queued since the device last synchronised without
+        /// error: the faulting one is among them (empty when unknown).
+        kernels: Vec<&'static str>,
         /// The driver's own error.
         source: cudarc::driver::DriverError,
     },
@@ -72,15 +90,32 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // `what` is the whole statement: what is missing or broken, and
+            // what to do about it. The places tried follow, one a line.
             Error::CudaUnavailable { what, searched } => {
-                write!(f, "CUDA is not available: {what} was not found")?;
+                write!(f, "CUDA is not available: {what}")?;
                 if !searched.is_empty() {
-                    write!(f, " (looked in: {})", searched.join(", "))?;
+                    write!(f, "\nsearched, in order:")?;
+                    for place in searched {
+                        write!(f, "\n  {place}")?;
+                    }
                 }
                 Ok(())
             }
             Error::Driver { during, source } => {
                 write!(f, "CUDA driver error while {during}: {source}")
+            }
+            Error::KernelFault { during, kernels, source } => {
+                write!(f, "a GPU kernel faulted ({source}), seen while {during}")?;
+                if !kernels.is_empty() {
+                    write!(f, "; queued since the last good synchronisation: {}", kernels.join(", "))?;
+                }
+                write!(
+                    f,
+                    ". The device's CUDA context is lost: every later call on it fails, and CUDA allows no \
+                     new context in this process after a fault, so restart the process (run code that may \
+                     fault in a child process to survive it)"
+                )
             }
             Error::Compile { source_name, log } => {
                 write!(f, "NVRTC could not compile {source_name}:\n{log}")
@@ -111,7 +146,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Driver { source, .. } => Some(source),
+            Error::Driver { source, .. } | Error::KernelFault { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -120,7 +155,15 @@ impl std::error::Error for Error {
 impl Error {
     /// Wraps a driver error with what cuprim was doing, mapping
     /// `CUDA_ERROR_OUT_OF_MEMORY` to [`Error::OutOfMemory`] when `bytes` is known.
+    /// A driver error that means a kernel faulted becomes [`Error::KernelFault`].
     pub(crate) fn driver(during: impl Into<String>, source: cudarc::driver::DriverError) -> Self {
+        if is_fault(source) {
+            return Error::KernelFault {
+                during: during.into(),
+                kernels: Vec::new(),
+                source,
+            };
+        }
         Error::Driver {
             during: during.into(),
             source,
@@ -135,6 +178,24 @@ impl Error {
             Error::driver(format!("allocating {bytes} bytes"), source)
         }
     }
+}
+
+/// True for the driver errors a faulting kernel leaves behind (sticky: the
+/// context cannot be used again).
+pub(crate) fn is_fault(e: cudarc::driver::DriverError) -> bool {
+    use cudarc::driver::sys::cudaError_enum as E;
+    matches!(
+        e.0,
+        E::CUDA_ERROR_ILLEGAL_ADDRESS
+            | E::CUDA_ERROR_LAUNCH_FAILED
+            | E::CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | E::CUDA_ERROR_MISALIGNED_ADDRESS
+            | E::CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | E::CUDA_ERROR_INVALID_PC
+            | E::CUDA_ERROR_HARDWARE_STACK_ERROR
+            | E::CUDA_ERROR_ASSERT
+            | E::CUDA_ERROR_LAUNCH_TIMEOUT
+    )
 }
 
 /// Adds the "while doing X" context to driver results.

@@ -28,7 +28,7 @@
 //!
 //! ## Environment
 //! `CUPRIM_DEVICE=host|cuda|cuda:N`, `CUPRIM_CACHE=off|memory|disk`,
-//! `CUPRIM_CACHE_DIR`, `CUPRIM_NVRTC_DIR` (an extra folder to find NVRTC in).
+//! `CUPRIM_CACHE_DIR`, `CUPRIM_NVRTC_DIR` (the folder searched first for NVRTC).
 
 #![warn(missing_docs)]
 // Kernel entry points are declared with their full parameter tuples (`Entry<(Ptr<T>, u64, ...)>`), on purpose.

@@ -152,11 +152,36 @@ pub struct Add;
 /// `a * b` (wrapping for integers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Mul;
-/// The smaller operand. For floats NaN is ignored (a NaN operand loses), so
-/// `min(NaN, x) == x`; `min` over all-NaN input gives the identity `+inf`.
+/// The smaller operand; identity `MAX` (integers) or `+inf` (floats).
+///
+/// Floats follow IEEE 754-2019 `minimum`: NaN is contagious (if either
+/// operand is NaN the result is a NaN; which NaN's payload is unspecified)
+/// and `-0.0 < +0.0`. The result of a reduction, the last element of an
+/// inclusive scan, `scan_by_key`, `transform_reduce` and [`min_element`]'s
+/// value therefore agree on every input, on every backend, whatever order the
+/// elements are combined in: any NaN gives NaN, and `[0.0, -0.0]` gives `-0.0`.
+/// This is NumPy's `minimum` and PyTorch's `min`, not Rust's `f32::min`
+/// (which ignores NaN).
+///
+/// ```
+/// use cuprim::ops::{BinaryOp, Min};
+/// assert!(Min.apply(f32::NAN, 1.0).is_nan());
+/// assert_eq!(Min.apply(0.0f32, -0.0).to_bits(), (-0.0f32).to_bits());
+/// assert_eq!(Min.apply(3u8, 2), 2);
+/// ```
+///
+/// [`min_element`]: crate::ReduceOps::min_element
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Min;
-/// The larger operand; NaN is ignored as for [`Min`], identity `-inf`.
+/// The larger operand; identity `MIN` (integers) or `-inf` (floats). Floats
+/// follow IEEE 754-2019 `maximum`: NaN is contagious and `+0.0 > -0.0`, as
+/// for [`Min`].
+///
+/// ```
+/// use cuprim::ops::{BinaryOp, Max};
+/// assert!(Max.apply(1.0f64, f64::NAN).is_nan());
+/// assert_eq!(Max.apply(-0.0f32, 0.0).to_bits(), 0.0f32.to_bits());
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Max;
 /// Bitwise and (integers only).
@@ -269,9 +294,35 @@ impl<T: Arith> Monoid<T> for Mul {
     }
 }
 
+/// True when `x` comes strictly before `y` in the order of [`Min`] (or of
+/// [`Max`] when `greatest`): NaN first, then the least (greatest) value,
+/// `-0.0` before (after) `+0.0`. Two NaNs are tied.
+pub(crate) fn ranks_before<T: Element>(x: T, y: T, greatest: bool) -> bool {
+    match (x.is_nan(), y.is_nan()) {
+        (true, true) | (false, true) => false,
+        (true, false) => true,
+        (false, false) if x != y => {
+            if greatest {
+                x > y
+            } else {
+                x < y
+            }
+        }
+        // Equal: only zeros of opposite signs differ.
+        (false, false) => {
+            let (sx, sy) = (x.to_f64().is_sign_negative(), y.to_f64().is_sign_negative());
+            if greatest {
+                sy && !sx
+            } else {
+                sx && !sy
+            }
+        }
+    }
+}
+
 impl<T: Element> BinaryOp<T> for Min {
     fn apply(&self, a: T, b: T) -> T {
-        if b < a || a.is_nan() {
+        if ranks_before(b, a, false) {
             b
         } else {
             a
@@ -289,7 +340,7 @@ impl<T: Element> Monoid<T> for Min {
 
 impl<T: Element> BinaryOp<T> for Max {
     fn apply(&self, a: T, b: T) -> T {
-        if a < b || a.is_nan() {
+        if ranks_before(b, a, true) {
             b
         } else {
             a
@@ -405,9 +456,17 @@ mod tests {
     #[test]
     fn builtins_follow_their_docs() {
         assert_eq!(BinaryOp::<i32>::apply(&Add, i32::MAX, 1), i32::MIN);
-        assert_eq!(BinaryOp::<f32>::apply(&Min, f32::NAN, 1.0), 1.0);
-        assert_eq!(BinaryOp::<f32>::apply(&Min, 1.0, f32::NAN), 1.0);
-        assert_eq!(BinaryOp::<f32>::apply(&Max, f32::NAN, -1.0), -1.0);
+        assert!(BinaryOp::<f32>::apply(&Min, f32::NAN, 1.0).is_nan());
+        assert!(BinaryOp::<f32>::apply(&Min, 1.0, f32::NAN).is_nan());
+        assert!(BinaryOp::<f32>::apply(&Max, f32::NAN, -1.0).is_nan());
+        assert!(BinaryOp::<f32>::apply(&Max, -1.0, f32::NAN).is_nan());
+        for (a, b) in [(0.0f32, -0.0f32), (-0.0, 0.0)] {
+            assert_eq!(BinaryOp::<f32>::apply(&Min, a, b).to_bits(), (-0.0f32).to_bits());
+            assert_eq!(BinaryOp::<f32>::apply(&Max, a, b).to_bits(), 0.0f32.to_bits());
+        }
+        let h = |x: f32| f16::from_f32(x);
+        assert_eq!(BinaryOp::<f16>::apply(&Min, h(0.0), h(-0.0)).to_bits(), h(-0.0).to_bits());
+        assert_eq!(BinaryOp::<i8>::apply(&Max, -3, -3), -3);
         assert_eq!(Monoid::<u32>::identity(&BitAnd), u32::MAX);
         assert_eq!(Monoid::<f32>::identity(&Min), f32::INFINITY);
         assert_eq!(UnaryOp::<i8>::apply(&Abs, i8::MIN), i8::MIN);

@@ -647,7 +647,7 @@ impl<T: Storable> std::fmt::Debug for DeviceVec<T> {
 /// floats, MAX for unsigned integers) before a kernel writes it, so a test
 /// can tell "written" from "left over". Off by default (it costs a memset).
 fn poison_enabled() -> bool {
-    static POISON: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| std::env::var("CUPRIM_POISON").is_ok_and(|v| v == "1"));
+    static POISON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| std::env::var("CUPRIM_POISON").is_ok_and(|v| v == "1"));
     *POISON
 }
 

@@ -241,10 +241,10 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
     let info = match cuprim::jit::nvrtc::nvrtc() {
         Ok(info) => info,
         Err(e) => {
-            if std::env::var("CUPRIM_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+            if common::required(common::Needs::Nvrtc) {
                 panic!("CUPRIM_REQUIRE_NVRTC=1 but NVRTC cannot be used: {e}");
             }
-            eprintln!("compile_check: skipped ({e})");
+            common::skipped(common::Needs::Nvrtc, &e.to_string());
             return;
         }
     };
@@ -343,10 +343,10 @@ fn precompile_targets_at_the_edges() {
     assert!(precompile::<f32>(Target::Device(&host)).unwrap().is_empty());
     assert!(precompile_binary::<u8, _>(Target::Device(&host), BitXor).unwrap().is_empty());
     let Ok(info) = cuprim::jit::nvrtc::nvrtc() else {
-        if std::env::var("CUPRIM_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+        if common::required(common::Needs::Nvrtc) {
             panic!("CUPRIM_REQUIRE_NVRTC=1 but NVRTC cannot be used");
         }
-        eprintln!("compile_check: skipped the NVRTC part of precompile_targets_at_the_edges (no NVRTC)");
+        common::skipped(common::Needs::Nvrtc, "precompile_targets_at_the_edges: no NVRTC");
         return;
     };
     let e = precompile_unary::<f32, _>(Target::Arch(10), Negate);

@@ -5,17 +5,19 @@ mod common;
 use cuprim::ops::{Abs, BitAnd, BitOr, BitXor, Square};
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Lt};
 use cuprim::prelude::*;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
 const SIZES: &[usize] = &[0, 1, 31, 33, 4097, (1 << 20) + 3];
 
-fn rng(tag: u64) -> (rand::rngs::StdRng, u64) {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-        ^ tag;
-    (rand::rngs::StdRng::seed_from_u64(seed), seed)
+/// The test's generator for `tag`: seeded from `CUPRIM_TEST_SEED` when set
+/// (replay), else the clock; messages print the base seed.
+fn rng(tag: u64) -> (common::TestRng, u64) {
+    common::rng(&format!("reduce-{tag}"))
+}
+
+/// Same value: both NaN, or the same bits (so -0.0 != +0.0).
+fn same_float(a: f64, b: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
 }
 
 macro_rules! int_reductions {
@@ -92,27 +94,27 @@ macro_rules! float_reductions {
                     assert_eq!(v.min().unwrap(), data.iter().fold(<$t>::INFINITY, |a, &b| a.min(b)), "min {ctx}");
                     assert_eq!(v.max().unwrap(), data.iter().fold(<$t>::NEG_INFINITY, |a, &b| a.max(b)), "max {ctx}");
 
-                    // NaN: ignored by min/max/min_element, counted by IsNan.
+                    // NaN: contagious for min and min_element, counted by IsNan.
                     let mut with_nan = data.clone();
                     for _ in 0..n / 100 + usize::from(n > 2) {
                         let i = r.gen_range(0..n);
                         with_nan[i] = <$t>::NAN;
                     }
                     let w = DeviceVec::from_slice(&dev, &with_nan).unwrap();
-                    let non_nan = with_nan.iter().copied().filter(|x| !x.is_nan());
-                    assert_eq!(w.min().unwrap(), non_nan.clone().fold(<$t>::INFINITY, <$t>::min), "min with NaN {ctx}");
+                    let want_min = with_nan.iter().fold(<$t>::INFINITY, |a, &b| if a.is_nan() || b.is_nan() { <$t>::NAN } else if b < a || (b == a && b.is_sign_negative()) { b } else { a });
+                    assert!(same_float(w.min().unwrap() as f64, want_min as f64), "min with NaN {ctx}");
                     assert_eq!(w.count(IsNan).unwrap(), with_nan.iter().filter(|x| x.is_nan()).count(), "count NaN {ctx}");
                     assert_eq!(w.find_first(IsNan).unwrap(), with_nan.iter().position(|x| x.is_nan()), "find NaN {ctx}");
-                    let min_ref = with_nan
-                        .iter()
-                        .copied()
-                        .enumerate()
-                        .filter(|(_, x)| !x.is_nan())
-                        .min_by(|a, b| a.1.partial_cmp(&b.1).unwrap().then(a.0.cmp(&b.0)));
-                    let min_ref = min_ref.or(with_nan.first().map(|&x| (0, x)));
+                    // The first NaN, else the least value (-0.0 before +0.0), lowest index.
+                    let min_ref = match with_nan.iter().position(|x| x.is_nan()) {
+                        Some(i) => Some((i, with_nan[i])),
+                        None => with_nan.iter().copied().enumerate().min_by(|a, b| {
+                            a.1.partial_cmp(&b.1).unwrap().then(b.1.is_sign_negative().cmp(&a.1.is_sign_negative())).then(a.0.cmp(&b.0))
+                        }),
+                    };
                     let got_me = w.min_element().unwrap();
                     assert_eq!(got_me.map(|p| p.0), min_ref.map(|p| p.0), "min_element index {ctx}");
-                    assert!(got_me.map(|p| p.1.to_bits()) == min_ref.map(|p| p.1.to_bits()) || min_ref.is_some_and(|p| p.1.is_nan()), "min_element value {ctx}");
+                    assert!(got_me.zip(min_ref).map_or(got_me.is_none() && min_ref.is_none(), |(g, m)| same_float(g.1 as f64, m.1 as f64)), "min_element value {ctx}");
                     assert_eq!(w.all(Ge(-1.0 as $t)).unwrap(), with_nan.iter().all(|&x| x >= -1.0), "all {ctx}");
                 }
             }
@@ -166,13 +168,25 @@ fn negative_zero_and_all_nan() {
     for dev in common::devices() {
         let v = DeviceVec::from_slice(&dev, &[-0.0f64, -0.0]).unwrap();
         assert_eq!(v.sum().unwrap().to_bits(), (-0.0f64).to_bits(), "{dev:?}");
-        let z = DeviceVec::from_slice(&dev, &[0.0f32, -0.0, 0.0]).unwrap();
-        assert_eq!(z.min_element().unwrap().map(|p| p.0), Some(0), "equal zeros: lowest index");
+        let z = DeviceVec::from_slice(&dev, &[0.0f32, -0.0, 0.0, -0.0]).unwrap();
+        assert_eq!(
+            z.min_element().unwrap().map(|p| p.0),
+            Some(1),
+            "-0.0 before +0.0, then lowest index"
+        );
+        assert_eq!(z.max_element().unwrap().map(|p| p.0), Some(0), "+0.0 after -0.0, then lowest index");
+        assert_eq!(z.min().unwrap().to_bits(), (-0.0f32).to_bits(), "{dev:?}");
+        assert_eq!(z.max().unwrap().to_bits(), 0.0f32.to_bits(), "{dev:?}");
         let nan = DeviceVec::from_slice(&dev, &[f32::NAN; 5]).unwrap();
         let me = nan.max_element().unwrap().unwrap();
         assert_eq!(me.0, 0);
         assert!(me.1.is_nan());
-        assert_eq!(nan.max().unwrap(), f32::NEG_INFINITY, "all NaN: the identity");
+        assert!(nan.max().unwrap().is_nan(), "all NaN: NaN");
+        let one = DeviceVec::from_slice(&dev, &[1.0f32, f32::NAN, -3.0]).unwrap();
+        assert!(one.min().unwrap().is_nan() && one.max().unwrap().is_nan(), "one NaN is contagious");
+        assert_eq!(one.min_element().unwrap().map(|p| p.0), Some(1), "the NaN");
+        let scanned = one.scan_inclusive(Min).unwrap().to_vec().unwrap();
+        assert!(scanned[2].is_nan(), "the scan's last element is the reduction");
     }
 }
 

@@ -3,20 +3,17 @@
 
 mod common;
 
-use cuprim::ops::{Associative, BinaryOp, Monoid};
+use cuprim::ops::{Associative, BinaryOp, Commutative, Monoid};
 use cuprim::pred::{Gt, IsNan, Lt};
 use cuprim::prelude::*;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
 const SIZES: &[usize] = &[0, 1, 31, 33, 4097, (1 << 20) + 3];
 
-fn rng(tag: u64) -> (rand::rngs::StdRng, u64) {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-        ^ tag;
-    (rand::rngs::StdRng::seed_from_u64(seed), seed)
+/// The test's generator for `tag`: seeded from `CUPRIM_TEST_SEED` when set
+/// (replay), else the clock; messages print the base seed.
+fn rng(tag: u64) -> (common::TestRng, u64) {
+    common::rng(&format!("scan-{tag}"))
 }
 
 fn reference_scan<T: Copy>(data: &[T], identity: T, exclusive: bool, op: impl Fn(T, T) -> T) -> Vec<T> {
@@ -113,7 +110,15 @@ macro_rules! float_scans {
                     }
                     dev.set_deterministic(true);
                     // Min / Max are exact whatever the grouping.
-                    let want = reference_scan(&data, <$t>::INFINITY, false, |a, b| if b < a || a.is_nan() { b } else { a });
+                    let want = reference_scan(&data, <$t>::INFINITY, false, |a, b| {
+                        if a.is_nan() || b.is_nan() {
+                            <$t>::NAN
+                        } else if b < a || (b == a && b.is_sign_negative()) {
+                            b
+                        } else {
+                            a
+                        }
+                    });
                     let got_min = v.scan(Min).unwrap().to_vec().unwrap();
                     assert!(got_min.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "min scan {ctx}");
                     let got_ex = v.scan_exclusive(Max).unwrap().to_vec().unwrap();
@@ -263,5 +268,101 @@ fn scan_views_and_bad_input() {
         assert_eq!(all.len(), data.len());
         let none = v.copy_if(Gt(u32::MAX)).unwrap();
         assert!(none.is_empty());
+    }
+}
+
+/// Same value: both NaN, or the same bits (so -0.0 != +0.0).
+fn same<T: Element>(a: T, b: T) -> bool {
+    (a.is_nan() && b.is_nan()) || a.to_f64().to_bits() == b.to_f64().to_bits()
+}
+
+/// One operator, one input: reduce, transform_reduce, the last element of the
+/// inclusive scan and of scan_by_key over one run, and the in-place scan all
+/// give the same value (NaN, -0.0 and empty included).
+fn agree<T: Element, Op: Monoid<T> + Commutative + std::fmt::Debug>(dev: &Device, data: &[T], op: Op, what: &str) {
+    let v = DeviceVec::from_slice(dev, data).unwrap();
+    let ctx = format!("{what} {op:?} n={} on {dev:?}", data.len());
+    let r = v.reduce(op).unwrap();
+    let tr = v.transform_reduce(cuprim::ops::Identity, op).unwrap();
+    assert!(same(r, tr), "transform_reduce {tr:?} vs reduce {r:?}: {ctx}");
+    let scan = v.scan_inclusive(op).unwrap().to_vec().unwrap();
+    let keys = DeviceVec::<u32>::zeros(dev, data.len()).unwrap();
+    let by_key = v.scan_by_key(&keys, op).unwrap().to_vec().unwrap();
+    let mut in_place = v.to_device_vec().unwrap();
+    in_place.scan_inclusive_in_place(op).unwrap();
+    let in_place = in_place.to_vec().unwrap();
+    match scan.last() {
+        None => assert!(same(r, op.identity()), "empty: the identity: {ctx}"),
+        Some(&last) => {
+            assert!(same(last, r), "scan last {last:?} vs reduce {r:?}: {ctx}");
+            assert!(same(*by_key.last().unwrap(), r), "scan_by_key last vs reduce {r:?}: {ctx}");
+            assert!(same(*in_place.last().unwrap(), r), "in-place scan last vs reduce {r:?}: {ctx}");
+        }
+    }
+}
+
+/// Issue 17: one semantics per operator. Min / Max: NaN contagious and
+/// -0.0 < +0.0; Add: -0.0 identity; on every primitive and backend.
+#[test]
+fn nan_signed_zero_and_empty_agree_across_primitives() {
+    fn cases<T: Element>(h: impl Fn(f64) -> T) -> Vec<Vec<T>> {
+        let (nan, inf) = (f64::NAN, f64::INFINITY);
+        let mut out: Vec<Vec<T>> = [
+            &[][..],
+            &[nan],
+            &[nan, nan],
+            &[0.0, -0.0],
+            &[-0.0, 0.0],
+            &[-0.0],
+            &[-0.0, -0.0, -0.0],
+            &[1.0, nan, -1.0],
+            &[inf, -inf],
+            &[-inf, 2.0, inf, -0.0],
+            &[3.0, 0.0, -0.0, 3.0, -2.0],
+        ]
+        .iter()
+        .map(|c| c.iter().map(|&x| h(x)).collect())
+        .collect();
+        // Multi-tile inputs of small integers (exact sums), signed zeros,
+        // infinities, and a NaN late, early or nowhere.
+        let (mut r, _) = common::rng("agree");
+        for &n in &[4097usize, 70_001] {
+            for nan_at in [None, Some(n - 1), Some(n / 3)] {
+                let mut c: Vec<T> = (0..n)
+                    .map(|_| match r.gen_range(0..8) {
+                        0 => h(0.0),
+                        1 => h(-0.0),
+                        _ => h(r.gen_range(-2i32..=2) as f64),
+                    })
+                    .collect();
+                if let Some(i) = nan_at {
+                    c[i] = h(nan);
+                }
+                out.push(c);
+            }
+        }
+        out
+    }
+    for dev in common::devices() {
+        for c in cases(|x| x as f32) {
+            for_ops(&dev, &c, "f32", true);
+        }
+        for c in cases(|x| x) {
+            for_ops(&dev, &c, "f64", true);
+        }
+        for c in cases(cuprim::f16::from_f64) {
+            // f16 sums of 70k small integers round: Min / Max only there.
+            for_ops(&dev, &c, "f16", c.len() < 5000);
+        }
+    }
+    fn for_ops<T: Element + cuprim::ops::Arith>(dev: &Device, c: &[T], what: &str, sums: bool) {
+        agree(dev, c, Min, what);
+        agree(dev, c, Max, what);
+        if sums {
+            agree(dev, c, Add, what);
+        }
+        if c.len() < 64 {
+            agree(dev, c, Mul, what);
+        }
     }
 }

@@ -386,6 +386,7 @@ fn pairs_length_mismatch_is_an_error() {
 fn mixed_devices_are_an_error() {
     let devices = devices();
     if devices.len() < 2 {
+        common::skip("mixed_devices_are_an_error", "needs CUDA beside the host");
         return;
     }
     let mut keys = DeviceVec::from_slice(&devices[0], &[3u32, 1, 2]).unwrap();
@@ -647,10 +648,10 @@ fn nvrtc_present() -> bool {
     match cuprim::jit::nvrtc::nvrtc() {
         Ok(_) => true,
         Err(e) => {
-            if std::env::var("CUPRIM_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+            if common::required(common::Needs::Nvrtc) {
                 panic!("CUPRIM_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
             }
-            eprintln!("sort compile checks: skipped ({e})");
+            common::skipped(common::Needs::Nvrtc, &format!("sort compile checks: {e}"));
             false
         }
     }

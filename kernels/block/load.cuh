@@ -232,12 +232,11 @@ template <int ITEMS, typename T, typename... Ts> struct cuprim_vecs<ITEMS, T, Ts
 };
 
 template <int UNROLL, bool ALIGNED, typename F, typename U, typename... Ts>
-__device__ __forceinline__ void cuprim_map_split(u32 misalign, F f, U* __restrict__ out, u64 n,
-                                                 const Ts* __restrict__... in) {
+__device__ __forceinline__ void cuprim_map_split(u32 misalign, F f, U* out, u64 n, const Ts*... in) {
     constexpr int ITEMS = cuprim_items<U, Ts...>();
     typedef cuprim_vec<U, ITEMS> V;
     const cuprim_split<ITEMS, ALIGNED> s(n, misalign);
-    V* __restrict__ vout = s.body(out);
+    V* vout = s.body(out);
     cuprim_split_stride<UNROLL>(
         s, [&](u64 i) { out[i] = f(in[i]...); },
         [&](u64 v) { return cuprim_vecs<ITEMS, Ts...>::load(v, s.body(in)...); },
@@ -257,9 +256,11 @@ __device__ __forceinline__ void cuprim_map_split(u32 misalign, F f, U* __restric
 // loop compiled for no head (these loops are short). Inputs are not written
 // during the kernel, except that an input may be `out` itself
 // (transform_in_place): each element is read before it is written, by the
-// thread that writes it.
+// thread that writes it. So no pointer here is __restrict__ (one that
+// aliases another would make that undefined); the unrolled loop issues its
+// loads before its stores explicitly, so the promise is not needed.
 template <int UNROLL, typename F, typename U, typename... Ts>
-__device__ __forceinline__ void cuprim_map(F f, U* __restrict__ out, u64 n, const Ts* __restrict__... in) {
+__device__ __forceinline__ void cuprim_map(F f, U* out, u64 n, const Ts*... in) {
     constexpr int ITEMS = cuprim_items<U, Ts...>();
     const u32 misalign = cuprim_misalign<ITEMS>(out);
     if (!(true && ... && (cuprim_misalign<ITEMS>(in) == misalign))) {

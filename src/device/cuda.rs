@@ -42,6 +42,45 @@ pub(crate) struct CudaDevice {
     pinned: Mutex<PinnedBytes>,
     /// Deterministic mode for float scans (see `Device::set_deterministic`).
     deterministic: AtomicBool,
+    /// Kernel-fault tracking (see [`Health`]).
+    health: Health,
+}
+
+/// Whether a kernel fault has lost the context, and which kernels could
+/// have faulted: those queued since the stream last synchronised cleanly.
+#[derive(Default)]
+struct Health {
+    /// The driver error of the first fault seen; set once, never cleared
+    /// (a faulted context cannot be used again).
+    fault: std::sync::OnceLock<cudarc::driver::DriverError>,
+    /// Distinct kernel names queued since the last clean synchronisation
+    /// (the first seven, then the latest in the last slot).
+    pending: Mutex<([&'static str; 8], usize)>,
+}
+
+impl Health {
+    fn queued(&self, name: &'static str) {
+        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let (names, len) = &mut *p;
+        if names[..*len].contains(&name) {
+            return;
+        }
+        if *len < names.len() {
+            names[*len] = name;
+            *len += 1;
+        } else {
+            names[names.len() - 1] = name;
+        }
+    }
+
+    fn synchronised(&self) {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).1 = 0;
+    }
+
+    fn pending(&self) -> Vec<&'static str> {
+        let p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        p.0[..p.1].to_vec()
+    }
 }
 
 /// A loaded module and its entry points.
@@ -138,6 +177,19 @@ fn keep_pool_memory(ctx: &CudaContext) {
     }
 }
 
+/// Resets GPU `ordinal`'s primary context after a kernel fault lost it
+/// (releasing the last reference alone does not clear the fault), so the
+/// next context created on it works.
+pub(super) fn reset_primary_context(ordinal: usize) -> Result<()> {
+    let device = cudarc::driver::result::device::get(ordinal as i32).during("finding the GPU to reset")?;
+    // SAFETY: called once every cuprim handle of the lost context has been
+    // dropped; the reset destroys that context's remaining allocations,
+    // which nothing can use any more (the context is lost).
+    unsafe { cudarc::driver::sys::cuDevicePrimaryCtxReset_v2(device) }
+        .result()
+        .during("resetting the GPU's primary context after a kernel fault")
+}
+
 impl CudaDevice {
     /// Sets up cuprim's state on `stream` of `ctx`.
     pub(super) fn new(ctx: Arc<CudaContext>, stream: Arc<CudaStream>, own_context: bool) -> Result<CudaDevice> {
@@ -166,7 +218,7 @@ impl CudaDevice {
             arch: (major * 10 + minor) as u32,
             sm_count: sm_count as u32,
             l2_bytes: l2 as usize,
-            cache_mode: CacheMode::from_env(),
+            cache_mode: CacheMode::from_env()?,
             modules: Mutex::new(HashMap::with_hasher(KeyIsHash)),
             _error_flag: error_flag,
             error_flag_addr,
@@ -176,6 +228,7 @@ impl CudaDevice {
             scratch: Mutex::new(None),
             pinned: Mutex::new(pinned),
             deterministic: AtomicBool::new(true),
+            health: Health::default(),
         })
     }
 
@@ -260,6 +313,9 @@ impl CudaDevice {
 
     /// Builds and loads `spec` (the cold path of [`module`](Self::module)).
     fn load(&self, spec: &jit::KernelSpec) -> Result<Module> {
+        if let Some(&fault) = self.health.fault.get() {
+            return Err(self.fail(&format!("loading {}", spec.display_name()), fault));
+        }
         let binary = jit::build(spec, self.arch, self.cache_mode)?;
         let module = self
             .ctx
@@ -270,12 +326,12 @@ impl CudaDevice {
                     cudarc::nvrtc::Ptx::from_src(text)
                 }
             })
-            .during(&format!("loading {}", spec.display_name()))?;
+            .map_err(|e| self.fail(&format!("loading {}", spec.display_name()), e))?;
         let mut functions = Vec::with_capacity(spec.template.entries.len());
         for &entry in spec.template.entries {
             let f = module
                 .load_function(entry)
-                .during(&format!("finding {entry} in {}", spec.display_name()))?;
+                .map_err(|e| self.fail(&format!("finding {entry} in {}", spec.display_name()), e))?;
             functions.push((entry, f));
         }
         Ok(Module {
@@ -284,15 +340,75 @@ impl CudaDevice {
         })
     }
 
+    /// [`Error::alloc`] for an allocation of `bytes`, or the fault.
+    fn alloc_err(&self, bytes: usize, e: cudarc::driver::DriverError) -> Error {
+        if crate::error::is_fault(e) || self.is_lost() {
+            return self.fail(&format!("allocating {bytes} bytes"), e);
+        }
+        Error::alloc(bytes, e)
+    }
+
     /// The address of one of the device's zeroed counters.
     pub fn counter(&self, which: Counter) -> Ptr<u32> {
         Ptr::from_raw(self.counters_addr + 4 * which as u64)
     }
 
-    /// Binds the context to the calling thread and returns the raw stream.
-    pub(super) fn raw_stream(&self) -> Result<cudarc::driver::sys::CUstream> {
-        self.ctx.bind_to_thread().during("binding the context")?;
+    /// Binds the context to the calling thread and returns the raw stream;
+    /// once a kernel has faulted, the fault again (`what`: the call, for
+    /// the message), without touching the lost context.
+    pub(super) fn raw_stream(&self, what: &str) -> Result<cudarc::driver::sys::CUstream> {
+        if let Some(&fault) = self.health.fault.get() {
+            return Err(self.fail(what, fault));
+        }
+        self.ctx.bind_to_thread().map_err(|e| self.fail(what, e))?;
         Ok(self.stream.cu_stream())
+    }
+
+    /// The error for a failed driver call during `what`. A kernel fault
+    /// marks the context lost (every later call fails fast) and names the
+    /// kernels that could have caused it.
+    pub(super) fn fail(&self, what: &str, e: cudarc::driver::DriverError) -> Error {
+        let e = match self.health.fault.get() {
+            Some(&first) => first,
+            None if crate::error::is_fault(e) => *self.health.fault.get_or_init(|| e),
+            None => return Error::driver(what, e),
+        };
+        Error::KernelFault {
+            during: what.to_string(),
+            kernels: self.health.pending(),
+            source: e,
+        }
+    }
+
+    /// The driver error of the fault that lost the context (call only when
+    /// [`is_lost`](Self::is_lost)).
+    pub(super) fn fault_error(&self) -> cudarc::driver::DriverError {
+        match self.health.fault.get() {
+            Some(&e) => e,
+            None => cudarc::driver::DriverError(cudarc::driver::sys::cudaError_enum::CUDA_ERROR_LAUNCH_FAILED),
+        }
+    }
+
+    /// True once a kernel fault has lost this device's context.
+    pub(super) fn is_lost(&self) -> bool {
+        self.health.fault.get().is_some()
+    }
+
+    /// Records that kernel `name` was queued (for fault messages).
+    pub(super) fn queued(&self, name: &'static str) {
+        self.health.queued(name);
+    }
+
+    /// Waits for the stream, then reads the errors cudarc recorded in drops
+    /// since (a fault seen there is this call's too).
+    fn sync(&self, what: &str) -> Result<()> {
+        if let Some(&fault) = self.health.fault.get() {
+            return Err(self.fail(what, fault));
+        }
+        self.stream.synchronize().map_err(|e| self.fail(what, e))?;
+        self.ctx.check_err().map_err(|e| self.fail(what, e))?;
+        self.health.synchronised();
+        Ok(())
     }
 
     /// Runs `enqueue` with the device's scratch arena laid out as `layout`
@@ -310,7 +426,7 @@ impl CudaDevice {
             *scratch = None;
             // SAFETY: scratch contents are never read before a kernel or the
             // zeroing below writes them.
-            let fresh = unsafe { self.stream.alloc::<u8>(size) }.map_err(|e| Error::alloc(size, e))?;
+            let fresh = unsafe { self.stream.alloc::<u8>(size) }.map_err(|e| self.alloc_err(size, e))?;
             let addr = address(&fresh, &self.stream);
             *scratch = Some((fresh, addr));
         }
@@ -320,12 +436,12 @@ impl CudaDevice {
         };
         let words = layout.zeroed_bytes() / 4;
         if words > 0 {
-            let stream = self.raw_stream()?;
+            let stream = self.raw_stream("clearing scratch state")?;
             // SAFETY: clears the layout's zeroed prefix, which lies inside
             // the buffer (at least `bytes` long, and the prefix is part of it).
             unsafe { cudarc::driver::sys::cuMemsetD32Async(base, 0, words as usize, stream) }
                 .result()
-                .during("clearing scratch state")?;
+                .map_err(|e| self.fail("clearing scratch state", e))?;
         }
         enqueue(Scratch { base })
     }
@@ -337,9 +453,9 @@ impl CudaDevice {
         if bytes == 0 {
             return Ok(0);
         }
-        let stream = self.raw_stream()?;
+        let stream = self.raw_stream("allocating device memory")?;
         // SAFETY: a plain stream-ordered allocation on our stream.
-        unsafe { cudarc::driver::result::malloc_async(stream, bytes) }.map_err(|e| Error::alloc(bytes, e))
+        unsafe { cudarc::driver::result::malloc_async(stream, bytes) }.map_err(|e| self.alloc_err(bytes, e))
     }
 
     /// Frees an [`alloc_raw`](Self::alloc_raw) buffer in stream order (after
@@ -349,7 +465,7 @@ impl CudaDevice {
         if ptr == 0 {
             return;
         }
-        if let Ok(stream) = self.raw_stream() {
+        if let Ok(stream) = self.raw_stream("freeing device memory") {
             // SAFETY: `ptr` came from `alloc_raw` and is freed once, by its owner.
             self.ctx.record_err(unsafe { cudarc::driver::result::free_async(ptr, stream) });
         }
@@ -360,12 +476,12 @@ impl CudaDevice {
         if n == 0 {
             return Ok(());
         }
-        let stream = self.raw_stream()?;
+        let stream = self.raw_stream(what)?;
         let bytes = n as usize * std::mem::size_of::<T>();
         // SAFETY: `Ptr`s in this crate address live device memory with room
         // for the counts their callers pass (see `launch`); the copy is
         // ordered on the stream after the work that wrote `src`.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(dst.raw(), src.raw(), bytes, stream) }.during(what)
+        unsafe { cudarc::driver::result::memcpy_dtod_async(dst.raw(), src.raw(), bytes, stream) }.map_err(|e| self.fail(what, e))
     }
 
     /// Copies `src` from the host to `dst` and waits, so `src` may be
@@ -374,11 +490,11 @@ impl CudaDevice {
         if src.is_empty() {
             return Ok(());
         }
-        let stream = self.raw_stream()?;
+        let stream = self.raw_stream(what)?;
         // SAFETY: `dst` has room for src.len() elements (caller); the
         // synchronous wait keeps `src` borrowed until the copy has read it.
-        unsafe { cudarc::driver::result::memcpy_htod_async(dst.raw(), src, stream) }.during(what)?;
-        self.stream.synchronize().during(what)
+        unsafe { cudarc::driver::result::memcpy_htod_async(dst.raw(), src, stream) }.map_err(|e| self.fail(what, e))?;
+        self.sync(what)
     }
 
     /// Copies `dst.len()` elements from `src` to the host and waits.
@@ -386,11 +502,11 @@ impl CudaDevice {
         if dst.is_empty() {
             return Ok(());
         }
-        let stream = self.raw_stream()?;
+        let stream = self.raw_stream(what)?;
         // SAFETY: `src` addresses dst.len() live elements (caller); the
         // stream is synchronised before `dst` is read.
-        unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src.raw(), stream) }.during(what)?;
-        self.stream.synchronize().during(what)
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src.raw(), stream) }.map_err(|e| self.fail(what, e))?;
+        self.sync(what)
     }
 
     /// Sets `bytes` bytes at `dst` to `value`, on the stream.
@@ -398,14 +514,14 @@ impl CudaDevice {
         if bytes == 0 {
             return Ok(());
         }
-        let stream = self.raw_stream()?;
+        let stream = self.raw_stream(what)?;
         // SAFETY: callers pass memory they own with room for `bytes` bytes.
-        unsafe { cudarc::driver::result::memset_d8_async(dst, value, bytes, stream) }.during(what)
+        unsafe { cudarc::driver::result::memset_d8_async(dst, value, bytes, stream) }.map_err(|e| self.fail(what, e))
     }
 
     /// Waits until all work queued on the stream has finished.
     pub fn synchronize(&self, what: &str) -> Result<()> {
-        self.stream.synchronize().during(what)
+        self.sync(what)
     }
 
     /// Copies `N` (at most 64) bytes from device address `src` to the host
@@ -415,7 +531,7 @@ impl CudaDevice {
     pub fn read_back<const N: usize>(&self, src: u64, what: &str) -> Result<[u8; N]> {
         const { assert!(N <= PinnedBytes::LEN) };
         let pinned = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
-        let stream = self.raw_stream()?;
+        let stream = self.raw_stream(what)?;
         let mut out = [0u8; N];
         // SAFETY: the pinned buffer has LEN >= N bytes and is ours while the
         // lock is held; `src` addresses N readable device bytes (caller); the
@@ -423,8 +539,8 @@ impl CudaDevice {
         unsafe {
             cudarc::driver::sys::cuMemcpyDtoHAsync_v2(pinned.ptr as *mut std::ffi::c_void, src, N, stream)
                 .result()
-                .during(what)?;
-            self.stream.synchronize().during(what)?;
+                .map_err(|e| self.fail(what, e))?;
+            self.sync(what)?;
             std::ptr::copy_nonoverlapping(pinned.ptr, out.as_mut_ptr(), N);
         }
         Ok(out)
@@ -451,7 +567,7 @@ impl CudaDevice {
             return self.read_back::<N>(fallback.raw(), what);
         };
         enqueue(Ptr::from_raw(dst))?;
-        self.stream.synchronize().during(what)?;
+        self.sync(what)?;
         let mut out = [0u8; N];
         // SAFETY: the pinned buffer has LEN >= N bytes and is ours while the
         // lock is held; the work that wrote it has finished (the stream was

@@ -281,7 +281,7 @@ impl CudaDevice {
             return Ok(());
         }
         let f = module.function(entry.name)?;
-        let stream = self.raw_stream()?;
+        let stream = self.raw_stream(entry.name)?;
         allow_shared(f, entry.name, grid.shared)?;
         args.with_pointers(|ptrs| {
             // SAFETY: `entry` was declared (unsafely, once) with this exact
@@ -298,6 +298,8 @@ impl CudaDevice {
                 )
             }
         })
-        .map_err(|e| crate::error::Error::driver(format!("launching {}", entry.name), e))
+        .map_err(|e| self.fail(&format!("launching {}", entry.name), e))?;
+        self.queued(entry.name);
+        Ok(())
     }
 }

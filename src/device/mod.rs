@@ -40,17 +40,27 @@ pub(crate) enum Backend {
 
 static CUDA_DEVICES: LazyLock<Mutex<HashMap<usize, Device>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
+/// Finds and loads the NVIDIA driver library (`libcuda.so.1`) before
+/// cudarc opens it by name, which panics when it cannot: through the
+/// dynamic loader, then the folders of [`dylib::driver_places`]. A miss is
+/// [`Error::CudaUnavailable`] naming the places and the remedy.
+///
+/// [`dylib::driver_places`]: crate::jit::dylib::driver_places
 fn driver_present() -> Result<()> {
-    // SAFETY: is_culib_present only tries to dlopen candidate names.
+    use crate::jit::dylib::{self, Wanted};
+    let found = dylib::find(&Wanted::DRIVER, &dylib::driver_places())?;
+    // SAFETY: is_culib_present only tries to dlopen candidate names; the
+    // library just loaded answers to one of them (its soname).
     if unsafe { cudarc::driver::sys::is_culib_present() } {
         Ok(())
     } else {
         Err(Error::CudaUnavailable {
-            what: "the CUDA driver library (libcuda.so.1)".into(),
-            searched: cudarc::get_lib_name_candidates("cuda")
-                .into_iter()
-                .map(|c| format!("{c} (loader path)"))
-                .collect(),
+            what: format!(
+                "the NVIDIA driver library was loaded from {} but cudarc could not open it by name; {}",
+                found.at,
+                Wanted::DRIVER.repair
+            ),
+            searched: Vec::new(),
         })
     }
 }
@@ -68,26 +78,55 @@ impl Device {
     /// (one stream, one module cache). Fails with
     /// [`Error::CudaUnavailable`] when there is no driver, no such GPU, or
     /// no NVRTC, saying what is missing and where cuprim looked.
+    ///
+    /// After a kernel fault ([`Error::KernelFault`]) the shared handle's
+    /// context is lost, and this returns the fault: while handles of it are
+    /// alive, saying how many; once all are dropped, the cache lets go of
+    /// the context, resets it and tries a fresh one, which CUDA drivers
+    /// refuse in a process that has faulted (then the error says to restart
+    /// the process).
     pub fn cuda(ordinal: usize) -> Result<Device> {
         let mut devices = CUDA_DEVICES.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(d) = devices.get(&ordinal) {
-            return Ok(d.clone());
+            let Some(lost) = d.cuda_ref().filter(|c| c.is_lost()) else {
+                return Ok(d.clone());
+            };
+            let holders = Arc::strong_count(&d.inner) - 1;
+            if holders > 0 {
+                return Err(lost.fail(
+                    &format!(
+                        "opening GPU {ordinal} again: {holders} Device or DeviceVec handle(s) of the lost \
+                         context are still alive"
+                    ),
+                    lost.fault_error(),
+                ));
+            }
+            // The last handle: drop it, then reset the device's primary
+            // context, so the next one is created fresh.
+            devices.remove(&ordinal);
+            cuda::reset_primary_context(ordinal)?;
         }
         driver_present()?;
         cudarc::driver::result::init().map_err(|e| Error::CudaUnavailable {
-            what: format!("a working CUDA driver (cuInit failed: {e})"),
+            what: format!(
+                "the CUDA driver did not initialise (cuInit: {e}); check the driver with nvidia-smi and that \
+                 CUDA_VISIBLE_DEVICES hides no GPU you want, or use Device::host()"
+            ),
             searched: Vec::new(),
         })?;
         let count = CudaContext::device_count().during("counting GPUs")?;
         if ordinal >= count.max(0) as usize {
             return Err(Error::CudaUnavailable {
-                what: format!("GPU {ordinal} (the driver sees {count} GPU(s))"),
+                what: format!(
+                    "GPU {ordinal} was not found: the driver sees {count} GPU(s); use an ordinal below {count}, \
+                     or Device::host()"
+                ),
                 searched: Vec::new(),
             });
         }
         // Event tracking stays on: the context is handed out
         // (`cuda_context`), and safe cudarc code on it relies on the events.
-        let ctx = CudaContext::new(ordinal).during("creating a CUDA context")?;
+        let ctx = CudaContext::new(ordinal).during(&format!("creating a CUDA context on GPU {ordinal}"))?;
         let stream = ctx.new_stream().during("creating a stream")?;
         let dev = Device::from_cuda(CudaDevice::new(ctx, stream, true)?);
         devices.insert(ordinal, dev.clone());
@@ -121,18 +160,42 @@ impl Device {
     }
 
     /// `CUPRIM_DEVICE` if set (`host`, `cuda`, `cuda:N`), else CUDA 0 when
-    /// it can be used, else the host backend. Only an explicit `cuda`
-    /// request that cannot be met is an error.
+    /// it can be used, else the host backend.
+    ///
+    /// Only [`Error::CudaUnavailable`] (no driver, no GPU, no NVRTC) falls
+    /// back to the host. Everything else is returned: an explicit `cuda`
+    /// request that cannot be met, a `CUPRIM_DEVICE` or `CUPRIM_CACHE`
+    /// value that is not one of the accepted ones (checked first, so a typo
+    /// is reported on every machine, with or without a GPU), and a driver
+    /// that fails while setting up the device.
+    ///
+    /// ```
+    /// let dev = cuprim::Device::default()?;
+    /// println!("running on {}", dev.name());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
     #[allow(clippy::should_implement_trait)]
     pub fn default() -> Result<Device> {
-        match std::env::var("CUPRIM_DEVICE").ok().as_deref() {
-            None | Some("") => Ok(Device::cuda(0).unwrap_or_else(|_| Device::host())),
-            Some("host") | Some("cpu") => Ok(Device::host()),
-            Some("cuda") => Device::cuda(0),
-            Some(other) => match other.strip_prefix("cuda:").map(str::parse::<usize>) {
+        crate::jit::CacheMode::from_env()?;
+        let expected = "expected host, cuda or cuda:N (N: a GPU ordinal), or unset for CUDA 0 when usable, else the host";
+        let choice = match std::env::var("CUPRIM_DEVICE") {
+            Ok(v) => v,
+            Err(std::env::VarError::NotPresent) => String::new(),
+            Err(std::env::VarError::NotUnicode(v)) => {
+                return Err(Error::InvalidArgument(format!("CUPRIM_DEVICE={v:?} is not a device; {expected}")))
+            }
+        };
+        match choice.as_str() {
+            "" => match Device::cuda(0) {
+                Err(Error::CudaUnavailable { .. }) => Ok(Device::host()),
+                other => other,
+            },
+            "host" => Ok(Device::host()),
+            "cuda" => Device::cuda(0),
+            other => match other.strip_prefix("cuda:").map(str::parse::<usize>) {
                 Some(Ok(n)) => Device::cuda(n),
                 _ => Err(Error::InvalidArgument(format!(
-                    "CUPRIM_DEVICE={other:?}: expected host, cuda or cuda:N"
+                    "CUPRIM_DEVICE={other:?} is not a device; {expected}"
                 ))),
             },
         }

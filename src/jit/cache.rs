@@ -11,11 +11,21 @@
 //! a half-written entry.
 
 use super::nvrtc::Binary;
+use crate::error::{Error, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Which caches are used (`CUPRIM_CACHE=off|memory|disk`, default `disk`).
+///
+/// ```
+/// use cuprim::jit::CacheMode;
+/// // `disk` unless CUPRIM_CACHE says otherwise; a value that is not one of
+/// // off, memory or disk is an error, not the default.
+/// let mode = CacheMode::from_env()?;
+/// println!("kernel caches: {mode:?}");
+/// # Ok::<(), cuprim::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CacheMode {
     /// Compile on every call; keep nothing.
@@ -27,25 +37,58 @@ pub enum CacheMode {
 }
 
 impl CacheMode {
-    /// Reads `CUPRIM_CACHE`; unknown values mean the default, `Disk`.
-    pub fn from_env() -> Self {
-        match std::env::var("CUPRIM_CACHE").as_deref() {
-            Ok("off") => CacheMode::Off,
-            Ok("memory") => CacheMode::Memory,
-            _ => CacheMode::Disk,
+    /// The mode `CUPRIM_CACHE` selects: `off`, `memory` or `disk`; unset or
+    /// empty means `disk`. Any other value (a typo such as `dsik`, another
+    /// case, a value that is not UTF-8) is [`Error::InvalidArgument`] naming
+    /// the variable, the value and the accepted values. `Device::cuda` (and
+    /// the other CUDA constructors) and `Device::default` report it.
+    ///
+    /// ```
+    /// # use cuprim::jit::CacheMode;
+    /// match CacheMode::from_env() {
+    ///     Ok(mode) => println!("{mode:?}"),
+    ///     Err(e) => eprintln!("error: {e}"), // e.g. CUPRIM_CACHE="dsik" is not a cache mode ...
+    /// }
+    /// ```
+    pub fn from_env() -> Result<Self> {
+        let value = match std::env::var("CUPRIM_CACHE") {
+            Ok(v) => v,
+            Err(std::env::VarError::NotPresent) => return Ok(CacheMode::Disk),
+            Err(std::env::VarError::NotUnicode(v)) => return Err(bad_mode(&format!("{v:?}"))),
+        };
+        match value.as_str() {
+            "" | "disk" => Ok(CacheMode::Disk),
+            "memory" => Ok(CacheMode::Memory),
+            "off" => Ok(CacheMode::Off),
+            other => Err(bad_mode(&format!("{other:?}"))),
         }
     }
 }
 
-/// The cache folder this process uses, if one can be named.
+fn bad_mode(value: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "CUPRIM_CACHE={value} is not a cache mode; expected off, memory or disk (unset means disk)"
+    ))
+}
+
+/// The cache folder this process uses, if one can be named: a non-empty
+/// `CUPRIM_CACHE_DIR`, else `$XDG_CACHE_HOME/cuprim` (when that is an
+/// absolute path, as the XDG spec asks), else `$HOME/.cache/cuprim`.
+///
+/// ```
+/// if let Some(dir) = cuprim::jit::cache::default_dir() {
+///     println!("compiled kernels are kept in {}", dir.display());
+/// }
+/// ```
 pub fn default_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("CUPRIM_CACHE_DIR") {
-        return Some(PathBuf::from(d));
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(d) = var("CUPRIM_CACHE_DIR") {
+        return Some(d);
     }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
-        return Some(Path::new(&d).join("cuprim"));
+    if let Some(d) = var("XDG_CACHE_HOME").filter(|d| d.is_absolute()) {
+        return Some(d.join("cuprim"));
     }
-    std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache").join("cuprim"))
+    var("HOME").map(|h| h.join(".cache").join("cuprim"))
 }
 
 /// Counters of what the caches did in this process.

@@ -7,12 +7,15 @@
 //!   -> NVRTC: CUBIN for sm_XY (PTX for a GPU newer than NVRTC)     [store, load]
 //! ```
 //!
-//! [`source`] writes the text, [`nvrtc`] compiles it, [`cache`] keeps it.
-//! [`build`] is the one path from a spec to a binary; `Device` adds the
+//! `source` writes the text, [`nvrtc`] compiles it, [`cache`] keeps it;
+//! [`dylib`] finds and loads NVRTC and the driver library at run time.
+//! `build` is the one path from a spec to a binary; `Device` adds the
 //! in-memory layer and module loading on top.
 
 #[doc(hidden)] // public for the disk-cache tests (tests/cache.rs); not an application API
 pub mod cache;
+#[doc(hidden)] // public for the error-message tests (tests/errors.rs); not an application API
+pub mod dylib;
 #[doc(hidden)] // public for the disk-cache tests; applications use `nvrtc_info`
 pub mod nvrtc;
 pub(crate) mod source;

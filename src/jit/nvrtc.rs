@@ -1,20 +1,22 @@
 //! Finding NVRTC and compiling one source to CUBIN (or PTX).
 //!
 //! cudarc loads NVRTC by library name through the system loader and panics if
-//! that fails. So before cudarc touches it, cuprim looks for the library
-//! itself: the loader path first, then `CUDA_PATH`/`CUDA_HOME`, then
-//! `/usr/local/cuda/lib64`, then a pip-installed `nvidia/cu13/lib` (the
-//! `nvidia-cuda-nvrtc` wheel). A library found by full path is opened with
-//! `RTLD_GLOBAL`, so cudarc's later open by soname finds the same copy.
-//! Nothing found is an [`Error::CudaUnavailable`] listing the places tried.
+//! that fails. So before cudarc touches it, cuprim looks for
+//! `libnvrtc.so.13` itself ([`places`], in this order): `CUPRIM_NVRTC_DIR`,
+//! the dynamic loader's search path, `CUDA_PATH` and `CUDA_HOME` (`lib64`,
+//! `lib`), `/usr/local/cuda/lib64`, then a pip-installed `nvidia/cu13/lib`
+//! (the `nvidia-cuda-nvrtc` wheel) in the site-packages of `VIRTUAL_ENV`,
+//! `CONDA_PREFIX`, `~/.local`, pyenv's versions, `/usr`, `/usr/local` and
+//! `/opt/conda`. The first copy found is loaded (see [`dylib`]); nothing
+//! found, or a copy that does not load, is an [`Error::CudaUnavailable`]
+//! that lists the places tried and says what to do.
 
+use super::dylib::{self, Place, Wanted};
 use crate::error::{Error, Result};
 use cudarc::nvrtc::sys as nv;
-use once_cell::sync::OnceCell;
 use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
-
-const SONAMES: &[&str] = &["libnvrtc.so.13", "libnvrtc.so"];
+use std::sync::OnceLock;
 
 /// Where NVRTC was found and which version it is.
 #[derive(Clone, Debug)]
@@ -27,79 +29,86 @@ pub struct NvrtcInfo {
     pub archs: Vec<u32>,
 }
 
-fn candidate_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Some(p) = std::env::var_os("CUPRIM_NVRTC_DIR") {
-        dirs.push(PathBuf::from(p));
+/// Where cuprim looks for `libnvrtc.so.13`, in order, from the current
+/// environment. Unset and empty variables add nothing; a folder reached
+/// twice is listed once.
+///
+/// ```
+/// use cuprim::jit::{dylib::Place, nvrtc};
+/// // The loader's search comes right after CUPRIM_NVRTC_DIR (when set).
+/// assert!(nvrtc::places().iter().take(2).any(|p| *p == Place::Loader));
+/// ```
+pub fn places() -> Vec<Place> {
+    let mut places = Vec::new();
+    if let Some(dir) = env_dir("CUPRIM_NVRTC_DIR") {
+        places.push(Place::dir(dir, "CUPRIM_NVRTC_DIR"));
     }
+    places.push(Place::Loader);
     for var in ["CUDA_PATH", "CUDA_HOME"] {
-        if let Some(p) = std::env::var_os(var) {
-            dirs.push(Path::new(&p).join("lib64"));
-            dirs.push(Path::new(&p).join("lib"));
+        if let Some(root) = env_dir(var) {
+            for sub in ["lib64", "lib"] {
+                places.push(Place::dir(root.join(sub), var));
+            }
         }
     }
-    dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
+    places.push(Place::dir("/usr/local/cuda/lib64", "the CUDA toolkit's default folder"));
     // pip wheels: nvidia/cu13/lib inside any site-packages we can name.
-    let mut prefixes: Vec<PathBuf> = Vec::new();
-    for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
-        if let Some(p) = std::env::var_os(var) {
-            prefixes.push(PathBuf::from(p));
-        }
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        let home = PathBuf::from(home);
+    let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"].into_iter().filter_map(env_dir).collect();
+    if let Some(home) = env_dir("HOME") {
         prefixes.push(home.join(".local"));
         if let Ok(versions) = std::fs::read_dir(home.join(".pyenv/versions")) {
-            prefixes.extend(versions.flatten().map(|e| e.path()));
+            let mut versions: Vec<PathBuf> = versions.flatten().map(|e| e.path()).collect();
+            versions.sort();
+            prefixes.extend(versions);
         }
     }
     prefixes.extend(["/usr", "/usr/local", "/opt/conda"].iter().map(PathBuf::from));
     for prefix in prefixes {
-        if let Ok(libs) = std::fs::read_dir(prefix.join("lib")) {
-            for lib in libs.flatten() {
-                let name = lib.file_name();
-                if name.to_string_lossy().starts_with("python3") {
-                    for site in ["site-packages", "dist-packages"] {
-                        dirs.push(lib.path().join(site).join("nvidia/cu13/lib"));
-                    }
+        let Ok(libs) = std::fs::read_dir(prefix.join("lib")) else {
+            continue;
+        };
+        let mut pythons: Vec<PathBuf> = libs
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+            .map(|e| e.path())
+            .collect();
+        pythons.sort();
+        for python in pythons {
+            for site in ["site-packages", "dist-packages"] {
+                let site = python.join(site);
+                if site.is_dir() {
+                    places.push(Place::dir(site.join("nvidia/cu13/lib"), "pip wheel nvidia-cuda-nvrtc"));
                 }
             }
         }
     }
-    dirs
+    let mut seen = std::collections::HashSet::new();
+    places.retain(|p| match p {
+        Place::Dir { dir, .. } => seen.insert(dir.clone()),
+        Place::Loader => true,
+    });
+    places
 }
 
-fn locate() -> std::result::Result<String, Error> {
-    let mut searched: Vec<String> = Vec::new();
-    // SAFETY: opening a shared library runs its initialisers; NVRTC's are
-    // plain C++ static constructors with no preconditions.
-    for soname in SONAMES {
-        searched.push(format!("{soname} (loader path)"));
-        if let Ok(lib) = unsafe { libloading::Library::new(soname) } {
-            std::mem::forget(lib);
-            return Ok(soname.to_string());
-        }
+/// A folder named by an environment variable; unset or empty is `None`.
+fn env_dir(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// Finds and loads `libnvrtc.so.13` from `places` (see [`dylib::find`]),
+/// with its builtins library when it came from a folder.
+///
+/// ```
+/// use cuprim::jit::{dylib::Place, nvrtc};
+/// let err = nvrtc::locate(&[Place::dir("/nonexistent", "an example")]).unwrap_err();
+/// assert!(err.to_string().contains("NVRTC 13 (libnvrtc.so.13) was not found"));
+/// ```
+pub fn locate(places: &[Place]) -> Result<String> {
+    let found = dylib::find(&Wanted::NVRTC, places)?;
+    if let Some(dir) = &found.dir {
+        preload_builtins(dir);
     }
-    for dir in candidate_dirs() {
-        let path = dir.join("libnvrtc.so.13");
-        searched.push(path.display().to_string());
-        if !path.exists() {
-            continue;
-        }
-        // SAFETY: as above. RTLD_GLOBAL makes the library visible to cudarc's
-        // own dlopen by soname; the handle is leaked so it stays loaded.
-        let opened =
-            unsafe { libloading::os::unix::Library::open(Some(&path), libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL) };
-        if let Ok(lib) = opened {
-            std::mem::forget(lib);
-            preload_builtins(&dir);
-            return Ok(path.display().to_string());
-        }
-    }
-    Err(Error::CudaUnavailable {
-        what: "NVRTC (libnvrtc.so.13; `pip install nvidia-cuda-nvrtc==13.0.88` provides it)".into(),
-        searched,
-    })
+    Ok(found.at)
 }
 
 /// NVRTC opens `libnvrtc-builtins.so.13.x` by name when it compiles; from a
@@ -108,52 +117,48 @@ fn locate() -> std::result::Result<String, Error> {
 fn preload_builtins(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with("libnvrtc-builtins.so.13") {
-            // SAFETY: as for NVRTC itself; the handle is leaked on purpose.
-            let opened = unsafe {
-                libloading::os::unix::Library::open(
-                    Some(entry.path()),
-                    libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL,
-                )
-            };
-            if let Ok(lib) = opened {
-                std::mem::forget(lib);
-            }
+        if entry.file_name().to_string_lossy().starts_with("libnvrtc-builtins.so.13") {
+            // A builtins library that does not load shows up as NVRTC's own
+            // error at the first compile, which names it.
+            let _ = dylib::open(&entry.path());
         }
     }
 }
 
-fn check(r: nv::nvrtcResult, during: &str) -> Result<()> {
+/// `Ok` for success, else "failed while {during}: {NVRTC's error name}".
+fn status(r: nv::nvrtcResult, during: &str) -> std::result::Result<(), String> {
     if r == nv::nvrtcResult::NVRTC_SUCCESS {
         Ok(())
     } else {
         // SAFETY: nvrtcGetErrorString returns a static NUL-terminated string.
         let msg = unsafe { CStr::from_ptr(nv::nvrtcGetErrorString(r)) };
-        Err(Error::Unsupported(format!(
-            "NVRTC failed while {during}: {}",
-            msg.to_string_lossy()
-        )))
+        Err(format!("failed while {during}: {}", msg.to_string_lossy()))
     }
 }
 
+fn check(r: nv::nvrtcResult, during: &str) -> Result<()> {
+    status(r, during).map_err(|e| Error::Unsupported(format!("NVRTC {e}")))
+}
+
 fn probe() -> Result<NvrtcInfo> {
-    let found_at = locate()?;
+    let found_at = locate(&places())?;
+    let unusable = |why: String| Error::CudaUnavailable {
+        what: format!("NVRTC at {found_at} was loaded but {why}; {}", Wanted::NVRTC.repair),
+        searched: Vec::new(),
+    };
     // SAFETY: the library is loaded (above), so cudarc's lookup succeeds;
     // the out-pointers are valid locals.
     unsafe {
         if !nv::is_culib_present() {
-            return Err(Error::CudaUnavailable {
-                what: "NVRTC under a name cudarc can open".into(),
-                searched: vec![found_at],
-            });
+            return Err(unusable("cudarc could not open it by name".into()));
         }
         let (mut major, mut minor) = (0, 0);
-        check(nv::nvrtcVersion(&mut major, &mut minor), "reading its version")?;
         let mut count = 0;
-        check(nv::nvrtcGetNumSupportedArchs(&mut count), "listing architectures")?;
+        status(nv::nvrtcVersion(&mut major, &mut minor), "reading its version")
+            .and_then(|_| status(nv::nvrtcGetNumSupportedArchs(&mut count), "listing architectures"))
+            .map_err(unusable)?;
         let mut archs = vec![0i32; count.max(0) as usize];
-        check(nv::nvrtcGetSupportedArchs(archs.as_mut_ptr()), "listing architectures")?;
+        status(nv::nvrtcGetSupportedArchs(archs.as_mut_ptr()), "listing architectures").map_err(unusable)?;
         Ok(NvrtcInfo {
             found_at,
             version: (major, minor),
@@ -162,14 +167,23 @@ fn probe() -> Result<NvrtcInfo> {
     }
 }
 
-/// Finds and loads NVRTC once per process.
+/// Finds and loads NVRTC once per process; every later call returns the
+/// same answer (an error too, with the same message).
 pub fn nvrtc() -> Result<&'static NvrtcInfo> {
-    static INFO: OnceCell<std::result::Result<NvrtcInfo, String>> = OnceCell::new();
-    match INFO.get_or_init(|| probe().map_err(|e| e.to_string())) {
+    // Only CudaUnavailable comes out of probe; its parts are kept so the
+    // error can be handed out again as it was, not wrapped in another.
+    static INFO: OnceLock<std::result::Result<NvrtcInfo, (String, Vec<String>)>> = OnceLock::new();
+    let info = INFO.get_or_init(|| {
+        probe().map_err(|e| match e {
+            Error::CudaUnavailable { what, searched } => (what, searched),
+            other => (other.to_string(), Vec::new()),
+        })
+    });
+    match info {
         Ok(info) => Ok(info),
-        Err(msg) => Err(Error::CudaUnavailable {
-            what: msg.clone(),
-            searched: Vec::new(),
+        Err((what, searched)) => Err(Error::CudaUnavailable {
+            what: what.clone(),
+            searched: searched.clone(),
         }),
     }
 }

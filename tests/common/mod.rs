@@ -28,11 +28,10 @@ pub fn cuda() -> Option<Device> {
     match Device::cuda(0) {
         Ok(d) => Some(d),
         Err(e) => {
-            if std::env::var("CUPRIM_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
+            if required(Needs::Cuda) {
                 panic!("CUPRIM_REQUIRE_CUDA=1 but CUDA cannot be used: {e}");
             }
-            static SKIP: Once = Once::new();
-            SKIP.call_once(|| eprintln!("cuda: skipped ({e})"));
+            skipped(Needs::Cuda, &e.to_string());
             None
         }
     }
@@ -90,7 +89,12 @@ impl RngCore for TestRng {
 /// that tests started in the same instant still differ. Failure messages
 /// print the base seed.
 pub fn rng(tag: &str) -> (TestRng, u64) {
-    let base = match std::env::var("CUPRIM_TEST_SEED").ok().and_then(|s| s.parse::<u64>().ok()) {
+    let given = std::env::var("CUPRIM_TEST_SEED").ok().filter(|s| !s.is_empty());
+    let parsed = given.map(|s| {
+        s.parse::<u64>()
+            .unwrap_or_else(|_| panic!("CUPRIM_TEST_SEED={s:?}: expected a u64"))
+    });
+    let base = match parsed {
         Some(s) => s,
         None => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -303,9 +307,90 @@ pub fn assert_same<T: Element>(got: &[T], want: &[T], context: &str) {
     }
 }
 
-/// Says on stderr that a CUDA-only test did nothing here.
+/// Records that a CUDA-only test (or part of one) did nothing here.
 pub fn skip(test: &str, why: &str) {
-    eprintln!("{test}: skipped ({why})");
+    skipped(Needs::Cuda, &format!("{test}: {why}"));
+}
+
+/// Whether `CUPRIM_REQUIRE_CUDA` / `CUPRIM_REQUIRE_NVRTC` asks for a
+/// failure instead of a skip: `1` yes, `0` or unset no, anything else is a
+/// mistake worth stopping for.
+pub fn required(needs: Needs) -> bool {
+    let var = match needs {
+        Needs::Cuda => "CUPRIM_REQUIRE_CUDA",
+        Needs::Nvrtc => "CUPRIM_REQUIRE_NVRTC",
+    };
+    match std::env::var(var).as_deref() {
+        Ok("1") => true,
+        Ok("0") | Ok("") | Err(std::env::VarError::NotPresent) => false,
+        Ok(other) => panic!("{var}={other:?}: expected 1 (fail when missing) or 0"),
+        Err(e) => panic!("{var}: {e}"),
+    }
+}
+
+/// What a skipped check needed.
+#[derive(Clone, Copy, Debug)]
+pub enum Needs {
+    /// A CUDA GPU (`CUPRIM_REQUIRE_CUDA=1` makes its absence a failure).
+    Cuda,
+    /// NVRTC (`CUPRIM_REQUIRE_NVRTC=1` makes its absence a failure).
+    Nvrtc,
+}
+
+/// Skipped checks of this test executable by [`Needs`]: the tests that
+/// skipped (libtest names each test's thread after it), and the first reason.
+static SKIPS: std::sync::Mutex<[(Vec<String>, String); 2]> =
+    std::sync::Mutex::new([(Vec::new(), String::new()), (Vec::new(), String::new())]);
+
+/// Counts one skipped check. When the executable exits (after libtest's
+/// summary line) one line per kind says how many tests skipped it and why;
+/// it is written to stderr directly, where libtest's per-test output
+/// capture cannot hide it.
+pub fn skipped(needs: Needs, why: &str) {
+    static REPORT_AT_EXIT: Once = Once::new();
+    REPORT_AT_EXIT.call_once(|| {
+        extern "C" {
+            fn atexit(f: extern "C" fn()) -> std::os::raw::c_int;
+        }
+        // SAFETY: registers a plain function with the C library's exit
+        // handlers; `report_skips` only locks a static and writes to stderr.
+        unsafe { atexit(report_skips) };
+    });
+    let test = std::thread::current().name().unwrap_or("main").to_string();
+    let mut skips = SKIPS.lock().unwrap_or_else(|e| e.into_inner());
+    let (tests, reason) = &mut skips[needs as usize];
+    if !tests.contains(&test) {
+        tests.push(test);
+    }
+    if reason.is_empty() {
+        *reason = why.to_string();
+    }
+}
+
+extern "C" fn report_skips() {
+    use std::io::Write;
+    let exe = std::env::current_exe().ok();
+    let name = exe
+        .as_ref()
+        .and_then(|p| p.file_stem())
+        .and_then(|s| s.to_str())
+        .map(|s| s.rsplit_once('-').map_or(s, |(name, _hash)| name))
+        .unwrap_or("this test executable");
+    let skips = SKIPS.lock().unwrap_or_else(|e| e.into_inner());
+    for (needs, (tests, reason)) in [(Needs::Cuda, &skips[0]), (Needs::Nvrtc, &skips[1])] {
+        if tests.is_empty() {
+            continue;
+        }
+        let (what, var) = match needs {
+            Needs::Cuda => ("CUDA", "CUPRIM_REQUIRE_CUDA=1"),
+            Needs::Nvrtc => ("NVRTC", "CUPRIM_REQUIRE_NVRTC=1"),
+        };
+        let _ = writeln!(
+            std::io::stderr(),
+            "cuprim tests: {} test(s) SKIPPED their {what} checks in {name}: {reason} ({var} makes this a failure)",
+            tests.len()
+        );
+    }
 }
 
 /// With `CUPRIM_COMPILE_CHECK_DUMP=DIR`, writes each compiled module of a

@@ -18,7 +18,7 @@ pub(crate) mod plan;
 use crate::device::Ptr;
 use crate::element::Element;
 use crate::error::Result;
-use crate::ops::{Add, Arith, Commutative, Identity, Max, Min, Monoid, Mul, UnaryOp};
+use crate::ops::{ranks_before, Add, Arith, Commutative, Identity, Max, Min, Monoid, Mul, UnaryOp};
 use crate::pred::{Not, Predicate};
 use crate::vec::raw::{Mem, MemMut};
 use crate::vec::{DeviceData, DeviceVec};
@@ -153,8 +153,8 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
         self.reduce(Mul)
     }
 
-    /// The least element, NaN ignored ([`Min`]); `MAX` / `+inf` when empty
-    /// or all NaN.
+    /// The least element ([`Min`]: a NaN if there is any, `-0.0` before
+    /// `+0.0`); `MAX` / `+inf` when empty.
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -166,8 +166,8 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
         self.reduce(Min)
     }
 
-    /// The greatest element, NaN ignored ([`Max`]); `MIN` / `-inf` when
-    /// empty or all NaN.
+    /// The greatest element ([`Max`]: a NaN if there is any, `+0.0` after
+    /// `-0.0`); `MIN` / `-inf` when empty.
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -180,8 +180,9 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
     }
 
     /// `(index, value)` of the least element, ties to the lowest index;
-    /// `None` when empty. NaN is skipped; if every element is NaN, the
-    /// first one is returned. `-0.0` and `+0.0` are equal (lowest index wins).
+    /// `None` when empty. The order is [`Min`]'s, so the value is always
+    /// [`min`](ReduceOps::min)'s: the first NaN if there is any, and `-0.0`
+    /// before `+0.0`.
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -288,13 +289,7 @@ fn arg_extreme<T: Element, D: DeviceData<T> + ?Sized>(v: &D, greatest: bool) -> 
     }
     let worst = plan::arg_identity::<T>(greatest);
     let better = |a: (T, u64), b: (T, u64)| -> (T, u64) {
-        let (an, bn) = (a.0.is_nan(), b.0.is_nan());
-        let b_wins = if an {
-            !bn || b.1 < a.1
-        } else {
-            let strictly = if greatest { b.0 > a.0 } else { b.0 < a.0 };
-            !bn && (strictly || (b.0 == a.0 && b.1 < a.1))
-        };
+        let b_wins = ranks_before(b.0, a.0, greatest) || (!ranks_before(a.0, b.0, greatest) && b.1 < a.1);
         if b_wins {
             b
         } else {

@@ -4,7 +4,7 @@
 
 use crate::algo::policy::Policy;
 use crate::device::{Counter, CudaDevice, Entry, Grid, Module, Ptr, Region, ScratchLayout};
-use crate::element::{Element, Scalar};
+use crate::element::Element;
 use crate::error::Result;
 use crate::jit::spec::{Pred, Unary};
 use crate::jit::{template, KernelSpec, OpText, SpecWriter, Specialise, Template};
@@ -195,8 +195,9 @@ impl<T: Element, P: Predicate<T>> ReduceKernel for Count<'_, T, P> {
     }
 }
 
-/// (value, index) of the least or greatest element: NaN loses to any
-/// number, ties go to the lower index.
+/// (value, index) of the least or greatest element in the order of
+/// [`Min`](crate::ops::Min) / [`Max`](crate::ops::Max) (a NaN first, then
+/// -0.0 before +0.0 for the least), ties to the lower index.
 pub(crate) struct Extreme<T> {
     pub arch: u32,
     pub greatest: bool,
@@ -215,12 +216,11 @@ impl<T: Element> Specialise for Extreme<T> {
         w.piece(self.greatest, |&greatest| {
             format!(
                 "struct ReduceOp {{ __device__ __forceinline__ static A apply(A a, A b) {{ \
-                 const bool an = cuprim_is_nan(a.v), bn = cuprim_is_nan(b.v); \
-                 const bool b_wins = an ? (!bn || b.i < a.i) : (!bn && ((b.v {cmp} a.v) || (b.v == a.v && b.i < a.i))); \
+                 const bool b_wins = cuprim_ranks_before<{greatest}>(b.v, a.v) || \
+                 (!cuprim_ranks_before<{greatest}>(a.v, b.v) && b.i < a.i); \
                  return b_wins ? b : a; }} \
                  __device__ __forceinline__ static A identity() {{ return A{{{}, ~0ull}}; }} }};",
                 arg_identity::<T>(greatest).cuda_literal(),
-                cmp = if greatest { ">" } else { "<" },
             )
         });
     }
@@ -236,12 +236,11 @@ impl<T: Element> ReduceKernel for Extreme<T> {
     }
 }
 
-/// Identity of min/max_element: a NaN (floats) or the worst value
-/// (integers), at index `u64::MAX`.
+/// Identity of min/max_element: the identity of [`Min`](crate::ops::Min)
+/// (or [`Max`](crate::ops::Max)) at index `u64::MAX`, which every element
+/// beats or ties with at a lower index.
 pub(crate) fn arg_identity<T: Element>(greatest: bool) -> T {
-    if T::KIND == crate::Kind::Float {
-        T::from_scalar(Scalar::F64(f64::NAN))
-    } else if greatest {
+    if greatest {
         T::lowest()
     } else {
         T::highest()
