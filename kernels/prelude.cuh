@@ -22,6 +22,7 @@ typedef long long i64;
 // and the result rounds back to nearest-even (what the Rust `half` crate does),
 // so the host and the device agree bit for bit.
 struct cuprim_f16 {
+    static constexpr unsigned short INF_BITS = 0x7c00;
     unsigned short bits;
     cuprim_f16() = default;
     __device__ __forceinline__ cuprim_f16(float f) {
@@ -40,6 +41,7 @@ struct cuprim_f16 {
 };
 
 struct cuprim_bf16 {
+    static constexpr unsigned short INF_BITS = 0x7f80;
     unsigned short bits;
     cuprim_bf16() = default;
     __device__ __forceinline__ cuprim_bf16(float f) {
@@ -152,8 +154,19 @@ template <typename T> __device__ __forceinline__ bool cuprim_sign_bit(T a) {
 // The order of cuprim::ops::Min / Max (IEEE 754-2019 minimum / maximum):
 // true when x comes strictly before y. NaN first, then the least (greatest)
 // value, -0.0 before (after) +0.0; two NaNs are tied.
+// A half value's place in the order below as one integer (smaller comes
+// first): 0 for NaN, then the order-preserving key of its sign-magnitude
+// bits (-0.0 below +0.0), reversed for the greatest-first order. Integer
+// registers only (comparing as float made min_element spill).
+template <bool Greatest, typename T> __device__ __forceinline__ u32 cuprim_half_rank(T x) {
+    if ((x.bits & 0x7fff) > T::INF_BITS) return 0;
+    const u32 key = (x.bits & 0x8000) ? (~x.bits & 0xffffu) : (x.bits | 0x8000u);
+    return Greatest ? 0x10000u - key : key + 1;
+}
 template <bool Greatest, typename T> __device__ __forceinline__ bool cuprim_ranks_before(T x, T y) {
-    if constexpr (cuprim_traits<T>::is_float) {
+    if constexpr (cuprim_traits<T>::is_half) {
+        return cuprim_half_rank<Greatest>(x) < cuprim_half_rank<Greatest>(y);
+    } else if constexpr (cuprim_traits<T>::is_float) {
         const bool xn = cuprim_is_nan(x), yn = cuprim_is_nan(y);
         if (xn || yn) return xn && !yn;
         if (x == y) return Greatest ? (cuprim_sign_bit(y) && !cuprim_sign_bit(x)) : (cuprim_sign_bit(x) && !cuprim_sign_bit(y));
@@ -162,6 +175,16 @@ template <bool Greatest, typename T> __device__ __forceinline__ bool cuprim_rank
 }
 // Min / Max: NaN is contagious and -0.0 < +0.0, so the result does not
 // depend on the order operands are combined in (matches cuprim::ops::Min/Max).
+// min_element / max_element: true when (bv, bi) replaces (av, ai): b comes
+// first in the order, or ties with a at a lower index.
+template <bool Greatest, typename T> __device__ __forceinline__ bool cuprim_arg_wins(T av, u64 ai, T bv, u64 bi) {
+    if constexpr (cuprim_traits<T>::is_half) {
+        const u32 ra = cuprim_half_rank<Greatest>(av), rb = cuprim_half_rank<Greatest>(bv);
+        return rb < ra || (rb == ra && bi < ai);
+    } else {
+        return cuprim_ranks_before<Greatest>(bv, av) || (!cuprim_ranks_before<Greatest>(av, bv) && bi < ai);
+    }
+}
 template <typename T> __device__ __forceinline__ T cuprim_min(T a, T b) {
     return cuprim_ranks_before<false>(b, a) ? b : a;
 }

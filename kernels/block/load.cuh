@@ -40,6 +40,19 @@ template <typename V> union cuprim_words {
     __device__ __forceinline__ cuprim_words() {}
 };
 
+// A store of every byte of *p, padding included (as zeros), word by word:
+// the matching writer of cuprim_load_cg, which reads whole words, so no
+// reader sees bytes nobody wrote (initcheck counts those).
+template <typename V> __device__ __forceinline__ void cuprim_store_words(V* p, const V& value) {
+    static_assert(sizeof(V) % 4 == 0, "unsupported size");
+    cuprim_words<V> r;
+#pragma unroll
+    for (int k = 0; k < cuprim_words<V>::W; k++) r.w[k] = 0;
+    r.v = value;
+#pragma unroll
+    for (int k = 0; k < cuprim_words<V>::W; k++) ((unsigned int*)p)[k] = r.w[k];
+}
+
 // A load that bypasses L1 (reads what other blocks wrote in this launch).
 template <typename V> __device__ __forceinline__ V cuprim_load_cg(const V* p) {
     static_assert(sizeof(V) % 4 == 0 || sizeof(V) <= 2, "unsupported size");

@@ -84,7 +84,7 @@ template <typename V> struct TileState<V, LOOKBACK_SEPARATE> {
     __device__ __forceinline__ TileState(u32* s, V* a, V* p) : status(s), aggregates(a), prefixes(p) {}
 
     __device__ __forceinline__ void publish(u32 tile, V value, u32 flag) {
-        (flag == SCAN_PREFIX ? prefixes : aggregates)[tile] = value;
+        cuprim_store_words((flag == SCAN_PREFIX ? prefixes : aggregates) + tile, value);
         asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(status + tile), "r"(flag) : "memory");
     }
     __device__ __forceinline__ u32 peek(u32 tile, V& value) {

@@ -216,9 +216,7 @@ impl<T: Element> Specialise for Extreme<T> {
         w.piece(self.greatest, |&greatest| {
             format!(
                 "struct ReduceOp {{ __device__ __forceinline__ static A apply(A a, A b) {{ \
-                 const bool b_wins = cuprim_ranks_before<{greatest}>(b.v, a.v) || \
-                 (!cuprim_ranks_before<{greatest}>(a.v, b.v) && b.i < a.i); \
-                 return b_wins ? b : a; }} \
+                 return cuprim_arg_wins<{greatest}>(a.v, a.i, b.v, b.i) ? b : a; }} \
                  __device__ __forceinline__ static A identity() {{ return A{{{}, ~0ull}}; }} }};",
                 arg_identity::<T>(greatest).cuda_literal(),
             )
