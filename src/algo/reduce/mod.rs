@@ -158,8 +158,10 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
     ///
     /// ```
     /// # use cuprim::prelude::*;
-    /// let v = DeviceVec::from_slice(&Device::default()?, &[2.0f32, f32::NAN, -1.0])?;
-    /// assert_eq!(v.min()?, -1.0);
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[2.0f32, 0.0, -0.0])?;
+    /// assert_eq!(v.min()?.to_bits(), (-0.0f32).to_bits());
+    /// let w = DeviceVec::from_slice(&Device::default()?, &[2.0f32, f32::NAN, -1.0])?;
+    /// assert!(w.min()?.is_nan());
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn min(&self) -> Result<T> {
@@ -199,8 +201,10 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
     ///
     /// ```
     /// # use cuprim::prelude::*;
-    /// let v = DeviceVec::from_slice(&Device::default()?, &[4.0f64, f64::NAN, 9.0, 9.0])?;
-    /// assert_eq!(v.max_element()?, Some((2, 9.0)));
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[4.0f64, 9.0, 9.0])?;
+    /// assert_eq!(v.max_element()?, Some((1, 9.0)));
+    /// let w = DeviceVec::from_slice(&Device::default()?, &[4.0f64, f64::NAN, 9.0])?;
+    /// assert_eq!(w.max_element()?.map(|(i, x)| (i, x.is_nan())), Some((1, true)));
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn max_element(&self) -> Result<Option<(usize, T)>> {
