@@ -6,7 +6,7 @@
 mod common;
 
 use cuprim::jit::{self, nvrtc, Binary, CacheStats, DiskCache, Lookup};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -46,27 +46,6 @@ fn key_for(source: &str, info: &nvrtc::NvrtcInfo) -> String {
     DiskCache::key(source, &nvrtc::options(&target, false), ARCH, info.version)
 }
 
-/// A fresh, empty folder under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(test: &str) -> TempDir {
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!("cuprim-cache-test-{test}-{}-{nanos}", std::process::id()));
-        assert!(!dir.exists(), "{} already exists", dir.display());
-        TempDir(dir)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// The file names in `dir`, sorted.
 fn files_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -90,7 +69,7 @@ fn miss_then_compile_then_hit() {
         return;
     };
     let _lock = STATS.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = TempDir::new("hit");
+    let dir = common::TempDir::new("hit");
     let cache = DiskCache::new(dir.path());
     assert_eq!(cache.dir(), dir.path());
     let src = source("hit");
@@ -169,7 +148,7 @@ fn corrupt_entries_are_recompiled_and_overwritten() {
         return;
     };
     let _lock = STATS.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = TempDir::new("corrupt");
+    let dir = common::TempDir::new("corrupt");
     let cache = DiskCache::new(dir.path());
     let src = source("corrupt");
     let key = key_for(&src, info);
@@ -209,7 +188,7 @@ fn corrupt_entries_are_recompiled_and_overwritten() {
 /// store / load round trips need no NVRTC.
 #[test]
 fn store_and_load_round_trip() {
-    let dir = TempDir::new("roundtrip");
+    let dir = common::TempDir::new("roundtrip");
     // A folder that does not exist yet, two levels down.
     let cache = DiskCache::new(dir.path().join("a").join("b"));
     let key_p = DiskCache::key("ptx", &[], 90, (13, 0));
@@ -246,7 +225,7 @@ fn two_processes_racing_on_one_entry() {
     let Some(info) = nvrtc_or_skip("two_processes_racing_on_one_entry") else {
         return;
     };
-    let dir = TempDir::new("race");
+    let dir = common::TempDir::new("race");
     let exe = std::env::current_exe().unwrap();
     // Start both racers in a second, after they have loaded NVRTC.
     let start = SystemTime::now().duration_since(UNIX_EPOCH).unwrap() + Duration::from_millis(1500);

@@ -90,29 +90,20 @@ fn size_cap(dev: &Device) -> usize {
 const REPEAT_ONE_IN: u64 = 16;
 
 // ---------------------------------------------------------------------------
-// The generator: SplitMix64, one stream per call.
+// The generator: one stream per call.
 
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-fn fnv(s: &str) -> u64 {
-    s.bytes()
-        .fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
-}
-
-struct Gen(u64);
+/// A call's generator: the tests' SplitMix64 (`common::TestRng`) on a stream
+/// of its own.
+struct Gen(common::TestRng);
 
 impl Gen {
     /// The stream of call `index` of `family` under `seed`.
     fn for_call(seed: u64, family: &str, index: usize) -> Gen {
-        Gen(mix(seed ^ fnv(family)) ^ mix(index as u64 ^ 0x5eed_0000_0000))
+        let start = common::mix64(seed ^ common::fnv1a(family)) ^ common::mix64(index as u64 ^ 0x5eed_0000_0000);
+        Gen(common::TestRng::seeded(start))
     }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        mix(self.0)
+        rand::RngCore::next_u64(&mut self.0)
     }
     /// Uniform in `0..n` (`n > 0`).
     fn below(&mut self, n: usize) -> usize {
@@ -603,7 +594,7 @@ struct Up<T: Element> {
 }
 
 fn upload<T: Ty>(dev: &Device, data: &[T], at: Layout) -> Up<T> {
-    let mut pad = Gen(at.pad_seed);
+    let mut pad = Gen(common::TestRng::seeded(at.pad_seed));
     let mut full = values::<T>(&mut pad, at.head, Prof::Wild);
     full.extend_from_slice(data);
     full.extend(values::<T>(&mut pad, at.tail, Prof::Wild));

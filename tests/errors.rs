@@ -9,12 +9,13 @@
 //! their absence check the other side instead (the library is found, from
 //! outside the hidden places).
 
+mod common;
+
 use cuprim::jit::dylib::{self, Place, Wanted};
 use cuprim::jit::{nvrtc, CacheMode};
 use cuprim::{Device, Error};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Set in a child process to the name of the test it runs.
 const CHILD: &str = "CUPRIM_ERRORS_TEST_CHILD";
@@ -61,27 +62,6 @@ fn run_child(test: &str, unset: &[&str], set: &[(&str, &Path)]) -> String {
     stdout.into_owned()
 }
 
-/// A fresh folder under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let dir = std::env::temp_dir().join(format!("cuprim-errors-{tag}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("creating a temporary folder");
-        TempDir(dir)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// The parts of a `CudaUnavailable`, or a failure naming what came instead.
 fn unavailable(e: &Error) -> (&str, &[String]) {
     match e {
@@ -97,7 +77,7 @@ fn count(haystack: &str, needle: &str) -> usize {
 /// The message for a missing NVRTC: said once, the remedy, every place.
 #[test]
 fn missing_nvrtc_says_where_it_looked_and_what_to_do() {
-    let (a, b) = (TempDir::new("nvrtc-a"), TempDir::new("nvrtc-b"));
+    let (a, b) = (common::TempDir::new("nvrtc-a"), common::TempDir::new("nvrtc-b"));
     let places = [
         Place::dir(a.path(), "CUPRIM_NVRTC_DIR"),
         Place::dir(b.path(), "pip wheel nvidia-cuda-nvrtc"),
@@ -135,7 +115,7 @@ fn missing_nvrtc_says_where_it_looked_and_what_to_do() {
 fn missing_nvrtc_is_reported_once_per_call() {
     const TEST: &str = "missing_nvrtc_is_reported_once_per_call";
     if !in_child(TEST) {
-        let (empty, home) = (TempDir::new("empty"), TempDir::new("home"));
+        let (empty, home) = (common::TempDir::new("empty"), common::TempDir::new("home"));
         run_child(TEST, SEARCH_VARS, &[("CUPRIM_NVRTC_DIR", empty.path()), ("HOME", home.path())]);
         return;
     }
@@ -194,7 +174,7 @@ fn missing_nvrtc_is_reported_once_per_call() {
 fn broken_nvrtc_keeps_the_loaders_message() {
     const TEST: &str = "broken_nvrtc_keeps_the_loaders_message";
     if !in_child(TEST) {
-        let dir = TempDir::new("broken");
+        let dir = common::TempDir::new("broken");
         std::fs::write(dir.path().join("libnvrtc.so.13"), b"").unwrap();
         run_child(TEST, &["CUPRIM_NVRTC_DIR"], &[("CUPRIM_NVRTC_DIR", dir.path())]);
         return;
@@ -237,7 +217,12 @@ fn broken_nvrtc_keeps_the_loaders_message() {
 fn nvrtc_search_order() {
     const TEST: &str = "nvrtc_search_order";
     if !in_child(TEST) {
-        let (a, b, c, home) = (TempDir::new("a"), TempDir::new("b"), TempDir::new("c"), TempDir::new("home"));
+        let (a, b, c, home) = (
+            common::TempDir::new("a"),
+            common::TempDir::new("b"),
+            common::TempDir::new("c"),
+            common::TempDir::new("home"),
+        );
         let site = home.path().join(".local/lib/python3.99/site-packages");
         std::fs::create_dir_all(&site).unwrap();
         run_child(
@@ -287,7 +272,7 @@ fn missing_driver_says_where_it_looked_and_what_to_do() {
     assert_eq!(unique.len(), names.len(), "no name twice: {names:?}");
     assert!(names.iter().all(|n| n.starts_with("libcuda.so")), "Linux names only: {names:?}");
 
-    let dir = TempDir::new("driver");
+    let dir = common::TempDir::new("driver");
     let absent = Wanted {
         names: &["libcuprim-test-absent-cuda.so.1", "libcuprim-test-absent-cuda.so"],
         ..Wanted::DRIVER

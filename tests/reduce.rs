@@ -101,7 +101,7 @@ macro_rules! float_reductions {
                         with_nan[i] = <$t>::NAN;
                     }
                     let w = DeviceVec::from_slice(&dev, &with_nan).unwrap();
-                    let want_min = with_nan.iter().fold(<$t>::INFINITY, |a, &b| if a.is_nan() || b.is_nan() { <$t>::NAN } else if b < a || (b == a && b.is_sign_negative()) { b } else { a });
+                    let want_min = with_nan.iter().copied().fold(<$t>::INFINITY, common::ieee_min);
                     assert!(same_float(w.min().unwrap() as f64, want_min as f64), "min with NaN {ctx}");
                     assert_eq!(w.count(IsNan).unwrap(), with_nan.iter().filter(|x| x.is_nan()).count(), "count NaN {ctx}");
                     assert_eq!(w.find_first(IsNan).unwrap(), with_nan.iter().position(|x| x.is_nan()), "find NaN {ctx}");

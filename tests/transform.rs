@@ -70,30 +70,6 @@ macro_rules! reference_half {
 }
 reference_half!(f16, bf16);
 
-/// IEEE 754-2019 minimum: a NaN operand wins (the left one if both are),
-/// and -0.0 < +0.0; on a tie the left operand.
-fn r_min<T: Element>(a: T, b: T) -> T {
-    if a.is_nan() {
-        a
-    } else if b.is_nan() || b < a || (b == a && b.to_f64().is_sign_negative()) {
-        b
-    } else {
-        a
-    }
-}
-
-/// IEEE 754-2019 maximum: a NaN operand wins (the left one if both are),
-/// and +0.0 > -0.0; on a tie the left operand.
-fn r_max<T: Element>(a: T, b: T) -> T {
-    if a.is_nan() {
-        a
-    } else if b.is_nan() || a < b || (b == a && a.to_f64().is_sign_negative()) {
-        b
-    } else {
-        a
-    }
-}
-
 /// Conversion with Rust `as` semantics; to and from f16 / bf16 through f32.
 trait RefCast<D> {
     fn r_cast(self) -> D;
@@ -217,11 +193,11 @@ fn transform2_all<T: Reference>() {
             let c = |op: &str| ctx(&dev, &format!("transform2 {op} <{}>", T::NAME), n, seed);
             check_binary(&da, &db, (&a, &b), Add, T::r_add, &c("Add"));
             check_binary(&da, &db, (&a, &b), Mul, T::r_mul, &c("Mul"));
-            check_binary(&da, &db, (&a, &b), Min, r_min, &c("Min"));
-            check_binary(&da, &db, (&a, &b), Max, r_max, &c("Max"));
+            check_binary(&da, &db, (&a, &b), Min, common::ieee_min, &c("Min"));
+            check_binary(&da, &db, (&a, &b), Max, common::ieee_max, &c("Max"));
             // Both operands the same buffer.
             check_binary(&da, &da, (&a, &a), Add, T::r_add, &c("Add, a with itself"));
-            check_binary(&db, &db, (&b, &b), Min, r_min, &c("Min, b with itself"));
+            check_binary(&db, &db, (&b, &b), Min, common::ieee_min, &c("Min, b with itself"));
         }
     }
 }
@@ -238,11 +214,11 @@ fn transform2_views<T: Reference>() {
                 let c = |op: &str| ctx(&dev, &format!("transform2 {op} <{}> on views at {oa}, {ob}", T::NAME), n, seed);
                 check_binary(&sa, &sb, (&a, &b), Add, T::r_add, &c("Add"));
                 check_binary(&sa, &sb, (&a, &b), Mul, T::r_mul, &c("Mul"));
-                check_binary(&sa, &sb, (&a, &b), Min, r_min, &c("Min"));
-                check_binary(&sa, &sb, (&a, &b), Max, r_max, &c("Max"));
+                check_binary(&sa, &sb, (&a, &b), Min, common::ieee_min, &c("Min"));
+                check_binary(&sa, &sb, (&a, &b), Max, common::ieee_max, &c("Max"));
                 // A view against a whole vector.
                 let db = DeviceVec::from_slice(&dev, &b).unwrap();
-                check_binary(&sa, &db, (&a, &b), Max, r_max, &c("Max, view with vector"));
+                check_binary(&sa, &db, (&a, &b), Max, common::ieee_max, &c("Max, view with vector"));
                 // A mutable view reads as well as a shared one.
                 let mut wa = DeviceVec::from_slice(&dev, &padded(&mut r, &a, oa)).unwrap();
                 let ma = wa.slice_mut(oa..oa + n).unwrap();

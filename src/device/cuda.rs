@@ -177,19 +177,6 @@ fn keep_pool_memory(ctx: &CudaContext) {
     }
 }
 
-/// Resets GPU `ordinal`'s primary context after a kernel fault lost it
-/// (releasing the last reference alone does not clear the fault), so the
-/// next context created on it works.
-pub(super) fn reset_primary_context(ordinal: usize) -> Result<()> {
-    let device = cudarc::driver::result::device::get(ordinal as i32).during("finding the GPU to reset")?;
-    // SAFETY: called once every cuprim handle of the lost context has been
-    // dropped; the reset destroys that context's remaining allocations,
-    // which nothing can use any more (the context is lost).
-    unsafe { cudarc::driver::sys::cuDevicePrimaryCtxReset_v2(device) }
-        .result()
-        .during("resetting the GPU's primary context after a kernel fault")
-}
-
 impl CudaDevice {
     /// Sets up cuprim's state on `stream` of `ctx`.
     pub(super) fn new(ctx: Arc<CudaContext>, stream: Arc<CudaStream>, own_context: bool) -> Result<CudaDevice> {

@@ -82,7 +82,7 @@ impl Device {
     /// After a kernel fault ([`Error::KernelFault`]) the shared handle's
     /// context is lost, and this returns the fault: while handles of it are
     /// alive, saying how many; once all are dropped, the cache lets go of
-    /// the context, resets it and tries a fresh one, which CUDA drivers
+    /// the context and tries a fresh one, which CUDA drivers
     /// refuse in a process that has faulted (then the error says to restart
     /// the process).
     pub fn cuda(ordinal: usize) -> Result<Device> {
@@ -101,10 +101,9 @@ impl Device {
                     lost.fault_error(),
                 ));
             }
-            // The last handle: drop it, then reset the device's primary
-            // context, so the next one is created fresh.
+            // The last handle: dropping it releases the lost context (the
+            // driver resets a primary context when its last reference goes).
             devices.remove(&ordinal);
-            cuda::reset_primary_context(ordinal)?;
         }
         driver_present()?;
         cudarc::driver::result::init().map_err(|e| Error::CudaUnavailable {

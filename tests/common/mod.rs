@@ -64,10 +64,7 @@ pub struct TestRng(u64);
 impl RngCore for TestRng {
     fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        mix64(self.0)
     }
     fn next_u32(&mut self) -> u32 {
         (self.next_u64() >> 32) as u32
@@ -82,6 +79,26 @@ impl RngCore for TestRng {
         self.fill_bytes(dest);
         Ok(())
     }
+}
+
+impl TestRng {
+    /// The generator whose stream starts from `seed`.
+    pub fn seeded(seed: u64) -> TestRng {
+        TestRng(seed)
+    }
+}
+
+/// SplitMix64's finaliser: a bijective 64-bit mix.
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// FNV-1a over the bytes of `s`.
+pub fn fnv1a(s: &str) -> u64 {
+    s.bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// A seeded generator for one test. The base seed comes from the clock, or
@@ -101,12 +118,7 @@ pub fn rng(tag: &str) -> (TestRng, u64) {
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0x5eed),
     };
-    // FNV-1a over the tag.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in tag.bytes() {
-        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-    }
-    (TestRng(base ^ h), base)
+    (TestRng(base ^ fnv1a(tag)), base)
 }
 
 /// Context for assertion messages: device, size, seed and how to replay.
@@ -437,4 +449,53 @@ pub fn run_in_order<J: Sync, T: Send>(jobs: &[J], run: impl Fn(&J) -> T + Sync) 
     let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
     results.sort_by_key(|(i, _)| *i);
     results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// A fresh, empty folder under the system temp dir (named after `tag`, the
+/// process and the clock), removed with everything in it on drop.
+pub struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!("cuprim-test-{tag}-{}-{nanos}", std::process::id()));
+        assert!(!dir.exists(), "{} already exists", dir.display());
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+        TempDir(dir)
+    }
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// IEEE 754-2019 minimum, the reference for `ops::Min`: a NaN operand wins
+/// (the left one if both are), -0.0 < +0.0, and a tie keeps the left operand.
+pub fn ieee_min<T: Element>(a: T, b: T) -> T {
+    if a.is_nan() {
+        a
+    } else if b.is_nan() || b < a || (b == a && b.to_f64().is_sign_negative()) {
+        b
+    } else {
+        a
+    }
+}
+
+/// IEEE 754-2019 maximum, the reference for `ops::Max` (as [`ieee_min`],
+/// with +0.0 > -0.0).
+pub fn ieee_max<T: Element>(a: T, b: T) -> T {
+    if a.is_nan() {
+        a
+    } else if b.is_nan() || a < b || (b == a && a.to_f64().is_sign_negative()) {
+        b
+    } else {
+        a
+    }
 }
