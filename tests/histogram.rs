@@ -297,6 +297,36 @@ fn windowed_bins() {
     }
 }
 
+/// Launches whose shared memory crosses the default 48 KiB limit only
+/// with the kernel's own static shared memory counted: 8-byte edges staged
+/// beside four copies of the counters (2046 u64 edges bins once failed to
+/// launch on the H100), and one copy of about 12288 even bins.
+#[test]
+fn shared_memory_near_the_default_limit() {
+    let (mut r, seed) = common::rng("shared_limit");
+    for nb in (2030..=2047).step_by(3).chain([2046]) {
+        let edges: Vec<u64> = (0..=nb as u64).map(|i| i * 1000 + (i * i) % 7).collect();
+        for n in [521usize, 70_001] {
+            let data: Vec<u64> = (0..n).map(|_| r.gen_range(0..nb as u64 * 1000 + 3000)).collect();
+            let want = tally(&data, nb, |x| {
+                if x < edges[0] || x >= edges[nb] {
+                    return nb;
+                }
+                edges.partition_point(|&e| e <= x) - 1
+            });
+            let bins = Bins::edges(&edges);
+            check(&data, &want, &format!("{nb} u64 edge bins"), seed, |v| v.histogram(&bins).unwrap());
+        }
+    }
+    for nb in [12_270usize, 12_280, 12_287, 12_288, 12_300] {
+        let data: Vec<f32> = (0..40_003).map(|_| r.gen::<f32>() * 1.1 - 0.05).collect();
+        let want = tally(&data, nb, |x| float_rule_f32(x, 0.0, 1.0, nb));
+        check(&data, &want, &format!("{nb} even bins"), seed, |v| {
+            v.histogram(Bins::even(nb, 0.0f32, 1.0)).unwrap()
+        });
+    }
+}
+
 /// Float edges and awkward samples: NaN and infinities dropped, -0.0 = +0.0.
 #[test]
 fn edges_with_specials() {

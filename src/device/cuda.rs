@@ -21,6 +21,8 @@ pub(crate) struct CudaDevice {
     ordinal: usize,
     arch: u32,
     sm_count: u32,
+    /// Shared memory one block may have when its kernel opts in, bytes.
+    shared_optin: u32,
     l2_bytes: usize,
     cache_mode: CacheMode,
     /// Loaded modules by the key their plan derives (see [`Specialise`]).
@@ -86,15 +88,27 @@ impl Health {
 /// A loaded module and its entry points.
 pub(crate) struct Module {
     _module: Arc<CudaModule>,
-    functions: Vec<(&'static str, CudaFunction)>,
+    functions: Vec<Kernel>,
+}
+
+/// One entry point of a loaded module.
+pub(super) struct Kernel {
+    pub name: &'static str,
+    pub function: CudaFunction,
+    /// The kernel's own (static) shared memory, bytes: it counts with the
+    /// launch's dynamic shared memory against the 48 KiB default limit.
+    pub static_shared: u32,
+    /// Whether the kernel may take all the shared memory a block can opt
+    /// in to (set once, the first time a launch needs more than 48 KiB;
+    /// raising the limit changes nothing for smaller launches).
+    pub opted_in: std::sync::atomic::AtomicBool,
 }
 
 impl Module {
-    pub(super) fn function(&self, name: &str) -> Result<&CudaFunction> {
+    pub(super) fn function(&self, name: &str) -> Result<&Kernel> {
         self.functions
             .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, f)| f)
+            .find(|k| k.name == name)
             .ok_or_else(|| Error::Unsupported(format!("kernel {name} is not in its module")))
     }
 }
@@ -190,6 +204,7 @@ impl CudaDevice {
         let minor = attr(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         let sm_count = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let l2 = attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?;
+        let shared_optin = attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
         let name = ctx.name().during("reading the device name")?;
         let error_flag = stream.alloc_zeros::<u32>(1).map_err(|e| Error::alloc(4, e))?;
         let counters = stream
@@ -204,6 +219,7 @@ impl CudaDevice {
             name,
             arch: (major * 10 + minor) as u32,
             sm_count: sm_count as u32,
+            shared_optin: shared_optin.max(48 << 10) as u32,
             l2_bytes: l2 as usize,
             cache_mode: CacheMode::from_env()?,
             modules: Mutex::new(HashMap::with_hasher(KeyIsHash)),
@@ -227,6 +243,10 @@ impl CudaDevice {
     /// Streaming multiprocessors.
     pub fn sm_count(&self) -> u32 {
         self.sm_count
+    }
+
+    pub(super) fn shared_optin(&self) -> u32 {
+        self.shared_optin
     }
 
     pub(super) fn l2_bytes(&self) -> usize {
@@ -319,7 +339,15 @@ impl CudaDevice {
             let f = module
                 .load_function(entry)
                 .map_err(|e| self.fail(&format!("finding {entry} in {}", spec.display_name()), e))?;
-            functions.push((entry, f));
+            let static_shared = f
+                .shared_size_bytes()
+                .map_err(|e| self.fail(&format!("reading the shared memory size of {entry}"), e))?;
+            functions.push(Kernel {
+                name: entry,
+                function: f,
+                static_shared: static_shared.max(0) as u32,
+                opted_in: AtomicBool::new(false),
+            });
         }
         Ok(Module {
             _module: module,

@@ -13,11 +13,12 @@
 //! from a buffer borrowed for the call, from the scratch arena (held for the
 //! call), or from the device's own counters and result buffers.
 
-use super::cuda::{CudaDevice, Module};
+use super::cuda::{CudaDevice, Kernel, Module};
 use crate::element::Storable;
 use crate::error::Result;
 use std::ffi::c_void;
 use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
 
 /// A device address of `T`s (`T*` in the kernel).
 #[repr(transparent)]
@@ -228,15 +229,29 @@ impl<A: Args> Entry<A> {
     }
 }
 
-/// Lets `f` use `bytes` of dynamic shared memory when that is past the
-/// default 48 KiB limit (a no-op below it).
-fn allow_shared(f: &cudarc::driver::CudaFunction, name: &str, bytes: u32) -> Result<()> {
-    if bytes <= 48 << 10 {
+/// Lets `k` run with `bytes` of dynamic shared memory beside its own
+/// static shared memory: past the default 48 KiB for the two together the
+/// kernel opts in (once) to all a block may have, `optin` bytes; more than
+/// that is an error, not a failed launch.
+fn allow_shared(k: &Kernel, bytes: u32, optin: u32) -> Result<()> {
+    let total = k.static_shared as u64 + bytes as u64;
+    if total > optin as u64 {
+        return Err(crate::error::Error::Unsupported(format!(
+            "{} needs {total} bytes of shared memory per block ({} of its own, {bytes} for this call); \
+             this GPU gives a block at most {optin}",
+            k.name, k.static_shared
+        )));
+    }
+    if total <= 48 << 10 || k.opted_in.load(Ordering::Acquire) {
         return Ok(());
     }
     use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-    f.set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
-        .map_err(|e| crate::error::Error::driver(format!("allowing {bytes} bytes of shared memory for {name}"), e))
+    let most = optin - k.static_shared;
+    k.function
+        .set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, most as i32)
+        .map_err(|e| crate::error::Error::driver(format!("allowing {most} bytes of shared memory for {}", k.name), e))?;
+    k.opted_in.store(true, Ordering::Release);
+    Ok(())
 }
 
 /// A 1-D launch shape.
@@ -265,9 +280,10 @@ impl CudaDevice {
     /// How many blocks of `entry` shaped as `grid` (threads, dynamic shared
     /// memory) fit on one SM at once (at least 1).
     pub fn occupancy<A: Args>(&self, module: &Module, entry: Entry<A>, grid: Grid) -> Result<u32> {
-        let f = module.function(entry.name)?;
-        allow_shared(f, entry.name, grid.shared)?;
-        let blocks = f
+        let k = module.function(entry.name)?;
+        allow_shared(k, grid.shared, self.shared_optin())?;
+        let blocks = k
+            .function
             .occupancy_max_active_blocks_per_multiprocessor(grid.threads, grid.shared as usize, None)
             .map_err(|e| crate::error::Error::driver(format!("asking the occupancy of {}", entry.name), e))?;
         Ok(blocks.max(1))
@@ -280,16 +296,16 @@ impl CudaDevice {
         if grid.blocks == 0 {
             return Ok(());
         }
-        let f = module.function(entry.name)?;
+        let k = module.function(entry.name)?;
         let stream = self.raw_stream(entry.name)?;
-        allow_shared(f, entry.name, grid.shared)?;
+        allow_shared(k, grid.shared, self.shared_optin())?;
         args.with_pointers(|ptrs| {
             // SAFETY: `entry` was declared (unsafely, once) with this exact
             // parameter list, so the pointer array matches the kernel's
             // parameters; the pointed-to values live until the call returns.
             unsafe {
                 cudarc::driver::result::launch_kernel(
-                    f.cu_function(),
+                    k.function.cu_function(),
                     (grid.blocks, 1, 1),
                     (grid.threads, 1, 1),
                     grid.shared,
