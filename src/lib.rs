@@ -58,6 +58,7 @@ pub mod prelude {
     pub use crate::algo::scan::{ScanMutOps, ScanOps};
     pub use crate::algo::select::{SelectMutOps, SelectOps};
     pub use crate::algo::sort::{SortMutOps, SortOps};
+    pub use crate::algo::topk::{TopKMutOps, TopKOps};
     pub use crate::algo::transform::{TransformMutOps, TransformOps};
     pub use crate::ops::{Add, BitAnd, BitOr, BitXor, Max, Min, Mul};
     pub use crate::{bf16, f16, Device, DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec, Element, Error};

@@ -258,6 +258,19 @@ pub fn precompile_histogram<T: Element, C: crate::algo::histogram::Count>(target
     run(target, crate::algo::histogram::histogram_specs::<T, C>(arch))
 }
 
+/// The top-k kernels for elements `T` (radix select, the final sort, the
+/// per-segment kernel and partial_sort's), with `u32` and `u64` indices.
+///
+/// ```
+/// use cuprim::precompile::{precompile_topk, Target};
+/// let dev = cuprim::Device::default()?;
+/// precompile_topk::<f32>(Target::Device(&dev))?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_topk<T: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
+    run(target, crate::algo::topk::plan::topk_specs::<T>())
+}
+
 /// The kNN kernels for points `P` and `k` neighbours: the kd-tree build
 /// and query kernels (for `D <= 16`) and the brute-force kernels, with the
 /// candidate list compiled for `k` (sizes 1, 4, 8, 16, 32, 64, and a heap

@@ -14,7 +14,7 @@ mod common;
 use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
 use cuprim::precompile::{
     precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_predicate, precompile_reduce, precompile_scan,
-    precompile_scan_by_key, precompile_unary, KernelReport, Target,
+    precompile_scan_by_key, precompile_topk, precompile_unary, KernelReport, Target,
 };
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
 use cuprim::{bf16, f16, Result};
@@ -118,6 +118,7 @@ fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
         precompile_scan_by_key::<T, u32, _>(t(arch), Add)
     });
     job(jobs, name("histogram, u32 counts"), move || precompile_histogram::<T, u32>(t(arch)));
+    job(jobs, name("top-k"), move || precompile_topk::<T>(t(arch)));
     if full() {
         for_ops_reduce_scan::<T, _>(arch, jobs, Mul);
         for_ops_reduce_scan::<T, _>(arch, jobs, Min);

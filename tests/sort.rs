@@ -4,56 +4,13 @@
 
 mod common;
 
-use common::{devices, random_vec, rng, small_vec, Sample};
+use common::{devices, random_vec, rng, small_vec, Key};
 use cuprim::algo::sort::{tile_len, SortOptions};
 #[cfg(feature = "classic-sort")]
 use cuprim::precompile::precompile_sort_classic;
 use cuprim::precompile::{precompile_sort, precompile_sort_alternatives, precompile_sort_pairs, KernelReport, Target};
 use cuprim::prelude::*;
 use rand::Rng;
-use std::cmp::Ordering;
-
-/// A key type as these tests see it: the reference order and the
-/// order-preserving bits, written here independently of the crate.
-trait Key: Sample {
-    fn total(a: &Self, b: &Self) -> Ordering;
-    fn ordered(self) -> u64;
-}
-
-macro_rules! int_key {
-    ($($t:ty, $u:ty);*) => {$(
-        impl Key for $t {
-            fn total(a: &Self, b: &Self) -> Ordering {
-                a.cmp(b)
-            }
-            fn ordered(self) -> u64 {
-                let sign = if <$t>::MIN == 0 { 0 } else { 1u64 << (<$t>::BITS - 1) };
-                (self as $u as u64) ^ sign
-            }
-        }
-    )*};
-}
-int_key!(u8, u8; i8, u8; u32, u32; i32, u32; u64, u64; i64, u64);
-
-macro_rules! float_key {
-    ($($t:ty, $width:expr);*) => {$(
-        impl Key for $t {
-            fn total(a: &Self, b: &Self) -> Ordering {
-                a.total_cmp(b)
-            }
-            fn ordered(self) -> u64 {
-                let u = self.to_bits() as u64;
-                let sign = 1u64 << ($width - 1);
-                if u & sign != 0 {
-                    !u & (u64::MAX >> (64 - $width))
-                } else {
-                    u | sign
-                }
-            }
-        }
-    )*};
-}
-float_key!(f32, 32; f64, 64; f16, 16; bf16, 16);
 
 fn bytes<T: Element>(v: &[T]) -> &[u8] {
     bytemuck::cast_slice(v)

@@ -12,6 +12,7 @@ pub mod reduce;
 pub mod scan;
 pub mod select;
 pub mod sort;
+pub mod topk;
 pub mod transform;
 
 /// Below this many elements a rayon split costs more than it saves.

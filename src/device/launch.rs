@@ -84,6 +84,8 @@ pub(crate) enum Counter {
     FindTicket = 4,
     /// find_first's inverted running best (two slots, 8-byte aligned).
     FindBest = 6,
+    /// top-k's per-pass last-block ticket.
+    TopkTicket = 8,
 }
 
 /// A typed region of a [`ScratchLayout`].

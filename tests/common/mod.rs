@@ -499,3 +499,45 @@ pub fn ieee_max<T: Element>(a: T, b: T) -> T {
         a
     }
 }
+
+/// A key type as these tests see it: the reference order and the
+/// order-preserving bits, written here independently of the crate.
+pub trait Key: Sample {
+    fn total(a: &Self, b: &Self) -> std::cmp::Ordering;
+    fn ordered(self) -> u64;
+}
+
+macro_rules! int_key {
+    ($($t:ty, $u:ty);*) => {$(
+        impl Key for $t {
+            fn total(a: &Self, b: &Self) -> std::cmp::Ordering {
+                a.cmp(b)
+            }
+            fn ordered(self) -> u64 {
+                let sign = if <$t>::MIN == 0 { 0 } else { 1u64 << (<$t>::BITS - 1) };
+                (self as $u as u64) ^ sign
+            }
+        }
+    )*};
+}
+int_key!(u8, u8; i8, u8; u32, u32; i32, u32; u64, u64; i64, u64);
+
+macro_rules! float_key {
+    ($($t:ty, $width:expr);*) => {$(
+        impl Key for $t {
+            fn total(a: &Self, b: &Self) -> std::cmp::Ordering {
+                a.total_cmp(b)
+            }
+            fn ordered(self) -> u64 {
+                let u = self.to_bits() as u64;
+                let sign = 1u64 << ($width - 1);
+                if u & sign != 0 {
+                    !u & (u64::MAX >> (64 - $width))
+                } else {
+                    u | sign
+                }
+            }
+        }
+    )*};
+}
+float_key!(f32, 32; f64, 64; f16, 16; bf16, 16);

@@ -62,3 +62,18 @@ pub fn sort_pairs<K: Element, V: Element>(keys: &mut [K], values: &mut [V], begi
     keys.copy_from_slice(&sorted_keys);
     values.copy_from_slice(&sorted_values);
 }
+
+/// The key whose [`ordered_bits`] are `o` (the inverse).
+pub fn from_ordered_bits<K: Element>(o: u64) -> K {
+    let width = 8 * std::mem::size_of::<K>() as u32;
+    let sign = 1u64 << (width - 1);
+    let all = u64::MAX >> (64 - width);
+    let u = match K::KIND {
+        Kind::Unsigned => o,
+        Kind::Signed => o ^ sign,
+        Kind::Float if o & sign != 0 => o ^ sign,
+        Kind::Float => !o & all,
+    };
+    let bytes = u.to_le_bytes();
+    bytemuck::pod_read_unaligned(&bytes[..width as usize / 8])
+}

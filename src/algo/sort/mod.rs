@@ -49,10 +49,11 @@
 mod classic;
 mod host;
 mod onesweep;
-mod plan;
+pub(crate) mod plan;
 
 #[cfg(feature = "classic-sort")]
 pub(crate) use classic::classic_kernel_specs;
+pub(crate) use host::{from_ordered_bits, ordered_bits};
 pub(crate) use plan::kernel_specs;
 
 use crate::algo::transform::TransformOps as _;
@@ -391,4 +392,21 @@ fn sort_pairs_on<K: Element, V: Element, D: DeviceDataMut<K> + ?Sized>(
         }
         _ => Err(Error::DeviceMismatch { op: "sort_pairs" }),
     }
+}
+
+/// Sorts `n` pairs in place on the device by every bit of the keys
+/// (stable): for other families' small final sorts.
+pub(crate) fn sort_pairs_device<K: Element, V: Element>(
+    dev: &crate::device::CudaDevice,
+    keys: Ptr<K>,
+    values: Ptr<V>,
+    n: usize,
+    descending: bool,
+) -> Result<()> {
+    let opts = if descending {
+        SortOptions::new().descending()
+    } else {
+        SortOptions::new()
+    };
+    onesweep::sort::<K, V>(dev, keys, Some(values), n, &SortArgs::new::<K>(&opts)?)
 }

@@ -16,7 +16,7 @@ template!(
 );
 
 /// Key transform and stable tile ranking, shared with the classic sort.
-pub(super) const RADIX_SORT_COMMON: &str = header!("sort/radix_sort.cuh");
+pub(crate) const RADIX_SORT_COMMON: &str = header!("sort/radix_sort.cuh");
 
 /// Shape of the radix sort kernels (`kernels/sort/radix_sort.cu`, and the
 /// classic comparison path of `kernels/sort/radix_sort_classic.cu`).

@@ -1,0 +1,325 @@
+//! Plans and launches of `kernels/topk/topk.cu`: the device-wide radix
+//! select (one launch per digit, the bucket chosen on the device by each
+//! pass's last block), the final sort of the k chosen, the one-block-per-
+//! segment selection, and partial_sort's other elements.
+
+use crate::algo::sort::plan::RADIX_SORT_COMMON;
+use crate::algo::sort::sort_pairs_device;
+use crate::device::launch::KernelArg;
+use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
+use crate::element::{Element, IndexElement};
+use crate::error::Result;
+use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
+use std::marker::PhantomData;
+use std::mem::size_of;
+
+template!(
+    TOPK,
+    "topk/topk.cu",
+    ["cuprim_topk_pass", "cuprim_topk_sort_small", "cuprim_topk_segments", "cuprim_topk_rest"],
+    headers: [RADIX_SORT_COMMON]
+);
+
+/// Threads per block of every top-k kernel (one digit bucket per thread and pass of the choice: 2048 / 256 = 8).
+const BLOCK: u32 = 256;
+/// Digit width: 2048 buckets, AIR Top-K's first-pass width (not swept yet).
+const RADIX_BITS: u32 = 11;
+/// Candidates one segment block keeps in shared memory (16 KiB of u32 pairs; with 64-bit keys the block's static shared memory is 46 KiB).
+const SEG_CAND: u32 = 2048;
+/// The most picks per segment the one-block kernel takes (its winners sit in shared memory).
+pub(crate) const SEG_KMAX: usize = 1024;
+/// The most picks sorted by one block in shared memory; more go through the radix sort.
+const SORT_SMALL_MAX: usize = 2048;
+/// Inputs up to this many elements (with k <= SEG_KMAX, u32 indices) are selected by one block.
+pub(crate) const ONE_BLOCK_MAX: usize = 1 << 14;
+
+/// The top-k module of elements `T` and indices `I`.
+pub(crate) struct TopkKernel<T, I>(PhantomData<fn() -> (T, I)>);
+
+impl<T: Element, I: IndexElement> TopkKernel<T, I> {
+    pub fn new() -> Self {
+        TopkKernel(PhantomData)
+    }
+}
+
+impl<T: Element, I: IndexElement> Specialise for TopkKernel<T, I> {
+    fn template(&self) -> &'static Template {
+        &TOPK
+    }
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        w.constant("CUPRIM_BLOCK", BLOCK as i64);
+        w.constant("CUPRIM_RADIX_BITS", RADIX_BITS as i64);
+        w.constant("CUPRIM_SEG_CAND", SEG_CAND as i64);
+        w.constant("CUPRIM_SEG_KMAX", SEG_KMAX as i64);
+        w.elem::<T>("T");
+        w.elem::<I>("I");
+        w.typedef("K", "T");
+        w.typedef("V", "I");
+    }
+}
+
+/// Both index widths of elements `T`, for precompile and the compile checks.
+pub(crate) fn topk_specs<T: Element>() -> Vec<KernelSpec> {
+    vec![
+        KernelSpec::of(&TopkKernel::<T, u32>::new()),
+        KernelSpec::of(&TopkKernel::<T, u64>::new()),
+    ]
+}
+
+/// The kernel's `TopkDigit`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Digit {
+    part: u32,
+    shift: u32,
+    bits: u32,
+}
+
+/// The kernel's `TopkPass`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Pass {
+    cur: Digit,
+    next: Digit,
+    first: u32,
+    last: u32,
+    flip: u64,
+    value_only: u32,
+    k: u64,
+    cap: u64,
+}
+
+// SAFETY: `Digit` and `Pass` are repr(C) with the fields, types and order
+// of `TopkDigit` and `TopkPass` in kernels/topk/topk.cu.
+unsafe impl KernelArg for Pass {}
+
+/// Bytes of the kernel's `TopkState`: the key, the prefix (4 x u64), need,
+/// alive, winners, two candidate counts, four u32 flags, 2^RADIX_BITS u64 counts.
+const STATE_BYTES: u64 = 8 + 32 + 24 + 16 + 16 + 8 * (1 << RADIX_BITS);
+
+/// The digits selected on, from the top: the key's bits, then (unless
+/// `key_only`) the index's.
+fn digits<T: Element, I: Element>(key_only: bool) -> Vec<Digit> {
+    let mut out = Vec::new();
+    let parts: &[(u32, u32)] = &[(0, 8 * size_of::<T>() as u32), (1, 8 * size_of::<I>() as u32)];
+    for &(part, width) in &parts[..if key_only { 1 } else { 2 }] {
+        let mut top = width;
+        while top > 0 {
+            let bits = top.min(RADIX_BITS);
+            out.push(Digit {
+                part,
+                shift: top - bits,
+                bits,
+            });
+            top -= bits;
+        }
+    }
+    out
+}
+
+/// The XOR that turns the smallest-first order into the largest-first one
+/// on the key's ordered bits.
+pub(crate) fn flip<T>(smallest: bool) -> u64 {
+    if smallest {
+        u64::MAX >> (64 - 8 * size_of::<T>())
+    } else {
+        0
+    }
+}
+
+/// Where the k chosen go: values and indices, `k` of each.
+pub(crate) struct Picks<T, I> {
+    pub values: Ptr<T>,
+    pub indices: Ptr<I>,
+}
+
+/// Radix select over the `n` elements at `input` (n >= 1, 1 <= k <= n):
+/// with `picks`, writes the k first of the order there (unordered) and
+/// returns None; without, fixes every key digit of the k-th and returns
+/// its ordered key bits (XOR `flip`).
+fn radix_select<T: Element, I: IndexElement>(
+    dev: &CudaDevice,
+    input: Ptr<T>,
+    n: usize,
+    k: usize,
+    smallest: bool,
+    picks: Option<&Picks<T, I>>,
+) -> Result<Option<u64>> {
+    let kernel = TopkKernel::<T, I>::new();
+    let module = dev.module(&kernel)?;
+    // SAFETY: matches `cuprim_topk_pass(const T* in, u64 n, KR* ckeys, I* cidx, T* out_vals, I* out_idx,
+    // TopkState* st, u32* ticket, TopkPass ps)`: reads n elements of `in` (or the candidates counted in
+    // the state), writes at most ps.cap candidates to each of the two halves of ckeys / cidx, at most
+    // k picks to out_vals / out_idx (none when ps.value_only), and the state.
+    let entry: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Ptr<u32>, Pass)> =
+        unsafe { Entry::declare("cuprim_topk_pass") };
+    let n64 = n as u64;
+    // Candidates are stored when at most ~1/6 of the input is still in the
+    // running (writing and re-reading them then costs less than a re-read
+    // of the input: 2 x 8 B per candidate against 4 B per element).
+    let cap = (n64 / 6 + 4096).min(n64);
+    let key_bytes = if size_of::<T>() == 8 { 8u64 } else { 4 };
+    let mut layout = ScratchLayout::new();
+    let state = layout.zeroed::<u8>(STATE_BYTES);
+    let ckeys = layout.uninit_aligned::<u8>(2 * cap * key_bytes);
+    let cidx = layout.uninit_aligned::<I>(2 * cap);
+    let resident = dev.occupancy(&module, entry, Grid::new(0, BLOCK))?;
+    let blocks = (dev.sm_count() as u64 * resident as u64).min(n64.div_ceil(BLOCK as u64 * 4)).max(1) as u32;
+    let value_only = picks.is_none();
+    let ds = digits::<T, I>(value_only);
+    let ticket = dev.counter(Counter::TopkTicket);
+    let flip = flip::<T>(smallest);
+    let (vals, idx) = picks.map_or((Ptr::null(), Ptr::null()), |p| (p.values, p.indices));
+    dev.with_scratch(&layout, |s| {
+        let st = s.at(state);
+        // Pass j histograms digit j (j < D) and, for j > 0, sorts by digit
+        // j - 1; pass D only takes the last bucket (not needed for a value).
+        let passes = if value_only { ds.len() } else { ds.len() + 1 };
+        for j in 0..passes {
+            let ps = Pass {
+                cur: if j > 0 { ds[j - 1] } else { Digit::default() },
+                next: ds.get(j).copied().unwrap_or_default(),
+                first: (j == 0) as u32,
+                last: (j + 1 == ds.len()) as u32,
+                flip,
+                value_only: value_only as u32,
+                k: k as u64,
+                cap,
+            };
+            let args = (input, n64, s.at(ckeys), s.at(cidx), vals, idx, st, ticket, ps);
+            dev.launch(&module, entry, Grid::new(blocks, BLOCK), args)?;
+        }
+        if value_only {
+            Ok(Some(u64::from_le_bytes(dev.read_back::<8>(st.raw(), "reading the selected key")?)))
+        } else {
+            Ok(None)
+        }
+    })
+}
+
+/// The k first of the order among the `n` elements at `input` (1 <= k <=
+/// n), sorted, into `picks`.
+pub(crate) fn top_k<T: Element, I: IndexElement>(
+    dev: &CudaDevice,
+    input: Ptr<T>,
+    n: usize,
+    k: usize,
+    smallest: bool,
+    picks: &Picks<T, I>,
+) -> Result<()> {
+    radix_select::<T, I>(dev, input, n, k, smallest, Some(picks))?;
+    if k <= SORT_SMALL_MAX {
+        let module = dev.module(&TopkKernel::<T, I>::new())?;
+        // SAFETY: matches `cuprim_topk_sort_small(T* vals, I* idx, u32 k, u32 p2, u64 flip)`: sorts k
+        // pairs in place through p2 pairs of dynamic shared memory.
+        let entry: Entry<(Ptr<T>, Ptr<I>, u32, u32, u64)> = unsafe { Entry::declare("cuprim_topk_sort_small") };
+        let p2 = k.next_power_of_two() as u32;
+        let key_bytes = if size_of::<T>() == 8 { 8 } else { 4 };
+        let mut grid = Grid::new(1, BLOCK);
+        grid.shared = p2 * (key_bytes + size_of::<I>() as u32);
+        dev.launch(
+            &module,
+            entry,
+            grid,
+            (picks.values, picks.indices, k as u32, p2, flip::<T>(smallest)),
+        )
+    } else {
+        // Index order first, then a stable sort by value: ties keep it.
+        sort_pairs_device::<I, T>(dev, picks.indices, picks.values, k, false)?;
+        sort_pairs_device::<T, I>(dev, picks.values, picks.indices, k, !smallest)
+    }
+}
+
+/// The ordered key bits (XOR the flip) of the k-th of the order (1 <= k <= n).
+pub(crate) fn select_key<T: Element>(dev: &CudaDevice, input: Ptr<T>, n: usize, k: usize, smallest: bool) -> Result<u64> {
+    let key = if n as u64 > u32::MAX as u64 {
+        radix_select::<T, u64>(dev, input, n, k, smallest, None)?
+    } else {
+        radix_select::<T, u32>(dev, input, n, k, smallest, None)?
+    };
+    Ok(key.unwrap_or(0))
+}
+
+/// How the one-block kernel finds its segments.
+pub(crate) enum Segments {
+    /// `rows` rows of `cols` elements.
+    Rows { rows: usize, cols: usize },
+    /// `count` segments between the `count + 1` offsets at `offsets`.
+    Offsets { count: usize, offsets: Ptr<u64> },
+}
+
+/// The k first of each segment (k <= SEG_KMAX and k <= every segment's
+/// length < 2^32), sorted, k per segment.
+pub(crate) fn top_k_segments<T: Element>(
+    dev: &CudaDevice,
+    input: Ptr<T>,
+    segments: &Segments,
+    k: usize,
+    smallest: bool,
+    picks: &Picks<T, u32>,
+) -> Result<()> {
+    let module = dev.module(&TopkKernel::<T, u32>::new())?;
+    // SAFETY: matches `cuprim_topk_segments(const T* in, const u64* offsets, u64 cols, u32 k, T* out_vals,
+    // u32* out_idx, u64 flip)`: block s reads segment s (offsets[s]..offsets[s + 1], or row s of cols)
+    // and writes k values and indices at s * k.
+    let entry: Entry<(Ptr<T>, Ptr<u64>, u64, u32, Ptr<T>, Ptr<u32>, u64)> = unsafe { Entry::declare("cuprim_topk_segments") };
+    let (count, offsets, cols) = match *segments {
+        Segments::Rows { rows, cols } => (rows, Ptr::null(), cols as u64),
+        Segments::Offsets { count, offsets } => (count, offsets, 0),
+    };
+    let flip = flip::<T>(smallest);
+    // One launch per 2^31 - 1 segments (the grid's limit).
+    let most = (1usize << 31) - 1;
+    let mut first = 0;
+    while first < count {
+        let c = (count - first).min(most);
+        let (inp, offs) = match segments {
+            Segments::Rows { cols, .. } => (input.add((first * cols) as u64), offsets),
+            Segments::Offsets { .. } => (input, offsets.add(first as u64)),
+        };
+        let out = (picks.values.add((first * k) as u64), picks.indices.add((first * k) as u64));
+        dev.launch(
+            &module,
+            entry,
+            Grid::new(c as u32, BLOCK),
+            (inp, offs, cols, k as u32, out.0, out.1, flip),
+        )?;
+        first += c;
+    }
+    Ok(())
+}
+
+/// partial_sort's other elements: every element of `input` after the
+/// threshold (the k-th of the smallest-first order, at `tval` / `tidx`),
+/// written from `out` on (any order).
+pub(crate) fn write_rest<T: Element, I: IndexElement>(
+    dev: &CudaDevice,
+    input: Ptr<T>,
+    n: usize,
+    threshold: (Ptr<T>, Ptr<I>),
+    out: Ptr<T>,
+) -> Result<()> {
+    let module = dev.module(&TopkKernel::<T, I>::new())?;
+    // SAFETY: matches `cuprim_topk_rest(const T* in, u64 n, const T* tval, const I* tidx, T* out,
+    // u64* counter, u64 flip)`: reads n elements and one threshold pair, writes the elements after the
+    // threshold (n - k of them) to out.
+    let entry: Entry<(Ptr<T>, u64, Ptr<T>, Ptr<I>, Ptr<T>, Ptr<u8>, u64)> = unsafe { Entry::declare("cuprim_topk_rest") };
+    let mut layout = ScratchLayout::new();
+    let counter = layout.zeroed::<u64>(1);
+    let resident = dev.occupancy(&module, entry, Grid::new(0, BLOCK))?;
+    let blocks = (dev.sm_count() as u64 * resident as u64)
+        .min((n as u64).div_ceil(BLOCK as u64 * 4))
+        .max(1) as u32;
+    dev.with_scratch(&layout, |s| {
+        let args = (
+            input,
+            n as u64,
+            threshold.0,
+            threshold.1,
+            out,
+            s.at(counter).cast::<u8>(),
+            flip::<T>(true),
+        );
+        dev.launch(&module, entry, Grid::new(blocks, BLOCK), args)
+    })
+}
