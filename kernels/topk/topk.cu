@@ -302,7 +302,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     const KR flip = (KR)flip64;
     extern __shared__ __align__(16) unsigned char topk_smem[];
     KR* const skeys = (KR*)topk_smem;
-    I* const sidx = (I*)(topk_smem + p2 * sizeof(KR));
+    I* const sidx = (I*)(topk_smem + ((p2 * sizeof(KR) + 15) & ~15u));  // 16-byte aligned
     for (u32 i = threadIdx.x; i < p2; i += CUPRIM_BLOCK) {
         skeys[i] = i < k ? topk_okey(vals[i], flip) : (KR)0;
         sidx[i] = i < k ? idx[i] : (I)~(I)0;

@@ -216,7 +216,8 @@ pub(crate) fn top_k<T: Element, I: IndexElement>(
         let p2 = k.next_power_of_two() as u32;
         let key_bytes = if size_of::<T>() == 8 { 8 } else { 4 };
         let mut grid = Grid::new(1, BLOCK);
-        grid.shared = p2 * (key_bytes + size_of::<I>() as u32);
+        // The keys, then the indices from the next 16-byte boundary.
+        grid.shared = (p2 * key_bytes).next_multiple_of(16) + p2 * size_of::<I>() as u32;
         dev.launch(
             &module,
             entry,
