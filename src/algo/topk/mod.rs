@@ -30,7 +30,7 @@ pub(crate) mod plan;
 
 use crate::algo::sort::from_ordered_bits;
 use crate::device::Ptr;
-use crate::element::{Element, IndexElement};
+use crate::element::{Element, IndexElement, Scalar};
 use crate::error::{Error, Result};
 use crate::ops::Arith;
 use crate::vec::raw::{Mem, MemMut, Sealed as _, SealedMut as _};
@@ -95,6 +95,30 @@ impl<T: Element, I: Element> std::fmt::Debug for TopK<T, I> {
     }
 }
 
+impl<T: Element, I: Element> TopK<T, I> {
+    /// Results computed on the host, as vectors on `dev`.
+    fn upload(dev: &crate::Device, values: &[T], indices: &[I]) -> Result<Self> {
+        Ok(TopK {
+            values: DeviceVec::from_slice(dev, values)?,
+            indices: DeviceVec::from_slice(dev, indices)?,
+        })
+    }
+
+    /// `len` slots of each on the CUDA device `dev`, for a kernel to fill,
+    /// and their addresses.
+    fn slots(dev: &crate::Device, len: usize) -> Result<(Self, Picks<T, I>)> {
+        let mut out = TopK {
+            values: DeviceVec::<T>::alloc_uninit(dev, len)?,
+            indices: DeviceVec::<I>::alloc_uninit(dev, len)?,
+        };
+        let picks = Picks {
+            values: cuda_ptr(&mut out.values)?,
+            indices: cuda_ptr(&mut out.indices)?,
+        };
+        Ok((out, picks))
+    }
+}
+
 /// Top-k and selection. In [`prelude`](crate::prelude).
 pub trait TopKOps<T: Element>: DeviceData<T> {
     /// The `k` largest elements, largest first, and their `u32` indices
@@ -143,24 +167,14 @@ pub trait TopKOps<T: Element>: DeviceData<T> {
             Mem::Host(s) => {
                 let pos = host::top_k_positions(s, k, opts.smallest);
                 let values: Vec<T> = pos.iter().map(|&i| s[i]).collect();
-                let indices: Vec<I> = pos.iter().map(|&i| index::<I>(i)).collect();
-                Ok(TopK {
-                    values: DeviceVec::from_slice(dev, &values)?,
-                    indices: DeviceVec::from_slice(dev, &indices)?,
-                })
+                let indices: Vec<I> = pos.iter().map(|&i| I::from_scalar(Scalar::U64(i as u64))).collect();
+                TopK::upload(dev, &values, &indices)
             }
             Mem::Cuda { dev: cuda, ptr, len, .. } => {
-                let mut out = TopK {
-                    values: DeviceVec::<T>::alloc_uninit(dev, k)?,
-                    indices: DeviceVec::<I>::alloc_uninit(dev, k)?,
-                };
+                let (out, picks) = TopK::slots(dev, k)?;
                 if k == 0 {
                     return Ok(out);
                 }
-                let picks = Picks {
-                    values: cuda_ptr(&mut out.values)?,
-                    indices: cuda_ptr(&mut out.indices)?,
-                };
                 let input = Ptr::from_raw(ptr);
                 if len <= plan::ONE_BLOCK_MAX && k <= plan::SEG_KMAX && size_of::<I>() == 4 {
                     let one = Segments::Rows { rows: 1, cols: len };
@@ -333,12 +347,6 @@ fn check_k(op: &str, k: usize, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// `i` as an index of type `I` (checked by the caller to fit).
-fn index<I: IndexElement>(i: usize) -> I {
-    let b = (i as u64).to_le_bytes();
-    bytemuck::pod_read_unaligned(&b[..size_of::<I>()])
-}
-
 /// The device address of a vector on a CUDA device.
 fn cuda_ptr<E: Element>(v: &mut DeviceVec<E>) -> Result<Ptr<E>> {
     match v.mem_mut() {
@@ -382,24 +390,14 @@ fn segments_top_k<T: Element, D: DeviceData<T> + ?Sized>(
     match v.mem() {
         Mem::Host(s) => {
             let (values, indices) = host::top_k_segments(s, offsets, k, opts.smallest);
-            Ok(TopK {
-                values: DeviceVec::from_slice(dev, &values)?,
-                indices: DeviceVec::from_slice(dev, &indices)?,
-            })
+            TopK::upload(dev, &values, &indices)
         }
         Mem::Cuda { dev: cuda, ptr, .. } => {
             let total = count.checked_mul(k).ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
-            let mut out = TopK {
-                values: DeviceVec::<T>::alloc_uninit(dev, total)?,
-                indices: DeviceVec::<u32>::alloc_uninit(dev, total)?,
-            };
+            let (out, picks) = TopK::slots(dev, total)?;
             if total == 0 {
                 return Ok(out);
             }
-            let picks = Picks {
-                values: cuda_ptr(&mut out.values)?,
-                indices: cuda_ptr(&mut out.indices)?,
-            };
             let input = Ptr::<T>::from_raw(ptr);
             if k <= plan::SEG_KMAX {
                 if let Some(cols) = cols {

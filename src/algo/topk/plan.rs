@@ -127,6 +127,22 @@ pub(crate) fn flip<T>(smallest: bool) -> u64 {
     }
 }
 
+/// Bytes of a key's ordered form in the kernels (`KR`: 32 bits up to 4-byte keys).
+fn key_bytes<T>() -> u32 {
+    if size_of::<T>() == 8 {
+        8
+    } else {
+        4
+    }
+}
+
+/// One wave of `entry`'s blocks over `n` elements (at least four each per
+/// thread), as the grid-stride kernels take them.
+fn wave<A: crate::device::launch::Args>(dev: &CudaDevice, module: &crate::device::Module, entry: Entry<A>, n: u64) -> Result<u32> {
+    let resident = dev.occupancy(module, entry, Grid::new(0, BLOCK))?;
+    Ok((dev.sm_count() as u64 * resident as u64).min(n.div_ceil(BLOCK as u64 * 4)).max(1) as u32)
+}
+
 /// Where the k chosen go: values and indices, `k` of each.
 pub(crate) struct Picks<T, I> {
     pub values: Ptr<T>,
@@ -158,13 +174,11 @@ fn radix_select<T: Element, I: IndexElement>(
     // running (writing and re-reading them then costs less than a re-read
     // of the input: 2 x 8 B per candidate against 4 B per element).
     let cap = (n64 / 6 + 4096).min(n64);
-    let key_bytes = if size_of::<T>() == 8 { 8u64 } else { 4 };
     let mut layout = ScratchLayout::new();
     let state = layout.zeroed::<u8>(STATE_BYTES);
-    let ckeys = layout.uninit_aligned::<u8>(2 * cap * key_bytes);
+    let ckeys = layout.uninit_aligned::<u8>(2 * cap * key_bytes::<T>() as u64);
     let cidx = layout.uninit_aligned::<I>(2 * cap);
-    let resident = dev.occupancy(&module, entry, Grid::new(0, BLOCK))?;
-    let blocks = (dev.sm_count() as u64 * resident as u64).min(n64.div_ceil(BLOCK as u64 * 4)).max(1) as u32;
+    let blocks = wave(dev, &module, entry, n64)?;
     let value_only = picks.is_none();
     let ds = digits::<T, I>(value_only);
     let ticket = dev.counter(Counter::TopkTicket);
@@ -214,10 +228,9 @@ pub(crate) fn top_k<T: Element, I: IndexElement>(
         // pairs in place through p2 pairs of dynamic shared memory.
         let entry: Entry<(Ptr<T>, Ptr<I>, u32, u32, u64)> = unsafe { Entry::declare("cuprim_topk_sort_small") };
         let p2 = k.next_power_of_two() as u32;
-        let key_bytes = if size_of::<T>() == 8 { 8 } else { 4 };
         let mut grid = Grid::new(1, BLOCK);
         // The keys, then the indices from the next 16-byte boundary.
-        grid.shared = (p2 * key_bytes).next_multiple_of(16) + p2 * size_of::<I>() as u32;
+        grid.shared = (p2 * key_bytes::<T>()).next_multiple_of(16) + p2 * size_of::<I>() as u32;
         dev.launch(
             &module,
             entry,
@@ -307,10 +320,7 @@ pub(crate) fn write_rest<T: Element, I: IndexElement>(
     let entry: Entry<(Ptr<T>, u64, Ptr<T>, Ptr<I>, Ptr<T>, Ptr<u8>, u64)> = unsafe { Entry::declare("cuprim_topk_rest") };
     let mut layout = ScratchLayout::new();
     let counter = layout.zeroed::<u64>(1);
-    let resident = dev.occupancy(&module, entry, Grid::new(0, BLOCK))?;
-    let blocks = (dev.sm_count() as u64 * resident as u64)
-        .min((n as u64).div_ceil(BLOCK as u64 * 4))
-        .max(1) as u32;
+    let blocks = wave(dev, &module, entry, n as u64)?;
     dev.with_scratch(&layout, |s| {
         let args = (
             input,
