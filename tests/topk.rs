@@ -29,8 +29,9 @@ fn bits<K: Key>(v: &[K]) -> Vec<u64> {
     v.iter().map(|&x| x.ordered()).collect()
 }
 
-/// Inputs that stress a radix select: random, few distinct values, all
-/// equal, sorted, reversed, one huge outlier, values sharing their top bits.
+/// Inputs that stress a radix select: random, a comb (defeats an evenly
+/// spaced sample), few distinct values, all equal, sorted, reversed, values
+/// sharing their top bits.
 fn inputs<K: Key>(r: &mut TestRng, n: usize) -> Vec<(&'static str, Vec<K>)> {
     let random: Vec<K> = random_vec(r, n);
     let mut sorted = random.clone();
@@ -48,8 +49,15 @@ fn inputs<K: Key>(r: &mut TestRng, n: usize) -> Vec<(&'static str, Vec<K>)> {
             bytemuck::pod_read_unaligned(&b)
         })
         .collect();
+    // A comb: the larger half of the values at odd positions, the smaller
+    // at even ones, so an evenly spaced sample sees only one half (the
+    // device's sampled window then misses and must fall back).
+    let comb: Vec<K> = (0..n)
+        .map(|i| if i % 2 == 0 { sorted[i / 2] } else { sorted[n / 2 + i / 2] })
+        .collect();
     vec![
         ("random", random),
+        ("comb", comb),
         ("sorted", sorted),
         ("reversed", reversed),
         ("few distinct", few),
@@ -138,35 +146,39 @@ fn check_rows<K: Key>(tag: &str) {
     let (mut r, seed) = rng(tag);
     for dev in devices() {
         for &(rows, cols) in &[(1usize, 1usize), (3, 5), (7, 2048), (5, 2049), (4, 32768), (2, 100_003)] {
-            let data: Vec<K> = random_vec(&mut r, rows * cols);
-            let v = DeviceVec::from_slice(&dev, &data).unwrap();
-            for k in [1usize, 2, 50, 256, 1024, 1500] {
-                if k > cols {
-                    assert!(v.top_k_rows(cols, k, TopKOptions::largest()).is_err());
+            for (what, data) in inputs::<K>(&mut r, rows * cols) {
+                if !["random", "comb", "few distinct", "all equal"].contains(&what) {
                     continue;
                 }
-                for smallest in [false, true] {
-                    let opts = if smallest {
-                        TopKOptions::smallest()
-                    } else {
-                        TopKOptions::largest()
-                    };
-                    let c = ctx(
-                        &dev,
-                        &format!("top_k_rows {} {rows}x{cols} k={k} smallest={smallest}", K::NAME),
-                        rows * cols,
-                        seed,
-                    );
-                    let got = v.top_k_rows(cols, k, opts).unwrap_or_else(|e| panic!("{c}: {e}"));
-                    let (vals, idx) = (got.values.to_vec().unwrap(), got.indices.to_vec().unwrap());
-                    assert_eq!(idx.len(), rows * k, "{c}");
-                    for row in 0..rows {
-                        let seg = &data[row * cols..(row + 1) * cols];
-                        let order = reference(seg, smallest);
-                        let want: Vec<u32> = order[..k].iter().map(|&i| i as u32).collect();
-                        assert_eq!(idx[row * k..(row + 1) * k], want[..], "row {row}: {c}");
-                        let wv: Vec<K> = order[..k].iter().map(|&i| seg[i]).collect();
-                        assert_eq!(bits(&vals[row * k..(row + 1) * k]), bits(&wv), "row {row} values: {c}");
+                let v = DeviceVec::from_slice(&dev, &data).unwrap();
+                for k in [1usize, 2, 50, 256, 1024, 1500] {
+                    if k > cols {
+                        assert!(v.top_k_rows(cols, k, TopKOptions::largest()).is_err());
+                        continue;
+                    }
+                    for smallest in [false, true] {
+                        let opts = if smallest {
+                            TopKOptions::smallest()
+                        } else {
+                            TopKOptions::largest()
+                        };
+                        let c = ctx(
+                            &dev,
+                            &format!("top_k_rows {} {what} {rows}x{cols} k={k} smallest={smallest}", K::NAME),
+                            rows * cols,
+                            seed,
+                        );
+                        let got = v.top_k_rows(cols, k, opts).unwrap_or_else(|e| panic!("{c}: {e}"));
+                        let (vals, idx) = (got.values.to_vec().unwrap(), got.indices.to_vec().unwrap());
+                        assert_eq!(idx.len(), rows * k, "{c}");
+                        for row in 0..rows {
+                            let seg = &data[row * cols..(row + 1) * cols];
+                            let order = reference(seg, smallest);
+                            let want: Vec<u32> = order[..k].iter().map(|&i| i as u32).collect();
+                            assert_eq!(idx[row * k..(row + 1) * k], want[..], "row {row}: {c}");
+                            let wv: Vec<K> = order[..k].iter().map(|&i| seg[i]).collect();
+                            assert_eq!(bits(&vals[row * k..(row + 1) * k]), bits(&wv), "row {row} values: {c}");
+                        }
                     }
                 }
             }

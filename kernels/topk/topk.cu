@@ -18,10 +18,10 @@
 // Specialised on: T (element), I (index: u32 or u64), K = T and V = I for
 // the sort header, CUPRIM_BLOCK (threads), CUPRIM_RADIX_BITS (the widest
 // digit), CUPRIM_SEG_CAND and CUPRIM_SEG_KMAX (the segment kernel's shared
-// candidates and winners).
+// candidates and winners), CUPRIM_SAMPLE_ITEMS (samples per thread of the
+// window's block).
 
 constexpr u32 RADIX = 1u << CUPRIM_RADIX_BITS;
-constexpr u32 IDX_BITS = 8 * sizeof(I);
 
 // One digit of the composite: `bits` bits at `shift` of the key (part 0)
 // or of the inverted index (part 1).
@@ -135,6 +135,57 @@ template <typename C> __device__ __forceinline__ C topk_append(bool flag, C* cou
     return base + __popc(lanes & ((1u << lane) - 1));
 }
 
+// Counts one element per flagged thread of the warp in `hist` (shared) at
+// its digit `d`. When every flagged lane has the same digit (a narrow band
+// of keys: the sampled candidates, a run of equal values) one lane adds
+// them all, instead of the whole warp serialising on one counter.
+__device__ __forceinline__ void topk_count(u32* hist, bool flag, u32 d) {
+    const u32 lanes = __ballot_sync(0xffffffffu, flag);
+    if (!lanes) return;
+    const u32 leader = __ffs(lanes) - 1;
+    const u32 d0 = __shfl_sync(0xffffffffu, d, leader);
+    if (__all_sync(0xffffffffu, !flag || d == d0)) {
+        if ((threadIdx.x & 31) == leader) atomicAdd(&hist[d0], (u32)__popc(lanes));
+    } else if (flag) {
+        atomicAdd(&hist[d], 1u);
+    }
+}
+
+// Reserves `c` consecutive slots at `*counter` (global) for each thread of
+// the block, two counters at once (c and the counts packed as lo | hi << 16,
+// each at most 4096 per block): one atomic per counter and block. Every
+// thread of the block calls it; returns this thread's first slots.
+// `smem` holds CUPRIM_BLOCK / 32 + 2 u64s of shared memory.
+__device__ __forceinline__ void topk_reserve2(u32 c, u64* counter0, u64* counter1, u64* smem, u64& slot0,
+                                              u64& slot1) {
+    constexpr u32 WARPS = CUPRIM_BLOCK / 32;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    u32 incl = c;
+#pragma unroll
+    for (u32 o = 1; o < 32; o <<= 1) {
+        const u32 y = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += y;
+    }
+    if (lane == 31) smem[warp] = incl;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u32 run = 0;
+        for (u32 w = 0; w < WARPS; w++) {
+            const u32 t = (u32)smem[w];
+            smem[w] = run;
+            run += t;
+        }
+        const u32 n0 = run & 0xffffu, n1 = run >> 16;
+        smem[WARPS] = n0 ? atomicAdd((unsigned long long*)counter0, (unsigned long long)n0) : 0;
+        smem[WARPS + 1] = n1 ? atomicAdd((unsigned long long*)counter1, (unsigned long long)n1) : 0;
+    }
+    __syncthreads();
+    const u32 before = (u32)smem[warp] + incl - c;
+    slot0 = smem[WARPS] + (before & 0xffffu);
+    slot1 = smem[WARPS + 1] + (before >> 16);
+    __syncthreads();  // smem is reused by the next call
+}
+
 // ---------------------------------------------------------------------------
 // Device-wide selection: one launch per digit, state in global memory.
 
@@ -149,6 +200,7 @@ struct TopkState {
     u32 done;           // the chosen bucket is taken whole by the next pass
     u32 finished;       // nothing left to do: later passes return at once
     u32 src;            // the alive set: 0 the input, 1 + b candidate buffer b
+    u64 lo, hi;         // the sampled window (cuprim_topk_sample): ordered keys
     u64 hist[RADIX];    // the histogram of this pass, cleared for the next
 };
 
@@ -159,6 +211,7 @@ struct TopkPass {
     u32 last;        // `next` is the last digit selected on
     u64 flip;        // KR's all ones for the smallest, else 0
     u32 value_only;  // select_nth: no winners, every key digit fixed
+    u32 filtered;    // cuprim_topk_filter ran: the first pass reads `need` from the state
     u64 k;           // picks in all
     u64 cap;         // candidate buffer capacity, elements
 };
@@ -198,7 +251,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
                 idx = (I)i;
             } else {
                 okey = skeys[i];
-                idx = sidx[i];
+                if (!ps.value_only) idx = sidx[i];  // a value's digits are the key's only
             }
         }
         bool win = false, stay = false;
@@ -211,7 +264,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
                 stay = !done && d == bucket;
             }
         }
-        if (stay) atomicAdd(&hist[topk_digit(okey, idx, ps.next)], 1u);
+        topk_count(hist, stay, stay ? topk_digit(okey, idx, ps.next) : 0);
         if (!ps.value_only) {
             const u64 w = topk_append(win, &st->winners);
             if (win) {
@@ -223,7 +276,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
             const u64 s = topk_append(stay, &st->cand[dst]);
             if (stay) {
                 dkeys[s] = okey;
-                didx[s] = idx;
+                if (!ps.value_only) didx[s] = idx;
             }
         }
     }
@@ -245,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
         st->hist[i] = 0;
     }
     __syncthreads();
-    const u64 need = ps.first ? ps.k : st->need;
+    const u64 need = ps.first && !ps.filtered ? ps.k : st->need;
     u32 b;
     u64 above;
     topk_choose<u64>(totals, need, scratch, b, above);
@@ -258,11 +311,179 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
         st->bucket = b;
         st->done = (!ps.value_only && totals[b] == need - above) || ps.last;
         st->key = p.kpre | (ps.next.part == 0 ? (u64)b << ps.next.shift : 0);
-        // The alive set is where this pass stored it, or else the input;
-        // the buffer not holding it is empty for the next pass to fill.
-        st->src = store ? dst + 1 : 0;
-        st->cand[dst ^ 1] = 0;
-        if (!store) st->cand[dst] = 0;
+        // The alive set is where this pass stored it, or else where this
+        // pass read it; the other buffer is emptied for the next pass to
+        // fill.
+        st->src = store ? dst + 1 : src;
+        if (store) st->cand[dst ^ 1] = 0;
+        else st->cand[dst] = 0;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The sampled window (SampleSelect): before the passes, one block reads
+// TOPK_SAMPLES elements spread evenly over the input and picks two of them,
+// `lo` and `hi`, that bracket the k-th of the order with high probability
+// (the host chooses their ranks in the sample from k / n). One read of the
+// input (cuprim_topk_filter) then takes every element above `hi` as a
+// winner and keeps those in [lo, hi] as candidates; when the k-th is among
+// them (checked exactly, by counting), the passes select on the few
+// candidates instead of the input. Otherwise they start over on the input:
+// the sample only ever costs time, never correctness.
+
+constexpr u32 TOPK_SAMPLE_ITEMS = CUPRIM_SAMPLE_ITEMS;  // samples per thread, in registers
+constexpr u64 TOPK_SAMPLES = (u64)TOPK_SAMPLE_ITEMS * CUPRIM_BLOCK;
+
+// The r-th largest (1-based) of the block's N * CUPRIM_BLOCK samples
+// (`keys`, N held by each thread): by radix select over the key's digits.
+// r = 0 gives the largest possible key, r > the sample count gives 0.
+template <int N>
+__device__ __forceinline__ KR topk_sample_rank(const KR (&keys)[N], u64 r, u32* hist, u64* scratch) {
+    if (r == 0) return ~(KR)0;
+    if (r > (u64)N * CUPRIM_BLOCK) return 0;
+    KR pre = 0, mask = 0;
+    u64 need = r;
+    for (u32 top = 8 * sizeof(T); top > 0;) {
+        const u32 bits = top < CUPRIM_RADIX_BITS ? top : CUPRIM_RADIX_BITS, shift = top - bits;
+        const u32 dmask = (1u << bits) - 1;
+        for (u32 i = threadIdx.x; i < RADIX; i += CUPRIM_BLOCK) hist[i] = 0;
+        __syncthreads();
+#pragma unroll
+        for (int m = 0; m < N; m++) {
+            const bool alive = (keys[m] & mask) == pre;
+            topk_count(hist, alive, (u32)(keys[m] >> shift) & dmask);
+        }
+        __syncthreads();
+        u32 b;
+        u64 above;
+        topk_choose<u32>(hist, need, scratch, b, above);
+        need -= above;
+        pre |= (KR)b << shift;
+        mask |= (KR)dmask << shift;
+        top = shift;
+    }
+    return pre;
+}
+
+// The window's lower rank for the k-th of n from S evenly spaced samples:
+// about lambda = k S / n samples lie above the k-th (binomially); the rank
+// sits four standard deviations and two above that. (The host's
+// plan::window_ranks is the same formula for the device-wide window.)
+__device__ __forceinline__ u64 topk_window_lo(u64 k, u64 n, u64 samples) {
+    const double lambda = (double)k * (double)samples / (double)n;
+    return (u64)ceil(lambda + 4.0 * sqrt(lambda)) + 2;
+}
+
+// One block: samples element j * (n / S) + (n / S) / 2 for j < S (n >= 2S),
+// and writes the window: lo = the r_lo-th largest sample, hi = the r_hi-th.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+    cuprim_topk_sample(const T* __restrict__ in, u64 n, TopkState* st, u64 r_lo, u64 r_hi, u64 flip) {
+    __shared__ u32 hist[RADIX];
+    __shared__ u64 scratch[CUPRIM_BLOCK + 1];
+    const u64 stride = n / TOPK_SAMPLES;
+    KR keys[TOPK_SAMPLE_ITEMS];
+#pragma unroll
+    for (u32 m = 0; m < TOPK_SAMPLE_ITEMS; m++) {
+        const u64 j = (u64)m * CUPRIM_BLOCK + threadIdx.x;
+        keys[m] = topk_okey(in[j * stride + stride / 2], (KR)flip);
+    }
+    const KR lo = topk_sample_rank(keys, r_lo, hist, scratch);
+    const KR hi = topk_sample_rank(keys, r_hi, hist, scratch);
+    if (threadIdx.x == 0) {
+        st->lo = lo;
+        st->hi = hi;
+    }
+}
+
+// One read of the input against the window: elements above `hi` are
+// winners (written to the outputs unless value_only, counted in
+// st->winners), elements in [lo, hi] candidates (to candidate buffer 0, at
+// most ps.cap, counted in st->cand[0]). The last block checks that the k-th
+// is among the candidates (winners < k <= winners + candidates, and every
+// candidate stored) and sets the state for the first pass: over the
+// candidates with k - winners still needed, or else over the input from
+// nothing.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+    cuprim_topk_filter(const T* __restrict__ in, u64 n, KR* __restrict__ ckeys, I* __restrict__ cidx,
+                       T* __restrict__ out_vals, I* __restrict__ out_idx, TopkState* st, u32* ticket, TopkPass ps) {
+    __shared__ u64 smem[CUPRIM_BLOCK / 32 + 2];
+    constexpr int ITEMS = 16 / sizeof(T);  // at least 2: x[1] holds the tail element
+    typedef cuprim_vec<T, 16 / sizeof(T)> V;
+    const KR lo = (KR)st->lo, hi = (KR)st->hi, flip = (KR)ps.flip;
+    const cuprim_split<16 / sizeof(T)> s(n, cuprim_misalign<16 / sizeof(T)>(in));
+    const V* __restrict__ vin = s.body(in);
+    const u64 stride = cuprim_thread_count(), tid = cuprim_thread_id();
+    // Whole blocks run every round together (the reservation is block-wide);
+    // the last round takes the head and tail elements (fewer than a vector each).
+    const u64 rounds = (s.vectors + stride - 1) / stride;
+    for (u64 r = 0; r <= rounds; r++) {
+        T x[ITEMS];
+        u64 first = 0;  // the index of x[0]; x[1] is the tail element in the last round
+        u32 have = 0;   // bit j: x[j] is an element
+        if (r < rounds) {
+            const u64 v = r * stride + tid;
+            if (v < s.vectors) {
+                const V y = cuprim_load_stream<false>(vin + v);
+#pragma unroll
+                for (int j = 0; j < 16 / (int)sizeof(T); j++) x[j] = y.v[j];
+                first = s.index(v, 0);
+                have = (1u << (16 / sizeof(T))) - 1;
+            }
+        } else {
+            if (tid < s.head) {
+                x[0] = in[tid];
+                first = tid;
+                have |= 1;
+            }
+            if (s.tail + tid < n) {
+                x[1] = in[s.tail + tid];
+                have |= 2;
+            }
+        }
+        u32 win = 0, cand = 0;
+        KR o[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            if (have >> j & 1) {
+                o[j] = topk_okey(x[j], flip);
+                win |= (u32)(o[j] > hi) << j;
+                cand |= (u32)(o[j] >= lo && o[j] <= hi) << j;
+            }
+        }
+        if (!__syncthreads_or(win | cand)) continue;
+        u64 w, c;
+        topk_reserve2(__popc(win) | (u32)__popc(cand) << 16, &st->winners, &st->cand[0], smem, w, c);
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            const u64 at = r < rounds ? first + j : (j == 0 ? first : s.tail + tid);
+            if (win >> j & 1) {
+                if (!ps.value_only && w < ps.k) {
+                    out_vals[w] = x[j];
+                    out_idx[w] = (I)at;
+                }
+                w++;
+            } else if (cand >> j & 1) {
+                if (c < ps.cap) {
+                    ckeys[c] = o[j];
+                    if (!ps.value_only) cidx[c] = (I)at;
+                }
+                c++;
+            }
+        }
+    }
+    if (!cuprim_last_block(ticket)) return;
+    if (threadIdx.x == 0) {
+        const u64 above = __ldcg((const unsigned long long*)&st->winners);
+        const u64 count = __ldcg((const unsigned long long*)&st->cand[0]);
+        if (above < ps.k && above + count >= ps.k && count <= ps.cap) {
+            st->need = ps.k - above;
+            st->src = 1;
+        } else {
+            st->need = ps.k;
+            st->winners = 0;
+            st->cand[0] = 0;
+            st->src = 0;
+        }
     }
 }
 
@@ -324,6 +545,61 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 
 typedef u32 SI;  // index within a segment
 
+// Appends (o, i) for each flagged thread of the warp to the shared
+// candidates, at `*counter` (one shared atomic per warp; past
+// CUPRIM_SEG_CAND only counted).
+__device__ __forceinline__ void topk_put(bool flag, KR o, SI i, KR* ckeys, SI* cidx, u32* counter) {
+    const u32 lanes = __ballot_sync(0xffffffffu, flag);
+    if (!lanes) return;
+    const u32 lane = threadIdx.x & 31, leader = __ffs(lanes) - 1;
+    u32 base = 0;
+    if (lane == leader) base = atomicAdd(counter, (u32)__popc(lanes));
+    base = __shfl_sync(0xffffffffu, base, leader);
+    const u32 at = base + __popc(lanes & ((1u << lane) - 1));
+    if (flag && at < CUPRIM_SEG_CAND) {
+        ckeys[at] = o;
+        cidx[at] = i;
+    }
+}
+
+// One read of a segment (by the whole block, 16-byte vectors, four in
+// flight per thread): its elements at or above `lo` to the shared
+// candidates (counted in *counter, which starts at 0).
+__device__ __forceinline__ void topk_segment_filter(const T* row, u32 len, KR lo, KR flip, KR* ckeys, SI* cidx,
+                                                    u32* counter) {
+    constexpr int ITEMS = 16 / sizeof(T);
+    constexpr u32 U = 4;
+    typedef cuprim_vec<T, ITEMS> V;
+    const cuprim_split<ITEMS> s(len, cuprim_misalign<ITEMS>(row));
+    const V* vrow = s.body(row);
+    const u32 rounds = (u32)((s.vectors + U * CUPRIM_BLOCK - 1) / (U * CUPRIM_BLOCK));
+    for (u32 r = 0; r < rounds; r++) {
+        V y[U];
+#pragma unroll
+        for (u32 u = 0; u < U; u++) {
+            const u32 v = (r * U + u) * CUPRIM_BLOCK + threadIdx.x;
+            if (v < s.vectors) y[u] = cuprim_load_ro(vrow + v);
+        }
+#pragma unroll
+        for (u32 u = 0; u < U; u++) {
+            const u32 v = (r * U + u) * CUPRIM_BLOCK + threadIdx.x;
+            const bool valid = v < s.vectors;
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++) {
+                const KR o = valid ? topk_okey(y[u].v[j], flip) : 0;
+                topk_put(valid && o >= lo, o, (SI)s.index(v, j), ckeys, cidx, counter);
+            }
+        }
+    }
+    // The head and the tail: fewer than a vector each.
+    const bool h = threadIdx.x < s.head;
+    const KR oh = h ? topk_okey(row[threadIdx.x], flip) : 0;
+    topk_put(h && oh >= lo, oh, threadIdx.x, ckeys, cidx, counter);
+    const u32 t = (u32)s.tail + threadIdx.x;
+    const KR ot = t < len ? topk_okey(row[t], flip) : 0;
+    topk_put(t < len && ot >= lo, ot, t, ckeys, cidx, counter);
+}
+
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     cuprim_topk_segments(const T* __restrict__ in, const u64* __restrict__ offsets, u64 cols, u32 k,
                          T* __restrict__ out_vals, SI* __restrict__ out_idx, u64 flip64) {
@@ -350,6 +626,33 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
         for (u32 i = threadIdx.x; i < len; i += CUPRIM_BLOCK) {
             ckeys[i] = topk_okey(row[i], flip);
             cidx[i] = i;
+        }
+    }
+    // A long segment: a sampled window first, as the device-wide selection
+    // does (cuprim_topk_sample, in this block, lo only): when the k-th is
+    // among the elements at or above `lo` and they fit, the passes run on
+    // them in shared memory, after one read of the segment.
+    constexpr int SEG_SAMPLE_ITEMS = 4;
+    constexpr u32 SEG_SAMPLES = SEG_SAMPLE_ITEMS * CUPRIM_BLOCK;
+    if (!in_smem && len >= 2 * SEG_SAMPLES) {
+        const u64 r_lo = topk_window_lo(k, len, SEG_SAMPLES);
+        if (r_lo <= SEG_SAMPLES && r_lo * (len / SEG_SAMPLES) <= CUPRIM_SEG_CAND / 2) {
+            const u32 stride = len / SEG_SAMPLES;
+            KR keys[SEG_SAMPLE_ITEMS];
+#pragma unroll
+            for (int m = 0; m < SEG_SAMPLE_ITEMS; m++)
+                keys[m] = topk_okey(row[(m * CUPRIM_BLOCK + threadIdx.x) * stride + stride / 2], flip);
+            const KR lo = topk_sample_rank(keys, r_lo, hist, scratch);
+            if (threadIdx.x == 0) counters[0] = 0;
+            __syncthreads();
+            topk_segment_filter(row, len, lo, flip, ckeys, cidx, &counters[0]);
+            __syncthreads();
+            const u32 got = counters[0];
+            if (got >= k && got <= CUPRIM_SEG_CAND) {
+                in_smem = true;
+                held = got;
+            }
+            __syncthreads();  // every thread has read the count before it is reset
         }
     }
     if (threadIdx.x == 0) counters[1] = 0;

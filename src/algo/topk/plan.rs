@@ -16,7 +16,14 @@ use std::mem::size_of;
 template!(
     TOPK,
     "topk/topk.cu",
-    ["cuprim_topk_pass", "cuprim_topk_sort_small", "cuprim_topk_segments", "cuprim_topk_rest"],
+    [
+        "cuprim_topk_sample",
+        "cuprim_topk_filter",
+        "cuprim_topk_pass",
+        "cuprim_topk_sort_small",
+        "cuprim_topk_segments",
+        "cuprim_topk_rest"
+    ],
     headers: [RADIX_SORT_COMMON]
 );
 
@@ -32,6 +39,10 @@ pub(crate) const SEG_KMAX: usize = 1024;
 const SORT_SMALL_MAX: usize = 2048;
 /// Inputs up to this many elements (with k <= SEG_KMAX, u32 indices) are selected by one block.
 pub(crate) const ONE_BLOCK_MAX: usize = 1 << 14;
+/// Samples per thread of the window's one block (8192 in all; registers: 32 keys per thread).
+const SAMPLE_ITEMS: u32 = 32;
+/// Elements sampled for the window.
+const SAMPLES: u64 = SAMPLE_ITEMS as u64 * BLOCK as u64;
 
 /// The top-k module of elements `T` and indices `I`.
 pub(crate) struct TopkKernel<T, I>(PhantomData<fn() -> (T, I)>);
@@ -51,6 +62,7 @@ impl<T: Element, I: IndexElement> Specialise for TopkKernel<T, I> {
         w.constant("CUPRIM_RADIX_BITS", RADIX_BITS as i64);
         w.constant("CUPRIM_SEG_CAND", SEG_CAND as i64);
         w.constant("CUPRIM_SEG_KMAX", SEG_KMAX as i64);
+        w.constant("CUPRIM_SAMPLE_ITEMS", SAMPLE_ITEMS as i64);
         w.elem::<T>("T");
         w.elem::<I>("I");
         w.typedef("K", "T");
@@ -85,6 +97,7 @@ struct Pass {
     last: u32,
     flip: u64,
     value_only: u32,
+    filtered: u32,
     k: u64,
     cap: u64,
 }
@@ -94,8 +107,9 @@ struct Pass {
 unsafe impl KernelArg for Pass {}
 
 /// Bytes of the kernel's `TopkState`: the key, the prefix (4 x u64), need,
-/// alive, winners, two candidate counts, four u32 flags, 2^RADIX_BITS u64 counts.
-const STATE_BYTES: u64 = 8 + 32 + 24 + 16 + 16 + 8 * (1 << RADIX_BITS);
+/// alive, winners, two candidate counts, four u32 flags, the window (2 x
+/// u64), 2^RADIX_BITS u64 counts.
+const STATE_BYTES: u64 = 8 + 32 + 24 + 16 + 16 + 16 + 8 * (1 << RADIX_BITS);
 
 /// The digits selected on, from the top: the key's bits, then (unless
 /// `key_only`) the index's.
@@ -149,10 +163,29 @@ pub(crate) struct Picks<T, I> {
     pub indices: Ptr<I>,
 }
 
+/// The window's ranks in the sample (cuprim_topk_sample): `lo` is the
+/// r_lo-th largest sample, `hi` the r_hi-th (0: no upper bound). About
+/// lambda = k * SAMPLES / n samples lie above the k-th of the order
+/// (binomially); the ranks sit four standard deviations (and two) either
+/// side, so the k-th falls outside the window about once in 10^5 inputs of
+/// random order, and then the passes run on the whole input instead.
+fn window_ranks(n: u64, k: u64) -> (u64, u64) {
+    let lambda = k as f64 * SAMPLES as f64 / n as f64;
+    let spread = 4.0 * lambda.sqrt();
+    let r_lo = (lambda + spread).ceil() as u64 + 2;
+    let r_hi = (lambda - spread - 2.0).floor().max(0.0) as u64;
+    (r_lo, r_hi)
+}
+
 /// Radix select over the `n` elements at `input` (n >= 1, 1 <= k <= n):
 /// with `picks`, writes the k first of the order there (unordered) and
 /// returns None; without, fixes every key digit of the k-th and returns
 /// its ordered key bits (XOR `flip`).
+///
+/// Inputs of 2 x SAMPLES elements or more are first filtered through a
+/// sampled window (`cuprim_topk_sample`, `cuprim_topk_filter`: one read),
+/// so the passes usually run on a few candidates; when the window misses
+/// the k-th they run on the input.
 fn radix_select<T: Element, I: IndexElement>(
     dev: &CudaDevice,
     input: Ptr<T>,
@@ -164,16 +197,26 @@ fn radix_select<T: Element, I: IndexElement>(
     let kernel = TopkKernel::<T, I>::new();
     let module = dev.module(&kernel)?;
     // SAFETY: matches `cuprim_topk_pass(const T* in, u64 n, KR* ckeys, I* cidx, T* out_vals, I* out_idx,
-    // TopkState* st, u32* ticket, TopkPass ps)`: reads n elements of `in` (or the candidates counted in
-    // the state), writes at most ps.cap candidates to each of the two halves of ckeys / cidx, at most
-    // k picks to out_vals / out_idx (none when ps.value_only), and the state.
+    // TopkState* st, u32* ticket, TopkPass ps)` and `cuprim_topk_filter` (the same parameters): read n
+    // elements of `in` (or the candidates counted in the state), write at most ps.cap candidates to each
+    // of the two halves of ckeys / cidx, at most k picks to out_vals / out_idx (none when ps.value_only),
+    // and the state.
     let entry: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Ptr<u32>, Pass)> =
         unsafe { Entry::declare("cuprim_topk_pass") };
+    // SAFETY: as above.
+    let filter: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Ptr<u32>, Pass)> =
+        unsafe { Entry::declare("cuprim_topk_filter") };
+    // SAFETY: matches `cuprim_topk_sample(const T* in, u64 n, TopkState* st, u64 r_lo, u64 r_hi, u64
+    // flip)`: one block reads SAMPLES elements of `in` (n >= 2 * SAMPLES) and writes the state's window.
+    let sample: Entry<(Ptr<T>, u64, Ptr<u8>, u64, u64, u64)> = unsafe { Entry::declare("cuprim_topk_sample") };
     let n64 = n as u64;
     // Candidates are stored when at most ~1/6 of the input is still in the
     // running (writing and re-reading them then costs less than a re-read
     // of the input: 2 x 8 B per candidate against 4 B per element).
     let cap = (n64 / 6 + 4096).min(n64);
+    let (r_lo, r_hi) = window_ranks(n64, k as u64);
+    // The window is worth a read when its expected candidates fit the buffer.
+    let filtered = n64 >= 2 * SAMPLES && (r_lo.min(SAMPLES + 1) - r_hi) * (n64 / SAMPLES) <= cap / 2;
     let mut layout = ScratchLayout::new();
     let state = layout.zeroed::<u8>(STATE_BYTES);
     let ckeys = layout.uninit_aligned::<u8>(2 * cap * key_bytes::<T>() as u64);
@@ -184,24 +227,30 @@ fn radix_select<T: Element, I: IndexElement>(
     let ticket = dev.counter(Counter::TopkTicket);
     let flip = flip::<T>(smallest);
     let (vals, idx) = picks.map_or((Ptr::null(), Ptr::null()), |p| (p.values, p.indices));
+    let pass = |j: usize| Pass {
+        cur: if j > 0 { ds[j - 1] } else { Digit::default() },
+        next: ds.get(j).copied().unwrap_or_default(),
+        first: (j == 0) as u32,
+        last: (j + 1 == ds.len()) as u32,
+        flip,
+        value_only: value_only as u32,
+        filtered: filtered as u32,
+        k: k as u64,
+        cap,
+    };
     dev.with_scratch(&layout, |s| {
         let st = s.at(state);
+        let args = |ps: Pass| (input, n64, s.at(ckeys), s.at(cidx), vals, idx, st, ticket, ps);
+        if filtered {
+            dev.launch(&module, sample, Grid::new(1, BLOCK), (input, n64, st, r_lo, r_hi, flip))?;
+            let fblocks = wave(dev, &module, filter, n64)?;
+            dev.launch(&module, filter, Grid::new(fblocks, BLOCK), args(pass(0)))?;
+        }
         // Pass j histograms digit j (j < D) and, for j > 0, sorts by digit
         // j - 1; pass D only takes the last bucket (not needed for a value).
         let passes = if value_only { ds.len() } else { ds.len() + 1 };
         for j in 0..passes {
-            let ps = Pass {
-                cur: if j > 0 { ds[j - 1] } else { Digit::default() },
-                next: ds.get(j).copied().unwrap_or_default(),
-                first: (j == 0) as u32,
-                last: (j + 1 == ds.len()) as u32,
-                flip,
-                value_only: value_only as u32,
-                k: k as u64,
-                cap,
-            };
-            let args = (input, n64, s.at(ckeys), s.at(cidx), vals, idx, st, ticket, ps);
-            dev.launch(&module, entry, Grid::new(blocks, BLOCK), args)?;
+            dev.launch(&module, entry, Grid::new(blocks, BLOCK), args(pass(j)))?;
         }
         if value_only {
             Ok(Some(u64::from_le_bytes(dev.read_back::<8>(st.raw(), "reading the selected key")?)))
