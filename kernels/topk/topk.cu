@@ -19,7 +19,8 @@
 // the sort header, CUPRIM_BLOCK (threads), CUPRIM_RADIX_BITS (the widest
 // digit), CUPRIM_SEG_CAND and CUPRIM_SEG_KMAX (the segment kernel's shared
 // candidates and winners), CUPRIM_SAMPLE_ITEMS (samples per thread of the
-// window's block).
+// window's block), CUPRIM_FINISH_ITEMS (window candidates per thread of
+// cuprim_topk_finish).
 
 constexpr u32 RADIX = 1u << CUPRIM_RADIX_BITS;
 
@@ -81,10 +82,11 @@ __device__ __forceinline__ T topk_value(KR okey, KR flip) {
 // Finds, among `RADIX` counts in `hist` (shared, any count type C), the
 // bucket b holding the `need`-th largest: sum(hist[> b]) < need <=
 // sum(hist[>= b]). Every thread gets b and sum(hist[> b]). `scratch` holds
-// CUPRIM_BLOCK + 1 u64s of shared memory.
-template <typename C>
+// THREADS + 1 u64s of shared memory (THREADS: the block's).
+template <typename C, u32 THREADS = CUPRIM_BLOCK>
 __device__ __forceinline__ void topk_choose(const C* hist, u64 need, u64* scratch, u32& bucket, u64& above) {
-    constexpr u32 PER = (RADIX + CUPRIM_BLOCK - 1) / CUPRIM_BLOCK;
+    constexpr u32 PER = (RADIX + THREADS - 1) / THREADS, WARPS = THREADS / 32;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x / 32;
     // Thread t owns buckets from the top: RADIX-1-t*PER down.
     u64 mine = 0;
 #pragma unroll
@@ -92,16 +94,29 @@ __device__ __forceinline__ void topk_choose(const C* hist, u64 need, u64* scratc
         const int b = (int)RADIX - 1 - (int)(threadIdx.x * PER + j);
         if (b >= 0) mine += hist[b];
     }
-    scratch[threadIdx.x] = mine;
-    __syncthreads();
-    // Inclusive scan over threads (Hillis-Steele in shared memory: 8 rounds).
-    for (u32 off = 1; off < CUPRIM_BLOCK; off <<= 1) {
-        const u64 add = threadIdx.x >= off ? scratch[threadIdx.x - off] : 0;
-        __syncthreads();
-        scratch[threadIdx.x] += add;
-        __syncthreads();
+    // Inclusive scan over the block's threads: within each warp by
+    // shuffles, then over the warps' totals by the first warp.
+    u64 incl = mine;
+#pragma unroll
+    for (u32 o = 1; o < 32; o <<= 1) {
+        const u64 y = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += y;
     }
-    const u64 incl = scratch[threadIdx.x], excl = incl - mine;
+    if (lane == 31) scratch[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        const u64 t = lane < WARPS ? scratch[lane] : 0;
+        u64 run = t;
+#pragma unroll
+        for (u32 o = 1; o < 32; o <<= 1) {
+            const u64 y = __shfl_up_sync(0xffffffffu, run, o);
+            if (lane >= o) run += y;
+        }
+        if (lane < WARPS) scratch[lane] = run - t;  // the warps before
+    }
+    __syncthreads();
+    incl += scratch[warp];
+    const u64 excl = incl - mine;
     __syncthreads();
     if (excl < need && need <= incl) {
         u64 run = excl;
@@ -110,15 +125,15 @@ __device__ __forceinline__ void topk_choose(const C* hist, u64 need, u64* scratc
             if (b < 0) break;
             const u64 c = hist[b];
             if (run + c >= need) {
-                scratch[CUPRIM_BLOCK] = (u64)b;  // the bucket
-                scratch[0] = run;                // the count above it
+                scratch[THREADS] = (u64)b;  // the bucket
+                scratch[0] = run;           // the count above it
                 break;
             }
             run += c;
         }
     }
     __syncthreads();
-    bucket = (u32)scratch[CUPRIM_BLOCK];
+    bucket = (u32)scratch[THREADS];
     above = scratch[0];
     __syncthreads();
 }
@@ -136,19 +151,16 @@ template <typename C> __device__ __forceinline__ C topk_append(bool flag, C* cou
 }
 
 // Counts one element per flagged thread of the warp in `hist` (shared) at
-// its digit `d`. When every flagged lane has the same digit (a narrow band
-// of keys: the sampled candidates, a run of equal values) one lane adds
-// them all, instead of the whole warp serialising on one counter.
+// its digit `d`: the lanes with the same digit are found together
+// (__match_any_sync) and the first adds them all, so the warp never
+// serialises on one counter (skewed digits: uniform floats' top bits, a
+// narrow band of candidates, runs of equal values).
 __device__ __forceinline__ void topk_count(u32* hist, bool flag, u32 d) {
     const u32 lanes = __ballot_sync(0xffffffffu, flag);
     if (!lanes) return;
-    const u32 leader = __ffs(lanes) - 1;
-    const u32 d0 = __shfl_sync(0xffffffffu, d, leader);
-    if (__all_sync(0xffffffffu, !flag || d == d0)) {
-        if ((threadIdx.x & 31) == leader) atomicAdd(&hist[d0], (u32)__popc(lanes));
-    } else if (flag) {
-        atomicAdd(&hist[d], 1u);
-    }
+    // Unflagged lanes take a digit no bucket has.
+    const u32 peers = __match_any_sync(0xffffffffu, flag ? d : 0xffffffffu);
+    if (flag && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&hist[d], (u32)__popc(peers));
 }
 
 // Reserves `c` consecutive slots at `*counter` (global) for each thread of
@@ -222,6 +234,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     __shared__ u32 hist[RADIX];
     __shared__ u64 totals[RADIX];
     __shared__ u64 scratch[CUPRIM_BLOCK + 1];
+    __shared__ u64 smem[CUPRIM_BLOCK / 32 + 2];
     if (st->finished) return;  // the same for every block of the launch
     const TopkPrefix pre = st->prefix;
     const u32 bucket = st->bucket, done = st->done, src = st->src;
@@ -237,46 +250,58 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     for (u32 i = threadIdx.x; i < RADIX; i += CUPRIM_BLOCK) hist[i] = 0;
     __syncthreads();
 
-    const u64 stride = (u64)gridDim.x * CUPRIM_BLOCK;
-    // Whole warps run the loop together (topk_append is warp-wide).
-    const u64 rounds = (count + stride - 1) / stride;
+    const u64 stride = (u64)gridDim.x * CUPRIM_BLOCK, tid = (u64)blockIdx.x * CUPRIM_BLOCK + threadIdx.x;
+    // Whole blocks run every round together (the slot reservation is
+    // block-wide); a round takes P elements per thread, P loads in flight.
+    constexpr u32 P = 4;
+    const u64 rounds = (count + stride * P - 1) / (stride * P);
     for (u64 r = 0; r < rounds; r++) {
-        const u64 i = r * stride + (u64)blockIdx.x * CUPRIM_BLOCK + threadIdx.x;
-        const bool valid = i < count;
-        KR okey = 0;
-        I idx = 0;
-        if (valid) {
-            if (src == 0) {
-                okey = topk_okey(in[i], (KR)ps.flip);
-                idx = (I)i;
-            } else {
-                okey = skeys[i];
-                if (!ps.value_only) idx = sidx[i];  // a value's digits are the key's only
+        KR okey[P];
+        I idx[P];
+        u32 win = 0, stay = 0;
+#pragma unroll
+        for (u32 p = 0; p < P; p++) {
+            const u64 i = (r * P + p) * stride + tid;
+            okey[p] = 0;
+            idx[p] = 0;
+            if (i < count) {
+                if (src == 0) {
+                    okey[p] = topk_okey(in[i], (KR)ps.flip);
+                    idx[p] = (I)i;
+                } else {
+                    okey[p] = skeys[i];
+                    if (!ps.value_only) idx[p] = sidx[i];  // a value's digits are the key's only
+                }
+                if (ps.first) {
+                    stay |= 1u << p;
+                } else if (topk_alive(okey[p], idx[p], pre)) {
+                    const u32 d = topk_digit(okey[p], idx[p], ps.cur);
+                    win |= (u32)(d > bucket || (done && d == bucket)) << p;
+                    stay |= (u32)(!done && d == bucket) << p;
+                }
             }
         }
-        bool win = false, stay = false;
-        if (valid) {
-            if (ps.first) {
-                stay = true;
-            } else if (topk_alive(okey, idx, pre)) {
-                const u32 d = topk_digit(okey, idx, ps.cur);
-                win = d > bucket || (done && d == bucket);
-                stay = !done && d == bucket;
-            }
+#pragma unroll
+        for (u32 p = 0; p < P; p++) {
+            const bool f = stay >> p & 1;
+            topk_count(hist, f, f ? topk_digit(okey[p], idx[p], ps.next) : 0);
         }
-        topk_count(hist, stay, stay ? topk_digit(okey, idx, ps.next) : 0);
-        if (!ps.value_only) {
-            const u64 w = topk_append(win, &st->winners);
-            if (win) {
-                out_vals[w] = topk_value(okey, (KR)ps.flip);
-                out_idx[w] = idx;
+        if (ps.value_only) win = 0;
+        const u32 kept = store ? stay : 0;
+        if (!__syncthreads_or(win | kept)) continue;
+        u64 w, c;
+        topk_reserve2(__popc(win) | (u32)__popc(kept) << 16, &st->winners, &st->cand[dst], smem, w, c);
+#pragma unroll
+        for (u32 p = 0; p < P; p++) {
+            if (win >> p & 1) {
+                out_vals[w] = topk_value(okey[p], (KR)ps.flip);
+                out_idx[w] = idx[p];
+                w++;
             }
-        }
-        if (store) {
-            const u64 s = topk_append(stay, &st->cand[dst]);
-            if (stay) {
-                dkeys[s] = okey;
-                if (!ps.value_only) didx[s] = idx;
+            if (kept >> p & 1) {
+                dkeys[c] = okey[p];
+                if (!ps.value_only) didx[c] = idx[p];
+                c++;
             }
         }
     }
@@ -332,21 +357,22 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 // the sample only ever costs time, never correctness.
 
 constexpr u32 TOPK_SAMPLE_ITEMS = CUPRIM_SAMPLE_ITEMS;  // samples per thread, in registers
-constexpr u64 TOPK_SAMPLES = (u64)TOPK_SAMPLE_ITEMS * CUPRIM_BLOCK;
+constexpr u32 TOPK_SAMPLE_THREADS = 1024;               // the sampling block's threads
+constexpr u64 TOPK_SAMPLES = (u64)TOPK_SAMPLE_ITEMS * TOPK_SAMPLE_THREADS;
 
-// The r-th largest (1-based) of the block's N * CUPRIM_BLOCK samples
-// (`keys`, N held by each thread): by radix select over the key's digits.
-// r = 0 gives the largest possible key, r > the sample count gives 0.
-template <int N>
+// The r-th largest (1-based) of the block's N * THREADS samples (`keys`, N
+// held by each thread): by radix select over the key's digits. r = 0 gives
+// the largest possible key, r > the sample count gives 0.
+template <u32 THREADS, int N>
 __device__ __forceinline__ KR topk_sample_rank(const KR (&keys)[N], u64 r, u32* hist, u64* scratch) {
     if (r == 0) return ~(KR)0;
-    if (r > (u64)N * CUPRIM_BLOCK) return 0;
+    if (r > (u64)N * THREADS) return 0;
     KR pre = 0, mask = 0;
     u64 need = r;
     for (u32 top = 8 * sizeof(T); top > 0;) {
         const u32 bits = top < CUPRIM_RADIX_BITS ? top : CUPRIM_RADIX_BITS, shift = top - bits;
         const u32 dmask = (1u << bits) - 1;
-        for (u32 i = threadIdx.x; i < RADIX; i += CUPRIM_BLOCK) hist[i] = 0;
+        for (u32 i = threadIdx.x; i < RADIX; i += THREADS) hist[i] = 0;
         __syncthreads();
 #pragma unroll
         for (int m = 0; m < N; m++) {
@@ -356,7 +382,7 @@ __device__ __forceinline__ KR topk_sample_rank(const KR (&keys)[N], u64 r, u32* 
         __syncthreads();
         u32 b;
         u64 above;
-        topk_choose<u32>(hist, need, scratch, b, above);
+        topk_choose<u32, THREADS>(hist, need, scratch, b, above);
         need -= above;
         pre |= (KR)b << shift;
         mask |= (KR)dmask << shift;
@@ -366,29 +392,30 @@ __device__ __forceinline__ KR topk_sample_rank(const KR (&keys)[N], u64 r, u32* 
 }
 
 // The window's lower rank for the k-th of n from S evenly spaced samples:
-// about lambda = k S / n samples lie above the k-th (binomially); the rank
-// sits four standard deviations and two above that. (The host's
-// plan::window_ranks is the same formula for the device-wide window.)
+// about lambda = k S / n samples lie above the k-th (binomially, variance
+// lambda (1 - k / n)); the rank sits four standard deviations and two above
+// that. (The host's plan::window_ranks is the same formula for the
+// device-wide window.)
 __device__ __forceinline__ u64 topk_window_lo(u64 k, u64 n, u64 samples) {
-    const double lambda = (double)k * (double)samples / (double)n;
-    return (u64)ceil(lambda + 4.0 * sqrt(lambda)) + 2;
+    const double p = (double)k / (double)n, lambda = p * (double)samples;
+    return (u64)ceil(lambda + 4.0 * sqrt(lambda * (1.0 - p))) + 2;
 }
 
 // One block: samples element j * (n / S) + (n / S) / 2 for j < S (n >= 2S),
 // and writes the window: lo = the r_lo-th largest sample, hi = the r_hi-th.
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+extern "C" __global__ void __launch_bounds__(TOPK_SAMPLE_THREADS)
     cuprim_topk_sample(const T* __restrict__ in, u64 n, TopkState* st, u64 r_lo, u64 r_hi, u64 flip) {
     __shared__ u32 hist[RADIX];
-    __shared__ u64 scratch[CUPRIM_BLOCK + 1];
+    __shared__ u64 scratch[TOPK_SAMPLE_THREADS + 1];
     const u64 stride = n / TOPK_SAMPLES;
     KR keys[TOPK_SAMPLE_ITEMS];
 #pragma unroll
     for (u32 m = 0; m < TOPK_SAMPLE_ITEMS; m++) {
-        const u64 j = (u64)m * CUPRIM_BLOCK + threadIdx.x;
+        const u64 j = (u64)m * TOPK_SAMPLE_THREADS + threadIdx.x;
         keys[m] = topk_okey(in[j * stride + stride / 2], (KR)flip);
     }
-    const KR lo = topk_sample_rank(keys, r_lo, hist, scratch);
-    const KR hi = topk_sample_rank(keys, r_hi, hist, scratch);
+    const KR lo = topk_sample_rank<TOPK_SAMPLE_THREADS>(keys, r_lo, hist, scratch);
+    const KR hi = topk_sample_rank<TOPK_SAMPLE_THREADS>(keys, r_hi, hist, scratch);
     if (threadIdx.x == 0) {
         st->lo = lo;
         st->hi = hi;
@@ -416,6 +443,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     // Whole blocks run every round together (the reservation is block-wide);
     // the last round takes the head and tail elements (fewer than a vector each).
     const u64 rounds = (s.vectors + stride - 1) / stride;
+    u64 above = 0;  // value_only: winners seen by this thread
     for (u64 r = 0; r <= rounds; r++) {
         T x[ITEMS];
         u64 first = 0;  // the index of x[0]; x[1] is the tail element in the last round
@@ -450,6 +478,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
                 cand |= (u32)(o[j] >= lo && o[j] <= hi) << j;
             }
         }
+        // A value's winners are only counted (once per thread, below).
+        if (ps.value_only) {
+            above += __popc(win);
+            win = 0;
+        }
         if (!__syncthreads_or(win | cand)) continue;
         u64 w, c;
         topk_reserve2(__popc(win) | (u32)__popc(cand) << 16, &st->winners, &st->cand[0], smem, w, c);
@@ -470,6 +503,12 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
                 c++;
             }
         }
+    }
+    if (ps.value_only) {
+        // Summed over the warp, then one atomic per warp.
+#pragma unroll
+        for (u32 o = 16; o > 0; o >>= 1) above += __shfl_down_sync(0xffffffffu, above, o);
+        if ((threadIdx.x & 31) == 0 && above) atomicAdd((unsigned long long*)&st->winners, (unsigned long long)above);
     }
     if (!cuprim_last_block(ticket)) return;
     if (threadIdx.x == 0) {
@@ -499,7 +538,7 @@ template <typename IX> __device__ __forceinline__ bool topk_before(KR ka, IX ia,
 template <typename IX> __device__ __forceinline__ void topk_bitonic(KR* keys, IX* idx, u32 p2) {
     for (u32 size = 2; size <= p2; size <<= 1) {
         for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
-            for (u32 t = threadIdx.x; t < p2 / 2; t += CUPRIM_BLOCK) {
+            for (u32 t = threadIdx.x; t < p2 / 2; t += blockDim.x) {
                 const u32 lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
                 const bool up = (lo & size) == 0;  // this run sorts largest first
                 const KR ka = keys[lo], kb = keys[hi];
@@ -516,23 +555,109 @@ template <typename IX> __device__ __forceinline__ void topk_bitonic(KR* keys, IX
     }
 }
 
+// The one-block sorts run with up to this many threads (any power of two
+// from 32).
+constexpr u32 TOPK_SORT_THREADS = 1024;
+
 // Sorts the k winners of the device-wide selection in place (k <= the
 // dynamic shared memory's pairs).
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+extern "C" __global__ void __launch_bounds__(TOPK_SORT_THREADS)
     cuprim_topk_sort_small(T* __restrict__ vals, I* __restrict__ idx, u32 k, u32 p2, u64 flip64) {
     const KR flip = (KR)flip64;
     extern __shared__ __align__(16) unsigned char topk_smem[];
     KR* const skeys = (KR*)topk_smem;
     I* const sidx = (I*)(topk_smem + ((p2 * sizeof(KR) + 15) & ~15u));  // 16-byte aligned
-    for (u32 i = threadIdx.x; i < p2; i += CUPRIM_BLOCK) {
+    for (u32 i = threadIdx.x; i < p2; i += blockDim.x) {
         skeys[i] = i < k ? topk_okey(vals[i], flip) : (KR)0;
         sidx[i] = i < k ? idx[i] : (I)~(I)0;
     }
     __syncthreads();
     topk_bitonic(skeys, sidx, p2);
-    for (u32 i = threadIdx.x; i < k; i += CUPRIM_BLOCK) {
+    for (u32 i = threadIdx.x; i < k; i += blockDim.x) {
         vals[i] = topk_value(skeys[i], flip);
         idx[i] = sidx[i];
+    }
+}
+
+// The window's candidates, when few (at most CUPRIM_FINISH_ITEMS per
+// thread, in registers: 512 threads leave room for 32 8-byte keys): one
+// block of TOPK_FINISH_THREADS picks
+// the `need` first of the `count` at ckeys / cidx. A radix select over the
+// keys' digits (the candidates re-read from L2) finds the need-th key K;
+// for a value (value_only) that is the answer, written to st->key.
+// Otherwise the candidates at or above K (the need, and any more equal to
+// K) are gathered to dynamic shared memory (p2 pairs, a power of two >=
+// count), sorted there, and the need first written, in order, to the
+// outputs from `above` on (after the window's winners).
+constexpr u32 TOPK_FINISH_THREADS = 512;
+
+extern "C" __global__ void __launch_bounds__(TOPK_FINISH_THREADS, 1)
+    cuprim_topk_finish(const KR* __restrict__ ckeys, const I* __restrict__ cidx, u32 count, u32 p2, u32 need,
+                       u64 above, T* __restrict__ out_vals, I* __restrict__ out_idx, TopkState* st, u64 flip64,
+                       u32 value_only) {
+    __shared__ u32 hist[RADIX];
+    __shared__ u64 scratch[TOPK_FINISH_THREADS + 1];
+    __shared__ u32 gathered;
+    const KR flip = (KR)flip64;
+    // The keys in registers (count <= CUPRIM_FINISH_ITEMS * TOPK_FINISH_THREADS).
+    KR keys[CUPRIM_FINISH_ITEMS];
+#pragma unroll
+    for (u32 j = 0; j < CUPRIM_FINISH_ITEMS; j++) {
+        const u32 i = j * TOPK_FINISH_THREADS + threadIdx.x;
+        keys[j] = i < count ? ckeys[i] : 0;
+    }
+    KR pre = 0, mask = 0;
+    u64 rest = need;
+    for (u32 top = 8 * sizeof(T); top > 0;) {
+        const u32 bits = top < CUPRIM_RADIX_BITS ? top : CUPRIM_RADIX_BITS, shift = top - bits;
+        const u32 dmask = (1u << bits) - 1;
+        for (u32 i = threadIdx.x; i < RADIX; i += TOPK_FINISH_THREADS) hist[i] = 0;
+        __syncthreads();
+#pragma unroll
+        for (u32 j = 0; j < CUPRIM_FINISH_ITEMS; j++) {
+            const bool alive = j * TOPK_FINISH_THREADS + threadIdx.x < count && (keys[j] & mask) == pre;
+            topk_count(hist, alive, (u32)(keys[j] >> shift) & dmask);
+        }
+        __syncthreads();
+        u32 b;
+        u64 before;
+        topk_choose<u32, TOPK_FINISH_THREADS>(hist, rest, scratch, b, before);
+        rest -= before;
+        pre |= (KR)b << shift;
+        mask |= (KR)dmask << shift;
+        top = shift;
+    }
+    if (value_only) {
+        if (threadIdx.x == 0) st->key = (u64)pre;
+        return;
+    }
+    extern __shared__ __align__(16) unsigned char topk_smem[];
+    KR* const skeys = (KR*)topk_smem;
+    I* const sidx = (I*)(topk_smem + ((p2 * sizeof(KR) + 15) & ~15u));  // 16-byte aligned
+    if (threadIdx.x == 0) gathered = 0;
+    __syncthreads();
+#pragma unroll
+    for (u32 j = 0; j < CUPRIM_FINISH_ITEMS; j++) {
+        const u32 i = j * TOPK_FINISH_THREADS + threadIdx.x;
+        if (i < count && keys[j] >= pre) {
+            const u32 at = atomicAdd(&gathered, 1u);
+            skeys[at] = keys[j];
+            sidx[at] = cidx[i];
+        }
+    }
+    __syncthreads();
+    const u32 m = gathered;
+    u32 q = 2;
+    while (q < m) q <<= 1;
+    for (u32 i = m + threadIdx.x; i < q; i += blockDim.x) {
+        skeys[i] = 0;
+        sidx[i] = (I)~(I)0;
+    }
+    __syncthreads();
+    topk_bitonic(skeys, sidx, q);
+    for (u32 i = threadIdx.x; i < need; i += blockDim.x) {
+        out_vals[above + i] = topk_value(skeys[i], flip);
+        out_idx[above + i] = sidx[i];
     }
 }
 
@@ -642,7 +767,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 #pragma unroll
             for (int m = 0; m < SEG_SAMPLE_ITEMS; m++)
                 keys[m] = topk_okey(row[(m * CUPRIM_BLOCK + threadIdx.x) * stride + stride / 2], flip);
-            const KR lo = topk_sample_rank(keys, r_lo, hist, scratch);
+            const KR lo = topk_sample_rank<CUPRIM_BLOCK>(keys, r_lo, hist, scratch);
             if (threadIdx.x == 0) counters[0] = 0;
             __syncthreads();
             topk_segment_filter(row, len, lo, flip, ckeys, cidx, &counters[0]);

@@ -245,7 +245,7 @@ impl CudaDevice {
         self.sm_count
     }
 
-    pub(super) fn shared_optin(&self) -> u32 {
+    pub(crate) fn shared_optin(&self) -> u32 {
         self.shared_optin
     }
 

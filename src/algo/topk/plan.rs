@@ -21,6 +21,7 @@ template!(
         "cuprim_topk_filter",
         "cuprim_topk_pass",
         "cuprim_topk_sort_small",
+        "cuprim_topk_finish",
         "cuprim_topk_segments",
         "cuprim_topk_rest"
     ],
@@ -39,10 +40,25 @@ pub(crate) const SEG_KMAX: usize = 1024;
 const SORT_SMALL_MAX: usize = 2048;
 /// Inputs up to this many elements (with k <= SEG_KMAX, u32 indices) are selected by one block.
 pub(crate) const ONE_BLOCK_MAX: usize = 1 << 14;
-/// Samples per thread of the window's one block (8192 in all; registers: 32 keys per thread).
-const SAMPLE_ITEMS: u32 = 32;
+/// Samples per thread of the window's one block of SAMPLE_THREADS (8192 in all, in registers).
+const SAMPLE_ITEMS: u32 = 8;
+/// The window's block (kernels/topk/topk.cu: TOPK_SAMPLE_THREADS).
+const SAMPLE_THREADS: u32 = 1024;
 /// Elements sampled for the window.
-const SAMPLES: u64 = SAMPLE_ITEMS as u64 * BLOCK as u64;
+const SAMPLES: u64 = SAMPLE_ITEMS as u64 * SAMPLE_THREADS as u64;
+/// Threads of the one-block sorts (kernels/topk/topk.cu: TOPK_SORT_THREADS).
+const SORT_THREADS: u32 = 1024;
+/// Threads of the window's finish (kernels/topk/topk.cu: TOPK_FINISH_THREADS).
+const FINISH_THREADS: u32 = 512;
+/// Window candidates per thread of the finish, in registers: 32 keys of 4
+/// bytes, 16 of 8 (more spill at 512 threads' 128 registers).
+fn finish_items<T>() -> u32 {
+    if key_bytes::<T>() == 8 {
+        16
+    } else {
+        32
+    }
+}
 
 /// The top-k module of elements `T` and indices `I`.
 pub(crate) struct TopkKernel<T, I>(PhantomData<fn() -> (T, I)>);
@@ -63,6 +79,7 @@ impl<T: Element, I: IndexElement> Specialise for TopkKernel<T, I> {
         w.constant("CUPRIM_SEG_CAND", SEG_CAND as i64);
         w.constant("CUPRIM_SEG_KMAX", SEG_KMAX as i64);
         w.constant("CUPRIM_SAMPLE_ITEMS", SAMPLE_ITEMS as i64);
+        w.constant("CUPRIM_FINISH_ITEMS", finish_items::<T>() as i64);
         w.elem::<T>("T");
         w.elem::<I>("I");
         w.typedef("K", "T");
@@ -110,6 +127,13 @@ unsafe impl KernelArg for Pass {}
 /// alive, winners, two candidate counts, four u32 flags, the window (2 x
 /// u64), 2^RADIX_BITS u64 counts.
 const STATE_BYTES: u64 = 8 + 32 + 24 + 16 + 16 + 16 + 8 * (1 << RADIX_BITS);
+/// The state's bytes the host reads after the window's filter: from
+/// `winners` (u64, at byte 56) through `src` (u32, at byte 92), and where in
+/// them `winners`, `cand[0]` and `src` are.
+const STATE_READ: (u64, usize) = (56, 40);
+const AT_WINNERS: usize = 0;
+const AT_CAND0: usize = 8;
+const AT_SRC: usize = 36;
 
 /// The digits selected on, from the top: the key's bits, then (unless
 /// `key_only`) the index's.
@@ -166,26 +190,43 @@ pub(crate) struct Picks<T, I> {
 /// The window's ranks in the sample (cuprim_topk_sample): `lo` is the
 /// r_lo-th largest sample, `hi` the r_hi-th (0: no upper bound). About
 /// lambda = k * SAMPLES / n samples lie above the k-th of the order
-/// (binomially); the ranks sit four standard deviations (and two) either
-/// side, so the k-th falls outside the window about once in 10^5 inputs of
-/// random order, and then the passes run on the whole input instead.
+/// (binomially: variance lambda (1 - k / n)); the ranks sit four standard
+/// deviations (and two) either side, so the k-th falls outside the window
+/// about once in 10^5 inputs of random order, and then the passes run on
+/// the whole input instead. (topk_window_lo in the kernel is the same.)
 fn window_ranks(n: u64, k: u64) -> (u64, u64) {
-    let lambda = k as f64 * SAMPLES as f64 / n as f64;
-    let spread = 4.0 * lambda.sqrt();
+    let p = k as f64 / n as f64;
+    let lambda = p * SAMPLES as f64;
+    let spread = 4.0 * (lambda * (1.0 - p)).sqrt();
     let r_lo = (lambda + spread).ceil() as u64 + 2;
     let r_hi = (lambda - spread - 2.0).floor().max(0.0) as u64;
     (r_lo, r_hi)
 }
 
+/// A one-block sort's launch over `p2` pairs of `KR` keys and `I` indices
+/// in dynamic shared memory (the indices from the next 16-byte boundary).
+fn sort_grid<T, I>(p2: u32, threads: u32) -> Grid {
+    let mut grid = Grid::new(1, threads);
+    grid.shared = (p2 * key_bytes::<T>()).next_multiple_of(16) + p2 * size_of::<I>() as u32;
+    grid
+}
+
+/// What a selection left: for a value, the k-th's ordered key bits (XOR
+/// `flip`); for picks, whether they are already in order.
+struct Selected {
+    key: u64,
+    sorted: bool,
+}
+
 /// Radix select over the `n` elements at `input` (n >= 1, 1 <= k <= n):
-/// with `picks`, writes the k first of the order there (unordered) and
-/// returns None; without, fixes every key digit of the k-th and returns
-/// its ordered key bits (XOR `flip`).
+/// with `picks`, writes the k first of the order there; without, finds the
+/// k-th's ordered key bits.
 ///
 /// Inputs of 2 x SAMPLES elements or more are first filtered through a
-/// sampled window (`cuprim_topk_sample`, `cuprim_topk_filter`: one read),
-/// so the passes usually run on a few candidates; when the window misses
-/// the k-th they run on the input.
+/// sampled window (`cuprim_topk_sample`, `cuprim_topk_filter`: one read);
+/// the host reads back how many candidates it kept (one synchronisation).
+/// A few are sorted by one block (`cuprim_topk_finish`), more go through the
+/// passes; when the window missed the k-th the passes run on the input.
 fn radix_select<T: Element, I: IndexElement>(
     dev: &CudaDevice,
     input: Ptr<T>,
@@ -193,7 +234,7 @@ fn radix_select<T: Element, I: IndexElement>(
     k: usize,
     smallest: bool,
     picks: Option<&Picks<T, I>>,
-) -> Result<Option<u64>> {
+) -> Result<Selected> {
     let kernel = TopkKernel::<T, I>::new();
     let module = dev.module(&kernel)?;
     // SAFETY: matches `cuprim_topk_pass(const T* in, u64 n, KR* ckeys, I* cidx, T* out_vals, I* out_idx,
@@ -209,6 +250,11 @@ fn radix_select<T: Element, I: IndexElement>(
     // SAFETY: matches `cuprim_topk_sample(const T* in, u64 n, TopkState* st, u64 r_lo, u64 r_hi, u64
     // flip)`: one block reads SAMPLES elements of `in` (n >= 2 * SAMPLES) and writes the state's window.
     let sample: Entry<(Ptr<T>, u64, Ptr<u8>, u64, u64, u64)> = unsafe { Entry::declare("cuprim_topk_sample") };
+    // SAFETY: matches `cuprim_topk_finish(const KR* ckeys, const I* cidx, u32 count, u32 p2, u32 need, u64
+    // above, T* out_vals, I* out_idx, TopkState* st, u64 flip, u32 value_only)`: reads `count` candidates,
+    // sorts p2 pairs in dynamic shared memory, writes `need` picks from `above` on (or the state's key).
+    let finish: Entry<(Ptr<u8>, Ptr<I>, u32, u32, u32, u64, Ptr<T>, Ptr<I>, Ptr<u8>, u64, u32)> =
+        unsafe { Entry::declare("cuprim_topk_finish") };
     let n64 = n as u64;
     // Candidates are stored when at most ~1/6 of the input is still in the
     // running (writing and re-reading them then costs less than a re-read
@@ -221,7 +267,6 @@ fn radix_select<T: Element, I: IndexElement>(
     let state = layout.zeroed::<u8>(STATE_BYTES);
     let ckeys = layout.uninit_aligned::<u8>(2 * cap * key_bytes::<T>() as u64);
     let cidx = layout.uninit_aligned::<I>(2 * cap);
-    let blocks = wave(dev, &module, entry, n64)?;
     let value_only = picks.is_none();
     let ds = digits::<T, I>(value_only);
     let ticket = dev.counter(Counter::TopkTicket);
@@ -238,25 +283,57 @@ fn radix_select<T: Element, I: IndexElement>(
         k: k as u64,
         cap,
     };
+    // Pairs one block sorts: a power of two its shared memory holds.
+    let pair = (key_bytes::<T>() + size_of::<I>() as u32) as u64;
+    let finish_max = ((finish_items::<T>() * FINISH_THREADS) as u64).min(1 << (dev.shared_optin() as u64 / pair).ilog2());
     dev.with_scratch(&layout, |s| {
         let st = s.at(state);
+        let read_key = || Ok(u64::from_le_bytes(dev.read_back::<8>(st.raw(), "reading the selected key")?));
         let args = |ps: Pass| (input, n64, s.at(ckeys), s.at(cidx), vals, idx, st, ticket, ps);
+        // The elements the passes read: the input, or the window's candidates.
+        let mut count = n64;
         if filtered {
-            dev.launch(&module, sample, Grid::new(1, BLOCK), (input, n64, st, r_lo, r_hi, flip))?;
-            let fblocks = wave(dev, &module, filter, n64)?;
-            dev.launch(&module, filter, Grid::new(fblocks, BLOCK), args(pass(0)))?;
+            dev.launch(&module, sample, Grid::new(1, SAMPLE_THREADS), (input, n64, st, r_lo, r_hi, flip))?;
+            dev.launch(&module, filter, Grid::new(wave(dev, &module, filter, n64)?, BLOCK), args(pass(0)))?;
+            let head = dev.read_back::<{ STATE_READ.1 }>(st.raw() + STATE_READ.0, "reading the top-k window's count")?;
+            let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
+            let (above, kept) = (word(AT_WINNERS), word(AT_CAND0));
+            if u32::from_le_bytes(head[AT_SRC..AT_SRC + 4].try_into().expect("4 bytes")) == 1 {
+                count = kept;
+                if kept <= finish_max {
+                    let p2 = kept.next_power_of_two().max(2) as u32;
+                    let fargs = (
+                        s.at(ckeys),
+                        s.at(cidx),
+                        kept as u32,
+                        p2,
+                        (k as u64 - above) as u32,
+                        above,
+                        vals,
+                        idx,
+                        st,
+                        flip,
+                        value_only as u32,
+                    );
+                    let mut grid = sort_grid::<T, I>(p2, FINISH_THREADS);
+                    if value_only {
+                        grid.shared = 0; // a value needs no sort
+                    }
+                    dev.launch(&module, finish, grid, fargs)?;
+                    let key = if value_only { read_key()? } else { 0 };
+                    return Ok(Selected { key, sorted: above == 0 });
+                }
+            }
         }
         // Pass j histograms digit j (j < D) and, for j > 0, sorts by digit
         // j - 1; pass D only takes the last bucket (not needed for a value).
+        let blocks = wave(dev, &module, entry, count)?;
         let passes = if value_only { ds.len() } else { ds.len() + 1 };
         for j in 0..passes {
             dev.launch(&module, entry, Grid::new(blocks, BLOCK), args(pass(j)))?;
         }
-        if value_only {
-            Ok(Some(u64::from_le_bytes(dev.read_back::<8>(st.raw(), "reading the selected key")?)))
-        } else {
-            Ok(None)
-        }
+        let key = if value_only { read_key()? } else { 0 };
+        Ok(Selected { key, sorted: false })
     })
 }
 
@@ -270,20 +347,19 @@ pub(crate) fn top_k<T: Element, I: IndexElement>(
     smallest: bool,
     picks: &Picks<T, I>,
 ) -> Result<()> {
-    radix_select::<T, I>(dev, input, n, k, smallest, Some(picks))?;
+    if radix_select::<T, I>(dev, input, n, k, smallest, Some(picks))?.sorted {
+        return Ok(());
+    }
     if k <= SORT_SMALL_MAX {
         let module = dev.module(&TopkKernel::<T, I>::new())?;
         // SAFETY: matches `cuprim_topk_sort_small(T* vals, I* idx, u32 k, u32 p2, u64 flip)`: sorts k
         // pairs in place through p2 pairs of dynamic shared memory.
         let entry: Entry<(Ptr<T>, Ptr<I>, u32, u32, u64)> = unsafe { Entry::declare("cuprim_topk_sort_small") };
-        let p2 = k.next_power_of_two() as u32;
-        let mut grid = Grid::new(1, BLOCK);
-        // The keys, then the indices from the next 16-byte boundary.
-        grid.shared = (p2 * key_bytes::<T>()).next_multiple_of(16) + p2 * size_of::<I>() as u32;
+        let p2 = k.next_power_of_two().max(2) as u32;
         dev.launch(
             &module,
             entry,
-            grid,
+            sort_grid::<T, I>(p2, SORT_THREADS.min(p2 / 2).max(32)),
             (picks.values, picks.indices, k as u32, p2, flip::<T>(smallest)),
         )
     } else {
@@ -295,12 +371,12 @@ pub(crate) fn top_k<T: Element, I: IndexElement>(
 
 /// The ordered key bits (XOR the flip) of the k-th of the order (1 <= k <= n).
 pub(crate) fn select_key<T: Element>(dev: &CudaDevice, input: Ptr<T>, n: usize, k: usize, smallest: bool) -> Result<u64> {
-    let key = if n as u64 > u32::MAX as u64 {
+    let sel = if n as u64 > u32::MAX as u64 {
         radix_select::<T, u64>(dev, input, n, k, smallest, None)?
     } else {
         radix_select::<T, u32>(dev, input, n, k, smallest, None)?
     };
-    Ok(key.unwrap_or(0))
+    Ok(sel.key)
 }
 
 /// How the one-block kernel finds its segments.
