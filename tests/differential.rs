@@ -15,7 +15,7 @@
 //! in sixteen is run twice and must give the same bits both times.
 //!
 //! # Tolerances
-//! Integers, min / max, bitwise and user-defined operators, sorts,
+//! Integers, min / max, bitwise and user-defined operators, sorts, top-k,
 //! selections, histograms and data movement are exact (bit for bit; any NaN
 //! matches any NaN where arithmetic makes one). Float sums and scans regroup
 //! additions: with `S` the sum of `|x|` over the `k` terms and `u` the
@@ -41,6 +41,7 @@ mod common;
 use common::Sample;
 use cuprim::algo::histogram::{Bins, Count as HistCount, Histogram};
 use cuprim::algo::sort::SortOptions;
+use cuprim::algo::topk::TopKOptions;
 use cuprim::ops::{Abs, Arith, BinaryOp, Cast, Commutative, Monoid, Negate, Square, UnaryOp};
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not, Predicate};
 use cuprim::prelude::*;
@@ -2436,6 +2437,147 @@ fn sort_pairs_menu() -> Vec<Entry> {
 }
 
 // ---------------------------------------------------------------------------
+// Top-k and selection.
+
+/// k for a top-k of n: log-uniform, 0, n, and now and then n + 1 (an error).
+fn draw_k(g: &mut Gen, n: usize) -> usize {
+    match g.below(10) {
+        0 => n,
+        1 => n + 1,
+        2 => 0,
+        _ => g.log_between(1, n.max(1)).min(n),
+    }
+}
+
+fn top_k_opts(smallest: bool) -> TopKOptions {
+    if smallest {
+        TopKOptions::smallest()
+    } else {
+        TopKOptions::largest()
+    }
+}
+
+/// Positions of `keys` in top-k order: largest (or smallest) first in the
+/// `total_cmp` order, ties to the lower position.
+fn top_k_order<K: Ty>(keys: &[K], smallest: bool) -> Vec<usize> {
+    sort_perm(keys, !smallest, 0, width::<K>())
+}
+
+fn top_k_entry<K: Ty, I: IndexElement + Arith + Ty>() -> Entry {
+    entry(format!("top_k {} as {}", K::NAME, I::NAME), move |g, dev, n| {
+        let p = wild_or_small(g);
+        let keys = values::<K>(g, n, p);
+        let at = Layout::draw(g);
+        let k = draw_k(g, n);
+        let smallest = g.chance(50);
+        let opts = top_k_opts(smallest);
+        if k > n {
+            let up = upload(dev, &keys, at);
+            assert!(
+                on!(up, v => v.top_k_with::<I>(k, opts)).is_err(),
+                "top_k with k = {k} > n must be an error"
+            );
+            exact_all(&up.inside(), &keys, "the input after an error").unwrap_or_else(|e| panic!("{e}"));
+            return Tally {
+                calls: 1,
+                ..Tally::default()
+            };
+        }
+        checked(
+            g,
+            || {
+                let up = upload(dev, &keys, at);
+                let r = on!(up, v => ok(v.top_k_with::<I>(k, opts), "top_k_with"));
+                (ok(r.values.to_vec(), "values"), ok(r.indices.to_vec(), "indices"))
+            },
+            |(vals, idx)| {
+                let order = top_k_order(&keys, smallest);
+                let wi: Vec<I> = order[..k].iter().map(|&i| index_as::<I>(i)).collect();
+                let wv: Vec<K> = order[..k].iter().map(|&i| keys[i]).collect();
+                exact_all(idx, &wi, &format!("top_k k={k} smallest={smallest} indices"))?;
+                exact_all(vals, &wv, &format!("top_k k={k} smallest={smallest} values"))
+            },
+        )
+    })
+}
+
+fn top_k_rows_entry<K: Ty>() -> Entry {
+    entry(format!("top_k_rows {}", K::NAME), move |g, dev, n| {
+        let p = wild_or_small(g);
+        let cols = g.log_between(1, n.max(1));
+        let rows = n / cols;
+        let keys = values::<K>(g, rows * cols, p);
+        let at = Layout::draw(g);
+        let k = g.log_between(1, cols).min(cols).min(1500);
+        let smallest = g.chance(50);
+        checked(
+            g,
+            || {
+                let up = upload(dev, &keys, at);
+                let r = on!(up, v => ok(v.top_k_rows(cols, k, top_k_opts(smallest)), "top_k_rows"));
+                (ok(r.values.to_vec(), "values"), ok(r.indices.to_vec(), "indices"))
+            },
+            |(vals, idx)| {
+                for r in 0..rows {
+                    let row = &keys[r * cols..(r + 1) * cols];
+                    let order = top_k_order(row, smallest);
+                    let wi: Vec<u32> = order[..k].iter().map(|&i| i as u32).collect();
+                    let wv: Vec<K> = order[..k].iter().map(|&i| row[i]).collect();
+                    let what = format!("top_k_rows {rows}x{cols} k={k} smallest={smallest} row {r}");
+                    exact_all(&idx[r * k..(r + 1) * k], &wi, &format!("{what} indices"))?;
+                    exact_all(&vals[r * k..(r + 1) * k], &wv, &format!("{what} values"))?;
+                }
+                Ok(true)
+            },
+        )
+    })
+}
+
+fn select_nth_entry<K: Ty>() -> Entry {
+    entry(format!("select_nth {}", K::NAME), move |g, dev, n| {
+        let p = wild_or_small(g);
+        let keys = values::<K>(g, n, p);
+        let at = Layout::draw(g);
+        let nth = if n == 0 || g.chance(5) { n } else { g.below(n) };
+        if nth >= n {
+            let up = upload(dev, &keys, at);
+            assert!(
+                on!(up, v => v.select_nth(nth)).is_err(),
+                "select_nth({nth}) of {n} must be an error"
+            );
+            return Tally {
+                calls: 1,
+                ..Tally::default()
+            };
+        }
+        checked(
+            g,
+            || {
+                let up = upload(dev, &keys, at);
+                on!(up, v => ok(v.select_nth(nth), "select_nth"))
+            },
+            |got| same_one(*got, keys[top_k_order(&keys, true)[nth]], &format!("select_nth({nth})")),
+        )
+    })
+}
+
+fn topk_menu() -> Vec<Entry> {
+    vec![
+        top_k_entry::<f32, u32>(),
+        top_k_entry::<f64, u64>(),
+        top_k_entry::<u8, u32>(),
+        top_k_entry::<i64, u32>(),
+        top_k_entry::<f16, u32>(),
+        top_k_entry::<bf16, u64>(),
+        top_k_rows_entry::<f32>(),
+        top_k_rows_entry::<u8>(),
+        select_nth_entry::<f32>(),
+        select_nth_entry::<i32>(),
+        select_nth_entry::<f64>(),
+    ]
+}
+
+// ---------------------------------------------------------------------------
 // The tests, one per family so libtest runs them side by side.
 
 #[test]
@@ -2473,6 +2615,11 @@ fn sort_pairs_family() {
     run_family("sort_pairs_family", 0.07, sort_pairs_menu());
 }
 
+#[test]
+fn topk_family() {
+    run_family("topk_family", 0.05, topk_menu());
+}
+
 /// The menus hold at most ~150 (primitive, type, operator) combinations, so
 /// a GPU run compiles a bounded set of kernels.
 #[test]
@@ -2485,6 +2632,7 @@ fn menus_are_bounded() {
         histogram_menu().len(),
         sort_menu().len(),
         sort_pairs_menu().len(),
+        topk_menu().len(),
     ];
     let total: usize = sizes.iter().sum();
     eprintln!("differential menus: {sizes:?} entries, {total} in all");

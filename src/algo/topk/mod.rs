@@ -15,15 +15,21 @@
 //! elements the lower index comes first, so results are deterministic.
 //!
 //! # Algorithm
-//! Radix select (after AIR Top-K, Zhang et al., SC'23; see
-//! `kernels/topk/topk.cu`): each pass histograms one 11-bit digit of the
-//! elements still in the running and chooses, on the device, the bucket
-//! that holds the k-th; elements above it are picked, elements in it stay
-//! in the running (kept in scratch once they are a sixth of the input or
-//! fewer). Ties are broken by the index as further digits. The k picked
-//! are then sorted (in shared memory up to 2048, else by the radix sort).
+//! A sampled window, then radix select (see `kernels/topk/topk.cu`). One
+//! block picks two of 8192 evenly spaced elements that bracket the k-th
+//! with high probability; one read of the input keeps the elements between
+//! them as candidates, and the host reads their count back (one
+//! synchronisation per call). A few candidates are finished by one block;
+//! more go through radix-select passes (after AIR Top-K, Zhang et al.,
+//! SC'23): each histograms one 11-bit digit of the elements still in the
+//! running and chooses, on the device, the bucket that holds the k-th. Ties
+//! are broken by the index as further digits. When the count shows that
+//! the window missed the k-th (an input ordered against the sample), the
+//! passes run on the whole input: slower, never wrong. The k picked are
+//! then sorted (in shared memory up to 2048, else by the radix sort).
 //! Inputs of at most 2^14 elements, and each row or segment of the batched
-//! forms, are handled by one block in shared memory.
+//! forms, are handled by one block in shared memory (long ones through the
+//! same window first).
 
 pub(crate) mod host;
 pub(crate) mod plan;
