@@ -682,6 +682,13 @@ struct Tally {
 }
 
 impl Tally {
+    /// One call, checked by its caller (an error case).
+    fn one() -> Tally {
+        Tally {
+            calls: 1,
+            ..Tally::default()
+        }
+    }
     fn add(&mut self, o: Tally) {
         self.calls += o.calls;
         self.repeats += o.repeats;
@@ -2478,10 +2485,7 @@ fn top_k_entry<K: Ty, I: IndexElement + Arith + Ty>() -> Entry {
                 "top_k with k = {k} > n must be an error"
             );
             exact_all(&up.inside(), &keys, "the input after an error").unwrap_or_else(|e| panic!("{e}"));
-            return Tally {
-                calls: 1,
-                ..Tally::default()
-            };
+            return Tally::one();
         }
         checked(
             g,
@@ -2545,10 +2549,7 @@ fn select_nth_entry<K: Ty>() -> Entry {
                 on!(up, v => v.select_nth(nth)).is_err(),
                 "select_nth({nth}) of {n} must be an error"
             );
-            return Tally {
-                calls: 1,
-                ..Tally::default()
-            };
+            return Tally::one();
         }
         checked(
             g,

@@ -22,6 +22,17 @@ template <typename V> __device__ __forceinline__ V cuprim_shfl_up(const V& v, un
     return cuprim_shfl_words(v, [delta](unsigned w) { return __shfl_up_sync(0xffffffffu, w, delta); });
 }
 
+// Inclusive prefix sum of an integer over the warp's lanes (every lane calls it).
+template <typename V> __device__ __forceinline__ V cuprim_warp_inclusive_sum(V x) {
+    const unsigned lane = threadIdx.x & 31;
+#pragma unroll
+    for (unsigned o = 1; o < 32; o <<= 1) {
+        const V y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    return x;
+}
+
 // Reduces one value per thread of a BLOCK-thread block with Op (apply,
 // identity) in a fixed tree order; the result is valid in thread 0. Ends
 // with a barrier, so it can be called again at once.

@@ -96,22 +96,12 @@ __device__ __forceinline__ void topk_choose(const C* hist, u64 need, u64* scratc
     }
     // Inclusive scan over the block's threads: within each warp by
     // shuffles, then over the warps' totals by the first warp.
-    u64 incl = mine;
-#pragma unroll
-    for (u32 o = 1; o < 32; o <<= 1) {
-        const u64 y = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= o) incl += y;
-    }
+    u64 incl = cuprim_warp_inclusive_sum(mine);
     if (lane == 31) scratch[warp] = incl;
     __syncthreads();
     if (warp == 0) {
         const u64 t = lane < WARPS ? scratch[lane] : 0;
-        u64 run = t;
-#pragma unroll
-        for (u32 o = 1; o < 32; o <<= 1) {
-            const u64 y = __shfl_up_sync(0xffffffffu, run, o);
-            if (lane >= o) run += y;
-        }
+        const u64 run = cuprim_warp_inclusive_sum(t);
         if (lane < WARPS) scratch[lane] = run - t;  // the warps before
     }
     __syncthreads();
@@ -172,12 +162,7 @@ __device__ __forceinline__ void topk_reserve2(u32 c, u64* counter0, u64* counter
                                               u64& slot1) {
     constexpr u32 WARPS = CUPRIM_BLOCK / 32;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-    u32 incl = c;
-#pragma unroll
-    for (u32 o = 1; o < 32; o <<= 1) {
-        const u32 y = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= o) incl += y;
-    }
+    const u32 incl = cuprim_warp_inclusive_sum(c);
     if (lane == 31) smem[warp] = incl;
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -360,13 +345,14 @@ constexpr u32 TOPK_SAMPLE_ITEMS = CUPRIM_SAMPLE_ITEMS;  // samples per thread, i
 constexpr u32 TOPK_SAMPLE_THREADS = 1024;               // the sampling block's threads
 constexpr u64 TOPK_SAMPLES = (u64)TOPK_SAMPLE_ITEMS * TOPK_SAMPLE_THREADS;
 
-// The r-th largest (1-based) of the block's N * THREADS samples (`keys`, N
-// held by each thread): by radix select over the key's digits. r = 0 gives
-// the largest possible key, r > the sample count gives 0.
+// The r-th largest (1-based) of `count` keys held by the block, N per
+// thread in registers (key j of thread t is number j * THREADS + t; those
+// from `count` on are not counted): by radix select over the key's digits.
+// r = 0 gives the largest possible key, r > count gives 0.
 template <u32 THREADS, int N>
-__device__ __forceinline__ KR topk_sample_rank(const KR (&keys)[N], u64 r, u32* hist, u64* scratch) {
+__device__ __forceinline__ KR topk_rank(const KR (&keys)[N], u32 count, u64 r, u32* hist, u64* scratch) {
     if (r == 0) return ~(KR)0;
-    if (r > (u64)N * THREADS) return 0;
+    if (r > count) return 0;
     KR pre = 0, mask = 0;
     u64 need = r;
     for (u32 top = 8 * sizeof(T); top > 0;) {
@@ -376,7 +362,7 @@ __device__ __forceinline__ KR topk_sample_rank(const KR (&keys)[N], u64 r, u32* 
         __syncthreads();
 #pragma unroll
         for (int m = 0; m < N; m++) {
-            const bool alive = (keys[m] & mask) == pre;
+            const bool alive = m * THREADS + threadIdx.x < count && (keys[m] & mask) == pre;
             topk_count(hist, alive, (u32)(keys[m] >> shift) & dmask);
         }
         __syncthreads();
@@ -414,8 +400,8 @@ extern "C" __global__ void __launch_bounds__(TOPK_SAMPLE_THREADS)
         const u64 j = (u64)m * TOPK_SAMPLE_THREADS + threadIdx.x;
         keys[m] = topk_okey(in[j * stride + stride / 2], (KR)flip);
     }
-    const KR lo = topk_sample_rank<TOPK_SAMPLE_THREADS>(keys, r_lo, hist, scratch);
-    const KR hi = topk_sample_rank<TOPK_SAMPLE_THREADS>(keys, r_hi, hist, scratch);
+    const KR lo = topk_rank<TOPK_SAMPLE_THREADS>(keys, (u32)TOPK_SAMPLES, r_lo, hist, scratch);
+    const KR hi = topk_rank<TOPK_SAMPLE_THREADS>(keys, (u32)TOPK_SAMPLES, r_hi, hist, scratch);
     if (threadIdx.x == 0) {
         st->lo = lo;
         st->hi = hi;
@@ -606,27 +592,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_FINISH_THREADS, 1)
         const u32 i = j * TOPK_FINISH_THREADS + threadIdx.x;
         keys[j] = i < count ? ckeys[i] : 0;
     }
-    KR pre = 0, mask = 0;
-    u64 rest = need;
-    for (u32 top = 8 * sizeof(T); top > 0;) {
-        const u32 bits = top < CUPRIM_RADIX_BITS ? top : CUPRIM_RADIX_BITS, shift = top - bits;
-        const u32 dmask = (1u << bits) - 1;
-        for (u32 i = threadIdx.x; i < RADIX; i += TOPK_FINISH_THREADS) hist[i] = 0;
-        __syncthreads();
-#pragma unroll
-        for (u32 j = 0; j < CUPRIM_FINISH_ITEMS; j++) {
-            const bool alive = j * TOPK_FINISH_THREADS + threadIdx.x < count && (keys[j] & mask) == pre;
-            topk_count(hist, alive, (u32)(keys[j] >> shift) & dmask);
-        }
-        __syncthreads();
-        u32 b;
-        u64 before;
-        topk_choose<u32, TOPK_FINISH_THREADS>(hist, rest, scratch, b, before);
-        rest -= before;
-        pre |= (KR)b << shift;
-        mask |= (KR)dmask << shift;
-        top = shift;
-    }
+    const KR pre = topk_rank<TOPK_FINISH_THREADS>(keys, count, need, hist, scratch);  // the need-th key
     if (value_only) {
         if (threadIdx.x == 0) st->key = (u64)pre;
         return;
@@ -767,7 +733,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 #pragma unroll
             for (int m = 0; m < SEG_SAMPLE_ITEMS; m++)
                 keys[m] = topk_okey(row[(m * CUPRIM_BLOCK + threadIdx.x) * stride + stride / 2], flip);
-            const KR lo = topk_sample_rank<CUPRIM_BLOCK>(keys, r_lo, hist, scratch);
+            const KR lo = topk_rank<CUPRIM_BLOCK>(keys, SEG_SAMPLES, r_lo, hist, scratch);
             if (threadIdx.x == 0) counters[0] = 0;
             __syncthreads();
             topk_segment_filter(row, len, lo, flip, ckeys, cidx, &counters[0]);
