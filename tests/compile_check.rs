@@ -270,7 +270,8 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
     // depend on k) is checked once, from the first copy whose log has the
     // ptxas report: with 8 threads, the GPU machine's NVRTC 13.0 returned an
     // empty log for one of the copies compiled alongside an identical
-    // program (a different copy each run). A module is its template and
+    // program (a different copy each run; jit::compile_report now repeats
+    // such a compile, up to three tries). A module is its template and
     // specialisation on one architecture: the display name alone would
     // merge modules that differ only in constants (fast and deterministic
     // scans, 32- and 64-bit sort offsets).

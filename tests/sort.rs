@@ -614,23 +614,8 @@ fn nvrtc_present() -> bool {
     }
 }
 
-/// Compiles with `compile` and checks each kernel's ptxas report: no
-/// spills, no stack frame. NVRTC 13.0 on the GPU machine now and then
-/// returns a log without ptxas' report while other processes compile beside
-/// it (1 to 3 of the ~100 modules of a run, a different one each time, with
-/// either of its two copies of libnvrtc), so a module whose log lacks a
-/// report is compiled again, up to three tries, before it counts as missing.
-fn assert_lean(compile: impl Fn() -> cuprim::Result<Vec<KernelReport>>) -> usize {
-    let reported = |r: &KernelReport| r.log.lines().filter(|l| l.contains("bytes stack frame")).count() == 3;
-    let mut tries = 1;
-    let reports = loop {
-        let reports = compile().unwrap_or_else(|e| panic!("{e}"));
-        if tries == 3 || reports.iter().all(reported) {
-            break reports;
-        }
-        tries += 1;
-        eprintln!("sort compile check: a log without ptxas' report, compiling again (try {tries} of 3)");
-    };
+fn assert_lean(reports: cuprim::Result<Vec<KernelReport>>) -> usize {
+    let reports = reports.unwrap_or_else(|e| panic!("{e}"));
     common::dump_images(&reports);
     let mut kernels = 0;
     for r in &reports {
@@ -655,7 +640,7 @@ type Job = Box<dyn Fn() -> usize + Send + Sync>;
 
 macro_rules! compile_keys {
     ($arch:expr, $($t:ty),*) => {{
-        let jobs: Vec<Job> = vec![$(Box::new(move || assert_lean(|| precompile_sort::<$t>(Target::Arch($arch))))),*];
+        let jobs: Vec<Job> = vec![$(Box::new(move || assert_lean(precompile_sort::<$t>(Target::Arch($arch))))),*];
         jobs
     }};
 }
@@ -671,47 +656,33 @@ fn compile_checks_every_key_type() {
     let mut classic = 0;
     for arch in [80u32, 90] {
         jobs.extend(compile_keys!(arch, u8, i8, u32, i32, u64, i64, f16, bf16, f32, f64));
-        jobs.push(Box::new(move || {
-            assert_lean(|| precompile_sort_pairs::<u32, u32>(Target::Arch(arch)))
-        }));
-        jobs.push(Box::new(move || {
-            assert_lean(|| precompile_sort_pairs::<f32, u32>(Target::Arch(arch)))
-        }));
-        jobs.push(Box::new(move || {
-            assert_lean(|| precompile_sort_pairs::<f64, u32>(Target::Arch(arch)))
-        }));
-        jobs.push(Box::new(move || {
-            assert_lean(|| precompile_sort_pairs::<u32, f64>(Target::Arch(arch)))
-        }));
-        jobs.push(Box::new(move || {
-            assert_lean(|| precompile_sort_pairs::<i64, u64>(Target::Arch(arch)))
-        }));
-        jobs.push(Box::new(move || {
-            assert_lean(|| precompile_sort_pairs::<u8, bf16>(Target::Arch(arch)))
-        }));
-        jobs.push(Box::new(move || {
-            assert_lean(|| precompile_sort_pairs::<f16, i8>(Target::Arch(arch)))
-        }));
+        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<u32, u32>(Target::Arch(arch)))));
+        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<f32, u32>(Target::Arch(arch)))));
+        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<f64, u32>(Target::Arch(arch)))));
+        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<u32, f64>(Target::Arch(arch)))));
+        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<i64, u64>(Target::Arch(arch)))));
+        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<u8, bf16>(Target::Arch(arch)))));
+        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<f16, i8>(Target::Arch(arch)))));
         #[cfg(feature = "classic-sort")]
         {
             classic += 1;
             jobs.push(Box::new(move || {
-                assert_lean(|| precompile_sort_classic::<u32, u32>(Target::Arch(arch)))
+                assert_lean(precompile_sort_classic::<u32, u32>(Target::Arch(arch)))
             }));
         }
         // The modules with the shortcuts switched the other way.
         alternatives += 4;
         jobs.push(Box::new(move || {
-            assert_lean(|| precompile_sort_alternatives::<u32, u32>(Target::Arch(arch)))
+            assert_lean(precompile_sort_alternatives::<u32, u32>(Target::Arch(arch)))
         }));
         jobs.push(Box::new(move || {
-            assert_lean(|| precompile_sort_alternatives::<f32, u32>(Target::Arch(arch)))
+            assert_lean(precompile_sort_alternatives::<f32, u32>(Target::Arch(arch)))
         }));
         jobs.push(Box::new(move || {
-            assert_lean(|| precompile_sort_alternatives::<f64, u32>(Target::Arch(arch)))
+            assert_lean(precompile_sort_alternatives::<f64, u32>(Target::Arch(arch)))
         }));
         jobs.push(Box::new(move || {
-            assert_lean(|| precompile_sort_alternatives::<u8, bf16>(Target::Arch(arch)))
+            assert_lean(precompile_sort_alternatives::<u8, bf16>(Target::Arch(arch)))
         }));
     }
     let total = jobs.len();

@@ -413,12 +413,14 @@ extern "C" __global__ void __launch_bounds__(TOPK_SAMPLE_THREADS)
 // st->winners), elements in [lo, hi] candidates (to candidate buffer 0, at
 // most ps.cap, counted in st->cand[0]). The last block checks that the k-th
 // is among the candidates (winners < k <= winners + candidates, and every
-// candidate stored) and sets the state for the first pass: over the
-// candidates with k - winners still needed, or else over the input from
-// nothing.
+// candidate stored), sets the state for the first pass over them (k -
+// winners still needed) if so, and writes the verdict for the host:
+// winners, candidates, 1 if the window holds the k-th (else 0: the host
+// starts over on the input).
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     cuprim_topk_filter(const T* __restrict__ in, u64 n, KR* __restrict__ ckeys, I* __restrict__ cidx,
-                       T* __restrict__ out_vals, I* __restrict__ out_idx, TopkState* st, u32* ticket, TopkPass ps) {
+                       T* __restrict__ out_vals, I* __restrict__ out_idx, TopkState* st, u32* ticket, TopkPass ps,
+                       u64* verdict) {
     __shared__ u64 smem[CUPRIM_BLOCK / 32 + 2];
     constexpr int ITEMS = 16 / sizeof(T);  // at least 2: x[1] holds the tail element
     typedef cuprim_vec<T, 16 / sizeof(T)> V;
@@ -500,15 +502,14 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     if (threadIdx.x == 0) {
         const u64 above = __ldcg((const unsigned long long*)&st->winners);
         const u64 count = __ldcg((const unsigned long long*)&st->cand[0]);
-        if (above < ps.k && above + count >= ps.k && count <= ps.cap) {
+        const bool fast = above < ps.k && above + count >= ps.k && count <= ps.cap;
+        if (fast) {
             st->need = ps.k - above;
             st->src = 1;
-        } else {
-            st->need = ps.k;
-            st->winners = 0;
-            st->cand[0] = 0;
-            st->src = 0;
         }
+        verdict[0] = above;
+        verdict[1] = count;
+        verdict[2] = fast;
     }
 }
 

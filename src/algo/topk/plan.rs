@@ -127,13 +127,6 @@ unsafe impl KernelArg for Pass {}
 /// alive, winners, two candidate counts, four u32 flags, the window (2 x
 /// u64), 2^RADIX_BITS u64 counts.
 const STATE_BYTES: u64 = 8 + 32 + 24 + 16 + 16 + 16 + 8 * (1 << RADIX_BITS);
-/// The state's bytes the host reads after the window's filter: from
-/// `winners` (u64, at byte 56) through `src` (u32, at byte 92), and where in
-/// them `winners`, `cand[0]` and `src` are.
-const STATE_READ: (u64, usize) = (56, 40);
-const AT_WINNERS: usize = 0;
-const AT_CAND0: usize = 8;
-const AT_SRC: usize = 36;
 
 /// The digits selected on, from the top: the key's bits, then (unless
 /// `key_only`) the index's.
@@ -223,10 +216,13 @@ struct Selected {
 /// k-th's ordered key bits.
 ///
 /// Inputs of 2 x SAMPLES elements or more are first filtered through a
-/// sampled window (`cuprim_topk_sample`, `cuprim_topk_filter`: one read);
-/// the host reads back how many candidates it kept (one synchronisation).
-/// A few are sorted by one block (`cuprim_topk_finish`), more go through the
-/// passes; when the window missed the k-th the passes run on the input.
+/// sampled window (`cuprim_topk_sample`, `cuprim_topk_filter`: one read),
+/// with candidate buffers sized to the window; the filter's last block
+/// writes the candidate count straight to the host (one synchronisation).
+/// A few candidates are finished by one block (`cuprim_topk_finish`), more
+/// go through the passes. When the window missed the k-th (or kept more
+/// than its buffers hold) the passes run on the input, with buffers for a
+/// sixth of it.
 fn radix_select<T: Element, I: IndexElement>(
     dev: &CudaDevice,
     input: Ptr<T>,
@@ -235,17 +231,60 @@ fn radix_select<T: Element, I: IndexElement>(
     smallest: bool,
     picks: Option<&Picks<T, I>>,
 ) -> Result<Selected> {
+    let n64 = n as u64;
+    // Candidates are stored when at most ~1/6 of the input is still in the
+    // running (writing and re-reading them then costs less than a re-read
+    // of the input: 2 x 8 B per candidate against 4 B per element).
+    let cap = (n64 / 6 + 4096).min(n64);
+    let (r_lo, r_hi) = window_ranks(n64, k as u64);
+    // The window's expected candidates; it is worth a read when they are
+    // few. Its buffers hold four times as many (the count's spread is about
+    // a third of it at r_lo = 3), and a few more.
+    let expected = (r_lo.min(SAMPLES + 1) - r_hi) * (n64 / SAMPLES);
+    let mut window = (n64 >= 2 * SAMPLES && expected <= cap / 2).then(|| Window {
+        r_lo,
+        r_hi,
+        cap: (4 * expected + (1 << 16)).min(cap),
+    });
+    // At most twice: through the window, then (if it missed) over the input,
+    // which always selects.
+    loop {
+        if let Some(sel) = select_once::<T, I>(dev, input, n, k, smallest, picks, window.take())? {
+            return Ok(sel);
+        }
+    }
+}
+
+/// A sampled window: the ranks of its ends in the sample, and the
+/// candidates its buffers hold.
+struct Window {
+    r_lo: u64,
+    r_hi: u64,
+    cap: u64,
+}
+
+/// One attempt of [`radix_select`]: through `window`, or (None) the passes
+/// over the input. Returns None when the window missed.
+fn select_once<T: Element, I: IndexElement>(
+    dev: &CudaDevice,
+    input: Ptr<T>,
+    n: usize,
+    k: usize,
+    smallest: bool,
+    picks: Option<&Picks<T, I>>,
+    window: Option<Window>,
+) -> Result<Option<Selected>> {
     let kernel = TopkKernel::<T, I>::new();
     let module = dev.module(&kernel)?;
     // SAFETY: matches `cuprim_topk_pass(const T* in, u64 n, KR* ckeys, I* cidx, T* out_vals, I* out_idx,
-    // TopkState* st, u32* ticket, TopkPass ps)` and `cuprim_topk_filter` (the same parameters): read n
-    // elements of `in` (or the candidates counted in the state), write at most ps.cap candidates to each
-    // of the two halves of ckeys / cidx, at most k picks to out_vals / out_idx (none when ps.value_only),
-    // and the state.
+    // TopkState* st, u32* ticket, TopkPass ps)`: reads n elements of `in` (or the candidates counted in the
+    // state), writes at most ps.cap candidates to each of the two halves of ckeys / cidx, at most k picks to
+    // out_vals / out_idx (none when ps.value_only), and the state.
     let entry: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Ptr<u32>, Pass)> =
         unsafe { Entry::declare("cuprim_topk_pass") };
-    // SAFETY: as above.
-    let filter: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Ptr<u32>, Pass)> =
+    // SAFETY: matches `cuprim_topk_filter` (the pass's parameters, then u64* verdict): as above, candidates
+    // to the first half only, and three u64s to `verdict`.
+    let filter: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Ptr<u32>, Pass, Ptr<u8>)> =
         unsafe { Entry::declare("cuprim_topk_filter") };
     // SAFETY: matches `cuprim_topk_sample(const T* in, u64 n, TopkState* st, u64 r_lo, u64 r_hi, u64
     // flip)`: one block reads SAMPLES elements of `in` (n >= 2 * SAMPLES) and writes the state's window.
@@ -256,15 +295,10 @@ fn radix_select<T: Element, I: IndexElement>(
     let finish: Entry<(Ptr<u8>, Ptr<I>, u32, u32, u32, u64, Ptr<T>, Ptr<I>, Ptr<u8>, u64, u32)> =
         unsafe { Entry::declare("cuprim_topk_finish") };
     let n64 = n as u64;
-    // Candidates are stored when at most ~1/6 of the input is still in the
-    // running (writing and re-reading them then costs less than a re-read
-    // of the input: 2 x 8 B per candidate against 4 B per element).
-    let cap = (n64 / 6 + 4096).min(n64);
-    let (r_lo, r_hi) = window_ranks(n64, k as u64);
-    // The window is worth a read when its expected candidates fit the buffer.
-    let filtered = n64 >= 2 * SAMPLES && (r_lo.min(SAMPLES + 1) - r_hi) * (n64 / SAMPLES) <= cap / 2;
+    let cap = window.as_ref().map_or((n64 / 6 + 4096).min(n64), |w| w.cap);
     let mut layout = ScratchLayout::new();
     let state = layout.zeroed::<u8>(STATE_BYTES);
+    let verdict = layout.uninit::<u64>(3);
     let ckeys = layout.uninit_aligned::<u8>(2 * cap * key_bytes::<T>() as u64);
     let cidx = layout.uninit_aligned::<I>(2 * cap);
     let value_only = picks.is_none();
@@ -279,7 +313,7 @@ fn radix_select<T: Element, I: IndexElement>(
         last: (j + 1 == ds.len()) as u32,
         flip,
         value_only: value_only as u32,
-        filtered: filtered as u32,
+        filtered: window.is_some() as u32,
         k: k as u64,
         cap,
     };
@@ -292,37 +326,51 @@ fn radix_select<T: Element, I: IndexElement>(
         let args = |ps: Pass| (input, n64, s.at(ckeys), s.at(cidx), vals, idx, st, ticket, ps);
         // The elements the passes read: the input, or the window's candidates.
         let mut count = n64;
-        if filtered {
-            dev.launch(&module, sample, Grid::new(1, SAMPLE_THREADS), (input, n64, st, r_lo, r_hi, flip))?;
-            dev.launch(&module, filter, Grid::new(wave(dev, &module, filter, n64)?, BLOCK), args(pass(0)))?;
-            let head = dev.read_back::<{ STATE_READ.1 }>(st.raw() + STATE_READ.0, "reading the top-k window's count")?;
-            let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
-            let (above, kept) = (word(AT_WINNERS), word(AT_CAND0));
-            if u32::from_le_bytes(head[AT_SRC..AT_SRC + 4].try_into().expect("4 bytes")) == 1 {
-                count = kept;
-                if kept <= finish_max {
-                    let p2 = kept.next_power_of_two().max(2) as u32;
-                    let fargs = (
-                        s.at(ckeys),
-                        s.at(cidx),
-                        kept as u32,
-                        p2,
-                        (k as u64 - above) as u32,
-                        above,
-                        vals,
-                        idx,
-                        st,
-                        flip,
-                        value_only as u32,
-                    );
-                    let mut grid = sort_grid::<T, I>(p2, FINISH_THREADS);
-                    if value_only {
-                        grid.shared = 0; // a value needs no sort
-                    }
-                    dev.launch(&module, finish, grid, fargs)?;
-                    let key = if value_only { read_key()? } else { 0 };
-                    return Ok(Selected { key, sorted: above == 0 });
+        if let Some(w) = &window {
+            let fblocks = wave(dev, &module, filter, n64)?;
+            let v = dev.result_to_host::<24>(s.at(verdict).cast(), "reading the top-k window's count", |out| {
+                dev.launch(
+                    &module,
+                    sample,
+                    Grid::new(1, SAMPLE_THREADS),
+                    (input, n64, st, w.r_lo, w.r_hi, flip),
+                )?;
+                let (a0, a1, a2, a3, a4, a5, a6, a7, a8) = args(pass(0));
+                dev.launch(
+                    &module,
+                    filter,
+                    Grid::new(fblocks, BLOCK),
+                    (a0, a1, a2, a3, a4, a5, a6, a7, a8, out),
+                )
+            })?;
+            let word = |i: usize| u64::from_le_bytes(v[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+            let (above, kept, fast) = (word(0), word(1), word(2) != 0);
+            if !fast {
+                return Ok(None);
+            }
+            count = kept;
+            if kept <= finish_max {
+                let p2 = kept.next_power_of_two().max(2) as u32;
+                let fargs = (
+                    s.at(ckeys),
+                    s.at(cidx),
+                    kept as u32,
+                    p2,
+                    (k as u64 - above) as u32,
+                    above,
+                    vals,
+                    idx,
+                    st,
+                    flip,
+                    value_only as u32,
+                );
+                let mut grid = sort_grid::<T, I>(p2, FINISH_THREADS);
+                if value_only {
+                    grid.shared = 0; // a value needs no sort
                 }
+                dev.launch(&module, finish, grid, fargs)?;
+                let key = if value_only { read_key()? } else { 0 };
+                return Ok(Some(Selected { key, sorted: above == 0 }));
             }
         }
         // Pass j histograms digit j (j < D) and, for j > 0, sorts by digit
@@ -333,7 +381,7 @@ fn radix_select<T: Element, I: IndexElement>(
             dev.launch(&module, entry, Grid::new(blocks, BLOCK), args(pass(j)))?;
         }
         let key = if value_only { read_key()? } else { 0 };
-        Ok(Selected { key, sorted: false })
+        Ok(Some(Selected { key, sorted: false }))
     })
 }
 
