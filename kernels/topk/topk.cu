@@ -135,7 +135,7 @@ template <typename C> __device__ __forceinline__ C topk_append(bool flag, C* cou
     if (!lanes) return 0;
     const u32 lane = threadIdx.x & 31, leader = __ffs(lanes) - 1;
     C base = 0;
-    if (lane == leader) base = atomicAdd((unsigned long long*)counter, (unsigned long long)__popc(lanes));
+    if (lane == leader) base = atomicAdd(counter, (C)__popc(lanes));  // C: u32 or u64, global or shared
     base = __shfl_sync(0xffffffffu, base, leader);
     return base + __popc(lanes & ((1u << lane) - 1));
 }
@@ -641,13 +641,7 @@ typedef u32 SI;  // index within a segment
 // candidates, at `*counter` (one shared atomic per warp; past
 // CUPRIM_SEG_CAND only counted).
 __device__ __forceinline__ void topk_put(bool flag, KR o, SI i, KR* ckeys, SI* cidx, u32* counter) {
-    const u32 lanes = __ballot_sync(0xffffffffu, flag);
-    if (!lanes) return;
-    const u32 lane = threadIdx.x & 31, leader = __ffs(lanes) - 1;
-    u32 base = 0;
-    if (lane == leader) base = atomicAdd(counter, (u32)__popc(lanes));
-    base = __shfl_sync(0xffffffffu, base, leader);
-    const u32 at = base + __popc(lanes & ((1u << lane) - 1));
+    const u32 at = topk_append(flag, counter);
     if (flag && at < CUPRIM_SEG_CAND) {
         ckeys[at] = o;
         cidx[at] = i;
