@@ -140,6 +140,23 @@ template <typename T> __device__ __forceinline__ bool cuprim_is_nan(T a) {
         return false;
     }
 }
+// Every NaN of a float type as one NaN (positive, quiet, no payload); other
+// values as they are. Which NaN an IEEE operation returns for two NaN
+// operands is unspecified, and the compiler may swap a commutative
+// operation's operands, so two code paths computing the same fold can differ
+// in a NaN's sign: values that must be the same bits every run pass here.
+template <typename T> __device__ __forceinline__ T cuprim_canonical_nan(T a) {
+    if constexpr (cuprim_traits<T>::is_half) {
+        const unsigned short quiet = (unsigned short)((~T::INF_BITS & 0x7fff) + 1) >> 1;
+        return (a.bits & 0x7fff) > T::INF_BITS ? T::from_bits(T::INF_BITS | quiet) : a;
+    } else if constexpr (sizeof(T) == 4 && cuprim_traits<T>::is_float) {
+        return a != a ? __int_as_float(0x7fc00000) : a;
+    } else if constexpr (cuprim_traits<T>::is_float) {
+        return a != a ? __longlong_as_double(0x7ff8000000000000ll) : a;
+    } else {
+        return a;
+    }
+}
 template <typename T> __device__ __forceinline__ bool cuprim_sign_bit(T a) {
     if constexpr (cuprim_traits<T>::is_half) {
         return (a.bits & 0x8000) != 0;

@@ -698,7 +698,7 @@ impl Tally {
 
 /// Runs `call`, checks its result with `check` (`Ok(true)`: checked
 /// tightly), and for a sample of calls runs it again and compares bits.
-fn checked<R: Bits>(g: &mut Gen, call: impl Fn() -> R, check: impl FnOnce(&R) -> Result<bool, String>) -> Tally {
+fn checked<R: Bits>(g: &mut Gen, call: impl Fn() -> R, check: impl Fn(&R) -> Result<bool, String>) -> Tally {
     let got = call();
     let tight = match check(&got) {
         Ok(t) => t,
@@ -710,13 +710,33 @@ fn checked<R: Bits>(g: &mut Gen, call: impl Fn() -> R, check: impl FnOnce(&R) ->
         loose: (!tight) as u64,
     };
     if g.next().is_multiple_of(REPEAT_ONE_IN) {
-        let (first, second) = (bytes(&got), bytes(&call()));
-        if let Some(at) = (0..first.len().max(second.len())).find(|&i| first.get(i) != second.get(i)) {
+        let again = call();
+        let (first, second) = (bytes(&got), bytes(&again));
+        let differ: Vec<usize> = (0..first.len().max(second.len()))
+            .filter(|&i| first.get(i) != second.get(i))
+            .collect();
+        if let Some(&at) = differ.first() {
+            // Which 8-byte words of the result's bytes differ (the first few),
+            // and whether the second result would pass the check on its own.
+            let word = |b: &[u8], w: usize| -> String { b.iter().skip(8 * w).take(8).rev().map(|x| format!("{x:02x}")).collect() };
+            let mut words: Vec<usize> = differ.iter().map(|i| i / 8).collect();
+            words.dedup();
+            let shown: Vec<String> = words
+                .iter()
+                .take(6)
+                .map(|&w| format!("word {w}: {} then {}", word(&first, w), word(&second, w)))
+                .collect();
             panic!(
                 "not deterministic: the same call on the same input gave different bits the second time \
-                 (first difference at byte {at} of {} / {} bytes of the result)",
+                 (first difference at byte {at} of {} / {} bytes of the result; {} bytes in {} 8-byte words differ, \
+                 the last at byte {}; {}; the second result checked alone: {:?})",
                 first.len(),
-                second.len()
+                second.len(),
+                differ.len(),
+                words.len(),
+                differ.last().unwrap_or(&at),
+                shown.join(", "),
+                check(&again)
             );
         }
         t.calls += 1;

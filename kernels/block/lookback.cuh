@@ -20,9 +20,12 @@ typedef cuprim_backoff<256> LookbackBackoff;
 // Where tiles publish. Values of at most 4 bytes share one 64-bit word with
 // their status (status in the high half); values of 5 to 8 bytes share an
 // aligned 16-byte word (status, value), read and written with one vector
-// access. Either way a reader needs one load and no fence. Larger values live
-// in their own arrays beside a status array, written before the status with
-// release semantics and read after it with acquire semantics. Each layout
+// access, which the hardware keeps whole, as CUB's tile state assumes (a
+// stress test of 7.2e9 reads racing writes saw no torn word on the H100;
+// a layout carrying the status in both halves cost 4% at 2^28 f64). Either
+// way a reader needs one load and no fence. Larger values live in their own
+// arrays beside a status array, written before the status with release
+// semantics and read after it with acquire semantics. Each layout
 // has publish and peek (one read, no waiting); lookback_wait spins on peek.
 constexpr int LOOKBACK_SEPARATE = 0, LOOKBACK_PACKED64 = 1, LOOKBACK_PACKED128 = 2;
 template <typename V>
@@ -122,6 +125,15 @@ __device__ __forceinline__ V lookback_fold_staged(V acc, const V* staged, int fr
     return acc;
 }
 
+// What the deterministic look-back publishes and returns: float NaNs made
+// one NaN (cuprim_canonical_nan), so a prefix met in a predecessor and the
+// same prefix folded here are the same bits even where a NaN arose. A value
+// type holding floats inside a struct declares its own overload (found by
+// argument-dependent lookup; scan_by_key's SegPair does).
+template <typename V> __device__ __forceinline__ V lookback_settle(const V& v) {
+    return cuprim_canonical_nan(v);
+}
+
 // Called by all 32 lanes of one warp of the block working on `tile` > 0,
 // after the tile's aggregate is published. Reads predecessors a window of 32
 // at a time, newest first, until a window holds a published prefix, and
@@ -203,7 +215,11 @@ __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 
             }
         }
     }
-    if (lane == 0) state.publish(tile, Op::apply(acc, tile_aggregate), SCAN_PREFIX);
+    if (lane == 0) {
+        if constexpr (DETERMINISTIC) acc = lookback_settle(acc);
+        const V inclusive = Op::apply(acc, tile_aggregate);
+        state.publish(tile, DETERMINISTIC ? lookback_settle(inclusive) : inclusive, SCAN_PREFIX);
+    }
     return acc;
 }
 
@@ -256,7 +272,7 @@ __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* stat
         const V total = cuprim_shfl_down(w, WARPS - 1);
         TileState<V> state(status, aggregates, prefixes);
         if (tile == 0) {
-            if (lane == 0) state.publish(0u, total, SCAN_PREFIX);
+            if (lane == 0) state.publish(0u, DETERMINISTIC ? lookback_settle(total) : total, SCAN_PREFIX);
         } else {
             if (lane == 0) state.publish(tile, total, SCAN_AGGREGATE);
             __syncwarp();

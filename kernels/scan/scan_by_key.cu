@@ -18,6 +18,13 @@ struct SegPair {
     u32 head;
 };
 
+// The deterministic look-back's canonical form of a pair (kernels/block/lookback.cuh).
+__device__ __forceinline__ SegPair lookback_settle(const SegPair& p) {
+    SegPair r = p;
+    r.v = cuprim_canonical_nan(p.v);
+    return r;
+}
+
 struct SegOp {
     __device__ __forceinline__ static SegPair apply(const SegPair& a, const SegPair& b) {
         SegPair r;
