@@ -217,10 +217,11 @@ struct Selected {
 ///
 /// Inputs of 2 x SAMPLES elements or more are first filtered through a
 /// sampled window (`cuprim_topk_sample`, `cuprim_topk_filter`: one read),
-/// with candidate buffers sized to the window; the filter's last block
-/// writes the candidate count straight to the host (one synchronisation).
-/// A few candidates are finished by one block (`cuprim_topk_finish`), more
-/// go through the passes. When the window missed the k-th (or kept more
+/// with candidate buffers sized to the window. A few candidates are
+/// finished by one block (`cuprim_topk_finish`, queued behind the filter
+/// and checking its verdict itself); the filter's last block writes the
+/// candidate count straight to the host (one synchronisation for the
+/// three), and more candidates go through the passes. When the window missed the k-th (or kept more
 /// than its buffers hold) the passes run on the input, with buffers for a
 /// sixth of it.
 fn radix_select<T: Element, I: IndexElement>(
@@ -289,16 +290,17 @@ fn select_once<T: Element, I: IndexElement>(
     // SAFETY: matches `cuprim_topk_sample(const T* in, u64 n, TopkState* st, u64 r_lo, u64 r_hi, u64
     // flip)`: one block reads SAMPLES elements of `in` (n >= 2 * SAMPLES) and writes the state's window.
     let sample: Entry<(Ptr<T>, u64, Ptr<u8>, u64, u64, u64)> = unsafe { Entry::declare("cuprim_topk_sample") };
-    // SAFETY: matches `cuprim_topk_finish(const KR* ckeys, const I* cidx, u32 count, u32 p2, u32 need, u64
-    // above, T* out_vals, I* out_idx, TopkState* st, u64 flip, u32 value_only)`: reads `count` candidates,
-    // sorts p2 pairs in dynamic shared memory, writes `need` picks from `above` on (or the state's key).
-    let finish: Entry<(Ptr<u8>, Ptr<I>, u32, u32, u32, u64, Ptr<T>, Ptr<I>, Ptr<u8>, u64, u32)> =
+    // SAFETY: matches `cuprim_topk_finish(const KR* ckeys, const I* cidx, u32 max_count, u32 p2, u64 k, T*
+    // out_vals, I* out_idx, TopkState* st, u64 flip, u32 value_only, u64* verdict)`: reads at most max_count
+    // candidates (the state's count), sorts at most p2 pairs in dynamic shared memory, writes at most k picks
+    // (or verdict[3]).
+    let finish: Entry<(Ptr<u8>, Ptr<I>, u32, u32, u64, Ptr<T>, Ptr<I>, Ptr<u8>, u64, u32, Ptr<u8>)> =
         unsafe { Entry::declare("cuprim_topk_finish") };
     let n64 = n as u64;
     let cap = window.as_ref().map_or((n64 / 6 + 4096).min(n64), |w| w.cap);
     let mut layout = ScratchLayout::new();
     let state = layout.zeroed::<u8>(STATE_BYTES);
-    let verdict = layout.uninit::<u64>(3);
+    let verdict = layout.uninit::<u64>(4);
     let ckeys = layout.uninit_aligned::<u8>(2 * cap * key_bytes::<T>() as u64);
     let cidx = layout.uninit_aligned::<I>(2 * cap);
     let value_only = picks.is_none();
@@ -328,7 +330,16 @@ fn select_once<T: Element, I: IndexElement>(
         let mut count = n64;
         if let Some(w) = &window {
             let fblocks = wave(dev, &module, filter, n64)?;
-            let v = dev.result_to_host::<24>(s.at(verdict).cast(), "reading the top-k window's count", |out| {
+            // The finish is queued behind the filter and itself checks the
+            // filter's verdict (nothing to do unless the window holds the
+            // k-th among at most finish_max candidates), so the host waits
+            // once, for both.
+            let p2 = finish_max.next_power_of_two().max(2) as u32;
+            let mut fgrid = sort_grid::<T, I>(p2, FINISH_THREADS);
+            if value_only {
+                fgrid.shared = 0; // a value needs no sort
+            }
+            let v = dev.result_to_host::<32>(s.at(verdict).cast(), "reading the top-k window's count", |out| {
                 dev.launch(
                     &module,
                     sample,
@@ -341,37 +352,32 @@ fn select_once<T: Element, I: IndexElement>(
                     filter,
                     Grid::new(fblocks, BLOCK),
                     (a0, a1, a2, a3, a4, a5, a6, a7, a8, out),
-                )
+                )?;
+                let fargs = (
+                    s.at(ckeys),
+                    s.at(cidx),
+                    finish_max as u32,
+                    p2,
+                    k as u64,
+                    vals,
+                    idx,
+                    st,
+                    flip,
+                    value_only as u32,
+                    out,
+                );
+                dev.launch(&module, finish, fgrid, fargs)
             })?;
             let word = |i: usize| u64::from_le_bytes(v[8 * i..8 * i + 8].try_into().expect("8 bytes"));
             let (above, kept, fast) = (word(0), word(1), word(2) != 0);
             if !fast {
                 return Ok(None);
             }
-            count = kept;
             if kept <= finish_max {
-                let p2 = kept.next_power_of_two().max(2) as u32;
-                let fargs = (
-                    s.at(ckeys),
-                    s.at(cidx),
-                    kept as u32,
-                    p2,
-                    (k as u64 - above) as u32,
-                    above,
-                    vals,
-                    idx,
-                    st,
-                    flip,
-                    value_only as u32,
-                );
-                let mut grid = sort_grid::<T, I>(p2, FINISH_THREADS);
-                if value_only {
-                    grid.shared = 0; // a value needs no sort
-                }
-                dev.launch(&module, finish, grid, fargs)?;
-                let key = if value_only { read_key()? } else { 0 };
+                let key = if value_only { word(3) } else { 0 };
                 return Ok(Some(Selected { key, sorted: above == 0 }));
             }
+            count = kept;
         }
         // Pass j histograms digit j (j < D) and, for j > 0, sorts by digit
         // j - 1; pass D only takes the last bucket (not needed for a value).
