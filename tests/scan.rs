@@ -27,6 +27,16 @@ fn reference_scan<T: Copy>(data: &[T], identity: T, exclusive: bool, op: impl Fn
     out
 }
 
+/// Inclusive scan restarting where the key changes.
+fn reference_scan_by_key<K: PartialEq, T: Copy>(keys: &[K], data: &[T], op: impl Fn(T, T) -> T) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(data.len());
+    for (i, &x) in data.iter().enumerate() {
+        let head = i == 0 || keys[i] != keys[i - 1];
+        out.push(if head { x } else { op(out[i - 1], x) });
+    }
+    out
+}
+
 macro_rules! int_scans {
     ($($name:ident: $t:ty),* $(,)?) => {$(
         #[test]
@@ -64,11 +74,7 @@ macro_rules! int_scans {
                     // scan_by_key over runs of a few keys.
                     let keys: Vec<u32> = (0..n).map(|i| (i as u32 / r.gen_range(1..9)) % 3).collect();
                     let k = DeviceVec::from_slice(&dev, &keys).unwrap();
-                    let mut want = Vec::with_capacity(n);
-                    for i in 0..n {
-                        let head = i == 0 || keys[i] != keys[i - 1];
-                        want.push(if head { data[i] } else { add(want[i - 1], data[i]) });
-                    }
+                    let want = reference_scan_by_key(&keys, &data, add);
                     assert_eq!(v.scan_by_key(&k, Add).unwrap().to_vec().unwrap(), want, "scan_by_key {ctx}");
                 }
             }
@@ -398,19 +404,10 @@ fn scans_meeting_signed_nans_are_bit_identical() {
         if exact {
             // Sums of small integers are exact: the values (NaN as NaN) are the reference's.
             let add = |a: T, b: T| h(a.to_f64() + b.to_f64());
-            let mut by_key = Vec::with_capacity(n);
-            for (i, &x) in data.iter().enumerate() {
-                let run = if i > 0 && keys[i] == keys[i - 1] {
-                    Some(by_key[i - 1])
-                } else {
-                    None
-                };
-                by_key.push(run.map_or(x, |p| add(p, x)));
-            }
             let want = [
                 reference_scan(&data, h(-0.0), false, add),
                 reference_scan(&data, h(-0.0), true, add),
-                by_key,
+                reference_scan_by_key(&keys, &data, add),
             ];
             for ((got, want), name) in first.iter().zip(&want).zip(names) {
                 common::assert_same(got, want, &format!("{name} {ctx}"));

@@ -238,11 +238,7 @@ __device__ __forceinline__ int radix_scan_counts(u32 count, u32* s_warp, u32* s_
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     u32 incl = count;
     if (warp < RW) {
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            const u32 y = __shfl_up_sync(0xffffffffu, incl, off);
-            if (lane >= (u32)off) incl += y;
-        }
+        incl = cuprim_warp_inclusive_sum(count);
         if (lane == 31) s_warp[warp] = incl;
     }
     int voted = 0;
@@ -264,12 +260,7 @@ __device__ __forceinline__ int radix_scan_counts(u32 count, u32* s_warp, u32* s_
 // holds BLOCK / 32 values. Two barriers, the last one at the end.
 template <int BLOCK> __device__ __forceinline__ u64 radix_block_exclusive_u64(u64 x, u64* s_warp) {
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    u64 incl = x;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const u64 y = __shfl_up_sync(0xffffffffu, incl, off);
-        if (lane >= (u32)off) incl += y;
-    }
+    const u64 incl = cuprim_warp_inclusive_sum(x);
     if (lane == 31) s_warp[warp] = incl;
     __syncthreads();
     u64 before = incl - x;

@@ -102,6 +102,9 @@ pub(super) struct Kernel {
     /// in to (set once, the first time a launch needs more than 48 KiB;
     /// raising the limit changes nothing for smaller launches).
     pub opted_in: std::sync::atomic::AtomicBool,
+    /// Resident blocks per SM for each (threads, dynamic shared bytes)
+    /// asked so far: the driver's answer never changes for a loaded kernel.
+    pub occupancy: std::sync::Mutex<Vec<(u32, u32, u32)>>,
 }
 
 impl Module {
@@ -347,6 +350,7 @@ impl CudaDevice {
                 function: f,
                 static_shared: static_shared.max(0) as u32,
                 opted_in: AtomicBool::new(false),
+                occupancy: std::sync::Mutex::new(Vec::new()),
             });
         }
         Ok(Module {

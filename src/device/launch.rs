@@ -283,12 +283,20 @@ impl CudaDevice {
     /// memory) fit on one SM at once (at least 1).
     pub fn occupancy<A: Args>(&self, module: &Module, entry: Entry<A>, grid: Grid) -> Result<u32> {
         let k = module.function(entry.name)?;
+        let mut known = k.occupancy.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&(_, _, blocks)) = known.iter().find(|&&(t, s, _)| (t, s) == (grid.threads, grid.shared)) {
+            return Ok(blocks);
+        }
         allow_shared(k, grid.shared, self.shared_optin())?;
         let blocks = k
             .function
             .occupancy_max_active_blocks_per_multiprocessor(grid.threads, grid.shared as usize, None)
-            .map_err(|e| crate::error::Error::driver(format!("asking the occupancy of {}", entry.name), e))?;
-        Ok(blocks.max(1))
+            .map_err(|e| crate::error::Error::driver(format!("asking the occupancy of {}", entry.name), e))?
+            .max(1);
+        if known.len() < 64 {
+            known.push((grid.threads, grid.shared, blocks));
+        }
+        Ok(blocks)
     }
 
     /// Queues `entry` of `module` on the device's stream. Safe: the

@@ -221,9 +221,9 @@ struct Selected {
 /// finished by one block (`cuprim_topk_finish`, queued behind the filter
 /// and checking its verdict itself); the filter's last block writes the
 /// candidate count straight to the host (one synchronisation for the
-/// three), and more candidates go through the passes. When the window missed the k-th (or kept more
-/// than its buffers hold) the passes run on the input, with buffers for a
-/// sixth of it.
+/// three), and more candidates go through the passes. When the window
+/// missed the k-th (or kept more than its buffers hold) the passes run on
+/// the input, with buffers for a sixth of it.
 fn radix_select<T: Element, I: IndexElement>(
     dev: &CudaDevice,
     input: Ptr<T>,
@@ -319,7 +319,8 @@ fn select_once<T: Element, I: IndexElement>(
         k: k as u64,
         cap,
     };
-    // Pairs one block sorts: a power of two its shared memory holds.
+    // Candidates the finish takes: its registers' worth (a power of two),
+    // at most the largest power of two of pairs its shared memory holds.
     let pair = (key_bytes::<T>() + size_of::<I>() as u32) as u64;
     let finish_max = ((finish_items::<T>() * FINISH_THREADS) as u64).min(1 << (dev.shared_optin() as u64 / pair).ilog2());
     dev.with_scratch(&layout, |s| {
@@ -334,7 +335,7 @@ fn select_once<T: Element, I: IndexElement>(
             // filter's verdict (nothing to do unless the window holds the
             // k-th among at most finish_max candidates), so the host waits
             // once, for both.
-            let p2 = finish_max.next_power_of_two().max(2) as u32;
+            let p2 = finish_max as u32;
             let mut fgrid = sort_grid::<T, I>(p2, FINISH_THREADS);
             if value_only {
                 fgrid.shared = 0; // a value needs no sort
