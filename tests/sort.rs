@@ -126,7 +126,7 @@ fn sizes<K: Element>(dev: &Device, large: bool) -> Vec<usize> {
     }
     s.sort_unstable();
     s.dedup();
-    s
+    common::capped(&s)
 }
 
 fn every_order_and_size<K: Key>(large: bool) {

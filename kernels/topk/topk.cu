@@ -153,6 +153,22 @@ __device__ __forceinline__ void topk_count(u32* hist, bool flag, u32 d) {
     if (flag && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&hist[d], (u32)__popc(peers));
 }
 
+// Counts one element per flagged thread of the warp in `hist` (shared) at
+// its digit `d`, with one atomic for the warp when its flagged lanes share
+// one digit (runs of equal keys), else one per lane: cheaper than
+// topk_count where digits are mostly spread (below a common prefix).
+__device__ __forceinline__ void topk_count_runs(u32* hist, bool flag, u32 d) {
+    const u32 lanes = __ballot_sync(0xffffffffu, flag);
+    if (!lanes) return;
+    const u32 leader = __ffs(lanes) - 1;
+    const u32 first = __shfl_sync(0xffffffffu, d, leader);
+    if (__ballot_sync(0xffffffffu, flag && d == first) == lanes) {
+        if ((threadIdx.x & 31) == leader) atomicAdd(&hist[d], (u32)__popc(lanes));
+    } else if (flag) {
+        atomicAdd(&hist[d], 1u);
+    }
+}
+
 // Reserves `c` consecutive slots at `*counter` (global) for each thread of
 // the block, two counters at once (c and the counts packed as lo | hi << 16,
 // each at most 4096 per block): one atomic per counter and block. Every
@@ -332,7 +348,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 
 // ---------------------------------------------------------------------------
 // The sampled window (SampleSelect): before the passes, one block reads
-// TOPK_SAMPLES elements spread evenly over the input and picks two of them,
+// up to TOPK_SAMPLES elements spread evenly over the input and picks two of them,
 // `lo` and `hi`, that bracket the k-th of the order with high probability
 // (the host chooses their ranks in the sample from k / n). One read of the
 // input (cuprim_topk_filter) then takes every element above `hi` as a
@@ -345,30 +361,67 @@ constexpr u32 TOPK_SAMPLE_ITEMS = CUPRIM_SAMPLE_ITEMS;  // samples per thread, i
 constexpr u32 TOPK_SAMPLE_THREADS = 1024;               // the sampling block's threads
 constexpr u64 TOPK_SAMPLES = (u64)TOPK_SAMPLE_ITEMS * TOPK_SAMPLE_THREADS;
 
+// Keys with the low `bits` bits set (all ones past the key's width).
+__device__ __forceinline__ KR topk_low(u32 bits) {
+    return bits >= 8 * sizeof(KR) ? ~(KR)0 : (KR)(((KR)1 << bits) - 1);
+}
+
 // The r-th largest (1-based) of `count` keys held by the block, N per
 // thread in registers (key j of thread t is number j * THREADS + t; those
 // from `count` on are not counted): by radix select over the key's digits.
-// r = 0 gives the largest possible key, r > count gives 0. NARROW: the
-// keys share their top digits (a window's candidates), so a warp's equal
-// digits are counted together (topk_count); spread keys (samples) count
-// with one shared atomic each, which measured faster there (the window's
-// sample on the H100: 13.6 against 18.5 us).
+// The bits above the keys' common prefix are skipped (one block-wide OR of
+// each key against the first), so keys sharing their top bits, such
+// as a window's candidates, take fewer passes. At most `digits` digits are
+// resolved: `rest` gets the low bits left unresolved (0 when exact), which
+// the returned key has clear; the r-th largest is then somewhere in [key,
+// key | topk_low(rest)]. r = 0 gives the largest possible key, r > count
+// gives 0. NARROW: the keys share their top digits (a window's
+// candidates), so a warp's equal digits are counted together
+// (topk_count); spread keys (samples) count with one shared atomic each,
+// which measured faster there (the window's sample on the H100: 13.6
+// against 18.5 us).
 template <u32 THREADS, bool NARROW, int N>
-__device__ __forceinline__ KR topk_rank(const KR (&keys)[N], u32 count, u64 r, u32* hist, u64* scratch) {
+__device__ __forceinline__ KR topk_rank(const KR (&keys)[N], u32 count, u64 r, u32 digits, u32* hist, u64* scratch,
+                                        u32& rest) {
+    rest = 0;
     if (r == 0) return ~(KR)0;
     if (r > count) return 0;
-    KR pre = 0, mask = 0;
+    // The common prefix: the bits where no counted key differs from key 0.
+    if (threadIdx.x == 0) {
+        scratch[0] = 0;
+        scratch[1] = (u64)keys[0];
+    }
+    __syncthreads();
+    const KR ref = (KR)scratch[1];
+    KR diff = 0;
+#pragma unroll
+    for (int m = 0; m < N; m++) {
+        if (m * THREADS >= count) break;  // the same for the whole block
+        if (m * THREADS + threadIdx.x < count) diff |= keys[m] ^ ref;
+    }
+#pragma unroll
+    for (u32 o = 16; o > 0; o >>= 1) diff |= __shfl_xor_sync(0xffffffffu, diff, o);
+    if ((threadIdx.x & 31) == 0 && diff) atomicOr((unsigned long long*)scratch, (unsigned long long)diff);
+    __syncthreads();
+    const u64 spread = scratch[0];
+    u32 top = spread ? 64 - __clzll((long long)spread) : 0;
+    KR mask = ~topk_low(top), pre = ref & mask;
     u64 need = r;
-    for (u32 top = 8 * sizeof(T); top > 0;) {
+    // Every thread reads scratch before the block's next barrier: the first
+    // pass's, or this one when there is none (topk_choose and the caller
+    // write scratch after it).
+    if (top == 0 || digits == 0) __syncthreads();
+    for (u32 d = 0; top > 0 && d < digits; d++) {
         const u32 bits = top < CUPRIM_RADIX_BITS ? top : CUPRIM_RADIX_BITS, shift = top - bits;
         const u32 dmask = (1u << bits) - 1;
         for (u32 i = threadIdx.x; i < RADIX; i += THREADS) hist[i] = 0;
         __syncthreads();
 #pragma unroll
         for (int m = 0; m < N; m++) {
+            if (m * THREADS >= count) break;  // the same for the whole block
             const bool alive = m * THREADS + threadIdx.x < count && (keys[m] & mask) == pre;
             const u32 d = (u32)(keys[m] >> shift) & dmask;
-            if constexpr (NARROW) topk_count(hist, alive, d);
+            if constexpr (NARROW) topk_count_runs(hist, alive, d);
             else if (alive) atomicAdd(&hist[d], 1u);
         }
         __syncthreads();
@@ -380,6 +433,7 @@ __device__ __forceinline__ KR topk_rank(const KR (&keys)[N], u32 count, u64 r, u
         mask |= (KR)dmask << shift;
         top = shift;
     }
+    rest = top;
     return pre;
 }
 
@@ -393,21 +447,31 @@ __device__ __forceinline__ u64 topk_window_lo(u64 k, u64 n, u64 samples) {
     return (u64)ceil(lambda + 4.0 * sqrt(lambda * (1.0 - p))) + 2;
 }
 
-// One block: samples element j * (n / S) + (n / S) / 2 for j < S (n >= 2S),
-// and writes the window: lo = the r_lo-th largest sample, hi = the r_hi-th.
+// One block: samples element j * (n / S) + (n / S) / 2 for j < S (S =
+// `samples`, a multiple of the block's threads, at most TOPK_SAMPLES; n >= 2S),
+// and writes the window: lo = the r_lo-th largest sample, hi = the r_hi-th
+// (each rounded outwards, see topk_rank). The first kernel of a window's
+// selection, it also clears the state (the host queues no memset).
 extern "C" __global__ void __launch_bounds__(TOPK_SAMPLE_THREADS)
-    cuprim_topk_sample(const T* __restrict__ in, u64 n, TopkState* st, u64 r_lo, u64 r_hi, u64 flip) {
+    cuprim_topk_sample(const T* __restrict__ in, u64 n, u64 samples, TopkState* st, u64 r_lo, u64 r_hi, u64 flip) {
     __shared__ u32 hist[RADIX];
     __shared__ u64 scratch[TOPK_SAMPLE_THREADS + 1];
-    const u64 stride = n / TOPK_SAMPLES;
+    for (u32 i = threadIdx.x; i < sizeof(TopkState) / 8; i += TOPK_SAMPLE_THREADS) ((u64*)st)[i] = 0;
+    const u64 stride = n / samples;
     KR keys[TOPK_SAMPLE_ITEMS];
 #pragma unroll
     for (u32 m = 0; m < TOPK_SAMPLE_ITEMS; m++) {
         const u64 j = (u64)m * TOPK_SAMPLE_THREADS + threadIdx.x;
-        keys[m] = topk_okey(in[j * stride + stride / 2], (KR)flip);
+        keys[m] = j < samples ? topk_okey(in[j * stride + stride / 2], (KR)flip) : (KR)0;
     }
-    const KR lo = topk_rank<TOPK_SAMPLE_THREADS, false>(keys, (u32)TOPK_SAMPLES, r_lo, hist, scratch);
-    const KR hi = topk_rank<TOPK_SAMPLE_THREADS, false>(keys, (u32)TOPK_SAMPLES, r_hi, hist, scratch);
+    // Two digits below the samples' common prefix place each end closely
+    // enough (a third would only narrow the window by less than a 2^-22nd
+    // of the samples' range); lo is rounded down and hi up, so the window
+    // only widens.
+    u32 rest;
+    const KR lo = topk_rank<TOPK_SAMPLE_THREADS, false>(keys, (u32)samples, r_lo, 2, hist, scratch, rest);
+    const KR hi = topk_rank<TOPK_SAMPLE_THREADS, false>(keys, (u32)samples, r_hi, 2, hist, scratch, rest) |
+                  topk_low(rest);
     if (threadIdx.x == 0) {
         st->lo = lo;
         st->hi = hi;
@@ -528,6 +592,11 @@ template <typename IX> __device__ __forceinline__ bool topk_before(KR ka, IX ia,
 
 // Sorts `m` (okey, idx) pairs of shared memory, largest composite first;
 // `p2` is a power of two >= m; slots m..p2 must hold the smallest pair.
+// A stage of stride 32 or less keeps each warp within its own 64 slots
+// (pairs t = 32w..32w+31, plus multiples of the block, span slots 64w..
+// 64w+63 then), so two such stages in a row need only the warp's barrier:
+// a sort of p2 pairs has log2(p2 / 64) (log2(p2 / 64) + 1) / 2 block-wide
+// barriers, not log2(p2) (log2(p2) + 1) / 2.
 template <typename IX> __device__ __forceinline__ void topk_bitonic(KR* keys, IX* idx, u32 p2) {
     for (u32 size = 2; size <= p2; size <<= 1) {
         for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
@@ -543,7 +612,11 @@ template <typename IX> __device__ __forceinline__ void topk_bitonic(KR* keys, IX
                     idx[hi] = ia;
                 }
             }
-            __syncthreads();
+            // The next stage's stride: half this one, or the next size's
+            // first (size itself); none after the last stage.
+            const u32 next = stride > 1 ? stride >> 1 : (size < p2 ? size : ~0u);
+            if (stride <= 32 && next <= 32) __syncwarp();
+            else __syncthreads();
         }
     }
 }
@@ -614,7 +687,8 @@ extern "C" __global__ void __launch_bounds__(TOPK_FINISH_THREADS, 1)
         const u32 i = j * TOPK_FINISH_THREADS + threadIdx.x;
         keys[j] = i < count ? ckeys[i] : 0;
     }
-    const KR pre = topk_rank<TOPK_FINISH_THREADS, true>(keys, count, need, hist, scratch);  // the need-th key
+    u32 rest;  // 0: every digit is resolved
+    const KR pre = topk_rank<TOPK_FINISH_THREADS, true>(keys, count, need, 8, hist, scratch, rest);  // the need-th key
     if (value_only) {
         if (threadIdx.x == 0) verdict[3] = (u64)pre;
         return;
@@ -626,9 +700,11 @@ extern "C" __global__ void __launch_bounds__(TOPK_FINISH_THREADS, 1)
     __syncthreads();
 #pragma unroll
     for (u32 j = 0; j < CUPRIM_FINISH_ITEMS; j++) {
+        if (j * TOPK_FINISH_THREADS >= count) break;  // the same for the whole block
         const u32 i = j * TOPK_FINISH_THREADS + threadIdx.x;
-        if (i < count && keys[j] >= pre) {
-            const u32 at = atomicAdd(&gathered, 1u);
+        const bool take = i < count && keys[j] >= pre;
+        const u32 at = topk_append(take, &gathered);  // one shared atomic per warp
+        if (take) {
             skeys[at] = keys[j];
             sidx[at] = cidx[i];
         }
@@ -749,7 +825,8 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 #pragma unroll
             for (int m = 0; m < SEG_SAMPLE_ITEMS; m++)
                 keys[m] = topk_okey(row[(m * CUPRIM_BLOCK + threadIdx.x) * stride + stride / 2], flip);
-            const KR lo = topk_rank<CUPRIM_BLOCK, true>(keys, SEG_SAMPLES, r_lo, hist, scratch);
+            u32 rest;  // lo rounded down: the window only widens
+            const KR lo = topk_rank<CUPRIM_BLOCK, true>(keys, SEG_SAMPLES, r_lo, 2, hist, scratch, rest);
             if (threadIdx.x == 0) counters[0] = 0;
             __syncthreads();
             topk_segment_filter(row, len, lo, flip, ckeys, cidx, &counters[0]);

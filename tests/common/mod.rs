@@ -55,6 +55,22 @@ pub fn wide_sizes() -> &'static [usize] {
     }
 }
 
+/// `CUPRIM_TEST_MAX_N` (the sanitizer runs of `scripts/gpu-test` set it):
+/// the largest input the size lists of the slowest suites keep; unset, no
+/// cap.
+pub fn size_cap() -> usize {
+    match std::env::var("CUPRIM_TEST_MAX_N") {
+        Ok(s) if !s.is_empty() => s.parse().unwrap_or_else(|_| panic!("CUPRIM_TEST_MAX_N={s:?}: expected a size")),
+        _ => usize::MAX,
+    }
+}
+
+/// `sizes` without those past [`size_cap`].
+pub fn capped(sizes: &[usize]) -> Vec<usize> {
+    let cap = size_cap();
+    sizes.iter().copied().filter(|&n| n <= cap).collect()
+}
+
 /// The tests' random generator: SplitMix64. Statistically fine for test
 /// inputs, and fast in unoptimised builds, where rand's ChaCha-based
 /// `TestRng` would dominate the run time.

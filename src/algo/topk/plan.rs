@@ -44,8 +44,14 @@ pub(crate) const ONE_BLOCK_MAX: usize = 1 << 14;
 const SAMPLE_ITEMS: u32 = 8;
 /// The window's block (kernels/topk/topk.cu: TOPK_SAMPLE_THREADS).
 const SAMPLE_THREADS: u32 = 1024;
-/// Elements sampled for the window.
-const SAMPLES: u64 = SAMPLE_ITEMS as u64 * SAMPLE_THREADS as u64;
+/// Elements sampled for the window over `n`: one per 512 within [2048,
+/// 8192] (SAMPLE_ITEMS rows of the block at most), whole rows of the block. At 2^20 the full 8192 cost the
+/// one-block sample more (its scattered loads and counts) than the tighter
+/// window saved the finish (H100).
+fn samples_for(n: u64) -> u64 {
+    let rows = (n / 512 / SAMPLE_THREADS as u64).clamp(2, SAMPLE_ITEMS as u64);
+    rows * SAMPLE_THREADS as u64
+}
 /// Threads of the one-block sorts (kernels/topk/topk.cu: TOPK_SORT_THREADS).
 const SORT_THREADS: u32 = 1024;
 /// Threads of the window's finish (kernels/topk/topk.cu: TOPK_FINISH_THREADS).
@@ -180,16 +186,16 @@ pub(crate) struct Picks<T, I> {
     pub indices: Ptr<I>,
 }
 
-/// The window's ranks in the sample (cuprim_topk_sample): `lo` is the
-/// r_lo-th largest sample, `hi` the r_hi-th (0: no upper bound). About
-/// lambda = k * SAMPLES / n samples lie above the k-th of the order
+/// The window's ranks in a sample of `samples` (cuprim_topk_sample): `lo`
+/// is the r_lo-th largest sample, `hi` the r_hi-th (0: no upper bound).
+/// About lambda = k * samples / n samples lie above the k-th of the order
 /// (binomially: variance lambda (1 - k / n)); the ranks sit four standard
 /// deviations (and two) either side, so the k-th falls outside the window
 /// about once in 10^5 inputs of random order, and then the passes run on
 /// the whole input instead. (topk_window_lo in the kernel is the same.)
-fn window_ranks(n: u64, k: u64) -> (u64, u64) {
+fn window_ranks(n: u64, k: u64, samples: u64) -> (u64, u64) {
     let p = k as f64 / n as f64;
-    let lambda = p * SAMPLES as f64;
+    let lambda = p * samples as f64;
     let spread = 4.0 * (lambda * (1.0 - p)).sqrt();
     let r_lo = (lambda + spread).ceil() as u64 + 2;
     let r_hi = (lambda - spread - 2.0).floor().max(0.0) as u64;
@@ -215,7 +221,7 @@ struct Selected {
 /// with `picks`, writes the k first of the order there; without, finds the
 /// k-th's ordered key bits.
 ///
-/// Inputs of 2 x SAMPLES elements or more are first filtered through a
+/// Inputs of 2 x samples_for(n) elements or more are first filtered through a
 /// sampled window (`cuprim_topk_sample`, `cuprim_topk_filter`: one read),
 /// with candidate buffers sized to the window. A few candidates are
 /// finished by one block (`cuprim_topk_finish`, queued behind the filter
@@ -237,12 +243,14 @@ fn radix_select<T: Element, I: IndexElement>(
     // running (writing and re-reading them then costs less than a re-read
     // of the input: 2 x 8 B per candidate against 4 B per element).
     let cap = (n64 / 6 + 4096).min(n64);
-    let (r_lo, r_hi) = window_ranks(n64, k as u64);
+    let samples = samples_for(n64);
+    let (r_lo, r_hi) = window_ranks(n64, k as u64, samples);
     // The window's expected candidates; it is worth a read when they are
     // few. Its buffers hold four times as many (the count's spread is about
     // a third of it at r_lo = 3), and a few more.
-    let expected = (r_lo.min(SAMPLES + 1) - r_hi) * (n64 / SAMPLES);
-    let mut window = (n64 >= 2 * SAMPLES && expected <= cap / 2).then(|| Window {
+    let expected = (r_lo.min(samples + 1) - r_hi) * (n64 / samples);
+    let mut window = (n64 >= 2 * samples && expected <= cap / 2).then(|| Window {
+        samples,
         r_lo,
         r_hi,
         cap: (4 * expected + (1 << 16)).min(cap),
@@ -259,6 +267,7 @@ fn radix_select<T: Element, I: IndexElement>(
 /// A sampled window: the ranks of its ends in the sample, and the
 /// candidates its buffers hold.
 struct Window {
+    samples: u64,
     r_lo: u64,
     r_hi: u64,
     cap: u64,
@@ -287,9 +296,10 @@ fn select_once<T: Element, I: IndexElement>(
     // to the first half only, and three u64s to `verdict`.
     let filter: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Ptr<u32>, Pass, Ptr<u8>)> =
         unsafe { Entry::declare("cuprim_topk_filter") };
-    // SAFETY: matches `cuprim_topk_sample(const T* in, u64 n, TopkState* st, u64 r_lo, u64 r_hi, u64
-    // flip)`: one block reads SAMPLES elements of `in` (n >= 2 * SAMPLES) and writes the state's window.
-    let sample: Entry<(Ptr<T>, u64, Ptr<u8>, u64, u64, u64)> = unsafe { Entry::declare("cuprim_topk_sample") };
+    // SAFETY: matches `cuprim_topk_sample(const T* in, u64 n, u64 samples, TopkState* st, u64 r_lo, u64 r_hi,
+    // u64 flip)`: one block reads `samples` elements of `in` (n >= 2 * samples, samples a multiple of
+    // SAMPLE_THREADS, at most SAMPLES) and clears and writes the state.
+    let sample: Entry<(Ptr<T>, u64, u64, Ptr<u8>, u64, u64, u64)> = unsafe { Entry::declare("cuprim_topk_sample") };
     // SAFETY: matches `cuprim_topk_finish(const KR* ckeys, const I* cidx, u32 max_count, u32 p2, u64 k, T*
     // out_vals, I* out_idx, TopkState* st, u64 flip, u32 value_only, u64* verdict)`: reads at most max_count
     // candidates (the state's count), sorts at most p2 pairs in dynamic shared memory, writes at most k picks
@@ -299,7 +309,12 @@ fn select_once<T: Element, I: IndexElement>(
     let n64 = n as u64;
     let cap = window.as_ref().map_or((n64 / 6 + 4096).min(n64), |w| w.cap);
     let mut layout = ScratchLayout::new();
-    let state = layout.zeroed::<u8>(STATE_BYTES);
+    // A window's sample kernel clears the state itself (no memset queued).
+    let state = if window.is_some() {
+        layout.uninit::<u8>(STATE_BYTES)
+    } else {
+        layout.zeroed::<u8>(STATE_BYTES)
+    };
     let verdict = layout.uninit::<u64>(4);
     let ckeys = layout.uninit_aligned::<u8>(2 * cap * key_bytes::<T>() as u64);
     let cidx = layout.uninit_aligned::<I>(2 * cap);
@@ -345,7 +360,7 @@ fn select_once<T: Element, I: IndexElement>(
                     &module,
                     sample,
                     Grid::new(1, SAMPLE_THREADS),
-                    (input, n64, st, w.r_lo, w.r_hi, flip),
+                    (input, n64, w.samples, st, w.r_lo, w.r_hi, flip),
                 )?;
                 let (a0, a1, a2, a3, a4, a5, a6, a7, a8) = args(pass(0));
                 dev.launch(
