@@ -6,9 +6,6 @@ mod common;
 
 use common::{devices, random_vec, rng, small_vec, Key};
 use cuprim::algo::sort::{tile_len, SortOptions};
-#[cfg(feature = "classic-sort")]
-use cuprim::precompile::precompile_sort_classic;
-use cuprim::precompile::{precompile_sort, precompile_sort_alternatives, precompile_sort_pairs, KernelReport, Target};
 use cuprim::prelude::*;
 use rand::Rng;
 
@@ -596,100 +593,4 @@ fn classic_variant_matches() {
             assert_eq!(v.to_vec().unwrap(), want, "bits 0..20 {ctx}");
         }
     }
-}
-
-// ---------------------------------------------------------------------------
-// Compile checks: every sort kernel for sm_80 and sm_90, no spills, no stack.
-
-fn nvrtc_present() -> bool {
-    match cuprim::jit::nvrtc::nvrtc() {
-        Ok(_) => true,
-        Err(e) => {
-            if common::required(common::Needs::Nvrtc) {
-                panic!("CUPRIM_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
-            }
-            common::skipped(common::Needs::Nvrtc, &format!("sort compile checks: {e}"));
-            false
-        }
-    }
-}
-
-fn assert_lean(reports: cuprim::Result<Vec<KernelReport>>) -> usize {
-    let reports = reports.unwrap_or_else(|e| panic!("{e}"));
-    common::dump_images(&reports);
-    let mut kernels = 0;
-    for r in &reports {
-        let lines: Vec<&str> = r.log.lines().filter(|l| l.contains("bytes stack frame")).collect();
-        if lines.len() != 3 {
-            eprintln!("{} [{}]: {} kernel reports in its log:\n{}", r.name, r.arch, lines.len(), r.log);
-        }
-        for line in lines {
-            kernels += 1;
-            assert!(
-                line.contains(" 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
-                "{}: {line}\n{}",
-                r.name,
-                r.log
-            );
-        }
-    }
-    kernels
-}
-
-type Job = Box<dyn Fn() -> usize + Send + Sync>;
-
-macro_rules! compile_keys {
-    ($arch:expr, $($t:ty),*) => {{
-        let jobs: Vec<Job> = vec![$(Box::new(move || assert_lean(precompile_sort::<$t>(Target::Arch($arch))))),*];
-        jobs
-    }};
-}
-
-#[test]
-fn compile_checks_every_key_type() {
-    if !nvrtc_present() {
-        return;
-    }
-    let mut jobs: Vec<Job> = Vec::new();
-    let mut alternatives = 0;
-    #[allow(unused_mut)]
-    let mut classic = 0;
-    for arch in [80u32, 90] {
-        jobs.extend(compile_keys!(arch, u8, i8, u32, i32, u64, i64, f16, bf16, f32, f64));
-        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<u32, u32>(Target::Arch(arch)))));
-        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<f32, u32>(Target::Arch(arch)))));
-        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<f64, u32>(Target::Arch(arch)))));
-        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<u32, f64>(Target::Arch(arch)))));
-        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<i64, u64>(Target::Arch(arch)))));
-        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<u8, bf16>(Target::Arch(arch)))));
-        jobs.push(Box::new(move || assert_lean(precompile_sort_pairs::<f16, i8>(Target::Arch(arch)))));
-        #[cfg(feature = "classic-sort")]
-        {
-            classic += 1;
-            jobs.push(Box::new(move || {
-                assert_lean(precompile_sort_classic::<u32, u32>(Target::Arch(arch)))
-            }));
-        }
-        // The modules with the shortcuts switched the other way.
-        alternatives += 4;
-        jobs.push(Box::new(move || {
-            assert_lean(precompile_sort_alternatives::<u32, u32>(Target::Arch(arch)))
-        }));
-        jobs.push(Box::new(move || {
-            assert_lean(precompile_sort_alternatives::<f32, u32>(Target::Arch(arch)))
-        }));
-        jobs.push(Box::new(move || {
-            assert_lean(precompile_sort_alternatives::<f64, u32>(Target::Arch(arch)))
-        }));
-        jobs.push(Box::new(move || {
-            assert_lean(precompile_sort_alternatives::<u8, bf16>(Target::Arch(arch)))
-        }));
-    }
-    let total = jobs.len();
-    let kernels: usize = common::run_in_order(&jobs, |job| job()).into_iter().sum();
-    // 3 kernels per onesweep module, two modules (32- and 64-bit output
-    // positions) per onesweep job, 6 kernels per classic pair of modules,
-    // four modules (keys alone and pairs, two widths) per alternatives job.
-    let onesweep = total - classic - alternatives;
-    assert_eq!(kernels, 6 * onesweep + 6 * classic + 12 * alternatives, "kernels reported");
 }
