@@ -12,14 +12,14 @@
 mod common;
 
 use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
+#[cfg(feature = "classic-sort")]
+use cuprim::precompile::precompile_sort_classic;
 use cuprim::precompile::{
     precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_predicate, precompile_reduce, precompile_scan,
     precompile_scan_by_key, precompile_topk, precompile_unary, KernelReport, Target,
 };
-use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
-#[cfg(feature = "classic-sort")]
-use cuprim::precompile::precompile_sort_classic;
 use cuprim::precompile::{precompile_sort, precompile_sort_alternatives, precompile_sort_pairs};
+use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
 use cuprim::{bf16, f16, Result};
 
 const ARCHS: &[u32] = &[80, 90];
