@@ -375,12 +375,11 @@ __device__ __forceinline__ KR topk_low(u32 bits) {
 // resolved: `rest` gets the low bits left unresolved (0 when exact), which
 // the returned key has clear; the r-th largest is then somewhere in [key,
 // key | topk_low(rest)]. r = 0 gives the largest possible key, r > count
-// gives 0. NARROW: the keys share their top digits (a window's
-// candidates), so a warp's equal digits are counted together
-// (topk_count); spread keys (samples) count with one shared atomic each,
-// which measured faster there (the window's sample on the H100: 13.6
-// against 18.5 us).
-template <u32 THREADS, bool NARROW, int N>
+// gives 0. RUNS: the keys may hold long runs of equal values (a window's
+// candidates, where a few distinct values can fill the window), so a warp
+// whose counted digits are all equal adds them with one atomic
+// (topk_count_runs); samples count with one shared atomic each.
+template <u32 THREADS, bool RUNS, int N>
 __device__ __forceinline__ KR topk_rank(const KR (&keys)[N], u32 count, u64 r, u32 digits, u32* hist, u64* scratch,
                                         u32& rest) {
     rest = 0;
@@ -421,7 +420,7 @@ __device__ __forceinline__ KR topk_rank(const KR (&keys)[N], u32 count, u64 r, u
             if (m * THREADS >= count) break;  // the same for the whole block
             const bool alive = m * THREADS + threadIdx.x < count && (keys[m] & mask) == pre;
             const u32 d = (u32)(keys[m] >> shift) & dmask;
-            if constexpr (NARROW) topk_count_runs(hist, alive, d);
+            if constexpr (RUNS) topk_count_runs(hist, alive, d);
             else if (alive) atomicAdd(&hist[d], 1u);
         }
         __syncthreads();
