@@ -81,10 +81,11 @@ __device__ __forceinline__ T topk_value(KR okey, KR flip) {
 
 // Finds, among `RADIX` counts in `hist` (shared, any count type C), the
 // bucket b holding the `need`-th largest: sum(hist[> b]) < need <=
-// sum(hist[>= b]). Every thread gets b and sum(hist[> b]). `scratch` holds
-// THREADS + 1 u64s of shared memory (THREADS: the block's).
+// sum(hist[>= b]). Every thread gets b, sum(hist[> b]) and hist[b].
+// `scratch` holds THREADS + 1 u64s of shared memory (THREADS: the block's).
 template <typename C, u32 THREADS = CUPRIM_BLOCK>
-__device__ __forceinline__ void topk_choose(const C* hist, u64 need, u64* scratch, u32& bucket, u64& above) {
+__device__ __forceinline__ void topk_choose(const C* hist, u64 need, u64* scratch, u32& bucket, u64& above,
+                                            u64& inside) {
     constexpr u32 PER = (RADIX + THREADS - 1) / THREADS, WARPS = THREADS / 32;
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x / 32;
     // Thread t owns buckets from the top: RADIX-1-t*PER down.
@@ -117,6 +118,7 @@ __device__ __forceinline__ void topk_choose(const C* hist, u64 need, u64* scratc
             if (run + c >= need) {
                 scratch[THREADS] = (u64)b;  // the bucket
                 scratch[0] = run;           // the count above it
+                scratch[1] = c;             // and in it
                 break;
             }
             run += c;
@@ -125,6 +127,7 @@ __device__ __forceinline__ void topk_choose(const C* hist, u64 need, u64* scratc
     __syncthreads();
     bucket = (u32)scratch[THREADS];
     above = scratch[0];
+    inside = scratch[1];
     __syncthreads();
 }
 
@@ -326,16 +329,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     __syncthreads();
     const u64 need = ps.first && !ps.filtered ? ps.k : st->need;
     u32 b;
-    u64 above;
-    topk_choose<u64>(totals, need, scratch, b, above);
+    u64 above, inside;
+    topk_choose<u64>(totals, need, scratch, b, above, inside);
     if (threadIdx.x == 0) {
         TopkPrefix p = pre;
         if (!ps.first) topk_fix(p, ps.cur, bucket);
         st->prefix = p;
         st->need = need - above;
-        st->alive = totals[b];
+        st->alive = inside;
         st->bucket = b;
-        st->done = (!ps.value_only && totals[b] == need - above) || ps.last;
+        st->done = (!ps.value_only && inside == need - above) || ps.last;
         st->key = p.kpre | (ps.next.part == 0 ? (u64)b << ps.next.shift : 0);
         // The alive set is where this pass stored it, or else where this
         // pass read it; the other buffer is emptied for the next pass to
@@ -374,14 +377,16 @@ __device__ __forceinline__ KR topk_low(u32 bits) {
 // as a window's candidates, take fewer passes. At most `digits` digits are
 // resolved: `rest` gets the low bits left unresolved (0 when exact), which
 // the returned key has clear; the r-th largest is then somewhere in [key,
-// key | topk_low(rest)]. r = 0 gives the largest possible key, r > count
-// gives 0. RUNS: the keys may hold long runs of equal values (a window's
+// key | topk_low(rest)]. Digits also stop once at most `enough` keys are
+// at or above the returned key (0: no such stop), for a caller that
+// gathers those and sorts them anyway. r = 0 gives the largest possible
+// key, r > count gives 0. RUNS: the keys may hold long runs of equal values (a window's
 // candidates, where a few distinct values can fill the window), so a warp
 // whose counted digits are all equal adds them with one atomic
 // (topk_count_runs); samples count with one shared atomic each.
 template <u32 THREADS, bool RUNS, int N>
-__device__ __forceinline__ KR topk_rank(const KR (&keys)[N], u32 count, u64 r, u32 digits, u32* hist, u64* scratch,
-                                        u32& rest) {
+__device__ __forceinline__ KR topk_rank(const KR (&keys)[N], u32 count, u64 r, u32 digits, u64 enough, u32* hist,
+                                        u64* scratch, u32& rest) {
     rest = 0;
     if (r == 0) return ~(KR)0;
     if (r > count) return 0;
@@ -425,12 +430,13 @@ __device__ __forceinline__ KR topk_rank(const KR (&keys)[N], u32 count, u64 r, u
         }
         __syncthreads();
         u32 b;
-        u64 above;
-        topk_choose<u32, THREADS>(hist, need, scratch, b, above);
+        u64 above, inside;
+        topk_choose<u32, THREADS>(hist, need, scratch, b, above, inside);
         need -= above;
         pre |= (KR)b << shift;
         mask |= (KR)dmask << shift;
         top = shift;
+        if (r - need + inside <= enough) break;  // the keys at or above pre
     }
     rest = top;
     return pre;
@@ -468,8 +474,8 @@ extern "C" __global__ void __launch_bounds__(TOPK_SAMPLE_THREADS)
     // of the samples' range); lo is rounded down and hi up, so the window
     // only widens.
     u32 rest;
-    const KR lo = topk_rank<TOPK_SAMPLE_THREADS, false>(keys, (u32)samples, r_lo, 2, hist, scratch, rest);
-    const KR hi = topk_rank<TOPK_SAMPLE_THREADS, false>(keys, (u32)samples, r_hi, 2, hist, scratch, rest) |
+    const KR lo = topk_rank<TOPK_SAMPLE_THREADS, false>(keys, (u32)samples, r_lo, 2, 0, hist, scratch, rest);
+    const KR hi = topk_rank<TOPK_SAMPLE_THREADS, false>(keys, (u32)samples, r_hi, 2, 0, hist, scratch, rest) |
                   topk_low(rest);
     if (threadIdx.x == 0) {
         st->lo = lo;
@@ -480,16 +486,12 @@ extern "C" __global__ void __launch_bounds__(TOPK_SAMPLE_THREADS)
 // One read of the input against the window: elements above `hi` are
 // winners (written to the outputs unless value_only, counted in
 // st->winners), elements in [lo, hi] candidates (to candidate buffer 0, at
-// most ps.cap, counted in st->cand[0]). The last block checks that the k-th
-// is among the candidates (winners < k <= winners + candidates, and every
-// candidate stored), sets the state for the first pass over them (k -
-// winners still needed) if so, and writes the verdict for the host:
-// winners, candidates, 1 if the window holds the k-th (else 0: the host
-// starts over on the input).
+// most ps.cap, counted in st->cand[0]). Whether the k-th is among them is
+// for cuprim_topk_finish, queued behind it, to judge (a last-block ticket
+// here cost a fence and a wait in every block).
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     cuprim_topk_filter(const T* __restrict__ in, u64 n, KR* __restrict__ ckeys, I* __restrict__ cidx,
-                       T* __restrict__ out_vals, I* __restrict__ out_idx, TopkState* st, u32* ticket, TopkPass ps,
-                       u64* verdict) {
+                       T* __restrict__ out_vals, I* __restrict__ out_idx, TopkState* st, TopkPass ps) {
     __shared__ u64 smem[CUPRIM_BLOCK / 32 + 2];
     constexpr int ITEMS = 16 / sizeof(T);  // at least 2: x[1] holds the tail element
     typedef cuprim_vec<T, 16 / sizeof(T)> V;
@@ -567,19 +569,6 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
         for (u32 o = 16; o > 0; o >>= 1) above += __shfl_down_sync(0xffffffffu, above, o);
         if ((threadIdx.x & 31) == 0 && above) atomicAdd((unsigned long long*)&st->winners, (unsigned long long)above);
     }
-    if (!cuprim_last_block(ticket)) return;
-    if (threadIdx.x == 0) {
-        const u64 above = __ldcg((const unsigned long long*)&st->winners);
-        const u64 count = __ldcg((const unsigned long long*)&st->cand[0]);
-        const bool fast = above < ps.k && above + count >= ps.k && count <= ps.cap;
-        if (fast) {
-            st->need = ps.k - above;
-            st->src = 1;
-        }
-        verdict[0] = above;
-        verdict[1] = count;
-        verdict[2] = fast;
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -620,8 +609,140 @@ template <typename IX> __device__ __forceinline__ void topk_bitonic(KR* keys, IX
     }
 }
 
-// The one-block sorts run with up to this many threads (any power of two
-// from 32).
+// Puts the pair that sorts first at (ka, ia) when `first`, last otherwise.
+template <typename IX> __device__ __forceinline__ void topk_order(KR& ka, IX& ia, KR& kb, IX& ib, bool first) {
+    if (topk_before(kb, ib, ka, ia) == first) {
+        const KR k = ka;
+        const IX i = ia;
+        ka = kb;
+        ia = ib;
+        kb = k;
+        ib = i;
+    }
+}
+
+// Sorts the `m` pairs at keys / idx (shared), largest composite first, as
+// topk_bitonic does, but in registers: lane l of warp w holds positions
+// w * 32R + 32r + l (r < R), so stages of stride under 32 are shuffles,
+// strides 32 to 16R swap a thread's registers, and only the larger strides
+// go through shared memory (block barriers). Warps past the
+// max(q, 32R) positions sorted (q: a power of two >= m) only take the
+// barriers. THREADS: the block's threads, R * THREADS >= q. Slots from m
+// on are taken as the smallest pair; the first q sorted end in keys / idx.
+template <u32 THREADS, int R, typename IX>
+__device__ __forceinline__ void topk_bitonic_regs(KR* keys, IX* idx, u32 m, u32 q) {
+    constexpr u32 SPAN = 32 * R;  // the positions one warp holds
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    const u32 total = q > SPAN ? q : SPAN;  // positions sorted: a power of two
+    const bool active = warp * SPAN < total;
+    const u32 base = warp * SPAN + lane;  // register r holds position base + 32 r
+    KR k[R];
+    IX x[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const u32 p = base + 32 * r;
+        const bool real = active && p < m;
+        k[r] = real ? keys[p] : (KR)0;
+        x[r] = real ? idx[p] : (IX)~(IX)0;
+    }
+    for (u32 size = 2; size <= total; size <<= 1) {
+        u32 stride = size >> 1;
+        if (stride >= SPAN) {
+            // Across warps: through shared memory, then back.
+            if (active) {
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    keys[base + 32 * r] = k[r];
+                    idx[base + 32 * r] = x[r];
+                }
+            }
+            __syncthreads();
+            for (; stride >= SPAN; stride >>= 1) {
+                for (u32 t = threadIdx.x; t < total / 2; t += THREADS) {
+                    const u32 lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
+                    KR ka = keys[lo], kb = keys[hi];
+                    IX ia = idx[lo], ib = idx[hi];
+                    const KR ka0 = ka;
+                    const IX ia0 = ia;
+                    topk_order(ka, ia, kb, ib, (lo & size) == 0);
+                    if (ka != ka0 || ia != ia0) {
+                        keys[lo] = ka;
+                        idx[lo] = ia;
+                        keys[hi] = kb;
+                        idx[hi] = ib;
+                    }
+                }
+                __syncthreads();
+            }
+            if (active) {
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    k[r] = keys[base + 32 * r];
+                    x[r] = idx[base + 32 * r];
+                }
+            }
+        }
+        if (!active) continue;
+        // Within a thread: registers r and r + stride / 32.
+#pragma unroll
+        for (int b = R / 2; b >= 1; b >>= 1) {
+            if (stride == 32u * b) {
+#pragma unroll
+                for (int r = 0; r < R; r++)
+                    if (!(r & b)) topk_order(k[r], x[r], k[r + b], x[r + b], ((base + 32 * r) & size) == 0);
+                stride >>= 1;
+            }
+        }
+        // Within a warp: lanes l and l ^ stride.
+        for (; stride > 0; stride >>= 1) {
+            const bool low = (lane & stride) == 0;
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                const KR ok = __shfl_xor_sync(0xffffffffu, k[r], stride);
+                const IX ox = __shfl_xor_sync(0xffffffffu, x[r], stride);
+                const bool up = ((base + 32 * r) & size) == 0;
+                const bool mine = topk_before(k[r], x[r], ok, ox);
+                if (mine != (low == up)) {
+                    k[r] = ok;
+                    x[r] = ox;
+                }
+            }
+        }
+    }
+    if (active) {
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            if (base + 32 * r < q) {
+                keys[base + 32 * r] = k[r];
+                idx[base + 32 * r] = x[r];
+            }
+        }
+    }
+    __syncthreads();
+}
+
+// Sorts the `m` pairs at keys / idx (shared, room for q, a power of two >=
+// m), largest composite first: in registers up to 4 pairs per thread
+// (topk_bitonic_regs), else in shared memory (topk_bitonic, slots m..q
+// filled with the smallest pair first). Every thread of the block calls it.
+template <u32 THREADS, typename IX>
+__device__ __forceinline__ void topk_sort_pairs(KR* keys, IX* idx, u32 m, u32 q) {
+    if (q <= 2 * THREADS) {
+        topk_bitonic_regs<THREADS, 2>(keys, idx, m, q);
+    } else if (q <= 4 * THREADS) {
+        topk_bitonic_regs<THREADS, 4>(keys, idx, m, q);
+    } else {
+        for (u32 i = m + threadIdx.x; i < q; i += THREADS) {
+            keys[i] = 0;
+            idx[i] = (IX)~(IX)0;
+        }
+        __syncthreads();
+        topk_bitonic(keys, idx, q);
+    }
+}
+
+// The threads of cuprim_topk_sort_small (k <= 2048: two pairs each in
+// registers; warps past the pairs only take the barriers).
 constexpr u32 TOPK_SORT_THREADS = 1024;
 
 // Sorts the k winners of the device-wide selection in place (k <= the
@@ -632,35 +753,41 @@ extern "C" __global__ void __launch_bounds__(TOPK_SORT_THREADS)
     extern __shared__ __align__(16) unsigned char topk_smem[];
     KR* const skeys = (KR*)topk_smem;
     I* const sidx = (I*)(topk_smem + ((p2 * sizeof(KR) + 15) & ~15u));  // 16-byte aligned
-    for (u32 i = threadIdx.x; i < p2; i += blockDim.x) {
-        skeys[i] = i < k ? topk_okey(vals[i], flip) : (KR)0;
-        sidx[i] = i < k ? idx[i] : (I)~(I)0;
+    for (u32 i = threadIdx.x; i < k; i += TOPK_SORT_THREADS) {
+        skeys[i] = topk_okey(vals[i], flip);
+        sidx[i] = idx[i];
     }
     __syncthreads();
-    topk_bitonic(skeys, sidx, p2);
-    for (u32 i = threadIdx.x; i < k; i += blockDim.x) {
+    topk_sort_pairs<TOPK_SORT_THREADS>(skeys, sidx, k, p2);
+    for (u32 i = threadIdx.x; i < k; i += TOPK_SORT_THREADS) {
         vals[i] = topk_value(skeys[i], flip);
         idx[i] = sidx[i];
     }
 }
 
-// The window's candidates, when few: launched right after the filter, it
-// reads the filter's verdict from the state and returns at once unless the
-// k-th is among the candidates and there are at most `max_count` (at most
+// The window's verdict, and its candidates when few: launched right after
+// the filter, thread 0 checks that the k-th is among the candidates
+// (winners < k <= winners + candidates, and every candidate stored: at
+// most `cap`), sets the state for the first pass over them (k - winners
+// still needed) if so, and writes the verdict for the host: winners,
+// candidates, 1 if the window holds the k-th (else 0: the host starts over
+// on the input). The block returns then unless the window holds the k-th
+// among at most `max_count` candidates (at most
 // CUPRIM_FINISH_ITEMS per thread, in registers: 512 threads leave room for
 // 32 8-byte keys). One block of TOPK_FINISH_THREADS picks the `need` (k -
 // the window's winners) first of the candidates at ckeys / cidx: the rank
 // (topk_rank) finds the need-th key K; for a value (value_only) that is the
-// answer, written to verdict[3] for the host. Otherwise the candidates at
-// or above K (the need, and any more equal to K) are gathered to dynamic
-// shared memory (`p2` pairs, a power of two >= max_count), sorted there,
-// and the need first written, in order, to the outputs after the window's
-// winners.
+// answer, written to verdict[3] for the host. Otherwise the rank stops
+// once at most max(32, the need rounded up to a power of two) candidates
+// are at or above its key K; they (the need, and any more at or above K)
+// are gathered to dynamic shared memory (`p2` pairs, a power of two >=
+// max_count), sorted there, and the need first written, in order, to the
+// outputs after the window's winners.
 constexpr u32 TOPK_FINISH_THREADS = 512;
 
 extern "C" __global__ void __launch_bounds__(TOPK_FINISH_THREADS, 1)
     cuprim_topk_finish(const KR* __restrict__ ckeys, const I* __restrict__ cidx, u32 max_count, u32 p2, u64 k,
-                       T* __restrict__ out_vals, I* __restrict__ out_idx, TopkState* st, u64 flip64,
+                       T* __restrict__ out_vals, I* __restrict__ out_idx, TopkState* st, u64 cap, u64 flip64,
                        u32 value_only, u64* verdict) {
     __shared__ u32 hist[RADIX];
     __shared__ u64 scratch[TOPK_FINISH_THREADS + 1];
@@ -668,11 +795,18 @@ extern "C" __global__ void __launch_bounds__(TOPK_FINISH_THREADS, 1)
     __shared__ u32 gathered;
     const KR flip = (KR)flip64;
     if (threadIdx.x == 0) {
-        // The filter's last block set src = 1 when the window holds the k-th.
-        const bool fast = __ldcg(&st->src) == 1;
-        const u64 count = __ldcg((const unsigned long long*)&st->cand[0]);
+        // The filter's counts (its writes are complete: it ran before).
+        const u64 above = st->winners, count = st->cand[0];
+        const bool fast = above < k && above + count >= k && count <= cap;
+        if (fast) {
+            st->need = k - above;
+            st->src = 1;
+        }
+        verdict[0] = above;
+        verdict[1] = count;
+        verdict[2] = fast;
         seen[0] = fast && count <= max_count ? count : ~0ull;
-        seen[1] = __ldcg((const unsigned long long*)&st->winners);
+        seen[1] = above;
     }
     __syncthreads();
     if (seen[0] == ~0ull) return;
@@ -687,7 +821,10 @@ extern "C" __global__ void __launch_bounds__(TOPK_FINISH_THREADS, 1)
         keys[j] = i < count ? ckeys[i] : 0;
     }
     u32 rest;  // 0: every digit is resolved
-    const KR pre = topk_rank<TOPK_FINISH_THREADS, true>(keys, count, need, 8, hist, scratch, rest);  // the need-th key
+    u32 enough = 32;  // a value needs every digit (0)
+    while (enough < need) enough <<= 1;
+    if (value_only) enough = 0;
+    const KR pre = topk_rank<TOPK_FINISH_THREADS, true>(keys, count, need, 8, enough, hist, scratch, rest);
     if (value_only) {
         if (threadIdx.x == 0) verdict[3] = (u64)pre;
         return;
@@ -705,19 +842,18 @@ extern "C" __global__ void __launch_bounds__(TOPK_FINISH_THREADS, 1)
         const u32 at = topk_append(take, &gathered);  // one shared atomic per warp
         if (take) {
             skeys[at] = keys[j];
-            sidx[at] = cidx[i];
+            sidx[at] = (I)(j * TOPK_FINISH_THREADS) + (I)threadIdx.x;  // the candidate, for now: its index is read below
         }
     }
     __syncthreads();
     const u32 m = gathered;
+    // The indices, all loads in flight at once (not one row's after another's).
+#pragma unroll 1
+    for (u32 g = threadIdx.x; g < m; g += TOPK_FINISH_THREADS) sidx[g] = cidx[(u32)sidx[g]];
+    __syncthreads();
     u32 q = 2;
     while (q < m) q <<= 1;
-    for (u32 i = m + threadIdx.x; i < q; i += blockDim.x) {
-        skeys[i] = 0;
-        sidx[i] = (I)~(I)0;
-    }
-    __syncthreads();
-    topk_bitonic(skeys, sidx, q);
+    topk_sort_pairs<TOPK_FINISH_THREADS>(skeys, sidx, m, q);
     for (u32 i = threadIdx.x; i < need; i += blockDim.x) {
         out_vals[above + i] = topk_value(skeys[i], flip);
         out_idx[above + i] = sidx[i];
@@ -825,7 +961,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
             for (int m = 0; m < SEG_SAMPLE_ITEMS; m++)
                 keys[m] = topk_okey(row[(m * CUPRIM_BLOCK + threadIdx.x) * stride + stride / 2], flip);
             u32 rest;  // lo rounded down: the window only widens
-            const KR lo = topk_rank<CUPRIM_BLOCK, true>(keys, SEG_SAMPLES, r_lo, 2, hist, scratch, rest);
+            const KR lo = topk_rank<CUPRIM_BLOCK, true>(keys, SEG_SAMPLES, r_lo, 2, 0, hist, scratch, rest);
             if (threadIdx.x == 0) counters[0] = 0;
             __syncthreads();
             topk_segment_filter(row, len, lo, flip, ckeys, cidx, &counters[0]);
@@ -902,10 +1038,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
             held = counters[0];
         }
         if (pass > 0) topk_fix(pre, cur, bucket);
-        u64 above;
-        topk_choose<u32>(hist, need, scratch, bucket, above);
+        u64 above, inside;
+        topk_choose<u32>(hist, need, scratch, bucket, above, inside);
         need -= above;
-        expected = hist[bucket];
+        expected = (u32)inside;
         whole = expected == need || last;
         cur = next;
         if (next.shift == 0) {
@@ -919,12 +1055,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     // The k winners, largest composite first.
     u32 p2 = 1;
     while (p2 < k) p2 <<= 1;
-    for (u32 i = k + threadIdx.x; i < p2; i += CUPRIM_BLOCK) {
-        wkeys[i] = 0;
-        widx[i] = ~(SI)0;
-    }
-    __syncthreads();
-    topk_bitonic(wkeys, widx, p2);
+    topk_sort_pairs<CUPRIM_BLOCK>(wkeys, widx, k, p2);
     for (u32 i = threadIdx.x; i < k; i += CUPRIM_BLOCK) {
         out_vals[seg * k + i] = topk_value(wkeys[i], flip);
         out_idx[seg * k + i] = widx[i];

@@ -52,7 +52,7 @@ fn samples_for(n: u64) -> u64 {
     let rows = (n / 512 / SAMPLE_THREADS as u64).clamp(2, SAMPLE_ITEMS as u64);
     rows * SAMPLE_THREADS as u64
 }
-/// Threads of the one-block sorts (kernels/topk/topk.cu: TOPK_SORT_THREADS).
+/// Threads of the one-block sort (kernels/topk/topk.cu: TOPK_SORT_THREADS).
 const SORT_THREADS: u32 = 1024;
 /// Threads of the window's finish (kernels/topk/topk.cu: TOPK_FINISH_THREADS).
 const FINISH_THREADS: u32 = 512;
@@ -223,11 +223,11 @@ struct Selected {
 ///
 /// Inputs of 2 x samples_for(n) elements or more are first filtered through a
 /// sampled window (`cuprim_topk_sample`, `cuprim_topk_filter`: one read),
-/// with candidate buffers sized to the window. A few candidates are
-/// finished by one block (`cuprim_topk_finish`, queued behind the filter
-/// and checking its verdict itself); the filter's last block writes the
-/// candidate count straight to the host (one synchronisation for the
-/// three), and more candidates go through the passes. When the window
+/// with candidate buffers sized to the window. `cuprim_topk_finish`, queued
+/// behind the filter, judges the window from the filter's counts, writes
+/// the verdict straight to the host (one synchronisation for the three)
+/// and, when the candidates are few, selects and sorts them in one block;
+/// more candidates go through the passes. When the window
 /// missed the k-th (or kept more than its buffers hold) the passes run on
 /// the input, with buffers for a sixth of it.
 fn radix_select<T: Element, I: IndexElement>(
@@ -292,19 +292,19 @@ fn select_once<T: Element, I: IndexElement>(
     // out_vals / out_idx (none when ps.value_only), and the state.
     let entry: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Ptr<u32>, Pass)> =
         unsafe { Entry::declare("cuprim_topk_pass") };
-    // SAFETY: matches `cuprim_topk_filter` (the pass's parameters, then u64* verdict): as above, candidates
-    // to the first half only, and three u64s to `verdict`.
-    let filter: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Ptr<u32>, Pass, Ptr<u8>)> =
+    // SAFETY: matches `cuprim_topk_filter` (the pass's parameters but the ticket): as above, candidates to
+    // the first half only.
+    let filter: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Pass)> =
         unsafe { Entry::declare("cuprim_topk_filter") };
     // SAFETY: matches `cuprim_topk_sample(const T* in, u64 n, u64 samples, TopkState* st, u64 r_lo, u64 r_hi,
     // u64 flip)`: one block reads `samples` elements of `in` (n >= 2 * samples, samples a multiple of
     // SAMPLE_THREADS, at most SAMPLES) and clears and writes the state.
     let sample: Entry<(Ptr<T>, u64, u64, Ptr<u8>, u64, u64, u64)> = unsafe { Entry::declare("cuprim_topk_sample") };
     // SAFETY: matches `cuprim_topk_finish(const KR* ckeys, const I* cidx, u32 max_count, u32 p2, u64 k, T*
-    // out_vals, I* out_idx, TopkState* st, u64 flip, u32 value_only, u64* verdict)`: reads at most max_count
-    // candidates (the state's count), sorts at most p2 pairs in dynamic shared memory, writes at most k picks
-    // (or verdict[3]).
-    let finish: Entry<(Ptr<u8>, Ptr<I>, u32, u32, u64, Ptr<T>, Ptr<I>, Ptr<u8>, u64, u32, Ptr<u8>)> =
+    // out_vals, I* out_idx, TopkState* st, u64 cap, u64 flip, u32 value_only, u64* verdict)`: reads at most
+    // max_count candidates (the state's count), sorts at most p2 pairs in dynamic shared memory, writes at
+    // most k picks, the state and verdict[0..3] (verdict[3] for a value).
+    let finish: Entry<(Ptr<u8>, Ptr<I>, u32, u32, u64, Ptr<T>, Ptr<I>, Ptr<u8>, u64, u64, u32, Ptr<u8>)> =
         unsafe { Entry::declare("cuprim_topk_finish") };
     let n64 = n as u64;
     let cap = window.as_ref().map_or((n64 / 6 + 4096).min(n64), |w| w.cap);
@@ -346,10 +346,9 @@ fn select_once<T: Element, I: IndexElement>(
         let mut count = n64;
         if let Some(w) = &window {
             let fblocks = wave(dev, &module, filter, n64)?;
-            // The finish is queued behind the filter and itself checks the
-            // filter's verdict (nothing to do unless the window holds the
-            // k-th among at most finish_max candidates), so the host waits
-            // once, for both.
+            // The finish is queued behind the filter and judges the window
+            // itself (nothing more to do unless it holds the k-th among at
+            // most finish_max candidates), so the host waits once, for both.
             let p2 = finish_max as u32;
             let mut fgrid = sort_grid::<T, I>(p2, FINISH_THREADS);
             if value_only {
@@ -362,13 +361,8 @@ fn select_once<T: Element, I: IndexElement>(
                     Grid::new(1, SAMPLE_THREADS),
                     (input, n64, w.samples, st, w.r_lo, w.r_hi, flip),
                 )?;
-                let (a0, a1, a2, a3, a4, a5, a6, a7, a8) = args(pass(0));
-                dev.launch(
-                    &module,
-                    filter,
-                    Grid::new(fblocks, BLOCK),
-                    (a0, a1, a2, a3, a4, a5, a6, a7, a8, out),
-                )?;
+                let (a0, a1, a2, a3, a4, a5, a6, _, a8) = args(pass(0));
+                dev.launch(&module, filter, Grid::new(fblocks, BLOCK), (a0, a1, a2, a3, a4, a5, a6, a8))?;
                 let fargs = (
                     s.at(ckeys),
                     s.at(cidx),
@@ -378,6 +372,7 @@ fn select_once<T: Element, I: IndexElement>(
                     vals,
                     idx,
                     st,
+                    cap,
                     flip,
                     value_only as u32,
                     out,
@@ -429,7 +424,7 @@ pub(crate) fn top_k<T: Element, I: IndexElement>(
         dev.launch(
             &module,
             entry,
-            sort_grid::<T, I>(p2, SORT_THREADS.min(p2 / 2).max(32)),
+            sort_grid::<T, I>(p2, SORT_THREADS),
             (picks.values, picks.indices, k as u32, p2, flip::<T>(smallest)),
         )
     } else {
