@@ -765,6 +765,94 @@ extern "C" __global__ void __launch_bounds__(TOPK_SORT_THREADS)
     }
 }
 
+// Writes the `need` first of the `m` pairs at keys / idx (shared) in order
+// to out_vals / out_idx, as topk_sort_pairs then a copy would, by placing
+// them instead of sorting: the pairs are counted by the RADIX_BITS bits
+// below their common prefix (buckets, largest digit first), scanned into
+// bucket offsets, copied bucket by bucket to tkeys / tidx (shared, room
+// for m), and each pair's place is its bucket's offset plus the number of
+// its bucket's pairs that sort before it. Returns false, having written
+// nothing, when a bucket holds more than `most` pairs (many equal keys):
+// the caller sorts then. `hist` holds RADIX u32s, `scratch` THREADS + 1
+// u64s. Every thread of the block calls it.
+template <u32 THREADS, typename IX>
+__device__ __forceinline__ bool topk_place(const KR* keys, const IX* idx, u32 m, u32 need, u32 most, KR* tkeys,
+                                           IX* tidx, T* out_vals, IX* out_idx, KR flip, u32* hist, u64* scratch) {
+    constexpr u32 PER = RADIX / THREADS, WARPS = THREADS / 32;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    // The pairs' common prefix (one OR of each key against the first).
+    if (threadIdx.x == 0) scratch[THREADS] = 0;
+    for (u32 i = threadIdx.x; i < RADIX; i += THREADS) hist[i] = 0;
+    __syncthreads();
+    const KR ref = keys[0];
+    KR diff = 0;
+    for (u32 g = threadIdx.x; g < m; g += THREADS) diff |= keys[g] ^ ref;
+#pragma unroll
+    for (u32 o = 16; o > 0; o >>= 1) diff |= __shfl_xor_sync(0xffffffffu, diff, o);
+    if (lane == 0 && diff) atomicOr((unsigned long long*)&scratch[THREADS], (unsigned long long)diff);
+    __syncthreads();
+    const u64 spread = scratch[THREADS];
+    const u32 top = spread ? 64 - __clzll((long long)spread) : 0;
+    const u32 shift = top > CUPRIM_RADIX_BITS ? top - CUPRIM_RADIX_BITS : 0;
+    // Bucket RADIX - 1 - digit: the largest digits first.
+    for (u32 g = threadIdx.x; g < m; g += THREADS) atomicAdd(&hist[RADIX - 1 - ((u32)(keys[g] >> shift) & (RADIX - 1))], 1u);
+    __syncthreads();
+    // Exclusive scan of the counts (thread t owns buckets t * PER ..), and
+    // the largest count.
+    u32 c[PER], mine = 0, big = 0;
+#pragma unroll
+    for (u32 j = 0; j < PER; j++) {
+        c[j] = hist[threadIdx.x * PER + j];
+        mine += c[j];
+        big = max(big, c[j]);
+    }
+    u32 incl = cuprim_warp_inclusive_sum(mine);
+#pragma unroll
+    for (u32 o = 16; o > 0; o >>= 1) big = max(big, __shfl_xor_sync(0xffffffffu, big, o));
+    if (lane == 31) scratch[warp] = (u64)incl | (u64)big << 32;
+    __syncthreads();
+    if (warp == 0) {
+        const u64 w = lane < WARPS ? scratch[lane] : 0;
+        const u32 t = (u32)w;
+        u32 b2 = (u32)(w >> 32);
+        const u32 run = cuprim_warp_inclusive_sum(t);
+#pragma unroll
+        for (u32 o = 16; o > 0; o >>= 1) b2 = max(b2, __shfl_xor_sync(0xffffffffu, b2, o));
+        if (lane < WARPS) scratch[lane] = (u64)(run - t) | (u64)b2 << 32;  // the warps before, the largest count
+    }
+    __syncthreads();
+    const u64 w = scratch[warp];
+    if ((u32)(w >> 32) > most) return false;  // the same in every thread
+    u32 off = (u32)w + incl - mine;
+#pragma unroll
+    for (u32 j = 0; j < PER; j++) {
+        hist[threadIdx.x * PER + j] = off;  // the bucket's first slot
+        off += c[j];
+    }
+    __syncthreads();
+    // Bucket by bucket (any order within one): hist[b] ends as the next
+    // bucket's first slot.
+    for (u32 g = threadIdx.x; g < m; g += THREADS) {
+        const u32 at = atomicAdd(&hist[RADIX - 1 - ((u32)(keys[g] >> shift) & (RADIX - 1))], 1u);
+        tkeys[at] = keys[g];
+        tidx[at] = idx[g];
+    }
+    __syncthreads();
+    for (u32 g = threadIdx.x; g < m; g += THREADS) {
+        const KR key = tkeys[g];
+        const IX ix = tidx[g];
+        const u32 b = RADIX - 1 - ((u32)(key >> shift) & (RADIX - 1));
+        const u32 first = b ? hist[b - 1] : 0, end = hist[b];
+        u32 place = first;
+        for (u32 u = first; u < end; u++) place += topk_before(tkeys[u], tidx[u], key, ix);
+        if (place < need) {
+            out_vals[place] = topk_value(key, flip);
+            out_idx[place] = ix;
+        }
+    }
+    return true;
+}
+
 // The window's verdict, and its candidates when few: launched right after
 // the filter, thread 0 checks that the k-th is among the candidates
 // (winners < k <= winners + candidates, and every candidate stored: at
@@ -853,6 +941,12 @@ extern "C" __global__ void __launch_bounds__(TOPK_FINISH_THREADS, 1)
     __syncthreads();
     u32 q = 2;
     while (q < m) q <<= 1;
+    // Many pairs are placed by buckets (when the dynamic shared memory holds
+    // a second copy of them), few sorted in registers.
+    if (m > 256 && 2 * q <= p2 &&
+        topk_place<TOPK_FINISH_THREADS>(skeys, sidx, m, need, 32, skeys + q, sidx + q, out_vals + above,
+                                        out_idx + above, flip, hist, scratch))
+        return;
     topk_sort_pairs<TOPK_FINISH_THREADS>(skeys, sidx, m, q);
     for (u32 i = threadIdx.x; i < need; i += blockDim.x) {
         out_vals[above + i] = topk_value(skeys[i], flip);
