@@ -294,8 +294,7 @@ fn select_once<T: Element, I: IndexElement>(
         unsafe { Entry::declare("cuprim_topk_pass") };
     // SAFETY: matches `cuprim_topk_filter` (the pass's parameters but the ticket): as above, candidates to
     // the first half only.
-    let filter: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Pass)> =
-        unsafe { Entry::declare("cuprim_topk_filter") };
+    let filter: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Pass)> = unsafe { Entry::declare("cuprim_topk_filter") };
     // SAFETY: matches `cuprim_topk_sample(const T* in, u64 n, u64 samples, TopkState* st, u64 r_lo, u64 r_hi,
     // u64 flip)`: one block reads `samples` elements of `in` (n >= 2 * samples, samples a multiple of
     // SAMPLE_THREADS, at most SAMPLES) and clears and writes the state.
