@@ -351,8 +351,8 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 
 // ---------------------------------------------------------------------------
 // The sampled window (SampleSelect): before the passes, one block reads
-// up to TOPK_SAMPLES elements spread evenly over the input and picks two of them,
-// `lo` and `hi`, that bracket the k-th of the order with high probability
+// up to TOPK_SAMPLE_ITEMS elements per thread, spread evenly over the
+// input, and picks two of them, `lo` and `hi`, that bracket the k-th of the order with high probability
 // (the host chooses their ranks in the sample from k / n). One read of the
 // input (cuprim_topk_filter) then takes every element above `hi` as a
 // winner and keeps those in [lo, hi] as candidates; when the k-th is among
@@ -362,7 +362,14 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 
 constexpr u32 TOPK_SAMPLE_ITEMS = CUPRIM_SAMPLE_ITEMS;  // samples per thread, in registers
 constexpr u32 TOPK_SAMPLE_THREADS = 1024;               // the sampling block's threads
-constexpr u64 TOPK_SAMPLES = (u64)TOPK_SAMPLE_ITEMS * TOPK_SAMPLE_THREADS;
+
+// ORs every thread's `x` into *slot (shared; cleared before a barrier all
+// callers have passed): one shared atomic per warp.
+__device__ __forceinline__ void topk_block_or(KR x, u64* slot) {
+#pragma unroll
+    for (u32 o = 16; o > 0; o >>= 1) x |= __shfl_xor_sync(0xffffffffu, x, o);
+    if ((threadIdx.x & 31) == 0 && x) atomicOr((unsigned long long*)slot, (unsigned long long)x);
+}
 
 // Keys with the low `bits` bits set (all ones past the key's width).
 __device__ __forceinline__ KR topk_low(u32 bits) {
@@ -403,9 +410,7 @@ __device__ __forceinline__ KR topk_rank(const KR (&keys)[N], u32 count, u64 r, u
         if (m * THREADS >= count) break;  // the same for the whole block
         if (m * THREADS + threadIdx.x < count) diff |= keys[m] ^ ref;
     }
-#pragma unroll
-    for (u32 o = 16; o > 0; o >>= 1) diff |= __shfl_xor_sync(0xffffffffu, diff, o);
-    if ((threadIdx.x & 31) == 0 && diff) atomicOr((unsigned long long*)scratch, (unsigned long long)diff);
+    topk_block_or(diff, scratch);
     __syncthreads();
     const u64 spread = scratch[0];
     u32 top = spread ? 64 - __clzll((long long)spread) : 0;
@@ -453,7 +458,7 @@ __device__ __forceinline__ u64 topk_window_lo(u64 k, u64 n, u64 samples) {
 }
 
 // One block: samples element j * (n / S) + (n / S) / 2 for j < S (S =
-// `samples`, a multiple of the block's threads, at most TOPK_SAMPLES; n >= 2S),
+// `samples`, a multiple of the block's threads, at most TOPK_SAMPLE_ITEMS of them; n >= 2S),
 // and writes the window: lo = the r_lo-th largest sample, hi = the r_hi-th
 // (each rounded outwards, see topk_rank). The first kernel of a window's
 // selection, it also clears the state (the host queues no memset).
@@ -578,6 +583,24 @@ template <typename IX> __device__ __forceinline__ bool topk_before(KR ka, IX ia,
     return ka > kb || (ka == kb && ia < ib);
 }
 
+// One stage (run `size`, `stride`) of a bitonic sort of `total` pairs of
+// shared memory, by the block's threads: each pair lo, lo + stride goes in
+// the order of its run (largest first where lo & size is 0).
+template <typename IX>
+__device__ __forceinline__ void topk_bitonic_stage(KR* keys, IX* idx, u32 total, u32 size, u32 stride) {
+    for (u32 t = threadIdx.x; t < total / 2; t += blockDim.x) {
+        const u32 lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
+        const KR ka = keys[lo], kb = keys[hi];
+        const IX ia = idx[lo], ib = idx[hi];
+        if (topk_before(kb, ib, ka, ia) == ((lo & size) == 0)) {
+            keys[lo] = kb;
+            keys[hi] = ka;
+            idx[lo] = ib;
+            idx[hi] = ia;
+        }
+    }
+}
+
 // Sorts `m` (okey, idx) pairs of shared memory, largest composite first;
 // `p2` is a power of two >= m; slots m..p2 must hold the smallest pair.
 // A stage of stride 32 or less keeps each warp within its own 64 slots
@@ -588,18 +611,7 @@ template <typename IX> __device__ __forceinline__ bool topk_before(KR ka, IX ia,
 template <typename IX> __device__ __forceinline__ void topk_bitonic(KR* keys, IX* idx, u32 p2) {
     for (u32 size = 2; size <= p2; size <<= 1) {
         for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
-            for (u32 t = threadIdx.x; t < p2 / 2; t += blockDim.x) {
-                const u32 lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
-                const bool up = (lo & size) == 0;  // this run sorts largest first
-                const KR ka = keys[lo], kb = keys[hi];
-                const IX ia = idx[lo], ib = idx[hi];
-                if (topk_before(kb, ib, ka, ia) == up) {
-                    keys[lo] = kb;
-                    keys[hi] = ka;
-                    idx[lo] = ib;
-                    idx[hi] = ia;
-                }
-            }
+            topk_bitonic_stage(keys, idx, p2, size, stride);
             // The next stage's stride: half this one, or the next size's
             // first (size itself); none after the last stage.
             const u32 next = stride > 1 ? stride >> 1 : (size < p2 ? size : ~0u);
@@ -658,20 +670,7 @@ __device__ __forceinline__ void topk_bitonic_regs(KR* keys, IX* idx, u32 m, u32 
             }
             __syncthreads();
             for (; stride >= SPAN; stride >>= 1) {
-                for (u32 t = threadIdx.x; t < total / 2; t += THREADS) {
-                    const u32 lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
-                    KR ka = keys[lo], kb = keys[hi];
-                    IX ia = idx[lo], ib = idx[hi];
-                    const KR ka0 = ka;
-                    const IX ia0 = ia;
-                    topk_order(ka, ia, kb, ib, (lo & size) == 0);
-                    if (ka != ka0 || ia != ia0) {
-                        keys[lo] = ka;
-                        idx[lo] = ia;
-                        keys[hi] = kb;
-                        idx[hi] = ib;
-                    }
-                }
+                topk_bitonic_stage(keys, idx, total, size, stride);
                 __syncthreads();
             }
             if (active) {
@@ -778,8 +777,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_SORT_THREADS)
 template <u32 THREADS, typename IX>
 __device__ __forceinline__ bool topk_place(const KR* keys, const IX* idx, u32 m, u32 need, u32 most, KR* tkeys,
                                            IX* tidx, T* out_vals, IX* out_idx, KR flip, u32* hist, u64* scratch) {
-    constexpr u32 PER = RADIX / THREADS, WARPS = THREADS / 32;
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    constexpr u32 PER = RADIX / THREADS;
     // The pairs' common prefix (one OR of each key against the first).
     if (threadIdx.x == 0) scratch[THREADS] = 0;
     for (u32 i = threadIdx.x; i < RADIX; i += THREADS) hist[i] = 0;
@@ -787,9 +785,7 @@ __device__ __forceinline__ bool topk_place(const KR* keys, const IX* idx, u32 m,
     const KR ref = keys[0];
     KR diff = 0;
     for (u32 g = threadIdx.x; g < m; g += THREADS) diff |= keys[g] ^ ref;
-#pragma unroll
-    for (u32 o = 16; o > 0; o >>= 1) diff |= __shfl_xor_sync(0xffffffffu, diff, o);
-    if (lane == 0 && diff) atomicOr((unsigned long long*)&scratch[THREADS], (unsigned long long)diff);
+    topk_block_or(diff, &scratch[THREADS]);
     __syncthreads();
     const u64 spread = scratch[THREADS];
     const u32 top = spread ? 64 - __clzll((long long)spread) : 0;
@@ -797,33 +793,18 @@ __device__ __forceinline__ bool topk_place(const KR* keys, const IX* idx, u32 m,
     // Bucket RADIX - 1 - digit: the largest digits first.
     for (u32 g = threadIdx.x; g < m; g += THREADS) atomicAdd(&hist[RADIX - 1 - ((u32)(keys[g] >> shift) & (RADIX - 1))], 1u);
     __syncthreads();
-    // Exclusive scan of the counts (thread t owns buckets t * PER ..), and
-    // the largest count.
-    u32 c[PER], mine = 0, big = 0;
+    // Thread t owns buckets t * PER ..: their counts, then their offsets
+    // (an exclusive sum over the block).
+    u32 c[PER], mine = 0;
+    bool big = false;
 #pragma unroll
     for (u32 j = 0; j < PER; j++) {
         c[j] = hist[threadIdx.x * PER + j];
         mine += c[j];
-        big = max(big, c[j]);
+        big |= c[j] > most;
     }
-    u32 incl = cuprim_warp_inclusive_sum(mine);
-#pragma unroll
-    for (u32 o = 16; o > 0; o >>= 1) big = max(big, __shfl_xor_sync(0xffffffffu, big, o));
-    if (lane == 31) scratch[warp] = (u64)incl | (u64)big << 32;
-    __syncthreads();
-    if (warp == 0) {
-        const u64 w = lane < WARPS ? scratch[lane] : 0;
-        const u32 t = (u32)w;
-        u32 b2 = (u32)(w >> 32);
-        const u32 run = cuprim_warp_inclusive_sum(t);
-#pragma unroll
-        for (u32 o = 16; o > 0; o >>= 1) b2 = max(b2, __shfl_xor_sync(0xffffffffu, b2, o));
-        if (lane < WARPS) scratch[lane] = (u64)(run - t) | (u64)b2 << 32;  // the warps before, the largest count
-    }
-    __syncthreads();
-    const u64 w = scratch[warp];
-    if ((u32)(w >> 32) > most) return false;  // the same in every thread
-    u32 off = (u32)w + incl - mine;
+    if (__syncthreads_or(big)) return false;
+    u32 off = (u32)radix_block_exclusive_u64<THREADS>(mine, scratch);
 #pragma unroll
     for (u32 j = 0; j < PER; j++) {
         hist[threadIdx.x * PER + j] = off;  // the bucket's first slot

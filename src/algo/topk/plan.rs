@@ -297,7 +297,7 @@ fn select_once<T: Element, I: IndexElement>(
     let filter: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Pass)> = unsafe { Entry::declare("cuprim_topk_filter") };
     // SAFETY: matches `cuprim_topk_sample(const T* in, u64 n, u64 samples, TopkState* st, u64 r_lo, u64 r_hi,
     // u64 flip)`: one block reads `samples` elements of `in` (n >= 2 * samples, samples a multiple of
-    // SAMPLE_THREADS, at most SAMPLES) and clears and writes the state.
+    // SAMPLE_THREADS, at most SAMPLE_ITEMS of them) and clears and writes the state.
     let sample: Entry<(Ptr<T>, u64, u64, Ptr<u8>, u64, u64, u64)> = unsafe { Entry::declare("cuprim_topk_sample") };
     // SAFETY: matches `cuprim_topk_finish(const KR* ckeys, const I* cidx, u32 max_count, u32 p2, u64 k, T*
     // out_vals, I* out_idx, TopkState* st, u64 cap, u64 flip, u32 value_only, u64* verdict)`: reads at most
