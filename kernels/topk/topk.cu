@@ -583,20 +583,35 @@ template <typename IX> __device__ __forceinline__ bool topk_before(KR ka, IX ia,
     return ka > kb || (ka == kb && ia < ib);
 }
 
+// Puts the pair that sorts first at (ka, ia) when `first`, last otherwise.
+template <typename IX> __device__ __forceinline__ void topk_order(KR& ka, IX& ia, KR& kb, IX& ib, bool first) {
+    if (topk_before(kb, ib, ka, ia) == first) {
+        const KR k = ka;
+        const IX i = ia;
+        ka = kb;
+        ia = ib;
+        kb = k;
+        ib = i;
+    }
+}
+
 // One stage (run `size`, `stride`) of a bitonic sort of `total` pairs of
-// shared memory, by the block's threads: each pair lo, lo + stride goes in
-// the order of its run (largest first where lo & size is 0).
-template <typename IX>
+// shared memory, by the block's THREADS threads: each pair lo, lo + stride
+// goes in the order of its run (largest first where lo & size is 0).
+template <u32 THREADS, typename IX>
 __device__ __forceinline__ void topk_bitonic_stage(KR* keys, IX* idx, u32 total, u32 size, u32 stride) {
-    for (u32 t = threadIdx.x; t < total / 2; t += blockDim.x) {
+    for (u32 t = threadIdx.x; t < total / 2; t += THREADS) {
         const u32 lo = 2 * t - (t & (stride - 1)), hi = lo + stride;
-        const KR ka = keys[lo], kb = keys[hi];
-        const IX ia = idx[lo], ib = idx[hi];
-        if (topk_before(kb, ib, ka, ia) == ((lo & size) == 0)) {
-            keys[lo] = kb;
-            keys[hi] = ka;
-            idx[lo] = ib;
-            idx[hi] = ia;
+        KR ka = keys[lo], kb = keys[hi];
+        IX ia = idx[lo], ib = idx[hi];
+        const KR ka0 = ka;
+        const IX ia0 = ia;
+        topk_order(ka, ia, kb, ib, (lo & size) == 0);
+        if (ka != ka0 || ia != ia0) {  // swapped: only then stored (bf16 keys spilled with unconditional stores)
+            keys[lo] = ka;
+            idx[lo] = ia;
+            keys[hi] = kb;
+            idx[hi] = ib;
         }
     }
 }
@@ -608,28 +623,16 @@ __device__ __forceinline__ void topk_bitonic_stage(KR* keys, IX* idx, u32 total,
 // 64w+63 then), so two such stages in a row need only the warp's barrier:
 // a sort of p2 pairs has log2(p2 / 64) (log2(p2 / 64) + 1) / 2 block-wide
 // barriers, not log2(p2) (log2(p2) + 1) / 2.
-template <typename IX> __device__ __forceinline__ void topk_bitonic(KR* keys, IX* idx, u32 p2) {
+template <u32 THREADS, typename IX> __device__ __forceinline__ void topk_bitonic(KR* keys, IX* idx, u32 p2) {
     for (u32 size = 2; size <= p2; size <<= 1) {
         for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
-            topk_bitonic_stage(keys, idx, p2, size, stride);
+            topk_bitonic_stage<THREADS>(keys, idx, p2, size, stride);
             // The next stage's stride: half this one, or the next size's
             // first (size itself); none after the last stage.
             const u32 next = stride > 1 ? stride >> 1 : (size < p2 ? size : ~0u);
             if (stride <= 32 && next <= 32) __syncwarp();
             else __syncthreads();
         }
-    }
-}
-
-// Puts the pair that sorts first at (ka, ia) when `first`, last otherwise.
-template <typename IX> __device__ __forceinline__ void topk_order(KR& ka, IX& ia, KR& kb, IX& ib, bool first) {
-    if (topk_before(kb, ib, ka, ia) == first) {
-        const KR k = ka;
-        const IX i = ia;
-        ka = kb;
-        ia = ib;
-        kb = k;
-        ib = i;
     }
 }
 
@@ -670,7 +673,7 @@ __device__ __forceinline__ void topk_bitonic_regs(KR* keys, IX* idx, u32 m, u32 
             }
             __syncthreads();
             for (; stride >= SPAN; stride >>= 1) {
-                topk_bitonic_stage(keys, idx, total, size, stride);
+                topk_bitonic_stage<THREADS>(keys, idx, total, size, stride);
                 __syncthreads();
             }
             if (active) {
@@ -736,7 +739,7 @@ __device__ __forceinline__ void topk_sort_pairs(KR* keys, IX* idx, u32 m, u32 q)
             idx[i] = (IX)~(IX)0;
         }
         __syncthreads();
-        topk_bitonic(keys, idx, q);
+        topk_bitonic<THREADS>(keys, idx, q);
     }
 }
 
