@@ -209,6 +209,25 @@ template <typename T> __device__ __forceinline__ T cuprim_max(T a, T b) {
     return cuprim_ranks_before<true>(b, a) ? b : a;
 }
 
+// The order of the radix sort and of cuprim::cmp::Less: integers by value,
+// floats in total_cmp order (-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf <
+// +NaN), through their order-preserving unsigned keys.
+template <typename T> __device__ __forceinline__ bool cuprim_total_less(T a, T b) {
+    if constexpr (cuprim_traits<T>::is_half) {
+        const u32 x = a.bits, y = b.bits;
+        return ((x & 0x8000u) ? (~x & 0xffffu) : (x | 0x8000u)) < ((y & 0x8000u) ? (~y & 0xffffu) : (y | 0x8000u));
+    } else if constexpr (sizeof(T) == 4 && cuprim_traits<T>::is_float) {
+        const i32 x = __float_as_int(a), y = __float_as_int(b);
+        // Signed compare of the bits with the magnitude bits flipped when negative.
+        return (x ^ (i32)((u32)(x >> 31) >> 1)) < (y ^ (i32)((u32)(y >> 31) >> 1));
+    } else if constexpr (cuprim_traits<T>::is_float) {
+        const i64 x = __double_as_longlong(a), y = __double_as_longlong(b);
+        return (x ^ (i64)((u64)(x >> 63) >> 1)) < (y ^ (i64)((u64)(y >> 63) >> 1));
+    } else {
+        return a < b;
+    }
+}
+
 // Conversions with Rust `as` semantics: integers wrap, float -> integer
 // saturates and NaN becomes 0, anything to or from a half type goes via float.
 template <typename To, typename From> __device__ __forceinline__ To cuprim_cast(From x) {

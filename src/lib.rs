@@ -35,6 +35,7 @@
 #![allow(clippy::type_complexity)]
 
 pub mod algo;
+pub mod cmp;
 pub mod device;
 pub mod element;
 pub mod error;

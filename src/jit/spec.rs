@@ -17,6 +17,7 @@
 //! predicates a warm call allocates and formats nothing.
 
 use super::source::Template;
+use crate::cmp::Comparator;
 use crate::element::Element;
 use crate::ops::{BinaryOp, Monoid, UnaryOp};
 use crate::pred::Predicate;
@@ -87,6 +88,19 @@ pub(crate) trait SpecWriter {
         });
     }
 
+    /// A functor `name` with `static bool less(T a, T b)`; `alias` is the
+    /// typedef of `T` already declared.
+    fn comparator<T: Element, C: Comparator<T>>(&mut self, name: &'static str, alias: &'static str, cmp: &C) {
+        let value = (Static(name), Static(alias), OpText::<C, T, Cmp>::comparator(*cmp));
+        self.piece(value, |(name, alias, cmp)| {
+            let (name, alias) = (name.0, alias.0);
+            format!(
+                "struct {name} {{ __device__ __forceinline__ static bool less({alias} a, {alias} b) {{ return ({}); }} }};",
+                Comparator::<T>::cuda_expr(&cmp.op)
+            )
+        });
+    }
+
     /// A functor `name` with `static Out apply(In x)`.
     fn unary<T: Element, Op: UnaryOp<T>>(&mut self, name: &'static str, in_alias: &'static str, out_alias: &'static str, op: &Op) {
         let value = (
@@ -135,6 +149,8 @@ pub(crate) enum Binary {}
 pub(crate) enum Unary {}
 /// See [`Binary`].
 pub(crate) enum Pred {}
+/// See [`Binary`].
+pub(crate) enum Cmp {}
 
 impl<T: Element, Op: BinaryOp<T>> OpText<Op, T, Binary> {
     /// A binary operator.
@@ -171,6 +187,18 @@ impl<T: Element, P: Predicate<T>> OpText<P, T, Pred> {
         let text = (!pred.cuda_expr_is_fixed()).then(|| pred.cuda_expr());
         OpText {
             op: pred,
+            text,
+            _k: PhantomData,
+        }
+    }
+}
+
+impl<T: Element, C: Comparator<T>> OpText<C, T, Cmp> {
+    /// A comparator.
+    pub fn comparator(cmp: C) -> Self {
+        let text = (!cmp.cuda_expr_is_fixed()).then(|| cmp.cuda_expr());
+        OpText {
+            op: cmp,
             text,
             _k: PhantomData,
         }
