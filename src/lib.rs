@@ -57,6 +57,7 @@ pub mod prelude {
     pub use crate::algo::knn::{nearest_neighbors, nearest_neighbors_with, KdTree};
     pub use crate::algo::reduce::ReduceOps;
     pub use crate::algo::scan::{ScanMutOps, ScanOps};
+    pub use crate::algo::search::SearchOps;
     pub use crate::algo::select::{SelectMutOps, SelectOps};
     pub use crate::algo::sort::{SortMutOps, SortOps};
     pub use crate::algo::topk::{TopKMutOps, TopKOps};

@@ -271,6 +271,21 @@ pub fn precompile_topk<T: Element>(target: Target<'_>) -> Result<Vec<KernelRepor
     run(target, crate::algo::topk::plan::topk_specs::<T>())
 }
 
+/// The search kernels (index build, searches in every mode with `u32`
+/// and `u64` indices, is_sorted_until) for elements `T` in the order of
+/// `cmp`.
+///
+/// ```
+/// use cuprim::cmp::Less;
+/// use cuprim::precompile::{precompile_search, Target};
+/// let dev = cuprim::Device::default()?;
+/// precompile_search::<u32, _>(Target::Device(&dev), Less)?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_search<T: Element, C: crate::cmp::Comparator<T>>(target: Target<'_>, cmp: C) -> Result<Vec<KernelReport>> {
+    run(target, crate::algo::search::plan::search_specs::<T, C>(&cmp))
+}
+
 /// The kNN kernels for points `P` and `k` neighbours: the kd-tree build
 /// and query kernels (for `D <= 16`) and the brute-force kernels, with the
 /// candidate list compiled for `k` (sizes 1, 4, 8, 16, 32, 64, and a heap

@@ -10,6 +10,7 @@ pub(crate) mod lookback;
 pub(crate) mod policy;
 pub mod reduce;
 pub mod scan;
+pub mod search;
 pub mod select;
 pub mod sort;
 pub mod topk;

@@ -1,0 +1,54 @@
+//! lower_bound beside CUB's `DeviceFind::LowerBound` and
+//! `torch.searchsorted`: n random u32 queries into n sorted u32 (the even
+//! numbers 0, 2, 4, ...), u32 positions out, at 2^20, 2^24 and 2^28; and
+//! is_sorted on the sorted array (no anchor: one read).
+//!
+//! Inputs are CUB's (`shared/anchors/cub_next.cu`: `evens`, `gen_u32` with
+//! seed 5). Bytes counted: the queries, the sorted array and the answers
+//! once each (12n).
+
+mod common;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cuprim::prelude::*;
+use rayon::prelude::*;
+
+/// cub_next.cu's `mix`.
+fn mix(i: u64, seed: u32) -> u32 {
+    let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((seed as u64) << 32 | seed as u64);
+    x ^= x >> 31;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    (x >> 32) as u32
+}
+
+fn search(c: &mut Criterion) {
+    let dev = common::device();
+    for n in common::sizes(&dev) {
+        let evens: Vec<u32> = (0..n as u64).into_par_iter().map(|i| (2 * i) as u32).collect();
+        let queries: Vec<u32> = (0..n as u64).into_par_iter().map(|i| mix(i, 5)).collect();
+        let sorted = DeviceVec::from_slice(&dev, &evens).expect("allocating");
+        let q = DeviceVec::from_slice(&dev, &queries).expect("allocating");
+        let mut group = c.benchmark_group("lower_bound_u32");
+        group.throughput(Throughput::Bytes(12 * n as u64));
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || sorted.lower_bound(&q)))
+        });
+        group.finish();
+        let mut group = c.benchmark_group("is_sorted_u32");
+        group.throughput(Throughput::Bytes(4 * n as u64));
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || sorted.is_sorted()))
+        });
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = common::config();
+    targets = search
+}
+criterion_main!(benches);

@@ -1,0 +1,237 @@
+// Vectorised binary search (lower_bound / upper_bound / binary_search of
+// many queries in one sorted array) and is_sorted_until.
+// Specialised on: T (element), I (u32 or u64 output index), Cmp (bool
+// less(T a, T b): the order the array is sorted by), SEARCH_MODE (0 lower
+// bound, 1 upper bound, 2 exact: the lower bound if it holds an equivalent
+// element, else all ones), CUPRIM_BLOCK, SEARCH_ITEMS (queries per thread,
+// searched together so their loads overlap), SEARCH_TOP (entries of the
+// index's top level a block keeps in shared memory).
+//
+// The search runs down a static index of the sorted array instead of
+// bisecting it: the array is cut into groups of F = 32 / sizeof(T) elements
+// (one 32-byte sector each, counted from the sector boundary below the
+// array's start), level 1 of the index holds the last element of every
+// group, level 2 the last of every F entries of level 1, and so on up to a
+// level of at most SEARCH_TOP entries, which every block copies to shared
+// memory. A query bisects the top level in shared memory, then reads one
+// sector per level below it (the F entries under the node it is in) and
+// counts the entries before it: that is the child to descend to. A
+// bisection reads one useful element per sector on every level; the index
+// reads F, so a query of 2^28 elements costs six sector reads instead of
+// about sixteen that miss L1.
+
+constexpr u32 F = 32 / sizeof(T);                // elements per node (one sector)
+constexpr u32 SEARCH_MAX_LEVELS = 24;            // F = 4 and 2^64 elements need 28; more than any input here
+typedef cuprim_vec<T, (F < 16 / sizeof(T) ? F : 16 / sizeof(T))> SearchVec;  // a 16-byte half of a node
+constexpr u32 HALVES = F / (16 / sizeof(T));
+
+// The index's levels, 1..levels, in one buffer: level l's entries start at
+// at[l] (a multiple of F, so every node is one aligned sector) and number
+// len[l], padded with copies of the last entry to a multiple of F.
+struct SearchIndex {
+    u64 at[SEARCH_MAX_LEVELS + 1];
+    u64 len[SEARCH_MAX_LEVELS + 1];
+    u32 levels;  // 0: the array itself fits the top (it is copied to shared memory)
+    u32 off;     // elements from the sector boundary below the array to its start
+};
+
+// True while the answer lies after `e`: for a lower bound (and an exact
+// search) e < x, for an upper bound !(x < e).
+__device__ __forceinline__ bool search_before(T e, T x) {
+    if constexpr (SEARCH_MODE == 1) return !Cmp::less(x, e);
+    else return Cmp::less(e, x);
+}
+
+// The index: thread g computes level 1's entry g (the last element of
+// group g: the array's element (g + 1) F - off - 1, at most n - 1) and
+// writes it wherever it is the last entry under a node of a higher level
+// (the last real entry also fills the padding).
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+    cuprim_search_index(const T* __restrict__ data, u64 n, T* __restrict__ index, SearchIndex ix) {
+    const u64 stride = cuprim_thread_count();
+    const u64 len1 = ix.len[1], padded1 = (len1 + F - 1) / F * F;
+    for (u64 g = cuprim_thread_id(); g < padded1; g += stride) {
+        const u64 end = (g + 1) * F - ix.off;
+        const T v = cuprim_load_ro(data + (end < n ? end : n) - 1);
+        index[ix.at[1] + g] = v;
+        if (g >= len1) continue;
+        u64 span = F;
+        for (u32 l = 2; l <= ix.levels; l++, span *= F) {
+            const u64 padded = (ix.len[l] + F - 1) / F * F;
+            if (g == len1 - 1) {
+                for (u64 h = g / span; h < padded; h++) index[ix.at[l] + h] = v;
+            } else if ((g + 1) % span == 0) {
+                index[ix.at[l] + (g + 1) / span - 1] = v;
+            } else {
+                break;  // not the last under a node of this level, nor of any higher one
+            }
+        }
+    }
+}
+
+// The answers of SEARCH_ITEMS queries x[] whose node at level `level` is
+// node[] (every query here has an answer below the top).
+__device__ __forceinline__ void search_descend(const T* __restrict__ index, const SearchIndex& ix, const T (&x)[SEARCH_ITEMS],
+                                               u64 (&node)[SEARCH_ITEMS]) {
+    for (u32 l = ix.levels; l >= 2; l--) {
+        // The children of node[j] at level l are level l - 1's entries node[j] * F ..
+        const T* const lvl = index + ix.at[l - 1];
+        SearchVec h[SEARCH_ITEMS][HALVES];
+#pragma unroll
+        for (u32 j = 0; j < SEARCH_ITEMS; j++) {
+            const SearchVec* p = (const SearchVec*)(lvl + node[j] * F);
+#pragma unroll
+            for (u32 k = 0; k < HALVES; k++) h[j][k] = p[k];
+        }
+#pragma unroll
+        for (u32 j = 0; j < SEARCH_ITEMS; j++) {
+            u32 c = 0;
+#pragma unroll
+            for (u32 k = 0; k < HALVES; k++)
+#pragma unroll
+                for (u32 e = 0; e < 16 / sizeof(T); e++) c += search_before(h[j][k].v[e], x[j]);
+            node[j] = node[j] * F + c;
+        }
+    }
+}
+
+// The first position in [0, len) of the shared top whose entry is not before x (len if none).
+__device__ __forceinline__ u64 search_top(const T* top, u32 len, T x) {
+    u32 lo = 0;
+    while (len > 0) {
+        const u32 half = len >> 1;
+        if (search_before(top[lo + half], x)) {
+            lo += half + 1;
+            len -= half + 1;
+        } else {
+            len = half;
+        }
+    }
+    return lo;
+}
+
+// The output for a query x whose answer is position `pos` of n, `at` the
+// element there (when pos < n).
+__device__ __forceinline__ I search_output(u64 pos, u64 n, T at, T x) {
+    if constexpr (SEARCH_MODE == 2) return pos < n && !Cmp::less(x, at) ? (I)pos : ~(I)0;
+    else return (I)pos;
+}
+
+// m queries into the n sorted elements at data, with the index built by
+// cuprim_search_index (or, when ix.levels == 0, none: the array fits the
+// top). Grid-stride over rows of CUPRIM_BLOCK x SEARCH_ITEMS queries.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+    cuprim_search(const T* __restrict__ data, u64 n, const T* __restrict__ index, SearchIndex ix,
+                  const T* __restrict__ queries, u64 m, I* __restrict__ out) {
+    __shared__ T top[SEARCH_TOP];
+    const T* const src = ix.levels ? index + ix.at[ix.levels] : data;
+    const u32 top_len = (u32)(ix.levels ? ix.len[ix.levels] : n);
+    for (u32 i = threadIdx.x; i < top_len; i += CUPRIM_BLOCK) top[i] = cuprim_load_ro(src + i);
+    __syncthreads();
+    const T* const base = data - ix.off;  // the sector boundary: group g is base[g F ..]
+    const u64 row = (u64)CUPRIM_BLOCK * SEARCH_ITEMS;
+    for (u64 r = (u64)blockIdx.x * row; r < m; r += (u64)gridDim.x * row) {
+        T x[SEARCH_ITEMS];
+        u64 node[SEARCH_ITEMS];
+        bool after[SEARCH_ITEMS];  // every element is before x: the answer is n
+#pragma unroll
+        for (u32 j = 0; j < SEARCH_ITEMS; j++) {
+            const u64 q = r + j * CUPRIM_BLOCK + threadIdx.x;
+            x[j] = q < m ? cuprim_load_ro(queries + q) : queries[0];
+        }
+#pragma unroll
+        for (u32 j = 0; j < SEARCH_ITEMS; j++) {
+            node[j] = search_top(top, top_len, x[j]);
+            after[j] = node[j] == top_len;
+            if (after[j]) node[j] = 0;  // searched like the first node; the answer is n
+        }
+        if (ix.levels == 0) {
+#pragma unroll
+            for (u32 j = 0; j < SEARCH_ITEMS; j++) {
+                const u64 q = r + j * CUPRIM_BLOCK + threadIdx.x;
+                const u64 pos = after[j] ? n : node[j];
+                if (q < m) out[q] = search_output(pos, n, pos < n ? top[pos] : x[j], x[j]);
+            }
+            continue;
+        }
+        search_descend(index, ix, x, node);
+        // node[j] is now the group (of the array) holding the answer: its
+        // first element not before x[j]. Whole groups in one sector read.
+#pragma unroll
+        for (u32 j = 0; j < SEARCH_ITEMS; j++) {
+            const u64 q = r + j * CUPRIM_BLOCK + threadIdx.x;
+            const u64 g0 = node[j] * F;  // base index of the group's first slot
+            const bool whole = g0 >= ix.off && g0 + F - ix.off <= n;
+            T e[F];
+            if (whole) {
+                const SearchVec* p = (const SearchVec*)(base + g0);
+#pragma unroll
+                for (u32 k = 0; k < HALVES; k++) {
+                    const SearchVec v = cuprim_load_ro(p + k);
+#pragma unroll
+                    for (u32 t = 0; t < 16 / sizeof(T); t++) e[k * (16 / sizeof(T)) + t] = v.v[t];
+                }
+            } else {
+#pragma unroll
+                for (u32 t = 0; t < F; t++) {
+                    const u64 i = g0 + t;  // base index
+                    e[t] = (i >= ix.off && i - ix.off < n) ? cuprim_load_ro(base + i) : x[j];
+                }
+            }
+            u64 pos = g0 < ix.off ? 0 : g0 - ix.off;
+            T at = x[j];
+            bool found = false;
+#pragma unroll
+            for (u32 t = 0; t < F; t++) {
+                const u64 i = g0 + t;
+                if (i < ix.off || i - ix.off >= n || found) continue;
+                if (search_before(e[t], x[j])) {
+                    pos = i - ix.off + 1;
+                } else {
+                    at = e[t];
+                    found = true;
+                }
+            }
+            if (after[j]) pos = n;
+            if (q < m) out[q] = search_output(pos, n, at, x[j]);
+        }
+    }
+}
+
+// The same answers without an index (few queries: building one would cost
+// more than it saves): each query bisects the array in global memory.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+    cuprim_search_plain(const T* __restrict__ data, u64 n, const T* __restrict__ queries, u64 m, I* __restrict__ out) {
+    for (u64 q = cuprim_thread_id(); q < m; q += cuprim_thread_count()) {
+        const T x = cuprim_load_ro(queries + q);
+        u64 lo = 0, len = n;
+        while (len > 0) {
+            const u64 half = len >> 1;
+            if (search_before(cuprim_load_ro(data + lo + half), x)) {
+                lo += half + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+        out[q] = search_output(lo, n, lo < n ? cuprim_load_ro(data + lo) : x, x);
+    }
+}
+
+// is_sorted_until: the least i >= 1 with less(in[i], in[i - 1]), or n. The
+// running best is kept inverted (~i) in *best_inv (zero: none yet), so
+// atomicMax finds the least; threads stop once every pair they have left
+// is past the best found.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
+    cuprim_sorted_until(const T* __restrict__ in, u64 n, u64* best_inv) {
+    volatile u64* vbest = best_inv;
+    const u64 stride = cuprim_thread_count();
+    u64 i = cuprim_thread_id() + 1;
+    for (u32 round = 0; i < n; round++, i += stride) {
+        if ((round & 7) == 0 && i >= ~*vbest) break;
+        if (Cmp::less(cuprim_load_ro(in + i), cuprim_load_ro(in + i - 1))) {
+            atomicMax(best_inv, ~i);
+            break;
+        }
+    }
+}
