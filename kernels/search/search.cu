@@ -22,8 +22,7 @@
 
 constexpr u32 F = 32 / sizeof(T);                // elements per node (one sector)
 constexpr u32 SEARCH_MAX_LEVELS = 24;            // F = 4 and 2^64 elements need 28; more than any input here
-typedef cuprim_vec<T, (F < 16 / sizeof(T) ? F : 16 / sizeof(T))> SearchVec;  // a 16-byte half of a node
-constexpr u32 HALVES = F / (16 / sizeof(T));
+typedef cuprim_vec<T, F / 2> SearchVec;         // a 16-byte half of a node
 
 // The index's levels, 1..levels, in one buffer: level l's entries start at
 // at[l] (a multiple of F, so every node is one aligned sector) and number
@@ -76,38 +75,31 @@ __device__ __forceinline__ void search_descend(const T* __restrict__ index, cons
     for (u32 l = ix.levels; l >= 2; l--) {
         // The children of node[j] at level l are level l - 1's entries node[j] * F ..
         const T* const lvl = index + ix.at[l - 1];
-        SearchVec h[SEARCH_ITEMS][HALVES];
+        SearchVec h[SEARCH_ITEMS][2];
 #pragma unroll
         for (u32 j = 0; j < SEARCH_ITEMS; j++) {
             const SearchVec* p = (const SearchVec*)(lvl + node[j] * F);
-#pragma unroll
-            for (u32 k = 0; k < HALVES; k++) h[j][k] = p[k];
+            h[j][0] = cuprim_load_ro(p);
+            h[j][1] = cuprim_load_ro(p + 1);
         }
 #pragma unroll
         for (u32 j = 0; j < SEARCH_ITEMS; j++) {
             u32 c = 0;
 #pragma unroll
-            for (u32 k = 0; k < HALVES; k++)
-#pragma unroll
-                for (u32 e = 0; e < 16 / sizeof(T); e++) c += search_before(h[j][k].v[e], x[j]);
+            for (u32 t = 0; t < F / 2; t++) c += search_before(h[j][0].v[t], x[j]) + search_before(h[j][1].v[t], x[j]);
             node[j] = node[j] * F + c;
         }
     }
 }
 
-// The first position in [0, len) of the shared top whose entry is not before x (len if none).
-__device__ __forceinline__ u64 search_top(const T* top, u32 len, T x) {
-    u32 lo = 0;
-    while (len > 0) {
-        const u32 half = len >> 1;
-        if (search_before(top[lo + half], x)) {
-            lo += half + 1;
-            len -= half + 1;
-        } else {
-            len = half;
-        }
-    }
-    return lo;
+// The first position of the shared top (p2 entries, a power of two: the
+// real ones padded with copies of the last) whose entry is not before x;
+// p2 if none. A fixed number of halvings, no branch on the data.
+__device__ __forceinline__ u32 search_top(const T* top, u32 p2, T x) {
+    u32 pos = 0;
+    for (u32 step = p2 >> 1; step > 0; step >>= 1)
+        if (search_before(top[pos + step - 1], x)) pos += step;
+    return pos + search_before(top[pos], x);
 }
 
 // The output for a query x whose answer is position `pos` of n, `at` the
@@ -126,7 +118,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     __shared__ T top[SEARCH_TOP];
     const T* const src = ix.levels ? index + ix.at[ix.levels] : data;
     const u32 top_len = (u32)(ix.levels ? ix.len[ix.levels] : n);
-    for (u32 i = threadIdx.x; i < top_len; i += CUPRIM_BLOCK) top[i] = cuprim_load_ro(src + i);
+    u32 p2 = 1;
+    while (p2 < top_len) p2 <<= 1;
+    const T last = cuprim_load_ro(src + top_len - 1);
+    for (u32 i = threadIdx.x; i < p2; i += CUPRIM_BLOCK) top[i] = i < top_len ? cuprim_load_ro(src + i) : last;
     __syncthreads();
     const T* const base = data - ix.off;  // the sector boundary: group g is base[g F ..]
     const u64 row = (u64)CUPRIM_BLOCK * SEARCH_ITEMS;
@@ -141,55 +136,58 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
         }
 #pragma unroll
         for (u32 j = 0; j < SEARCH_ITEMS; j++) {
-            node[j] = search_top(top, top_len, x[j]);
-            after[j] = node[j] == top_len;
-            if (after[j]) node[j] = 0;  // searched like the first node; the answer is n
+            const u32 p = search_top(top, p2, x[j]);
+            after[j] = p >= top_len;
+            node[j] = after[j] ? 0 : p;  // searched like the first node; the answer is n
         }
         if (ix.levels == 0) {
 #pragma unroll
             for (u32 j = 0; j < SEARCH_ITEMS; j++) {
                 const u64 q = r + j * CUPRIM_BLOCK + threadIdx.x;
                 const u64 pos = after[j] ? n : node[j];
-                if (q < m) out[q] = search_output(pos, n, pos < n ? top[pos] : x[j], x[j]);
+                if (q < m) out[q] = search_output(pos, n, top[after[j] ? 0 : pos], x[j]);
             }
             continue;
         }
         search_descend(index, ix, x, node);
         // node[j] is now the group (of the array) holding the answer: its
-        // first element not before x[j]. Whole groups in one sector read.
+        // first element not before x[j]. A whole group is one sector read
+        // and a count; the first and last groups may be cut by the array's
+        // ends.
 #pragma unroll
         for (u32 j = 0; j < SEARCH_ITEMS; j++) {
             const u64 q = r + j * CUPRIM_BLOCK + threadIdx.x;
             const u64 g0 = node[j] * F;  // base index of the group's first slot
-            const bool whole = g0 >= ix.off && g0 + F - ix.off <= n;
-            T e[F];
-            if (whole) {
+            u64 pos;
+            T at = x[j];
+            if (g0 >= ix.off && g0 + F - ix.off <= n) {
                 const SearchVec* p = (const SearchVec*)(base + g0);
+                const SearchVec v0 = cuprim_load_ro(p), v1 = cuprim_load_ro(p + 1);
+                u32 c = 0;
 #pragma unroll
-                for (u32 k = 0; k < HALVES; k++) {
-                    const SearchVec v = cuprim_load_ro(p + k);
+                for (u32 t = 0; t < F / 2; t++) c += search_before(v0.v[t], x[j]) + search_before(v1.v[t], x[j]);
+                pos = g0 - ix.off + c;
+                if constexpr (SEARCH_MODE == 2) {
 #pragma unroll
-                    for (u32 t = 0; t < 16 / sizeof(T); t++) e[k * (16 / sizeof(T)) + t] = v.v[t];
+                    for (u32 t = 0; t < F / 2; t++) {
+                        if (c == t) at = v0.v[t];
+                        if (c == t + F / 2) at = v1.v[t];
+                    }
                 }
             } else {
+                pos = g0 < ix.off ? 0 : g0 - ix.off;
+                bool found = false;
 #pragma unroll
                 for (u32 t = 0; t < F; t++) {
-                    const u64 i = g0 + t;  // base index
-                    e[t] = (i >= ix.off && i - ix.off < n) ? cuprim_load_ro(base + i) : x[j];
-                }
-            }
-            u64 pos = g0 < ix.off ? 0 : g0 - ix.off;
-            T at = x[j];
-            bool found = false;
-#pragma unroll
-            for (u32 t = 0; t < F; t++) {
-                const u64 i = g0 + t;
-                if (i < ix.off || i - ix.off >= n || found) continue;
-                if (search_before(e[t], x[j])) {
-                    pos = i - ix.off + 1;
-                } else {
-                    at = e[t];
-                    found = true;
+                    const u64 i = g0 + t;
+                    if (found || i < ix.off || i - ix.off >= n) continue;
+                    const T e = cuprim_load_ro(base + i);
+                    if (search_before(e, x[j])) {
+                        pos = i - ix.off + 1;
+                    } else {
+                        at = e;
+                        found = true;
+                    }
                 }
             }
             if (after[j]) pos = n;
