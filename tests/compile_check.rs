@@ -11,12 +11,13 @@
 
 mod common;
 
+use cuprim::cmp::Less;
 use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
 #[cfg(feature = "classic-sort")]
 use cuprim::precompile::precompile_sort_classic;
 use cuprim::precompile::{
     precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_predicate, precompile_reduce, precompile_scan,
-    precompile_scan_by_key, precompile_topk, precompile_unary, KernelReport, Target,
+    precompile_scan_by_key, precompile_search, precompile_topk, precompile_unary, KernelReport, Target,
 };
 use cuprim::precompile::{precompile_sort, precompile_sort_alternatives, precompile_sort_pairs};
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
@@ -122,6 +123,7 @@ fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
     });
     job(jobs, name("histogram, u32 counts"), move || precompile_histogram::<T, u32>(t(arch)));
     job(jobs, name("top-k"), move || precompile_topk::<T>(t(arch)));
+    job(jobs, name("search Less"), move || precompile_search::<T, _>(t(arch), Less));
     if full() {
         for_ops_reduce_scan::<T, _>(arch, jobs, Mul);
         for_ops_reduce_scan::<T, _>(arch, jobs, Min);
