@@ -6,6 +6,7 @@ use crate::algo::reduce::plan as rd;
 use crate::algo::scan::plan as sc;
 use crate::algo::select::plan as sel;
 use crate::algo::transform::plan as tr;
+use crate::cmp::Comparator;
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::Result;
@@ -284,6 +285,38 @@ pub fn precompile_topk<T: Element>(target: Target<'_>) -> Result<Vec<KernelRepor
 /// ```
 pub fn precompile_search<T: Element, C: crate::cmp::Comparator<T>>(target: Target<'_>, cmp: C) -> Result<Vec<KernelReport>> {
     run(target, crate::algo::search::plan::search_specs::<T, C>(&cmp))
+}
+
+/// The merge kernels for keys `K` ordered by [`Less`](crate::cmp::Less)
+/// (`merge`, `merge_by_key`): the keys-alone module and the module with
+/// values `V`, each with its partition and merge kernels. Other
+/// comparators compile their own modules on first use (or through
+/// [`precompile_merge_by`]).
+///
+/// ```
+/// use cuprim::precompile::{precompile_merge, Target};
+/// let dev = cuprim::Device::default()?;
+/// precompile_merge::<u32, f32>(Target::Device(&dev))?;
+/// for report in precompile_merge::<f64, u64>(Target::Arch(90)).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_merge<K: Element, V: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
+    precompile_merge_by::<K, V, _>(target, crate::cmp::Less)
+}
+
+/// [`precompile_merge`] for keys ordered by `cmp` (`merge_by`, `merge_by_key_by`).
+///
+/// ```
+/// use cuprim::precompile::{precompile_merge_by, Target};
+/// use cuprim::cmp::Greater;
+/// let dev = cuprim::Device::default()?;
+/// precompile_merge_by::<i32, u8, _>(Target::Device(&dev), Greater)?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_merge_by<K: Element, V: Element, C: Comparator<K>>(target: Target<'_>, cmp: C) -> Result<Vec<KernelReport>> {
+    run(target, crate::algo::merge::plan::merge_specs::<K, V, C>(arch_of(target), &cmp))
 }
 
 /// The kNN kernels for points `P` and `k` neighbours: the kd-tree build

@@ -11,13 +11,13 @@
 
 mod common;
 
-use cuprim::cmp::Less;
+use cuprim::cmp::{Greater, Less};
 use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
 #[cfg(feature = "classic-sort")]
 use cuprim::precompile::precompile_sort_classic;
 use cuprim::precompile::{
-    precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_predicate, precompile_reduce, precompile_scan,
-    precompile_scan_by_key, precompile_search, precompile_topk, precompile_unary, KernelReport, Target,
+    precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_merge, precompile_merge_by, precompile_predicate,
+    precompile_reduce, precompile_scan, precompile_scan_by_key, precompile_search, precompile_topk, precompile_unary, KernelReport, Target,
 };
 use cuprim::precompile::{precompile_sort, precompile_sort_alternatives, precompile_sort_pairs};
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
@@ -107,10 +107,12 @@ fn for_ops_reduce_scan<T: Arith, Op: Monoid<T> + cuprim::ops::Commutative + std:
     });
 }
 
-/// The reduce, scan, search / select and scan-by-key kernels of `T`. By
-/// default with one operator and one predicate (the operator and predicate
-/// are one line of generated text; the kernels around them are what
-/// differs by type); with [`full`], with all of them.
+/// The reduce, scan, search / select, scan-by-key, histogram, top-k and
+/// merge kernels of `T`. By default with one operator and one predicate
+/// (the operator and predicate are one line of generated text; the kernels
+/// around them are what differs by type); with [`full`], with all of them.
+/// The merge with two comparators and two value widths (4- and 8-byte
+/// shared-memory slots: two tile shapes).
 fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
     let t = Target::Arch;
     let name = move |what: &str| format!("sm_{arch} {} {what}", T::NAME);
@@ -124,6 +126,12 @@ fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
     job(jobs, name("histogram, u32 counts"), move || precompile_histogram::<T, u32>(t(arch)));
     job(jobs, name("top-k"), move || precompile_topk::<T>(t(arch)));
     job(jobs, name("search Less"), move || precompile_search::<T, _>(t(arch), Less));
+    job(jobs, name("merge Less, keys and u32 values"), move || {
+        precompile_merge::<T, u32>(t(arch))
+    });
+    job(jobs, name("merge Greater, keys and f64 values"), move || {
+        precompile_merge_by::<T, f64, _>(t(arch), Greater)
+    });
     if full() {
         for_ops_reduce_scan::<T, _>(arch, jobs, Mul);
         for_ops_reduce_scan::<T, _>(arch, jobs, Min);

@@ -7,6 +7,7 @@
 pub mod histogram;
 pub mod knn;
 pub(crate) mod lookback;
+pub mod merge;
 pub(crate) mod policy;
 pub mod reduce;
 pub mod scan;

@@ -1,0 +1,62 @@
+// Merge path: where a diagonal of the merge of two sorted sequences cuts
+// them, and the serial merge of a few elements from such a cut.
+//
+// The stable merge of a[0..na) and b[0..nb) (both sorted by Cmp, elements of
+// a first among equivalent ones) is a path through the na x nb grid; its
+// first `diag` elements take some i from a and diag - i from b. i is found
+// by a binary search along the diagonal: a[m] is among the first `diag`
+// outputs exactly when it comes before b[diag - 1 - m], that is when
+// !Cmp::less(b[diag - 1 - m], a[m]) (a wins ties). That test is true for
+// small m and false past the cut, whatever the inputs hold, so the search
+// is memory-safe (every index it reads lies in range) even for unsorted
+// inputs or a comparator that is no order: the cut then is merely some i in
+// [max(0, diag - nb), min(diag, na)].
+//
+// Shared by the merge (kernels/merge/merge.cu: the tiles' cuts in global
+// memory, each thread's cut in shared memory); templates only, so it may
+// come before or after a specialisation. Cmp: a functor with
+// `static bool less(K a, K b)`.
+
+// How many of the first `diag` merged elements come from a (0 <= diag <= na + nb).
+template <typename Cmp, typename K, typename Index>
+__device__ __forceinline__ Index cuprim_merge_path(const K* a, Index na, const K* b, Index nb, Index diag) {
+    Index lo = diag > nb ? diag - nb : 0;
+    Index hi = diag < na ? diag : na;
+    while (lo < hi) {
+        const Index mid = lo + (hi - lo) / 2;
+        if (Cmp::less(b[diag - 1 - mid], a[mid])) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return lo;
+}
+
+// ITEMS merged elements from one array `s` that holds both sequences: a at
+// positions [ia, a_end), b at [ib, b_end), with a_end <= ib. keys[k] is the
+// k-th element of their stable merge, src[k] its position in s. Past the
+// last element of both (a partial tile's idle items) keys[k] and src[k] are
+// the element at a_end and a_end. Reads s[0..b_end] only, one past the last
+// element of b included: callers size s one element larger.
+template <typename Cmp, int ITEMS, typename K>
+__device__ __forceinline__ void cuprim_merge_serial(const K* s, int ia, int a_end, int ib, int b_end, K (&keys)[ITEMS],
+                                                    int (&src)[ITEMS]) {
+    K x = s[ia];
+    K y = s[ib];
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+        // b is taken only while it has elements (so ib stays <= b_end); a
+        // stops at a_end once both are done.
+        const bool take_a = ib >= b_end || (ia < a_end && !Cmp::less(y, x));
+        keys[k] = take_a ? x : y;
+        src[k] = take_a ? ia : ib;
+        if (take_a) {
+            ia += ia < a_end;
+            x = s[ia];
+        } else {
+            ib++;
+            y = s[ib];
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! Merging two sorted sequences: [`merge`](MergeOps::merge),
+//! [`merge_by`](MergeOps::merge_by) (any [`Comparator`]), and the key-value
+//! forms [`merge_by_key`](MergeOps::merge_by_key) and
+//! [`merge_by_key_by`](MergeOps::merge_by_key_by).
+//!
+//! # Semantics
+//! Both inputs must be sorted by the comparator ([`Less`] for `merge` and
+//! `merge_by_key`: the radix sort's order, `total_cmp` for floats). The
+//! output holds every element of both, sorted, and the merge is **stable**:
+//! among equivalent elements those of `self` come before those of the
+//! other input, and each input keeps its own order, as in Thrust's `merge`
+//! or a stable sort of the two concatenated. Values follow their keys.
+//!
+//! ```
+//! # use cuprim::prelude::*;
+//! let dev = Device::default()?;
+//! let a = DeviceVec::from_slice(&dev, &[-0.0f32, 1.0, 1.0, f32::NAN])?;
+//! let b = DeviceVec::from_slice(&dev, &[f32::NEG_INFINITY, 0.0, 1.0])?;
+//! let m = a.merge(&b)?.to_vec()?;
+//! assert_eq!(m[..6], [f32::NEG_INFINITY, -0.0, 0.0, 1.0, 1.0, 1.0]);
+//! assert!(m[1].is_sign_negative() && m[6].is_nan());
+//! # Ok::<(), cuprim::Error>(())
+//! ```
+//!
+//! Inputs that are not sorted by the comparator (or a comparator that is
+//! not a strict weak order) give an unspecified result: the output has the
+//! right length and holds elements of the inputs, in no promised order
+//! (on CUDA, not necessarily each element once). Nothing outside the
+//! inputs and the output is read or written, and nothing panics.
+//!
+//! # Algorithm
+//! On CUDA, merge path (Odeh, Green, Mwassi, Shmueli & Birk, 2012; Green,
+//! McColl & Bader, 2012): a first kernel cuts the output into tiles of a
+//! few thousand elements by a binary search along each tile boundary's
+//! diagonal; a second merges each tile in one block through shared memory
+//! (`kernels/merge/merge.cu`). Both inputs are read once and the output is
+//! written once, with 8 bytes of scratch per tile. An empty input makes the
+//! merge a copy. The host backend cuts the output the same way into
+//! chunks that rayon merges in parallel.
+
+pub(crate) mod host;
+pub(crate) mod plan;
+
+use super::{same_device, same_len};
+use crate::cmp::{Comparator, Less};
+use crate::device::Ptr;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::vec::raw::{Mem, MemMut, SealedMut as _};
+use crate::vec::{DeviceData, DeviceVec};
+use plan::{Merge, Side};
+
+/// Merges of sorted sequences. In [`prelude`](crate::prelude).
+pub trait MergeOps<K: Element>: DeviceData<K> {
+    /// The stable merge of `self` and `other`, both sorted ascending
+    /// ([`Less`]): `self.len() + other.len()` elements, those of `self`
+    /// first among equal ones.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let a = DeviceVec::from_slice(&dev, &[1u32, 3, 5, 7])?;
+    /// let b = DeviceVec::from_slice(&dev, &[2u32, 3, 8])?;
+    /// assert_eq!(a.merge(&b)?.to_vec()?, vec![1, 2, 3, 3, 5, 7, 8]);
+    /// // Views work too.
+    /// assert_eq!(a.slice(2..)?.merge(&b.slice(..1)?)?.to_vec()?, vec![2, 5, 7]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn merge(&self, other: &impl DeviceData<K>) -> Result<DeviceVec<K>> {
+        self.merge_by(other, Less)
+    }
+
+    /// The stable merge of `self` and `other`, both sorted by `cmp`:
+    /// among equivalent elements, those of `self` come first.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// cuprim::comparator! {
+    ///     /// By the last decimal digit only.
+    ///     pub struct LastDigit for u32 {
+    ///         rust: |a, b| a % 10 < b % 10,
+    ///         cuda: "a % 10 < b % 10",
+    ///     }
+    /// }
+    /// let dev = Device::default()?;
+    /// let a = DeviceVec::from_slice(&dev, &[9i64, 4, -2])?;
+    /// let b = DeviceVec::from_slice(&dev, &[5i64, 4, 4])?;
+    /// assert_eq!(a.merge_by(&b, Greater)?.to_vec()?, vec![9, 5, 4, 4, 4, -2]);
+    /// let a = DeviceVec::from_slice(&dev, &[10u32, 21, 31])?;
+    /// let b = DeviceVec::from_slice(&dev, &[40u32, 1, 7])?;
+    /// // Equivalent keys (same last digit): a's first.
+    /// assert_eq!(a.merge_by(&b, LastDigit)?.to_vec()?, vec![10, 40, 21, 31, 1, 7]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn merge_by<C: Comparator<K>>(&self, other: &impl DeviceData<K>, cmp: C) -> Result<DeviceVec<K>> {
+        same_device("merge", self.device(), other.device())?;
+        let n = out_len("merge", self.len(), other.len())?;
+        let mut out = DeviceVec::alloc_uninit(self.device(), n)?;
+        merge_keys_into(self.mem(), other.mem(), out.mem_mut(), &cmp)?;
+        Ok(out)
+    }
+
+    /// The stable merge of keys `self` (with `values`) and `other_keys`
+    /// (with `other_values`), both sorted ascending ([`Less`]); each value
+    /// follows its key. Returns the merged keys and values. Each input's
+    /// values must be as many as its keys, else
+    /// [`Error::LengthMismatch`].
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let ka = DeviceVec::from_slice(&dev, &[1u32, 2, 2])?;
+    /// let va = DeviceVec::from_slice(&dev, &[b'a', b'b', b'c'])?;
+    /// let kb = DeviceVec::from_slice(&dev, &[2u32, 3])?;
+    /// let vb = DeviceVec::from_slice(&dev, &[b'x', b'y'])?;
+    /// let (k, v) = ka.merge_by_key(&va, &kb, &vb)?;
+    /// assert_eq!(k.to_vec()?, vec![1, 2, 2, 2, 3]);
+    /// assert_eq!(v.to_vec()?, b"abcxy".to_vec());
+    /// assert!(matches!(ka.merge_by_key(&vb, &kb, &vb), Err(cuprim::Error::LengthMismatch { .. })));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn merge_by_key<V: Element>(
+        &self,
+        values: &impl DeviceData<V>,
+        other_keys: &impl DeviceData<K>,
+        other_values: &impl DeviceData<V>,
+    ) -> Result<(DeviceVec<K>, DeviceVec<V>)> {
+        self.merge_by_key_by(values, other_keys, other_values, Less)
+    }
+
+    /// [`merge_by_key`](MergeOps::merge_by_key) with keys sorted by `cmp`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// let dev = Device::default()?;
+    /// let ka = DeviceVec::from_slice(&dev, &[0.5f64, -1.0])?;
+    /// let va = DeviceVec::from_slice(&dev, &[0u64, 1])?;
+    /// let kb = DeviceVec::from_slice(&dev, &[2.0f64, 0.5, 0.5])?;
+    /// let vb = DeviceVec::from_slice(&dev, &[2u64, 3, 4])?;
+    /// let (k, v) = ka.merge_by_key_by(&va, &kb, &vb, Greater)?;
+    /// assert_eq!(k.to_vec()?, vec![2.0, 0.5, 0.5, 0.5, -1.0]);
+    /// assert_eq!(v.to_vec()?, vec![2, 0, 3, 4, 1]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn merge_by_key_by<V: Element, C: Comparator<K>>(
+        &self,
+        values: &impl DeviceData<V>,
+        other_keys: &impl DeviceData<K>,
+        other_values: &impl DeviceData<V>,
+        cmp: C,
+    ) -> Result<(DeviceVec<K>, DeviceVec<V>)> {
+        const OP: &str = "merge_by_key";
+        let device = self.device();
+        same_device(OP, device, values.device())?;
+        same_device(OP, device, other_keys.device())?;
+        same_device(OP, device, other_values.device())?;
+        same_len(OP, self.len(), values.len())?;
+        same_len(OP, other_keys.len(), other_values.len())?;
+        let n = out_len(OP, self.len(), other_keys.len())?;
+        let mut out_keys = DeviceVec::alloc_uninit(device, n)?;
+        let mut out_values = DeviceVec::alloc_uninit(device, n)?;
+        merge_pairs_into(
+            (self.mem(), values.mem()),
+            (other_keys.mem(), other_values.mem()),
+            (out_keys.mem_mut(), out_values.mem_mut()),
+            &cmp,
+        )?;
+        Ok((out_keys, out_values))
+    }
+}
+
+impl<K: Element, D: DeviceData<K> + ?Sized> MergeOps<K> for D {}
+
+/// The output length `a + b`, or an error where it does not fit a `usize`.
+fn out_len(op: &'static str, a: usize, b: usize) -> Result<usize> {
+    a.checked_add(b)
+        .ok_or_else(|| Error::InvalidArgument(format!("{op}: {a} + {b} elements do not fit in memory")))
+}
+
+/// Elements per tile of the device merge of keys `K` (with values `V` when
+/// `pairs`), so that tests can probe the tile edges. Not a stable API.
+///
+/// ```
+/// let tile = cuprim::algo::merge::tile_elements::<u32, u8>(false);
+/// assert!(tile >= 1);
+/// ```
+#[doc(hidden)]
+pub fn tile_elements<K: Element, V: Element>(pairs: bool) -> usize {
+    plan::tile_elements::<K, V>(0, pairs)
+}
+
+fn merge_keys_into<K: Element, C: Comparator<K>>(a: Mem<'_, K>, b: Mem<'_, K>, out: MemMut<'_, K>, cmp: &C) -> Result<()> {
+    match (a, b, out) {
+        (Mem::Host(a), Mem::Host(b), MemMut::Host(out)) => {
+            host::merge(a, b, out, |x, y| cmp.less(x, y));
+            Ok(())
+        }
+        (Mem::Cuda { ptr: a, len: na, .. }, Mem::Cuda { ptr: b, len: nb, .. }, MemMut::Cuda { dev, ptr: out, len, .. }) => {
+            let (a, b, out) = (Ptr::<K>::from_raw(a), Ptr::<K>::from_raw(b), Ptr::<K>::from_raw(out));
+            // One side empty: the other is the merge.
+            if nb == 0 {
+                return dev.copy(out, a, na as u64, "merge");
+            }
+            if na == 0 {
+                return dev.copy(out, b, nb as u64, "merge");
+            }
+            let side = |keys, len: usize| Side {
+                keys,
+                values: Ptr::<K>::null(),
+                len: len as u64,
+            };
+            Merge::<K, K, C>::keys(dev.arch(), cmp).run(dev, side(a, na), side(b, nb), side(out, len))
+        }
+        _ => Err(Error::DeviceMismatch { op: "merge" }),
+    }
+}
+
+fn merge_pairs_into<K: Element, V: Element, C: Comparator<K>>(
+    a: (Mem<'_, K>, Mem<'_, V>),
+    b: (Mem<'_, K>, Mem<'_, V>),
+    out: (MemMut<'_, K>, MemMut<'_, V>),
+    cmp: &C,
+) -> Result<()> {
+    match (a, b, out) {
+        ((Mem::Host(ka), Mem::Host(va)), (Mem::Host(kb), Mem::Host(vb)), (MemMut::Host(ok), MemMut::Host(ov))) => {
+            host::merge_pairs((ka, va), (kb, vb), (ok, ov), |x, y| cmp.less(x, y));
+            Ok(())
+        }
+        (
+            (Mem::Cuda { ptr: ka, len: na, .. }, Mem::Cuda { ptr: va, .. }),
+            (Mem::Cuda { ptr: kb, len: nb, .. }, Mem::Cuda { ptr: vb, .. }),
+            (MemMut::Cuda { dev, ptr: ok, len, .. }, MemMut::Cuda { ptr: ov, .. }),
+        ) => {
+            let side = |keys, values, len: usize| Side {
+                keys: Ptr::<K>::from_raw(keys),
+                values: Ptr::<V>::from_raw(values),
+                len: len as u64,
+            };
+            let (a, b, out) = (side(ka, va, na), side(kb, vb, nb), side(ok, ov, len));
+            // One side empty: the other is the merge.
+            for (only, empty) in [(a, b), (b, a)] {
+                if empty.len == 0 {
+                    dev.copy(out.keys, only.keys, only.len, "merge_by_key")?;
+                    return dev.copy(out.values, only.values, only.len, "merge_by_key");
+                }
+            }
+            Merge::<K, V, C>::pairs(dev.arch(), cmp).run(dev, a, b, out)
+        }
+        _ => Err(Error::DeviceMismatch { op: "merge_by_key" }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_length_overflow_is_an_error() {
+        assert_eq!(out_len("merge", 3, 4).ok(), Some(7));
+        assert!(matches!(out_len("merge", usize::MAX, 1), Err(Error::InvalidArgument(_))));
+    }
+}

@@ -1,0 +1,154 @@
+//! Plan and launches of `kernels/merge/merge.cu`: the tile cuts by merge
+//! path (`cuprim_merge_partition`), then one block per output tile
+//! (`cuprim_merge`), keys alone or with values.
+
+use crate::algo::scan::plan::TilePolicy;
+use crate::cmp::Comparator;
+use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::jit::{header, template, KernelSpec, SpecWriter, Specialise, Template};
+use std::marker::PhantomData;
+use std::mem::size_of;
+
+/// The merge-path search and serial merge (`kernels/block/merge_path.cuh`),
+/// for every kernel that merges.
+pub(crate) const MERGE_PATH: &str = header!("block/merge_path.cuh");
+
+template!(MERGE, "merge/merge.cu", ["cuprim_merge_partition", "cuprim_merge"], headers: [MERGE_PATH]);
+
+/// Threads per block of the partition kernel (one cut per thread; not tuned, it reads a few lines per tile).
+const PARTITION_BLOCK: u32 = 256;
+
+/// Merge tiles by the bytes of the wider of key and value (a shared-memory
+/// slot holds either). Not measured yet: CUB's DeviceMerge runs 512
+/// threads with 15 items per thread for 4-byte keys and fewer for wider
+/// ones; the same shape here, 7 items for 8-byte slots (odd counts keep the
+/// blocked shared-memory writes free of bank conflicts), and 2 blocks per
+/// SM asked of the compiler (at most 64 registers per thread).
+pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize) -> TilePolicy {
+    match slot_bytes {
+        // 8-byte keys or values: 3584 per tile, 28 KiB of shared memory.
+        8.. => TilePolicy {
+            block: 512,
+            items: 7,
+            min_blocks: 2,
+        },
+        // 1 to 4 bytes: 7680 per tile, at most 30 KiB of shared memory.
+        _ => TilePolicy {
+            block: 512,
+            items: 15,
+            min_blocks: 2,
+        },
+    }
+}
+
+/// One input or the output of a merge on the device: `len` keys at
+/// `keys`, and as many values at `values` (null for keys alone).
+#[derive(Clone, Copy)]
+pub(crate) struct Side<K, V> {
+    pub keys: Ptr<K>,
+    pub values: Ptr<V>,
+    pub len: u64,
+}
+
+/// One specialisation of the merge kernels: keys `K`, values `V` (`K`
+/// again, unused, for keys alone), comparator `C`.
+pub(crate) struct Merge<'a, K, V, C> {
+    pub policy: TilePolicy,
+    /// Values follow the keys.
+    pub pairs: bool,
+    pub cmp: &'a C,
+    _t: PhantomData<fn() -> (K, V)>,
+}
+
+impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
+    /// The keys-alone merge.
+    pub fn keys(arch: u32, cmp: &'a C) -> Self {
+        Merge {
+            policy: merge_policy(arch, size_of::<K>()),
+            pairs: false,
+            cmp,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
+    /// The key-value merge.
+    pub fn pairs(arch: u32, cmp: &'a C) -> Self {
+        Merge {
+            policy: merge_policy(arch, size_of::<K>().max(size_of::<V>())),
+            pairs: true,
+            cmp,
+            _t: PhantomData,
+        }
+    }
+
+    /// Merges `a` and `b` (both non-empty) into `out` (`a.len + b.len`
+    /// keys, and values when [`pairs`](Self::pairs)): queues the two
+    /// launches, waits for nothing.
+    pub fn run(&self, dev: &CudaDevice, a: Side<K, V>, b: Side<K, V>, out: Side<K, V>) -> Result<()> {
+        let n = a.len + b.len;
+        debug_assert_eq!(out.len, n, "the output holds both inputs");
+        let tile = self.policy.tile();
+        let tiles = n.div_ceil(tile);
+        // One block per tile: a grid is at most 2^31 - 1 blocks wide.
+        let blocks = u32::try_from(tiles)
+            .ok()
+            .filter(|&t| t <= i32::MAX as u32)
+            .ok_or_else(|| Error::InvalidArgument(format!("merge of {n} elements needs more than 2^31 tiles of {tile}")))?;
+        let module = dev.module(self)?;
+        let mut layout = ScratchLayout::new();
+        let splits = layout.uninit::<u64>(tiles + 1);
+        // SAFETY: matches `cuprim_merge_partition(const K* a, u64 na, const K* b, u64 nb, u64* splits, u64 tiles)`:
+        // reads at most na keys of a and nb of b, writes splits[0..=tiles].
+        let partition: Entry<(Ptr<K>, u64, Ptr<K>, u64, Ptr<u64>, u64)> = unsafe { Entry::declare("cuprim_merge_partition") };
+        // SAFETY: matches `cuprim_merge(const K* ka, u64 na, const K* kb, u64 nb, const V* va, const V* vb,
+        // const u64* splits, K* out_k, V* out_v)`: block t reads splits[t..=t + 1], at most na keys (and values,
+        // with CUPRIM_PAIRS) of a and nb of b, and writes its tile of out_k (and out_v): na + nb elements in all.
+        let merge: Entry<(Ptr<K>, u64, Ptr<K>, u64, Ptr<V>, Ptr<V>, Ptr<u64>, Ptr<K>, Ptr<V>)> = unsafe { Entry::declare("cuprim_merge") };
+        dev.with_scratch(&layout, |s| {
+            let splits = s.at(splits);
+            let cuts = Grid::new((tiles + 1).div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
+            dev.launch(&module, partition, cuts, (a.keys, a.len, b.keys, b.len, splits, tiles))?;
+            let args = (a.keys, a.len, b.keys, b.len, a.values, b.values, splits, out.keys, out.values);
+            dev.launch(&module, merge, Grid::new(blocks, self.policy.block), args)
+        })
+    }
+}
+
+impl<K: Element, V: Element, C: Comparator<K>> Specialise for Merge<'_, K, V, C> {
+    fn template(&self) -> &'static Template {
+        &MERGE
+    }
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        self.policy.write(w);
+        w.constant("CUPRIM_PAIRS", self.pairs as i64);
+        w.elem::<K>("K");
+        if self.pairs {
+            w.elem::<V>("V");
+        } else {
+            w.typedef("V", "K");
+        }
+        w.comparator::<K, C>("Cmp", "K", self.cmp);
+    }
+}
+
+/// Elements per tile of the merge of keys `K` (with values `V` when `pairs`).
+pub(crate) fn tile_elements<K: Element, V: Element>(arch: u32, pairs: bool) -> usize {
+    let slot = if pairs {
+        size_of::<K>().max(size_of::<V>())
+    } else {
+        size_of::<K>()
+    };
+    merge_policy(arch, slot).tile() as usize
+}
+
+/// The keys-alone and key-value merge modules of `K`, `V` and `cmp`, for precompile.
+pub(crate) fn merge_specs<K: Element, V: Element, C: Comparator<K>>(arch: u32, cmp: &C) -> Vec<KernelSpec> {
+    vec![
+        KernelSpec::of(&Merge::<K, K, C>::keys(arch, cmp)),
+        KernelSpec::of(&Merge::<K, V, C>::pairs(arch, cmp)),
+    ]
+}
