@@ -170,7 +170,7 @@ pub struct Mul;
 /// assert_eq!(Min.apply(3u8, 2), 2);
 /// ```
 ///
-/// [`min_element`]: crate::ReduceOps::min_element
+/// [`min_element`]: crate::algo::reduce::ReduceOps::min_element
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Min;
 /// The larger operand; identity `MIN` (integers) or `-inf` (floats). Floats

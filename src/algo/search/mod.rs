@@ -198,16 +198,8 @@ pub trait SearchOps<T: Element>: DeviceData<T> {
                     dev.memset_bytes(out_ptr.raw(), fill, m * size_of::<I>(), op)?;
                     return Ok(out);
                 }
-                plan::search::<T, I, C>(
-                    dev,
-                    &cmp,
-                    mode,
-                    Ptr::from_raw(ptr),
-                    len as u64,
-                    Ptr::from_raw(qptr),
-                    m as u64,
-                    out_ptr,
-                )?;
+                let kernel = plan::SearchKernel::<T, I, C>::new(&cmp, mode);
+                plan::search(dev, &kernel, Ptr::from_raw(ptr), len as u64, Ptr::from_raw(qptr), m as u64, out_ptr)?;
                 Ok(out)
             }
             _ => Err(Error::DeviceMismatch { op }),

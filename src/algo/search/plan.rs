@@ -150,19 +150,17 @@ fn worth_an_index<T>(n: u64, m: u64) -> bool {
 }
 
 /// `m` queries at `queries` into the `n` sorted elements at `data` (n,
-/// m >= 1), answers to `out`.
+/// m >= 1), answered as `kernel` says, to `out`.
 pub(crate) fn search<T: Element, I: IndexElement, C: Comparator<T>>(
     dev: &CudaDevice,
-    cmp: &C,
-    mode: Mode,
+    kernel: &SearchKernel<'_, T, I, C>,
     data: Ptr<T>,
     n: u64,
     queries: Ptr<T>,
     m: u64,
     out: Ptr<I>,
 ) -> Result<()> {
-    let kernel = SearchKernel::<T, I, C>::new(cmp, mode);
-    let module = dev.module(&kernel)?;
+    let module = dev.module(kernel)?;
     let f = fan_out::<T>();
     let top = top_entries::<T>();
     if n > top && !worth_an_index::<T>(n, m) {
