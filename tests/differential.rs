@@ -2599,6 +2599,116 @@ fn topk_menu() -> Vec<Entry> {
 }
 
 // ---------------------------------------------------------------------------
+// Search and merge: sorted inputs (the total order of cmp::Less), queries
+// from the same profile and from the data.
+
+/// `n` values of profile `p`, sorted ascending by `cmp::Less`.
+fn sorted_values<K: Ty>(g: &mut Gen, n: usize, p: Prof) -> Vec<K> {
+    let keys = values::<K>(g, n, p);
+    top_k_order(&keys, true).into_iter().map(|i| keys[i]).collect()
+}
+
+fn search_entry<K: Ty, I: IndexElement + Ty>() -> Entry {
+    use cuprim::algo::search::Mode;
+    use cuprim::cmp::{Comparator, Less};
+    entry(format!("search {} as {}", K::NAME, I::NAME), move |g, dev, n| {
+        let p = wild_or_small(g);
+        let sorted = sorted_values::<K>(g, n, p);
+        let m = g.log_between(1, 2 * n + 2);
+        let fresh = values::<K>(g, m, p);
+        let queries: Vec<K> = (0..m)
+            .map(|i| if n > 0 && g.chance(40) { sorted[g.below(n)] } else { fresh[i] })
+            .collect();
+        let mode = g.pick(&[Mode::Lower, Mode::Upper, Mode::Exact]);
+        let at = Layout::draw(g);
+        checked(
+            g,
+            || {
+                let up = upload(dev, &sorted, at);
+                let q = ok(DeviceVec::from_slice(dev, &queries), "from_slice");
+                let r = on!(up, v => ok(v.search_with::<I, _, _>(&q, Less, mode), "search_with"));
+                ok(r.to_vec(), "to_vec")
+            },
+            |got| {
+                let want: Vec<I> = queries
+                    .iter()
+                    .map(|&x| {
+                        let lower = sorted.partition_point(|&e| Less.less(e, x));
+                        let pos = match mode {
+                            Mode::Lower => lower,
+                            Mode::Upper => sorted.partition_point(|&e| !Less.less(x, e)),
+                            Mode::Exact if lower < n && !Less.less(x, sorted[lower]) => lower,
+                            Mode::Exact => return I::highest(),
+                        };
+                        index_as::<I>(pos)
+                    })
+                    .collect();
+                exact_all(got, &want, &format!("{mode:?} of {m} queries"))
+            },
+        )
+    })
+}
+
+fn merge_entry<K: Ty>() -> Entry {
+    use cuprim::cmp::{Comparator, Less};
+    entry(format!("merge_by_key {} with u32 positions", K::NAME), move |g, dev, n| {
+        let p = wild_or_small(g);
+        let na = g.below(n + 1);
+        let a = sorted_values::<K>(g, na, p);
+        let b = sorted_values::<K>(g, n - na, p);
+        let (va, vb): (Vec<u32>, Vec<u32>) = ((0..na as u32).collect(), (na as u32..n as u32).collect());
+        let at = Layout::draw(g);
+        checked(
+            g,
+            || {
+                let up = upload(dev, &a, at);
+                let (dva, dkb, dvb) = (
+                    ok(DeviceVec::from_slice(dev, &va), "from_slice"),
+                    ok(DeviceVec::from_slice(dev, &b), "from_slice"),
+                    ok(DeviceVec::from_slice(dev, &vb), "from_slice"),
+                );
+                let (k, v) = on!(up, x => ok(x.merge_by_key(&dva, &dkb, &dvb), "merge_by_key"));
+                (ok(k.to_vec(), "keys"), ok(v.to_vec(), "values"))
+            },
+            |(keys, vals)| {
+                // The stable merge: a's element first unless b's is less.
+                let (mut i, mut j) = (0, 0);
+                let mut wk = Vec::with_capacity(n);
+                let mut wv = Vec::with_capacity(n);
+                while i < na || j < b.len() {
+                    if j == b.len() || (i < na && !Less.less(b[j], a[i])) {
+                        wk.push(a[i]);
+                        wv.push(va[i]);
+                        i += 1;
+                    } else {
+                        wk.push(b[j]);
+                        wv.push(vb[j]);
+                        j += 1;
+                    }
+                }
+                exact_all(vals, &wv, "merged positions")?;
+                exact_all(keys, &wk, "merged keys")
+            },
+        )
+    })
+}
+
+fn search_menu() -> Vec<Entry> {
+    vec![
+        search_entry::<f32, u32>(),
+        search_entry::<u8, u32>(),
+        search_entry::<i64, u64>(),
+        search_entry::<bf16, u32>(),
+        search_entry::<f64, u64>(),
+        merge_entry::<f32>(),
+        merge_entry::<u32>(),
+        merge_entry::<f16>(),
+        merge_entry::<i8>(),
+        merge_entry::<f64>(),
+    ]
+}
+
+// ---------------------------------------------------------------------------
 // The tests, one per family so libtest runs them side by side.
 
 #[test]
@@ -2641,6 +2751,11 @@ fn topk_family() {
     run_family("topk_family", 0.05, topk_menu());
 }
 
+#[test]
+fn search_family() {
+    run_family("search_family", 0.04, search_menu());
+}
+
 /// The menus hold at most ~150 (primitive, type, operator) combinations, so
 /// a GPU run compiles a bounded set of kernels.
 #[test]
@@ -2654,6 +2769,7 @@ fn menus_are_bounded() {
         sort_menu().len(),
         sort_pairs_menu().len(),
         topk_menu().len(),
+        search_menu().len(),
     ];
     let total: usize = sizes.iter().sum();
     eprintln!("differential menus: {sizes:?} entries, {total} in all");
