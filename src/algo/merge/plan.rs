@@ -15,10 +15,16 @@ use std::mem::size_of;
 /// for every kernel that merges.
 pub(crate) const MERGE_PATH: &str = header!("block/merge_path.cuh");
 
-template!(MERGE, "merge/merge.cu", ["cuprim_merge_partition", "cuprim_merge"], headers: [MERGE_PATH]);
+template!(MERGE, "merge/merge.cu", [
+    "cuprim_merge_partition",
+    "cuprim_merge",
+    "cuprim_merge_sort_tile",
+    "cuprim_merge_sort_partition",
+    "cuprim_merge_sort_pass"
+], headers: [MERGE_PATH]);
 
 /// Threads per block of the partition kernel (one cut per thread; not tuned, it reads a few lines per tile).
-const PARTITION_BLOCK: u32 = 256;
+pub(crate) const PARTITION_BLOCK: u32 = 256;
 
 /// Merge tiles by the bytes of the wider of key and value (a shared-memory
 /// slot holds either). Not measured yet: CUB's DeviceMerge runs 512

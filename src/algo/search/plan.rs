@@ -151,6 +151,7 @@ fn worth_an_index<T>(n: u64, m: u64) -> bool {
 
 /// `m` queries at `queries` into the `n` sorted elements at `data` (n,
 /// m >= 1), answers to `out`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn search<T: Element, I: IndexElement, C: Comparator<T>>(
     dev: &CudaDevice,
     cmp: &C,
