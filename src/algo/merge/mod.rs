@@ -37,6 +37,16 @@
 //! written once, with 8 bytes of scratch per tile. An empty input makes the
 //! merge a copy. The host backend cuts the output the same way into
 //! chunks that rayon merges in parallel.
+//!
+//! The same kernels' module holds the stable merge sort behind
+//! [`sort_by`](crate::algo::sort::SortMutOps::sort_by) and
+//! [`sort_pairs_by`](crate::algo::sort::SortMutOps::sort_pairs_by): one
+//! block sorts each tile (registers, then merges in shared memory), then
+//! `ceil(log2(tiles))` passes merge pairs of sorted runs of one tile, two
+//! tiles, ..., each one partition launch (the tiles' merge-path cuts
+//! within their pairs) and one merge launch, ping-ponging between the
+//! caller's buffers and device scratch of `n` keys (and values). The
+//! host backend runs Rust's stable sort.
 
 pub(crate) mod host;
 pub(crate) mod plan;
