@@ -8,12 +8,24 @@
 //!
 //! Groups: `merge_u32` (keys alone) and `merge_pairs_u32_u32`, function
 //! `halves`, parameter n.
+//!
+//! The stable merge sort (`sort_by`) beside CUB's
+//! `DeviceMergeSort::StableSortKeysCopy`: f32 keys `(mix(i, 1) >> 8) /
+//! 2^24` (benches/topk.rs's input, uniform in [0, 1)), sorted by a user
+//! comparator, "closer to 0.5 first" (`merge_sort_f32_custom_cmp`), and by
+//! `Less` (`sort_by_f32_less`), function `uniform`, parameter n. Every timed
+//! sort starts from the unsorted input, copied into the work buffer before
+//! the start event (not timed), as benches/sort.rs does. Bytes counted:
+//! the keys read and written once (8n).
 
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cudarc::driver::sys::CUevent_flags;
+use cuprim::cmp::{Comparator, Less};
 use cuprim::prelude::*;
 use rayon::prelude::*;
+use std::time::{Duration, Instant};
 
 /// cub_next.cu's `evens`: `2 * i + off` for `i < n`.
 fn evens(n: usize, off: u32) -> Vec<u32> {
@@ -46,9 +58,91 @@ fn merges(c: &mut Criterion) {
     }
 }
 
+/// cub_next.cu's `mix`.
+fn mix(i: u64, seed: u32) -> u32 {
+    let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((seed as u64) << 32 | seed as u64);
+    x ^= x >> 31;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    (x >> 32) as u32
+}
+
+/// benches/topk.rs's input: `(mix(i, 1) >> 8) / 2^24`.
+fn input(n: usize) -> Vec<f32> {
+    (0..n as u64)
+        .into_par_iter()
+        .map(|i| (mix(i, 1) >> 8) as f32 * (1.0 / 16_777_216.0))
+        .collect()
+}
+
+cuprim::comparator! {
+    /// Closer to 0.5 first.
+    struct NearHalf for f32 {
+        rust: |a, b| (a - 0.5).abs() < (b - 0.5).abs(),
+        cuda: "fabsf(a - 0.5f) < fabsf(b - 0.5f)",
+    }
+}
+
+/// Device time of `iters` sorts of `work` by `cmp`, each after an untimed
+/// copy of `input` into `work` (CUDA events around the sort alone), or
+/// wall time of the sorts on the host backend.
+fn time_sorts<C: Comparator<f32>>(dev: &Device, iters: u64, input: &DeviceVec<f32>, work: &mut DeviceVec<f32>, cmp: C) -> Duration {
+    let Some(stream) = dev.cuda_stream() else {
+        let mut total = Duration::ZERO;
+        for _ in 0..iters {
+            work.copy_from(input).expect("restoring the input");
+            let start = Instant::now();
+            work.sort_by(cmp).expect("sort_by failed");
+            total += start.elapsed();
+        }
+        return total;
+    };
+    let event = || {
+        stream
+            .context()
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("creating a timing event")
+    };
+    let (start, end) = (event(), event());
+    let mut ms = 0.0f64;
+    for _ in 0..iters {
+        work.copy_from(input).expect("restoring the input");
+        start.record(stream).expect("recording an event");
+        work.sort_by(cmp).expect("sort_by failed");
+        end.record(stream).expect("recording an event");
+        // elapsed_ms waits for both events.
+        ms += start.elapsed_ms(&end).expect("reading an event pair") as f64;
+    }
+    Duration::from_secs_f64(ms / 1e3)
+}
+
+fn merge_sorts(c: &mut Criterion) {
+    let dev = common::device();
+    for n in common::sizes(&dev) {
+        let input = DeviceVec::from_slice(&dev, &input(n)).expect("allocating");
+        let mut work = input.to_device_vec().expect("allocating");
+
+        let mut group = c.benchmark_group("merge_sort_f32_custom_cmp");
+        group.throughput(Throughput::Bytes(8 * n as u64));
+        group.bench_function(BenchmarkId::new("uniform", n), |bench| {
+            bench.iter_custom(|iters| time_sorts(&dev, iters, &input, &mut work, NearHalf))
+        });
+        group.finish();
+
+        let mut group = c.benchmark_group("sort_by_f32_less");
+        group.throughput(Throughput::Bytes(8 * n as u64));
+        group.bench_function(BenchmarkId::new("uniform", n), |bench| {
+            bench.iter_custom(|iters| time_sorts(&dev, iters, &input, &mut work, Less))
+        });
+        group.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = common::config();
-    targets = merges
+    targets = merges, merge_sorts
 }
 criterion_main!(benches);

@@ -289,9 +289,10 @@ pub fn precompile_search<T: Element, C: crate::cmp::Comparator<T>>(target: Targe
 
 /// The merge kernels for keys `K` ordered by [`Less`](crate::cmp::Less)
 /// (`merge`, `merge_by_key`): the keys-alone module and the module with
-/// values `V`, each with its partition and merge kernels. Other
-/// comparators compile their own modules on first use (or through
-/// [`precompile_merge_by`]).
+/// values `V`, each with its partition and merge kernels and the stable
+/// merge sort's kernels (`sort_by(Less)`, `sort_pairs_by(Less, ..)` with
+/// values `V`: the same modules). Other comparators compile their own
+/// modules on first use (or through [`precompile_merge_by`]).
 ///
 /// ```
 /// use cuprim::precompile::{precompile_merge, Target};
@@ -306,7 +307,8 @@ pub fn precompile_merge<K: Element, V: Element>(target: Target<'_>) -> Result<Ve
     precompile_merge_by::<K, V, _>(target, crate::cmp::Less)
 }
 
-/// [`precompile_merge`] for keys ordered by `cmp` (`merge_by`, `merge_by_key_by`).
+/// [`precompile_merge`] for keys ordered by `cmp` (`merge_by`,
+/// `merge_by_key_by`, `sort_by`, `sort_pairs_by`).
 ///
 /// ```
 /// use cuprim::precompile::{precompile_merge_by, Target};

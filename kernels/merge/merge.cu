@@ -18,6 +18,8 @@
 // output drawn from the inputs: the cuts are clamped to ranges that keep
 // every read and write in bounds (see cuprim_merge).
 //
+// The same module holds the stable merge sort (see the second half).
+//
 // Specialised on: K, V (the value type; K again for keys alone), Cmp
 // (bool less(K a, K b)), CUPRIM_PAIRS (values or not), CUPRIM_BLOCK,
 // CUPRIM_ITEMS, CUPRIM_MIN_BLOCKS.
@@ -70,28 +72,25 @@ __device__ __forceinline__ void merge_place(E* s, const E (&items)[CUPRIM_ITEMS]
     }
 }
 
-// Tile blockIdx.x of the merge: out_k[d0..d1) (and out_v) with
-// d0 = blockIdx.x * MERGE_TILE, d1 = min(d0 + MERGE_TILE, na + nb).
-// va, vb, out_v are unused unless CUPRIM_PAIRS.
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_merge(const K* __restrict__ ka, u64 na, const K* __restrict__ kb, u64 nb, const V* __restrict__ va,
-                 const V* __restrict__ vb, const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v) {
-    // One slot more than a tile: the serial merge reads one past its last element.
-    __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
+// One tile of the merge of a[0..na) and b[0..nb) (keys ka, kb; values va,
+// vb with CUPRIM_PAIRS, else unused): outputs out_k[d0..d1) (and out_v) with
+// d1 = min(d0 + MERGE_TILE, na + nb), taking a[a0..a1) and b[d0 - a0..d1 - a1)
+// where a0 and a1_cut are the merge-path cuts of d0 and d1. smem: (MERGE_TILE
+// + 1) slots of MERGE_SLOT bytes.
+__device__ __forceinline__ void merge_tile(unsigned char* smem, const K* __restrict__ ka, u64 na,
+                                           const K* __restrict__ kb, u64 nb, const V* __restrict__ va,
+                                           const V* __restrict__ vb, u64 d0, u64 a0, u64 a1_cut, K* __restrict__ out_k,
+                                           V* __restrict__ out_v) {
     K* sk = (K*)smem;
-
     const u64 n = na + nb;
-    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
     const u64 d1 = n - d0 < (u64)MERGE_TILE ? n : d0 + MERGE_TILE;
     const int count = (int)(d1 - d0);
     // The cuts satisfy a0 <= a1 <= a0 + count, a1 <= na and d1 - a1 <= nb
     // when the inputs are sorted; clamped into that range (never empty,
     // since d0 - nb <= a0 <= na) they keep every access in bounds whatever
     // the inputs are.
-    const u64 a0 = splits[blockIdx.x];
     const u64 lo = d1 > nb && d1 - nb > a0 ? d1 - nb : a0;
     const u64 hi = a0 + count < na ? a0 + count : na;
-    const u64 a1_cut = splits[blockIdx.x + 1];
     const u64 a1 = a1_cut < lo ? lo : (a1_cut > hi ? hi : a1_cut);
     const int la = (int)(a1 - a0);
     const u64 b0 = d0 - a0;
@@ -122,4 +121,168 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         __syncthreads();
         merge_store(out_v + d0, sv, count);
     }
+}
+
+// Tile blockIdx.x of the merge: out_k[d0..d1) (and out_v) with
+// d0 = blockIdx.x * MERGE_TILE, d1 = min(d0 + MERGE_TILE, na + nb).
+// va, vb, out_v are unused unless CUPRIM_PAIRS.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_merge(const K* __restrict__ ka, u64 na, const K* __restrict__ kb, u64 nb, const V* __restrict__ va,
+                 const V* __restrict__ vb, const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v) {
+    // One slot more than a tile: the serial merge reads one past its last element.
+    __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
+    merge_tile(smem, ka, na, kb, nb, va, vb, (u64)blockIdx.x * MERGE_TILE, splits[blockIdx.x], splits[blockIdx.x + 1],
+               out_k, out_v);
+}
+
+// ---------------------------------------------------------------------------
+// Stable merge sort (sort_by, sort_pairs_by).
+//
+// cuprim_merge_sort_tile sorts each tile of MERGE_TILE elements in one
+// block: every thread sorts its ITEMS consecutive elements in registers
+// (odd-even transposition, which is stable when it swaps only strictly
+// smaller successors), then the block merges runs of ITEMS, 2 ITEMS, ... in
+// shared memory, each thread merging ITEMS outputs from its own merge-path
+// cut. Keys carry their position in the tile (u16), so values move once, at
+// the end. Then passes over the whole input with runs of MERGE_TILE,
+// 2 MERGE_TILE, ...: cuprim_merge_sort_partition finds each tile's cut
+// within its pair of runs and cuprim_merge_sort_pass merges one output tile
+// per block with merge_tile, from one buffer into the other.
+
+// Positions in a tile fit a u16.
+static_assert(MERGE_TILE <= 65536, "tile positions are u16");
+typedef unsigned short cuprim_tile_pos;
+
+// Sorts each tile of in_k[0..n) (with in_v) into out_k (out_v). in and out
+// may be the same buffers: a block reads all of its tile before it writes.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_merge_sort_tile(const K* in_k, const V* in_v, K* out_k, V* out_v, u64 n) {
+    __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
+    __shared__ cuprim_tile_pos spos[CUPRIM_PAIRS ? MERGE_TILE : 1];
+    K* sk = (K*)smem;
+    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
+    const int count = n - d0 < (u64)MERGE_TILE ? (int)(n - d0) : MERGE_TILE;
+    const int tid = (int)threadIdx.x;
+    const int first = tid * CUPRIM_ITEMS;
+
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        const int i = k * CUPRIM_BLOCK + tid;
+        if (i < count) sk[i] = in_k[d0 + i];
+    }
+    __syncthreads();
+
+    // The thread's own elements, sorted in registers.
+    const int valid = min(max(count - first, 0), CUPRIM_ITEMS);
+    K keys[CUPRIM_ITEMS];
+    int pos[CUPRIM_ITEMS];
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        keys[k] = sk[min(first + k, count - 1)];
+        pos[k] = first + k;
+    }
+#pragma unroll
+    for (int round = 0; round < CUPRIM_ITEMS; round++) {
+#pragma unroll
+        for (int k = round & 1; k + 1 < CUPRIM_ITEMS; k += 2) {
+            if (k + 1 < valid && Cmp::less(keys[k + 1], keys[k])) {
+                const K t = keys[k];
+                keys[k] = keys[k + 1];
+                keys[k + 1] = t;
+                if constexpr (CUPRIM_PAIRS) {
+                    const int p = pos[k];
+                    pos[k] = pos[k + 1];
+                    pos[k + 1] = p;
+                }
+            }
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        if (k < valid) {
+            sk[first + k] = keys[k];
+            if constexpr (CUPRIM_PAIRS) spos[first + k] = (cuprim_tile_pos)pos[k];
+        }
+    }
+    __syncthreads();
+
+    // Merge rounds: runs of `run` sorted elements become runs of 2 run.
+    for (int run = CUPRIM_ITEMS; run < count; run *= 2) {
+        if (first < count) {
+            const int ps = first / (2 * run) * (2 * run);
+            const int la = min(run, count - ps);
+            const int lb = min(run, count - ps - la);
+            const int diag = first - ps;
+            const int cut = cuprim_merge_path<Cmp>(sk + ps, la, sk + ps + la, lb, diag);
+            int src[CUPRIM_ITEMS];
+            cuprim_merge_serial<Cmp>(sk, ps + cut, ps + la, ps + la + diag - cut, ps + la + lb, keys, src);
+            if constexpr (CUPRIM_PAIRS) {
+#pragma unroll
+                for (int k = 0; k < CUPRIM_ITEMS; k++) pos[k] = spos[min(src[k], MERGE_TILE - 1)];
+            }
+        }
+        __syncthreads();
+        if (first < count) {
+#pragma unroll
+            for (int k = 0; k < CUPRIM_ITEMS; k++) {
+                if (k < valid) {
+                    sk[first + k] = keys[k];
+                    if constexpr (CUPRIM_PAIRS) spos[first + k] = (cuprim_tile_pos)pos[k];
+                }
+            }
+        }
+        __syncthreads();
+    }
+
+    merge_store(out_k + d0, sk, count);
+    if constexpr (CUPRIM_PAIRS) {
+        V* sv = (V*)smem;
+        __syncthreads();  // the keys are out of shared memory
+#pragma unroll
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            const int i = k * CUPRIM_BLOCK + tid;
+            if (i < count) sv[i] = in_v[d0 + i];
+        }
+        __syncthreads();
+        for (int i = tid; i < count; i += CUPRIM_BLOCK) out_v[d0 + i] = sv[spos[i]];
+    }
+}
+
+// The pair of runs that output position d belongs to, in a pass with runs
+// of `run`: its start ps and the lengths la, lb of its two runs.
+__device__ __forceinline__ void merge_sort_pair(u64 d, u64 n, u64 run, u64& ps, u64& la, u64& lb) {
+    ps = d / (2 * run) * (2 * run);
+    la = n - ps < run ? n - ps : run;
+    lb = n - ps - la < run ? n - ps - la : run;
+}
+
+// splits[t] = the pair-local merge-path cut of tile t's start (how many of
+// its pair's first d0 - ps outputs come from the pair's first run), for
+// t < tiles.
+extern "C" __global__ void cuprim_merge_sort_partition(const K* __restrict__ keys, u64 n, u64 run,
+                                                       u64* __restrict__ splits, u64 tiles) {
+    const u64 t = cuprim_thread_id();
+    if (t >= tiles) return;
+    const u64 d0 = t * (u64)MERGE_TILE;
+    u64 ps, la, lb;
+    merge_sort_pair(d0, n, run, ps, la, lb);
+    splits[t] = cuprim_merge_path<Cmp>(keys + ps, la, keys + ps + la, lb, d0 - ps);
+}
+
+// One output tile (blockIdx.x) of a pass with runs of `run` (a multiple of
+// MERGE_TILE, so a tile never straddles two pairs): in_k (in_v) to out_k
+// (out_v), which must not overlap.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_merge_sort_pass(const K* __restrict__ in_k, const V* __restrict__ in_v, u64 n, u64 run,
+                           const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v) {
+    __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
+    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
+    u64 ps, la, lb;
+    merge_sort_pair(d0, n, run, ps, la, lb);
+    const u64 dl = d0 - ps;
+    // The tile that ends its pair ends at the pair's last element: all of a.
+    const u64 a1 = dl + MERGE_TILE >= la + lb ? la : splits[blockIdx.x + 1];
+    merge_tile(smem, in_k + ps, la, in_k + ps + la, lb, in_v + ps, in_v + ps + la, dl, splits[blockIdx.x], a1,
+               out_k + ps, out_v + ps);
 }

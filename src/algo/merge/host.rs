@@ -100,6 +100,44 @@ pub fn merge_pairs<K: Copy + Send + Sync, V: Copy + Send + Sync>(
     });
 }
 
+/// `less` as a total [`Ordering`](std::cmp::Ordering): equivalent
+/// elements are `Equal`.
+fn ordering<T: Copy>(a: T, b: T, less: &impl Fn(T, T) -> bool) -> std::cmp::Ordering {
+    if less(a, b) {
+        std::cmp::Ordering::Less
+    } else if less(b, a) {
+        std::cmp::Ordering::Greater
+    } else {
+        std::cmp::Ordering::Equal
+    }
+}
+
+/// Stable sort of `keys` by `less`.
+pub fn sort<T: Copy + Send + Sync>(keys: &mut [T], less: impl Fn(T, T) -> bool + Sync) {
+    if keys.len() < HOST_MIN_SPLIT {
+        keys.sort_by(|&a, &b| ordering(a, b, &less));
+    } else {
+        keys.par_sort_by(|&a, &b| ordering(a, b, &less));
+    }
+}
+
+/// Stable sort of `keys` by `less`, each value (`values` as long as
+/// `keys`) following its key: an index permutation sorted stably, then
+/// applied to both.
+pub fn sort_pairs<K: Copy + Send + Sync, V: Copy + Send + Sync>(keys: &mut [K], values: &mut [V], less: impl Fn(K, K) -> bool + Sync) {
+    debug_assert_eq!(keys.len(), values.len());
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    if keys.len() < HOST_MIN_SPLIT {
+        order.sort_by(|&i, &j| ordering(keys[i], keys[j], &less));
+    } else {
+        order.par_sort_by(|&i, &j| ordering(keys[i], keys[j], &less));
+    }
+    let sorted_keys: Vec<K> = order.par_iter().with_min_len(HOST_MIN_SPLIT).map(|&i| keys[i]).collect();
+    let sorted_values: Vec<V> = order.par_iter().with_min_len(HOST_MIN_SPLIT).map(|&i| values[i]).collect();
+    keys.copy_from_slice(&sorted_keys);
+    values.copy_from_slice(&sorted_values);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,9 +37,20 @@
 //! written once, with 8 bytes of scratch per tile. An empty input makes the
 //! merge a copy. The host backend cuts the output the same way into
 //! chunks that rayon merges in parallel.
+//!
+//! The same kernels' module holds the stable merge sort behind
+//! [`sort_by`](crate::algo::sort::SortMutOps::sort_by) and
+//! [`sort_pairs_by`](crate::algo::sort::SortMutOps::sort_pairs_by): one
+//! block sorts each tile (registers, then merges in shared memory), then
+//! `ceil(log2(tiles))` passes merge pairs of sorted runs of one tile, two
+//! tiles, ..., each one partition launch (the tiles' merge-path cuts
+//! within their pairs) and one merge launch, ping-ponging between the
+//! caller's buffers and device scratch of `n` keys (and values). The
+//! host backend runs Rust's stable sort.
 
 pub(crate) mod host;
 pub(crate) mod plan;
+mod sort;
 
 use super::{same_device, same_len};
 use crate::cmp::{Comparator, Less};
@@ -47,6 +58,7 @@ use crate::device::Ptr;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::vec::raw::{Mem, MemMut, SealedMut as _};
+use crate::vec::DeviceDataMut;
 use crate::vec::{DeviceData, DeviceVec};
 use plan::{Merge, Side};
 
@@ -249,6 +261,58 @@ fn merge_pairs_into<K: Element, V: Element, C: Comparator<K>>(
             Merge::<K, V, C>::pairs(dev.arch(), cmp).run(dev, a, b, out)
         }
         _ => Err(Error::DeviceMismatch { op: "merge_by_key" }),
+    }
+}
+
+/// The device stable merge sort's tile (`pairs`: with values `V`), for
+/// tests that probe the tile edges. Not a stable API.
+///
+/// ```
+/// assert!(cuprim::algo::merge::sort_tile_elements::<f32, u32>(true) >= 1);
+/// ```
+#[doc(hidden)]
+pub fn sort_tile_elements<K: Element, V: Element>(pairs: bool) -> usize {
+    plan::tile_elements::<K, V>(0, pairs)
+}
+
+/// `sort_by`: the stable sort of `keys` by `cmp`, on either backend.
+pub(crate) fn sort_by<K: Element, C: Comparator<K>, D: DeviceDataMut<K> + ?Sized>(keys: &mut D, cmp: &C) -> Result<()> {
+    match keys.mem_mut() {
+        MemMut::Host(k) => {
+            host::sort(k, |x, y| cmp.less(x, y));
+            Ok(())
+        }
+        MemMut::Cuda { dev, ptr, len, .. } => {
+            if len < 2 {
+                return Ok(());
+            }
+            Merge::<K, K, C>::keys(dev.arch(), cmp).sort(dev, Ptr::from_raw(ptr), Ptr::null(), len as u64)
+        }
+    }
+}
+
+/// `sort_pairs_by`: the stable sort of `keys` by `cmp` with `values`
+/// following, on either backend; nothing changes on an argument error.
+pub(crate) fn sort_pairs_by<K: Element, V: Element, C: Comparator<K>, D: DeviceDataMut<K> + ?Sized>(
+    keys: &mut D,
+    values: &mut (impl DeviceDataMut<V> + ?Sized),
+    cmp: &C,
+) -> Result<()> {
+    const OP: &str = "sort_pairs_by";
+    same_device(OP, keys.device(), values.device())?;
+    same_len(OP, keys.len(), values.len())?;
+    match (keys.mem_mut(), values.mem_mut()) {
+        (MemMut::Host(k), MemMut::Host(v)) => {
+            host::sort_pairs(k, v, |x, y| cmp.less(x, y));
+            Ok(())
+        }
+        (MemMut::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: vptr, .. }) => {
+            if len < 2 {
+                return Ok(());
+            }
+            Merge::<K, V, C>::pairs(dev.arch(), cmp).sort(dev, Ptr::from_raw(ptr), Ptr::from_raw(vptr), len as u64)
+        }
+        _ => Err(Error::DeviceMismatch { op: OP }),
     }
 }
 

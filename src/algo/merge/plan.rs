@@ -15,10 +15,16 @@ use std::mem::size_of;
 /// for every kernel that merges.
 pub(crate) const MERGE_PATH: &str = header!("block/merge_path.cuh");
 
-template!(MERGE, "merge/merge.cu", ["cuprim_merge_partition", "cuprim_merge"], headers: [MERGE_PATH]);
+template!(MERGE, "merge/merge.cu", [
+    "cuprim_merge_partition",
+    "cuprim_merge",
+    "cuprim_merge_sort_tile",
+    "cuprim_merge_sort_partition",
+    "cuprim_merge_sort_pass"
+], headers: [MERGE_PATH]);
 
 /// Threads per block of the partition kernel (one cut per thread; not tuned, it reads a few lines per tile).
-const PARTITION_BLOCK: u32 = 256;
+pub(crate) const PARTITION_BLOCK: u32 = 256;
 
 /// Merge tiles by the bytes of the wider of key and value (a shared-memory
 /// slot holds either). Not measured yet: CUB's DeviceMerge runs 512
@@ -26,6 +32,12 @@ const PARTITION_BLOCK: u32 = 256;
 /// ones; the same shape here, 7 items for 8-byte slots (odd counts keep the
 /// blocked shared-memory writes free of bank conflicts), and 2 blocks per
 /// SM asked of the compiler (at most 64 registers per thread).
+///
+/// The merge sort (`sort.rs`) uses the same tiles: not measured yet (CUB's
+/// merge sort also runs 7680-element tiles of 4-byte keys, 512 x 15).
+/// Its tile kernel adds a u16 position per element for pairs: at most
+/// 7681 x 4 + 15360 = 46084 bytes of static shared memory (3585 x 8 +
+/// 7168 for 8-byte slots), under the 48 KiB limit.
 pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize) -> TilePolicy {
     match slot_bytes {
         // 8-byte keys or values: 3584 per tile, 28 KiB of shared memory.

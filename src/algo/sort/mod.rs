@@ -1,7 +1,10 @@
 //! Radix sort: [`sort`](SortMutOps::sort), [`sort_descending`](SortMutOps::sort_descending),
 //! [`sort_pairs`](SortMutOps::sort_pairs) (keys and values of any element type),
 //! [`sort_pairs_descending`](SortMutOps::sort_pairs_descending), the same with
-//! [`SortOptions`] (a bit range, descending), and [`argsort`](SortOps::argsort).
+//! [`SortOptions`] (a bit range, descending), and [`argsort`](SortOps::argsort);
+//! and the stable comparison sorts [`sort_by`](SortMutOps::sort_by) and
+//! [`sort_pairs_by`](SortMutOps::sort_pairs_by) (any [`Comparator`]; a merge
+//! sort).
 //!
 //! # Order
 //! Every element type can be a key. Integers sort by value. Floats (`f16`,
@@ -58,6 +61,7 @@ pub(crate) use plan::kernel_specs;
 
 use crate::algo::transform::TransformOps as _;
 use crate::algo::{same_device, same_len};
+use crate::cmp::Comparator;
 use crate::device::Ptr;
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
@@ -328,6 +332,67 @@ pub trait SortMutOps<K: Element>: DeviceDataMut<K> {
     /// ```
     fn sort_pairs_with<V: Element>(&mut self, values: &mut impl DeviceDataMut<V>, opts: SortOptions) -> Result<()> {
         sort_pairs_on(self, values, opts, onesweep::sort::<K, V>)
+    }
+
+    /// Sorts in place, stably, by any [`Comparator`]: elements that
+    /// are equivalent (neither is less) keep their input order. A merge
+    /// sort (see [`merge`](crate::algo::merge)); for [`Less`](crate::cmp::Less)
+    /// and [`Greater`](crate::cmp::Greater) the radix sorts
+    /// ([`sort`](SortMutOps::sort), [`sort_descending`](SortMutOps::sort_descending))
+    /// give the same result and are faster.
+    ///
+    /// On CUDA, each tile of a few thousand elements is sorted by one
+    /// block, then passes merge pairs of sorted runs (of one tile, two
+    /// tiles, ...), ping-ponging with device scratch of `n` elements.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// cuprim::comparator! {
+    ///     /// Closer to 0.5 first.
+    ///     pub struct NearHalf for f32 {
+    ///         rust: |a, b| (a - 0.5).abs() < (b - 0.5).abs(),
+    ///         cuda: "fabsf(a - 0.5f) < fabsf(b - 0.5f)",
+    ///     }
+    /// }
+    /// let mut v = DeviceVec::from_slice(&Device::default()?, &[0.0f32, 0.75, 0.5, 0.25, 1.0])?;
+    /// v.sort_by(NearHalf)?;
+    /// // 0.75 and 0.25 tie, as do 0.0 and 1.0: they keep their order.
+    /// assert_eq!(v.to_vec()?, vec![0.5, 0.75, 0.25, 0.0, 1.0]);
+    /// v.sort_by(cuprim::cmp::Greater)?;
+    /// assert_eq!(v.to_vec()?, vec![1.0, 0.75, 0.5, 0.25, 0.0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sort_by<C: Comparator<K>>(&mut self, cmp: C) -> Result<()> {
+        crate::algo::merge::sort_by(self, &cmp)
+    }
+
+    /// [`sort_by`](SortMutOps::sort_by) with `values` (any element type,
+    /// one per key) following their keys. Fails with
+    /// [`Error::LengthMismatch`] unless the lengths agree and with
+    /// [`Error::DeviceMismatch`] unless both live on one device; neither
+    /// is changed then.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// cuprim::comparator! {
+    ///     /// By the last decimal digit only.
+    ///     pub struct LastDigit for u32 {
+    ///         rust: |a, b| a % 10 < b % 10,
+    ///         cuda: "a % 10 < b % 10",
+    ///     }
+    /// }
+    /// let dev = Device::default()?;
+    /// let mut keys = DeviceVec::from_slice(&dev, &[21u32, 10, 31, 7, 40])?;
+    /// let mut vals = DeviceVec::from_slice(&dev, &[b'a', b'b', b'c', b'd', b'e'])?;
+    /// keys.sort_pairs_by(LastDigit, &mut vals)?;
+    /// assert_eq!(keys.to_vec()?, vec![10, 40, 21, 31, 7]);
+    /// assert_eq!(vals.to_vec()?, b"beacd".to_vec());
+    /// let mut short = DeviceVec::from_slice(&dev, &[1u8])?;
+    /// assert!(matches!(keys.sort_pairs_by(LastDigit, &mut short), Err(cuprim::Error::LengthMismatch { .. })));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sort_pairs_by<V: Element, C: Comparator<K>>(&mut self, cmp: C, values: &mut impl DeviceDataMut<V>) -> Result<()> {
+        crate::algo::merge::sort_pairs_by(self, values, &cmp)
     }
 
     /// The seed's design (4-bit digits, three kernels per pass) for the

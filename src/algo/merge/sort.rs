@@ -1,0 +1,114 @@
+//! Plan and launches of the stable merge sort (`sort_by`, `sort_pairs_by`)
+//! in `kernels/merge/merge.cu`: one block sorts each tile
+//! (`cuprim_merge_sort_tile`), then passes merge pairs of sorted runs of
+//! one tile, two tiles, ... (`cuprim_merge_sort_partition`, the cuts of
+//! every output tile in its pair; `cuprim_merge_sort_pass`, one tile per
+//! block), ping-ponging between the caller's buffers and device scratch.
+//!
+//! The tile sort writes to whichever buffer makes the last pass end in the
+//! caller's: in place when the pass count is even, into scratch when it is
+//! odd. So the result never needs a copy back.
+
+use super::plan::{Merge, PARTITION_BLOCK};
+use crate::cmp::Comparator;
+use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
+use crate::element::Element;
+use crate::error::{Error, Result};
+
+/// Merge passes after the tile sort for `n` elements in tiles of `tile`:
+/// the runs double from one tile until one run holds everything.
+pub(crate) fn passes(n: u64, tile: u64) -> u32 {
+    let mut run = tile;
+    let mut p = 0;
+    while run < n {
+        run = run.saturating_mul(2);
+        p += 1;
+    }
+    p
+}
+
+impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
+    /// Sorts `n` keys at `keys` (and, when [`pairs`](Self::pairs), the
+    /// values at `values`) in place, stably by the comparator: queues every
+    /// launch, waits for nothing. `n >= 2`.
+    pub fn sort(&self, dev: &CudaDevice, keys: Ptr<K>, values: Ptr<V>, n: u64) -> Result<()> {
+        let tile = self.policy.tile();
+        let tiles = n.div_ceil(tile);
+        // One block per tile: a grid is at most 2^31 - 1 blocks wide.
+        let blocks = u32::try_from(tiles)
+            .ok()
+            .filter(|&t| t <= i32::MAX as u32)
+            .ok_or_else(|| Error::InvalidArgument(format!("sort of {n} elements needs more than 2^31 tiles of {tile}")))?;
+        let passes = passes(n, tile);
+        let module = dev.module(self)?;
+
+        // SAFETY: matches `cuprim_merge_sort_tile(const K* in_k, const V* in_v, K* out_k, V* out_v, u64 n)`:
+        // block t reads its tile of the n keys (values only with CUPRIM_PAIRS) and writes the same tile of the
+        // outputs, after reading all of it (so in and out may be the same buffers).
+        let tile_sort: Entry<(Ptr<K>, Ptr<V>, Ptr<K>, Ptr<V>, u64)> = unsafe { Entry::declare("cuprim_merge_sort_tile") };
+        // SAFETY: matches `cuprim_merge_sort_partition(const K* keys, u64 n, u64 run, u64* splits, u64 tiles)`:
+        // reads at most n keys, writes splits[0..tiles).
+        let partition: Entry<(Ptr<K>, u64, u64, Ptr<u64>, u64)> = unsafe { Entry::declare("cuprim_merge_sort_partition") };
+        // SAFETY: matches `cuprim_merge_sort_pass(const K* in_k, const V* in_v, u64 n, u64 run, const u64* splits,
+        // K* out_k, V* out_v)`: block t reads splits[t..=t + 1] (splits[t + 1] only when t + 1 < tiles), keys (and
+        // values with CUPRIM_PAIRS) among the n of the input, and writes its tile of the n outputs, which do not
+        // overlap the inputs.
+        let pass: Entry<(Ptr<K>, Ptr<V>, u64, u64, Ptr<u64>, Ptr<K>, Ptr<V>)> = unsafe { Entry::declare("cuprim_merge_sort_pass") };
+
+        let mut layout = ScratchLayout::new();
+        let (scratch_k, scratch_v, splits) = if passes > 0 {
+            let k = layout.uninit_aligned::<K>(n);
+            let v = self.pairs.then(|| layout.uninit_aligned::<V>(n));
+            (Some(k), v, Some(layout.uninit::<u64>(tiles)))
+        } else {
+            (None, None, None)
+        };
+        dev.with_scratch(&layout, |s| {
+            let null_v = Ptr::<V>::null();
+            let caller = (keys, if self.pairs { values } else { null_v });
+            let Some(splits) = splits.map(|r| s.at(r)) else {
+                // One tile: sorted in place.
+                let args = (caller.0, caller.1, caller.0, caller.1, n);
+                return dev.launch(&module, tile_sort, Grid::new(blocks, self.policy.block), args);
+            };
+            let other = (
+                scratch_k.map(|r| s.at(r)).unwrap_or(keys),
+                scratch_v.map(|r| s.at(r)).unwrap_or(null_v),
+            );
+            // The tile sort writes where an even number of passes later
+            // the result lands in the caller's buffers.
+            let (mut src, mut dst) = if passes.is_multiple_of(2) {
+                (caller, other)
+            } else {
+                (other, caller)
+            };
+            let args = (caller.0, caller.1, src.0, src.1, n);
+            dev.launch(&module, tile_sort, Grid::new(blocks, self.policy.block), args)?;
+            let cuts = Grid::new(tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
+            let mut run = tile;
+            while run < n {
+                dev.launch(&module, partition, cuts, (src.0, n, run, splits, tiles))?;
+                let args = (src.0, src.1, n, run, splits, dst.0, dst.1);
+                dev.launch(&module, pass, Grid::new(blocks, self.policy.block), args)?;
+                std::mem::swap(&mut src, &mut dst);
+                run = run.saturating_mul(2);
+            }
+            debug_assert!(src.0.raw() == keys.raw(), "the last pass writes the caller's buffer");
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::passes;
+
+    #[test]
+    fn pass_counts() {
+        assert_eq!(passes(7680, 7680), 0);
+        assert_eq!(passes(7681, 7680), 1);
+        assert_eq!(passes(2 * 7680, 7680), 1);
+        assert_eq!(passes(1 << 24, 7680), 12);
+        assert_eq!(passes(u64::MAX, 1 << 40), 24);
+    }
+}

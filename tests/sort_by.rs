@@ -1,0 +1,267 @@
+//! The stable comparison sorts (`sort_by`, `sort_pairs_by`) against Rust's
+//! stable `sort_by`, on every device, for every element type: `Less` and
+//! `Greater` (floats in `total_cmp` order: NaNs, signed zeros), a user
+//! comparator with many ties, sizes around the device's tile (and several
+//! tiles: the merge passes), sorted, reversed, all-equal and few-distinct
+//! inputs. Values are the keys' input positions, so the pairs check
+//! stability exactly. Argument errors leave the data unchanged.
+
+mod common;
+
+use common::{assert_same, ctx, devices, random_vec, rng, small_vec, Key, Sample, TestRng};
+use cuprim::algo::merge::sort_tile_elements;
+use cuprim::cmp::{Comparator, Greater, Less};
+use cuprim::prelude::*;
+use cuprim::Error;
+use rand::RngCore;
+use std::cmp::Ordering;
+
+/// The input positions of `keys` in the stable order of `order`.
+fn reference<K: Copy>(keys: &[K], order: impl Fn(&K, &K) -> Ordering) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..keys.len()).collect();
+    p.sort_by(|&i, &j| order(&keys[i], &keys[j]));
+    p
+}
+
+/// Sorts `keys` on `dev` by `cmp` (keys alone, then with their positions
+/// as `u32` values, and as `u64` values when `wide`) and compares with
+/// the stable reference order `order`.
+fn check<K: Element, C: Comparator<K>>(
+    dev: &Device,
+    keys: &[K],
+    cmp: C,
+    order: impl Fn(&K, &K) -> Ordering,
+    wide: bool,
+    what: &str,
+    seed: u64,
+) {
+    let c = ctx(dev, what, keys.len(), seed);
+    let perm = reference(keys, order);
+    let want_k: Vec<K> = perm.iter().map(|&i| keys[i]).collect();
+    let mut d = DeviceVec::from_slice(dev, keys).unwrap();
+    d.sort_by(cmp).unwrap_or_else(|e| panic!("sort_by: {c}: {e}"));
+    assert_same(&d.to_vec().unwrap(), &want_k, &format!("sort_by keys: {c}"));
+
+    let mut d = DeviceVec::from_slice(dev, keys).unwrap();
+    let pos: Vec<u32> = (0..keys.len() as u32).collect();
+    let mut v = DeviceVec::from_slice(dev, &pos).unwrap();
+    d.sort_pairs_by(cmp, &mut v).unwrap_or_else(|e| panic!("sort_pairs_by: {c}: {e}"));
+    assert_same(&d.to_vec().unwrap(), &want_k, &format!("sort_pairs_by keys: {c}"));
+    let want_v: Vec<u32> = perm.iter().map(|&i| i as u32).collect();
+    assert_eq!(v.to_vec().unwrap(), want_v, "sort_pairs_by values (stability): {c}");
+
+    if wide {
+        let mut d = DeviceVec::from_slice(dev, keys).unwrap();
+        let pos: Vec<u64> = (0..keys.len() as u64).collect();
+        let mut v = DeviceVec::from_slice(dev, &pos).unwrap();
+        d.sort_pairs_by(cmp, &mut v)
+            .unwrap_or_else(|e| panic!("sort_pairs_by u64: {c}: {e}"));
+        assert_same(&d.to_vec().unwrap(), &want_k, &format!("sort_pairs_by keys, u64 values: {c}"));
+        let want_v: Vec<u64> = perm.iter().map(|&i| i as u64).collect();
+        assert_eq!(v.to_vec().unwrap(), want_v, "sort_pairs_by u64 values (stability): {c}");
+    }
+}
+
+/// Sizes: tiny, at the edges of the device tiles (keys alone, with u32
+/// and with u64 values), several tiles, and larger in release builds.
+fn sizes<K: Element>() -> Vec<usize> {
+    let mut s = vec![0, 1, 2, 31];
+    for t in [
+        sort_tile_elements::<K, K>(false),
+        sort_tile_elements::<K, u32>(true),
+        sort_tile_elements::<K, u64>(true),
+    ] {
+        s.extend([t - 1, t, t + 1, 2 * t + 1]);
+    }
+    s.extend([100_003, 250_000]);
+    if !cfg!(debug_assertions) {
+        s.push((1 << 20) + 3);
+    }
+    s.sort();
+    s.dedup();
+    common::capped(&s)
+}
+
+/// Inputs of `n` keys: random and few distinct, and for sizes up to a few
+/// tiles also sorted, reversed and all equal.
+fn shapes<K: Key>(r: &mut TestRng, n: usize, all: bool) -> Vec<(&'static str, Vec<K>)> {
+    let mut out = vec![("random", random_vec(r, n)), ("few distinct", small_vec(r, n))];
+    if all {
+        let mut s: Vec<K> = random_vec(r, n);
+        s.sort_by(K::total);
+        let mut rev = s.clone();
+        rev.reverse();
+        out.push(("sorted", s));
+        out.push(("reversed", rev));
+        out.push(("all equal", vec![K::small(r); n]));
+    }
+    out
+}
+
+/// Every size and shape of `K`, ascending (`Less`) or descending (`Greater`).
+fn check_type<K: Key>(tag: &str, descending: bool) {
+    let (mut r, seed) = rng(tag);
+    let devs = devices();
+    for n in sizes::<K>() {
+        for (shape, keys) in shapes::<K>(&mut r, n, n < 100_000) {
+            for dev in &devs {
+                let what = format!("{tag} {} {shape}", K::NAME);
+                let wide = shape == "random";
+                if descending {
+                    check(dev, &keys, Greater, |a, b| K::total(b, a), wide, &what, seed);
+                } else {
+                    check(dev, &keys, Less, K::total, wide, &what, seed);
+                }
+            }
+        }
+    }
+}
+
+macro_rules! every_type {
+    ($($name:ident: $t:ty),* $(,)?) => {$(
+        mod $name {
+            use super::*;
+            #[test]
+            fn sort_by_less() {
+                check_type::<$t>(concat!("sort_by_", stringify!($name)), false);
+            }
+            #[test]
+            fn sort_by_greater() {
+                check_type::<$t>(concat!("sort_by_greater_", stringify!($name)), true);
+            }
+        }
+    )*};
+}
+
+every_type!(u8_: u8, i8_: i8, u32_: u32, i32_: i32, u64_: u64, i64_: i64, f16_: f16, bf16_: bf16, f32_: f32, f64_: f64);
+
+cuprim::comparator! {
+    /// Closer to 0.5 first.
+    struct NearHalf for f32 {
+        rust: |a, b| (a - 0.5).abs() < (b - 0.5).abs(),
+        cuda: "fabsf(a - 0.5f) < fabsf(b - 0.5f)",
+    }
+}
+
+/// A user comparator with many ties (inputs on a grid of 1/64, and x and
+/// 1 - x tie): the positions show the stability exactly.
+#[test]
+fn user_comparator_is_stable() {
+    let (mut r, seed) = rng("sort_by_near_half");
+    let devs = devices();
+    let order = |a: &f32, b: &f32| (a - 0.5).abs().partial_cmp(&(b - 0.5).abs()).unwrap();
+    for n in sizes::<f32>() {
+        let keys: Vec<f32> = (0..n).map(|_| (r.next_u64() % 65) as f32 / 64.0).collect();
+        for dev in &devs {
+            check(dev, &keys, NearHalf, order, true, "near half, ties", seed);
+        }
+    }
+}
+
+/// Narrow keys with values of every width (and the 8-byte tile shape of
+/// wide values behind narrow keys).
+#[test]
+fn values_of_every_type() {
+    fn with_values<K: Key, V: Sample>(r: &mut TestRng, seed: u64) {
+        let t = sort_tile_elements::<K, V>(true);
+        for n in [t + 1, 3 * t - 7] {
+            let keys: Vec<K> = small_vec(r, n);
+            let values: Vec<V> = random_vec(r, n);
+            let perm = reference(&keys, |a, b| K::total(a, b));
+            for dev in devices() {
+                let c = ctx(&dev, &format!("{} keys, {} values", K::NAME, V::NAME), n, seed);
+                let mut dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+                let mut dv = DeviceVec::from_slice(&dev, &values).unwrap();
+                dk.sort_pairs_by(Less, &mut dv).unwrap();
+                let want_k: Vec<K> = perm.iter().map(|&i| keys[i]).collect();
+                let want_v: Vec<V> = perm.iter().map(|&i| values[i]).collect();
+                assert_same(&dk.to_vec().unwrap(), &want_k, &c);
+                assert_same(&dv.to_vec().unwrap(), &want_v, &c);
+            }
+        }
+    }
+    let (mut r, seed) = rng("sort_by_values");
+    with_values::<u8, f64>(&mut r, seed);
+    with_values::<u8, u8>(&mut r, seed);
+    with_values::<u32, i8>(&mut r, seed);
+    with_values::<u32, bf16>(&mut r, seed);
+    with_values::<f16, i64>(&mut r, seed);
+    with_values::<f64, u8>(&mut r, seed);
+    with_values::<i32, f32>(&mut r, seed);
+}
+
+/// NaNs of both signs, infinities and signed zeros in `total_cmp` order.
+#[test]
+fn float_specials_are_ordered() {
+    let keys = [
+        f32::NAN,
+        -0.0,
+        0.0,
+        -f32::NAN,
+        f32::INFINITY,
+        -0.0,
+        1.0,
+        f32::NEG_INFINITY,
+        0.0,
+        f32::NAN,
+    ];
+    for dev in devices() {
+        let mut d = DeviceVec::from_slice(&dev, &keys).unwrap();
+        d.sort_by(Less).unwrap();
+        let mut want = keys.to_vec();
+        want.sort_by(f32::total_cmp);
+        assert_same(&d.to_vec().unwrap(), &want, &format!("{dev:?}"));
+        d.sort_by(Greater).unwrap();
+        want.reverse();
+        assert_same(&d.to_vec().unwrap(), &want, &format!("{dev:?}"));
+    }
+}
+
+/// Views sort in place, leaving the rest of the buffer alone.
+#[test]
+fn views() {
+    for dev in devices() {
+        let mut v = DeviceVec::from_slice(&dev, &[9u32, 8, 7, 6, 5, 4]).unwrap();
+        v.slice_mut(1..5).unwrap().sort_by(Less).unwrap();
+        assert_eq!(v.to_vec().unwrap(), vec![9, 5, 6, 7, 8, 4], "{dev:?}");
+    }
+}
+
+/// Argument errors come back as errors before any work: both buffers stay
+/// as they were.
+#[test]
+fn errors() {
+    for dev in devices() {
+        let mut k = DeviceVec::from_slice(&dev, &[3u32, 1, 2]).unwrap();
+        let mut v = DeviceVec::from_slice(&dev, &[10i8, 20]).unwrap();
+        let r = k.sort_pairs_by(Less, &mut v);
+        assert!(
+            matches!(
+                r,
+                Err(Error::LengthMismatch {
+                    expected: 3,
+                    actual: 2,
+                    ..
+                })
+            ),
+            "{dev:?}: {r:?}"
+        );
+        assert_eq!(k.to_vec().unwrap(), vec![3, 1, 2]);
+        assert_eq!(v.to_vec().unwrap(), vec![10, 20]);
+        // Empty and single inputs are fine.
+        let mut e = DeviceVec::<u32>::from_slice(&dev, &[]).unwrap();
+        let mut ev = DeviceVec::<i8>::from_slice(&dev, &[]).unwrap();
+        e.sort_by(Greater).unwrap();
+        e.sort_pairs_by(Less, &mut ev).unwrap();
+        assert!(e.to_vec().unwrap().is_empty());
+    }
+    let Some(gpu) = common::cuda() else {
+        common::skip("sort_by errors", "no GPU for the device-mismatch checks");
+        return;
+    };
+    let mut h = DeviceVec::from_slice(&Device::host(), &[2.0f32, 1.0]).unwrap();
+    let mut g = DeviceVec::from_slice(&gpu, &[5u8, 6]).unwrap();
+    assert!(matches!(h.sort_pairs_by(Less, &mut g), Err(Error::DeviceMismatch { .. })));
+    assert_eq!(h.to_vec().unwrap(), vec![2.0, 1.0]);
+    assert_eq!(g.to_vec().unwrap(), vec![5, 6]);
+}
