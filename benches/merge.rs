@@ -13,7 +13,8 @@
 //! `DeviceMergeSort::StableSortKeysCopy`: f32 keys `(mix(i, 1) >> 8) /
 //! 2^24` (benches/topk.rs's input, uniform in [0, 1)), sorted by a user
 //! comparator, "closer to 0.5 first" (`merge_sort_f32_custom_cmp`), and by
-//! `Less` (`sort_by_f32_less`), function `uniform`, parameter n. Every timed
+//! `Less` (`sort_by_f32_less`), and the radix sort of the same keys
+//! (`radix_sort_f32`), function `uniform`, parameter n. Every timed
 //! sort starts from the unsorted input, copied into the work buffer before
 //! the start event (not timed), as benches/sort.rs does. Bytes counted:
 //! the keys read and written once (8n).
@@ -22,7 +23,7 @@ mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cudarc::driver::sys::CUevent_flags;
-use cuprim::cmp::{Comparator, Less};
+use cuprim::cmp::Less;
 use cuprim::prelude::*;
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
@@ -85,16 +86,22 @@ cuprim::comparator! {
     }
 }
 
-/// Device time of `iters` sorts of `work` by `cmp`, each after an untimed
+/// Device time of `iters` sorts of `work` by `sort`, each after an untimed
 /// copy of `input` into `work` (CUDA events around the sort alone), or
 /// wall time of the sorts on the host backend.
-fn time_sorts<C: Comparator<f32>>(dev: &Device, iters: u64, input: &DeviceVec<f32>, work: &mut DeviceVec<f32>, cmp: C) -> Duration {
+fn time_sorts(
+    dev: &Device,
+    iters: u64,
+    input: &DeviceVec<f32>,
+    work: &mut DeviceVec<f32>,
+    sort: impl Fn(&mut DeviceVec<f32>) -> cuprim::Result<()>,
+) -> Duration {
     let Some(stream) = dev.cuda_stream() else {
         let mut total = Duration::ZERO;
         for _ in 0..iters {
             work.copy_from(input).expect("restoring the input");
             let start = Instant::now();
-            work.sort_by(cmp).expect("sort_by failed");
+            sort(work).expect("sort failed");
             total += start.elapsed();
         }
         return total;
@@ -110,7 +117,7 @@ fn time_sorts<C: Comparator<f32>>(dev: &Device, iters: u64, input: &DeviceVec<f3
     for _ in 0..iters {
         work.copy_from(input).expect("restoring the input");
         start.record(stream).expect("recording an event");
-        work.sort_by(cmp).expect("sort_by failed");
+        sort(work).expect("sort failed");
         end.record(stream).expect("recording an event");
         // elapsed_ms waits for both events.
         ms += start.elapsed_ms(&end).expect("reading an event pair") as f64;
@@ -127,14 +134,22 @@ fn merge_sorts(c: &mut Criterion) {
         let mut group = c.benchmark_group("merge_sort_f32_custom_cmp");
         group.throughput(Throughput::Bytes(8 * n as u64));
         group.bench_function(BenchmarkId::new("uniform", n), |bench| {
-            bench.iter_custom(|iters| time_sorts(&dev, iters, &input, &mut work, NearHalf))
+            bench.iter_custom(|iters| time_sorts(&dev, iters, &input, &mut work, |w| w.sort_by(NearHalf)))
         });
         group.finish();
 
         let mut group = c.benchmark_group("sort_by_f32_less");
         group.throughput(Throughput::Bytes(8 * n as u64));
         group.bench_function(BenchmarkId::new("uniform", n), |bench| {
-            bench.iter_custom(|iters| time_sorts(&dev, iters, &input, &mut work, Less))
+            bench.iter_custom(|iters| time_sorts(&dev, iters, &input, &mut work, |w| w.sort_by(Less)))
+        });
+        group.finish();
+
+        // The radix sort of the same keys (same order as Less), for the 2x bound.
+        let mut group = c.benchmark_group("radix_sort_f32");
+        group.throughput(Throughput::Bytes(8 * n as u64));
+        group.bench_function(BenchmarkId::new("uniform", n), |bench| {
+            bench.iter_custom(|iters| time_sorts(&dev, iters, &input, &mut work, |w| w.sort()))
         });
         group.finish();
     }

@@ -27,17 +27,12 @@ template!(MERGE, "merge/merge.cu", [
 pub(crate) const PARTITION_BLOCK: u32 = 256;
 
 /// Merge tiles by the bytes of the wider of key and value (a shared-memory
-/// slot holds either). Not measured yet: CUB's DeviceMerge runs 512
-/// threads with 15 items per thread for 4-byte keys and fewer for wider
-/// ones; the same shape here, 7 items for 8-byte slots (odd counts keep the
-/// blocked shared-memory writes free of bank conflicts), and 2 blocks per
-/// SM asked of the compiler (at most 64 registers per thread).
-///
-/// The merge sort (`sort.rs`) uses the same tiles: not measured yet (CUB's
-/// merge sort also runs 7680-element tiles of 4-byte keys, 512 x 15).
-/// Its tile kernel adds a u16 position per element for pairs: at most
-/// 7681 x 4 + 15360 = 46084 bytes of static shared memory (3585 x 8 +
-/// 7168 for 8-byte slots), under the 48 KiB limit.
+/// slot holds either). 8-byte slots keep the
+/// first, unmeasured shape (CUB's DeviceMerge's: 512 x 7, 2 blocks per SM;
+/// odd item counts keep the blocked shared-memory writes free of bank
+/// conflicts). The merge sort (`sort.rs`) runs the same tiles; its tile
+/// kernel adds a u16 position per element for pairs, at most 3585 x 8 +
+/// 7168 bytes of static shared memory.
 pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize) -> TilePolicy {
     match slot_bytes {
         // 8-byte keys or values: 3584 per tile, 28 KiB of shared memory.
@@ -46,14 +41,9 @@ pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize) -> TilePolicy {
             items: 7,
             min_blocks: 2,
         },
-        // 4 bytes: 2816 per tile, 6 blocks per SM (11 KiB of shared memory each): u32 halves at
-        // 2^24 / 2^28 in 102 us / 1.25 ms against 127 us / 1.60 ms for 512 x 15 at 2 (H100, 1aeadf7).
-        4 => TilePolicy {
-            block: 256,
-            items: 11,
-            min_blocks: 6,
-        },
-        // 1 and 2 bytes: the same tile at 5 blocks per SM (6 left u8 pairs 12 bytes of spills on sm_80; not measured).
+        // 1 to 4 bytes: 2816 per tile: u32 halves at 2^24 / 2^28 in 102 us / 1.25 ms at 6 blocks per SM
+        // against 127 us / 1.60 ms for 512 x 15 at 2 (H100, 1aeadf7); 5 blocks, as 6 spilled up to 24 bytes
+        // in the sort's tile kernel (f32 keys, u32 pairs) and 12 in u8 pairs.
         _ => TilePolicy {
             block: 256,
             items: 11,
