@@ -2697,14 +2697,11 @@ fn search_menu() -> Vec<Entry> {
     vec![
         search_entry::<f32, u32>(),
         search_entry::<u8, u32>(),
-        search_entry::<i64, u64>(),
-        search_entry::<bf16, u32>(),
+        search_entry::<bf16, u64>(),
         search_entry::<f64, u64>(),
         merge_entry::<f32>(),
-        merge_entry::<u32>(),
-        merge_entry::<f16>(),
         merge_entry::<i8>(),
-        merge_entry::<f64>(),
+        merge_entry::<f16>(),
     ]
 }
 
