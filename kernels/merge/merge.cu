@@ -43,10 +43,35 @@ extern "C" __global__ void cuprim_merge_partition(const K* __restrict__ a, u64 n
 // a), then b's, each thread loading every CUPRIM_BLOCK-th element.
 template <typename E>
 __device__ __forceinline__ void merge_load(E* s, const E* __restrict__ a, const E* __restrict__ b, int la, int count) {
+    // Every load issued before the first store: stored one by one, each
+    // store waited for its load before the next load went out (ncu: the
+    // stores held most of the tile kernel's stall samples).
+    E x[CUPRIM_ITEMS];
 #pragma unroll
     for (int k = 0; k < CUPRIM_ITEMS; k++) {
         const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-        if (i < count) s[i] = cuprim_load_ro(i < la ? a + i : b + (i - la));
+        if (i < count) x[k] = cuprim_load_ro(i < la ? a + i : b + (i - la));
+    }
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+        if (i < count) s[i] = x[k];
+    }
+}
+
+// in[0..count) into s[0..count) with plain loads (the merge sort's tile
+// kernel may sort in place), all loads out before the first store.
+template <typename E> __device__ __forceinline__ void tile_load(E* s, const E* in, int count) {
+    E x[CUPRIM_ITEMS];
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+        if (i < count) x[k] = in[i];
+    }
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+        if (i < count) s[i] = x[k];
     }
 }
 
@@ -165,11 +190,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const int tid = (int)threadIdx.x;
     const int first = tid * CUPRIM_ITEMS;
 
-#pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        const int i = k * CUPRIM_BLOCK + tid;
-        if (i < count) sk[i] = in_k[d0 + i];
-    }
+    tile_load(sk, in_k + d0, count);
     __syncthreads();
 
     // The thread's own elements, sorted in registers.
@@ -239,11 +260,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     if constexpr (CUPRIM_PAIRS) {
         V* sv = (V*)smem;
         __syncthreads();  // the keys are out of shared memory
-#pragma unroll
-        for (int k = 0; k < CUPRIM_ITEMS; k++) {
-            const int i = k * CUPRIM_BLOCK + tid;
-            if (i < count) sv[i] = in_v[d0 + i];
-        }
+        tile_load(sv, in_v + d0, count);
         __syncthreads();
         for (int i = tid; i < count; i += CUPRIM_BLOCK) out_v[d0 + i] = sv[spos[i]];
     }

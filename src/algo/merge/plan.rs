@@ -41,13 +41,13 @@ pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize) -> TilePolicy {
             items: 7,
             min_blocks: 2,
         },
-        // 1 to 4 bytes: 2816 per tile: u32 halves at 2^24 / 2^28 in 102 us / 1.25 ms at 6 blocks per SM
-        // against 127 us / 1.60 ms for 512 x 15 at 2 (H100, 1aeadf7); 5 blocks, as 6 spilled up to 24 bytes
-        // in the sort's tile kernel (f32 keys, u32 pairs) and 12 in u8 pairs.
+        // 1 to 4 bytes: 2816 per tile at 4 blocks per SM (64 registers, which the batched loads need): u32 halves
+        // at 2^24 / 2^28 in 79.6 us / 0.985 ms against 109 us / 1.41 ms at 5 without batching (H100, variant of 920d431);
+        // 256 x 11 beat 512 x 15, 256 x 15 and 128 x 15 (1aeadf7).
         _ => TilePolicy {
             block: 256,
             items: 11,
-            min_blocks: 5,
+            min_blocks: 4,
         },
     }
 }
