@@ -55,7 +55,7 @@ pub use vec::{DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec}
 pub mod prelude {
     pub use crate::algo::histogram::{Bins, HistogramOps};
     pub use crate::algo::knn::{nearest_neighbors, nearest_neighbors_with, KdTree};
-    pub use crate::algo::merge::MergeOps;
+    pub use crate::algo::merge::{MergeOps, SetOps};
     pub use crate::algo::reduce::ReduceOps;
     pub use crate::algo::scan::{ScanMutOps, ScanOps};
     pub use crate::algo::search::SearchOps;

@@ -291,7 +291,8 @@ pub fn precompile_search<T: Element, C: crate::cmp::Comparator<T>>(target: Targe
 /// (`merge`, `merge_by_key`): the keys-alone module and the module with
 /// values `V`, each with its partition and merge kernels and the stable
 /// merge sort's kernels (`sort_by(Less)`, `sort_pairs_by(Less, ..)` with
-/// values `V`: the same modules). Other comparators compile their own
+/// values `V`: the same modules), and the set operations' module of `K`
+/// (`set_union`, ...). Other comparators compile their own
 /// modules on first use (or through [`precompile_merge_by`]).
 ///
 /// ```

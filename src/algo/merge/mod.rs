@@ -50,7 +50,10 @@
 
 pub(crate) mod host;
 pub(crate) mod plan;
+mod set;
 mod sort;
+
+pub use set::SetOps;
 
 use super::{same_device, same_len};
 use crate::cmp::{Comparator, Less};

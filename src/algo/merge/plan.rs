@@ -159,5 +159,6 @@ pub(crate) fn merge_specs<K: Element, V: Element, C: Comparator<K>>(arch: u32, c
     vec![
         KernelSpec::of(&Merge::<K, K, C>::keys(arch, cmp)),
         KernelSpec::of(&Merge::<K, V, C>::pairs(arch, cmp)),
+        super::set::set_spec::<K, C>(cmp),
     ]
 }

@@ -1,0 +1,57 @@
+// Set operations on sorted inputs (multiset semantics of std::set_* and
+// Thrust), as flags for one side, then a compaction of the kept elements;
+// the Rust side scans the flags (exclusive, Add) between the two launches
+// and merges the two compacted sides for union and symmetric difference.
+//
+// For x = mine[i], its rank in its run of equivalents is r = i - lo with lo
+// the lower bound of x in mine[0..i], and c = how many of other are
+// equivalent to it (upper bound - lower bound in other). KEEP_LESS keeps
+// x where r < c (intersection), else where r >= c (difference, symmetric
+// difference, and b's side of the union). Inputs that are not sorted give
+// some flags: every search stays within its range.
+//
+// Specialised on: K, Cmp (bool less(K a, K b)).
+
+// The first position p in s[0..len) with !less(s[p], x), or len.
+__device__ __forceinline__ u64 set_lower(const K* __restrict__ s, u64 len, K x) {
+    u64 lo = 0, hi = len;
+    while (lo < hi) {
+        const u64 mid = lo + (hi - lo) / 2;
+        if (Cmp::less(s[mid], x)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// The first position p in s[0..len) with less(x, s[p]), or len.
+__device__ __forceinline__ u64 set_upper(const K* __restrict__ s, u64 len, K x) {
+    u64 lo = 0, hi = len;
+    while (lo < hi) {
+        const u64 mid = lo + (hi - lo) / 2;
+        if (Cmp::less(x, s[mid])) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+// flags[i] = 1 where mine[i] is kept, else 0, for i < n.
+extern "C" __global__ void cuprim_set_flags(const K* __restrict__ mine, u64 n, const K* __restrict__ other, u64 m,
+                                            u32 keep_less, u64* __restrict__ flags) {
+    for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) {
+        const K x = mine[i];
+        const u64 r = i - set_lower(mine, i, x);
+        const u64 lb = set_lower(other, m, x);
+        const u64 c = set_upper(other + lb, m - lb, x);
+        flags[i] = (keep_less ? r < c : r >= c) ? 1 : 0;
+    }
+}
+
+// out[pos[i]] = in[i] where flags[i] is set, for i < n; pos is the
+// exclusive scan of flags, and out holds out_len elements.
+extern "C" __global__ void cuprim_set_compact(const K* __restrict__ in, u64 n, const u64* __restrict__ flags,
+                                              const u64* __restrict__ pos, K* __restrict__ out, u64 out_len) {
+    for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) {
+        const u64 p = pos[i];
+        if (flags[i] && p < out_len) out[p] = in[i];
+    }
+}
