@@ -59,25 +59,6 @@ fn merges(c: &mut Criterion) {
     }
 }
 
-/// cub_next.cu's `mix`.
-fn mix(i: u64, seed: u32) -> u32 {
-    let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((seed as u64) << 32 | seed as u64);
-    x ^= x >> 31;
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^= x >> 27;
-    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^= x >> 31;
-    (x >> 32) as u32
-}
-
-/// benches/topk.rs's input: `(mix(i, 1) >> 8) / 2^24`.
-fn input(n: usize) -> Vec<f32> {
-    (0..n as u64)
-        .into_par_iter()
-        .map(|i| (mix(i, 1) >> 8) as f32 * (1.0 / 16_777_216.0))
-        .collect()
-}
-
 cuprim::comparator! {
     /// Closer to 0.5 first.
     struct NearHalf for f32 {
@@ -128,7 +109,7 @@ fn time_sorts(
 fn merge_sorts(c: &mut Criterion) {
     let dev = common::device();
     for n in common::sizes(&dev) {
-        let input = DeviceVec::from_slice(&dev, &input(n)).expect("allocating");
+        let input = DeviceVec::from_slice(&dev, &common::uniform_f32(n)).expect("allocating");
         let mut work = input.to_device_vec().expect("allocating");
 
         let mut group = c.benchmark_group("merge_sort_f32_custom_cmp");

@@ -13,22 +13,11 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use cuprim::prelude::*;
 use rayon::prelude::*;
 
-/// cub_next.cu's `mix`.
-fn mix(i: u64, seed: u32) -> u32 {
-    let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((seed as u64) << 32 | seed as u64);
-    x ^= x >> 31;
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^= x >> 27;
-    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^= x >> 31;
-    (x >> 32) as u32
-}
-
 fn search(c: &mut Criterion) {
     let dev = common::device();
     for n in common::sizes(&dev) {
         let evens: Vec<u32> = (0..n as u64).into_par_iter().map(|i| (2 * i) as u32).collect();
-        let queries: Vec<u32> = (0..n as u64).into_par_iter().map(|i| mix(i, 5)).collect();
+        let queries: Vec<u32> = (0..n as u64).into_par_iter().map(|i| common::mix(i, 5)).collect();
         let sorted = DeviceVec::from_slice(&dev, &evens).expect("allocating");
         let q = DeviceVec::from_slice(&dev, &queries).expect("allocating");
         let mut group = c.benchmark_group("lower_bound_u32");

@@ -12,30 +12,11 @@ mod common;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cuprim::algo::topk::TopKOptions;
 use cuprim::prelude::*;
-use rayon::prelude::*;
-
-/// cub_next.cu's `mix`.
-fn mix(i: u64, seed: u32) -> u32 {
-    let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((seed as u64) << 32 | seed as u64);
-    x ^= x >> 31;
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^= x >> 27;
-    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^= x >> 31;
-    (x >> 32) as u32
-}
-
-fn input(n: usize) -> Vec<f32> {
-    (0..n as u64)
-        .into_par_iter()
-        .map(|i| (mix(i, 1) >> 8) as f32 * (1.0 / 16_777_216.0))
-        .collect()
-}
 
 fn topk_rows(c: &mut Criterion) {
     let dev = common::device();
     for n in common::sizes(&dev) {
-        let v = DeviceVec::from_slice(&dev, &input(n)).expect("allocating");
+        let v = DeviceVec::from_slice(&dev, &common::uniform_f32(n)).expect("allocating");
         let mut group = c.benchmark_group("topk_f32");
         group.throughput(Throughput::Bytes(4 * n as u64));
         for k in [8usize, 64, 1024] {

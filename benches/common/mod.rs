@@ -219,3 +219,24 @@ pub fn hash_u32(n: usize, seed: u32) -> Vec<u32> {
         })
         .collect()
 }
+
+/// `shared/anchors/cub_next.cu`'s `mix`: the anchors' pseudo-random u32 of
+/// index `i` under `seed`.
+pub fn mix(i: u64, seed: u32) -> u32 {
+    let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((seed as u64) << 32 | seed as u64);
+    x ^= x >> 31;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    (x >> 32) as u32
+}
+
+/// cub_next.cu's `gen_f32` with seed 1: `(mix(i, 1) >> 8) / 2^24`, uniform
+/// in [0, 1).
+pub fn uniform_f32(n: usize) -> Vec<f32> {
+    (0..n as u64)
+        .into_par_iter()
+        .map(|i| (mix(i, 1) >> 8) as f32 * (1.0 / 16_777_216.0))
+        .collect()
+}

@@ -219,13 +219,17 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         }
     }
     __syncthreads();
+    // The thread's elements (and their tile positions) back to its slots.
+    auto put = [&]() {
 #pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        if (k < valid) {
-            sk[first + k] = keys[k];
-            if constexpr (CUPRIM_PAIRS) spos[first + k] = (cuprim_tile_pos)pos[k];
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            if (k < valid) {
+                sk[first + k] = keys[k];
+                if constexpr (CUPRIM_PAIRS) spos[first + k] = (cuprim_tile_pos)pos[k];
+            }
         }
-    }
+    };
+    put();
     __syncthreads();
 
     // Merge rounds: runs of `run` sorted elements become runs of 2 run.
@@ -244,15 +248,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             }
         }
         __syncthreads();
-        if (first < count) {
-#pragma unroll
-            for (int k = 0; k < CUPRIM_ITEMS; k++) {
-                if (k < valid) {
-                    sk[first + k] = keys[k];
-                    if constexpr (CUPRIM_PAIRS) spos[first + k] = (cuprim_tile_pos)pos[k];
-                }
-            }
-        }
+        if (first < count) put();
         __syncthreads();
     }
 
