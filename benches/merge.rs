@@ -22,11 +22,9 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use cudarc::driver::sys::CUevent_flags;
 use cuprim::cmp::Less;
 use cuprim::prelude::*;
 use rayon::prelude::*;
-use std::time::{Duration, Instant};
 
 /// cub_next.cu's `evens`: `2 * i + off` for `i < n`.
 fn evens(n: usize, off: u32) -> Vec<u32> {
@@ -67,45 +65,6 @@ cuprim::comparator! {
     }
 }
 
-/// Device time of `iters` sorts of `work` by `sort`, each after an untimed
-/// copy of `input` into `work` (CUDA events around the sort alone), or
-/// wall time of the sorts on the host backend.
-fn time_sorts(
-    dev: &Device,
-    iters: u64,
-    input: &DeviceVec<f32>,
-    work: &mut DeviceVec<f32>,
-    sort: impl Fn(&mut DeviceVec<f32>) -> cuprim::Result<()>,
-) -> Duration {
-    let Some(stream) = dev.cuda_stream() else {
-        let mut total = Duration::ZERO;
-        for _ in 0..iters {
-            work.copy_from(input).expect("restoring the input");
-            let start = Instant::now();
-            sort(work).expect("sort failed");
-            total += start.elapsed();
-        }
-        return total;
-    };
-    let event = || {
-        stream
-            .context()
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .expect("creating a timing event")
-    };
-    let (start, end) = (event(), event());
-    let mut ms = 0.0f64;
-    for _ in 0..iters {
-        work.copy_from(input).expect("restoring the input");
-        start.record(stream).expect("recording an event");
-        sort(work).expect("sort failed");
-        end.record(stream).expect("recording an event");
-        // elapsed_ms waits for both events.
-        ms += start.elapsed_ms(&end).expect("reading an event pair") as f64;
-    }
-    Duration::from_secs_f64(ms / 1e3)
-}
-
 fn merge_sorts(c: &mut Criterion) {
     let dev = common::device();
     for n in common::sizes(&dev) {
@@ -115,14 +74,14 @@ fn merge_sorts(c: &mut Criterion) {
         let mut group = c.benchmark_group("merge_sort_f32_custom_cmp");
         group.throughput(Throughput::Bytes(8 * n as u64));
         group.bench_function(BenchmarkId::new("uniform", n), |bench| {
-            bench.iter_custom(|iters| time_sorts(&dev, iters, &input, &mut work, |w| w.sort_by(NearHalf)))
+            bench.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut work, |w| w.copy_from(&input), |w| w.sort_by(NearHalf)))
         });
         group.finish();
 
         let mut group = c.benchmark_group("sort_by_f32_less");
         group.throughput(Throughput::Bytes(8 * n as u64));
         group.bench_function(BenchmarkId::new("uniform", n), |bench| {
-            bench.iter_custom(|iters| time_sorts(&dev, iters, &input, &mut work, |w| w.sort_by(Less)))
+            bench.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut work, |w| w.copy_from(&input), |w| w.sort_by(Less)))
         });
         group.finish();
 
@@ -130,7 +89,7 @@ fn merge_sorts(c: &mut Criterion) {
         let mut group = c.benchmark_group("radix_sort_f32");
         group.throughput(Throughput::Bytes(8 * n as u64));
         group.bench_function(BenchmarkId::new("uniform", n), |bench| {
-            bench.iter_custom(|iters| time_sorts(&dev, iters, &input, &mut work, |w| w.sort()))
+            bench.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut work, |w| w.copy_from(&input), |w| w.sort()))
         });
         group.finish();
     }

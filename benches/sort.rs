@@ -13,51 +13,11 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use cudarc::driver::sys::CUevent_flags;
 #[cfg(feature = "classic-sort")]
 use cuprim::algo::sort::SortOptions;
 use cuprim::prelude::*;
 use rayon::prelude::*;
-use std::time::{Duration, Instant};
-
-/// Device time of `iters` calls of `call`, each after an untimed `setup`
-/// (CUDA events around the call alone), or wall time of the calls on the
-/// host backend.
-fn time_sorts<S>(
-    dev: &Device,
-    iters: u64,
-    state: &mut S,
-    mut setup: impl FnMut(&mut S) -> cuprim::Result<()>,
-    mut call: impl FnMut(&mut S) -> cuprim::Result<()>,
-) -> Duration {
-    let Some(stream) = dev.cuda_stream() else {
-        let mut total = Duration::ZERO;
-        for _ in 0..iters {
-            setup(state).expect("restoring the input");
-            let start = Instant::now();
-            call(state).expect("bench call failed");
-            total += start.elapsed();
-        }
-        return total;
-    };
-    let event = || {
-        stream
-            .context()
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .expect("creating a timing event")
-    };
-    let (start, end) = (event(), event());
-    let mut ms = 0.0f64;
-    for _ in 0..iters {
-        setup(state).expect("restoring the input");
-        start.record(stream).expect("recording an event");
-        call(state).expect("bench call failed");
-        end.record(stream).expect("recording an event");
-        // elapsed_ms waits for both events.
-        ms += start.elapsed_ms(&end).expect("reading an event pair") as f64;
-    }
-    Duration::from_secs_f64(ms / 1e3)
-}
+use std::time::Duration;
 
 /// Keys (and values) to sort, with the unsorted input kept beside them.
 struct Pairs<K: Element, V: Element> {
@@ -94,7 +54,7 @@ fn bench_pairs<K: Element>(c: &mut Criterion, dev: &Device, n: usize, elem: &str
     let mut group = c.benchmark_group("sort_pairs");
     group.throughput(Throughput::Elements(n as u64));
     group.bench_function(BenchmarkId::new(elem, n), |b| {
-        b.iter_custom(|iters| time_sorts(dev, iters, &mut p, Pairs::restore, |p| p.keys.sort_pairs(&mut p.values)))
+        b.iter_custom(|iters| common::time_with_setup(dev, iters, &mut p, Pairs::restore, |p| p.keys.sort_pairs(&mut p.values)))
     });
     group.finish();
 }
@@ -109,7 +69,7 @@ fn sort_rows(c: &mut Criterion) {
         let mut group = c.benchmark_group("sort_keys");
         group.throughput(Throughput::Elements(n as u64));
         group.bench_function(BenchmarkId::new("u32", n), |b| {
-            b.iter_custom(|iters| time_sorts(&dev, iters, &mut p, Pairs::restore_keys, |p| p.keys.sort()))
+            b.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut p, Pairs::restore_keys, |p| p.keys.sort()))
         });
         group.finish();
         drop(p);
@@ -131,7 +91,7 @@ fn sort_rows(c: &mut Criterion) {
             group.throughput(Throughput::Elements(n as u64));
             group.bench_function(BenchmarkId::new("u32_u32", n), |b| {
                 b.iter_custom(|iters| {
-                    time_sorts(&dev, iters, &mut p, Pairs::restore, |p| {
+                    common::time_with_setup(&dev, iters, &mut p, Pairs::restore, |p| {
                         p.keys.sort_pairs_classic_with(&mut p.values, SortOptions::new())
                     })
                 })

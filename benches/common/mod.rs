@@ -113,6 +113,45 @@ pub fn time_calls<R>(dev: &Device, iters: u64, mut call: impl FnMut() -> cuprim:
     Duration::from_secs_f64(ms / 1e3)
 }
 
+/// Device time of `iters` calls of `call`, each after an untimed `setup`
+/// (CUDA events around the call alone), or wall time of the calls on the
+/// host backend.
+pub fn time_with_setup<S>(
+    dev: &Device,
+    iters: u64,
+    state: &mut S,
+    mut setup: impl FnMut(&mut S) -> cuprim::Result<()>,
+    mut call: impl FnMut(&mut S) -> cuprim::Result<()>,
+) -> Duration {
+    let Some(stream) = dev.cuda_stream() else {
+        let mut total = Duration::ZERO;
+        for _ in 0..iters {
+            setup(state).expect("restoring the input");
+            let start = Instant::now();
+            call(state).expect("bench call failed");
+            total += start.elapsed();
+        }
+        return total;
+    };
+    let event = || {
+        stream
+            .context()
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .expect("creating a timing event")
+    };
+    let (start, end) = (event(), event());
+    let mut ms = 0.0f64;
+    for _ in 0..iters {
+        setup(state).expect("restoring the input");
+        start.record(stream).expect("recording an event");
+        call(state).expect("bench call failed");
+        end.record(stream).expect("recording an event");
+        // elapsed_ms waits for both events.
+        ms += start.elapsed_ms(&end).expect("reading an event pair") as f64;
+    }
+    Duration::from_secs_f64(ms / 1e3)
+}
+
 /// Calls made between two waits for the device in the host-overhead
 /// benches: enough to amortise nothing, few enough never to fill the
 /// launch queue (a full queue would make the launch itself block).
