@@ -20,8 +20,11 @@ pub mod transform;
 /// Below this many elements a rayon split costs more than it saves.
 pub(crate) const HOST_MIN_SPLIT: usize = 1 << 14;
 
-use crate::device::Device;
+use crate::device::{Device, Ptr};
+use crate::element::Storable;
 use crate::error::{Error, Result};
+use crate::vec::raw::{MemMut, SealedMut as _};
+use crate::vec::DeviceVec;
 
 /// Fails with [`Error::DeviceMismatch`] unless `a` and `b` are one device.
 pub(crate) fn same_device(op: &'static str, a: &Device, b: &Device) -> Result<()> {
@@ -38,5 +41,14 @@ pub(crate) fn same_len(op: &'static str, expected: usize, actual: usize) -> Resu
         Ok(())
     } else {
         Err(Error::LengthMismatch { op, expected, actual })
+    }
+}
+
+/// The device address of a vector a CUDA call writes ([`Error::DeviceMismatch`]
+/// naming `op` when it lives on the host).
+pub(crate) fn cuda_ptr_mut<T: Storable>(v: &mut DeviceVec<T>, op: &'static str) -> Result<Ptr<T>> {
+    match v.mem_mut() {
+        MemMut::Cuda { ptr, .. } => Ok(Ptr::from_raw(ptr)),
+        MemMut::Host(_) => Err(Error::DeviceMismatch { op }),
     }
 }

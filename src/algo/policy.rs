@@ -48,3 +48,17 @@ pub(crate) fn elementwise(arch: u32) -> Policy {
         },
     }
 }
+
+/// Blocks of `block` threads for `needed` blocks of work, at most one wave
+/// of `entry` resident at once on the device (its occupancy there): the
+/// grid-stride kernels loop over the rest.
+pub(crate) fn resident_wave<A: crate::device::launch::Args>(
+    dev: &crate::device::CudaDevice,
+    module: &crate::device::Module,
+    entry: crate::device::Entry<A>,
+    block: u32,
+    needed: u64,
+) -> crate::error::Result<u32> {
+    let resident = dev.occupancy(module, entry, crate::device::Grid::new(0, block))?;
+    Ok((dev.sm_count() as u64 * resident as u64).min(needed).max(1) as u32)
+}

@@ -8,7 +8,7 @@ use crate::device::Ptr;
 use crate::element::Storable;
 use crate::error::{Error, Result};
 use crate::jit::SpecWriter;
-use crate::vec::raw::{Mem, MemMut, Sealed as _, SealedMut as _};
+use crate::vec::raw::{Mem, Sealed as _};
 use crate::vec::DeviceVec;
 
 /// kd-tree queries (one thread per query) and the brute-force merge.
@@ -63,10 +63,7 @@ pub(crate) fn ptr<T: Storable>(v: &DeviceVec<T>) -> Result<Ptr<T>> {
 
 /// [`ptr`] of a vector the call writes.
 pub(crate) fn ptr_mut<T: Storable>(v: &mut DeviceVec<T>) -> Result<Ptr<T>> {
-    match v.mem_mut() {
-        MemMut::Cuda { ptr, .. } => Ok(Ptr::from_raw(ptr)),
-        MemMut::Host(_) => Err(Error::DeviceMismatch { op: "kNN" }),
-    }
+    crate::algo::cuda_ptr_mut(v, "kNN")
 }
 
 /// The output rows of a search: `k` slots per query.

@@ -28,15 +28,15 @@
 //! (the stable [`merge_by`](super::MergeOps::merge_by)).
 
 use super::merge_keys_into;
-use crate::algo::same_device;
 use crate::algo::scan::ScanOps;
+use crate::algo::{cuda_ptr_mut, same_device};
 use crate::cmp::{Comparator, Less};
 use crate::device::{CudaDevice, Entry, Grid, Ptr};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::Add;
-use crate::vec::raw::{Mem, MemMut, Sealed as _, SealedMut as _};
+use crate::vec::raw::{Mem, Sealed as _, SealedMut as _};
 use crate::vec::{DeviceData, DeviceVec};
 use crate::Device;
 use std::marker::PhantomData;
@@ -286,14 +286,6 @@ fn merge_new<K: Element, C: Comparator<K>>(
     Ok(out)
 }
 
-/// The device pointer of a CUDA vector.
-fn cuda_ptr<T: Element>(v: &mut DeviceVec<T>, name: &'static str) -> Result<Ptr<T>> {
-    match v.mem_mut() {
-        MemMut::Cuda { ptr, .. } => Ok(Ptr::from_raw(ptr)),
-        MemMut::Host(_) => Err(Error::DeviceMismatch { op: name }),
-    }
-}
-
 /// One specialisation of `kernels/merge/set.cu`: keys `K`, comparator `C`.
 pub(crate) struct SetPlan<'a, K, C> {
     pub cmp: &'a C,
@@ -326,7 +318,7 @@ impl<'a, K: Element, C: Comparator<K>> SetPlan<'a, K, C> {
         let grid = Grid::new(n.div_ceil(SET_BLOCK as usize).min(1 << 20) as u32, SET_BLOCK);
         let module = dev.module(self)?;
         let mut flags = DeviceVec::<u64>::alloc_uninit(device, n)?;
-        let fptr = cuda_ptr(&mut flags, name)?;
+        let fptr = cuda_ptr_mut(&mut flags, name)?;
         // SAFETY: matches `cuprim_set_flags(const K* mine, u64 n, const K* other, u64 m, u32 keep_less, u64* flags)`:
         // reads mine[0..n) and other[0..m), writes flags[0..n).
         let flag: Entry<(Ptr<K>, u64, Ptr<K>, u64, u32, Ptr<u64>)> = unsafe { Entry::declare("cuprim_set_flags") };
@@ -342,7 +334,7 @@ impl<'a, K: Element, C: Comparator<K>> SetPlan<'a, K, C> {
         if total == 0 {
             return Ok(out);
         }
-        let (pptr, optr) = (cuda_ptr(&mut pos, name)?, cuda_ptr(&mut out, name)?);
+        let (pptr, optr) = (cuda_ptr_mut(&mut pos, name)?, cuda_ptr_mut(&mut out, name)?);
         // SAFETY: matches `cuprim_set_compact(const K* in, u64 n, const u64* flags, const u64* pos, K* out,
         // u64 out_len)`: reads in, flags and pos [0..n), writes out below out_len.
         let compact: Entry<(Ptr<K>, u64, Ptr<u64>, Ptr<u64>, Ptr<K>, u64)> = unsafe { Entry::declare("cuprim_set_compact") };

@@ -21,12 +21,12 @@ pub(crate) mod plan;
 
 pub use plan::Mode;
 
-use crate::algo::same_device;
+use crate::algo::{cuda_ptr_mut, same_device};
 use crate::cmp::{Comparator, Less};
 use crate::device::Ptr;
 use crate::element::{Element, IndexElement, Scalar};
 use crate::error::{Error, Result};
-use crate::vec::raw::{Mem, MemMut, SealedMut as _};
+use crate::vec::raw::Mem;
 use crate::vec::{DeviceData, DeviceVec};
 use std::mem::size_of;
 
@@ -188,10 +188,7 @@ pub trait SearchOps<T: Element>: DeviceData<T> {
                 if m == 0 {
                     return Ok(out);
                 }
-                let out_ptr = match out.mem_mut() {
-                    MemMut::Cuda { ptr, .. } => Ptr::<I>::from_raw(ptr),
-                    MemMut::Host(_) => return Err(Error::DeviceMismatch { op }),
-                };
+                let out_ptr = cuda_ptr_mut(&mut out, op)?;
                 if len == 0 {
                     // Every lower and upper bound is 0; nothing is found.
                     let fill = if mode == Mode::Exact { 0xff } else { 0 };

@@ -2,6 +2,7 @@
 //! the sorted array and the searches down it (or a plain bisection for
 //! few queries), and is_sorted_until.
 
+use crate::algo::policy::resident_wave;
 use crate::cmp::Comparator;
 use crate::device::launch::KernelArg;
 use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
@@ -208,11 +209,10 @@ fn search_plain<T: Element, I: IndexElement>(
     dev.launch(module, plain, Grid::new(blocks, BLOCK), (data, n, queries, m, out))
 }
 
-/// Blocks for `items` work items of one thread each: enough to cover
-/// them, at most one resident wave (the kernels loop over the rest).
+/// Blocks for `items` work items of one thread each, at most one resident
+/// wave (the kernels loop over the rest).
 fn grid<A: crate::device::launch::Args>(dev: &CudaDevice, module: &crate::device::Module, entry: Entry<A>, items: u64) -> Result<u32> {
-    let resident = dev.occupancy(module, entry, Grid::new(0, BLOCK))?;
-    Ok((dev.sm_count() as u64 * resident as u64).min(items.div_ceil(BLOCK as u64)).max(1) as u32)
+    resident_wave(dev, module, entry, BLOCK, items.div_ceil(BLOCK as u64))
 }
 
 /// The least i >= 1 with `cmp.less(x[i], x[i - 1])` among the `n` elements at

@@ -34,12 +34,13 @@
 pub(crate) mod host;
 pub(crate) mod plan;
 
+use crate::algo::cuda_ptr_mut;
 use crate::algo::sort::from_ordered_bits;
 use crate::device::Ptr;
 use crate::element::{Element, IndexElement, Scalar};
 use crate::error::{Error, Result};
 use crate::ops::Arith;
-use crate::vec::raw::{Mem, MemMut, Sealed as _, SealedMut as _};
+use crate::vec::raw::{Mem, MemMut, Sealed as _};
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
 use plan::{Picks, Segments};
 use std::mem::size_of;
@@ -118,8 +119,8 @@ impl<T: Element, I: Element> TopK<T, I> {
             indices: DeviceVec::<I>::alloc_uninit(dev, len)?,
         };
         let picks = Picks {
-            values: cuda_ptr(&mut out.values)?,
-            indices: cuda_ptr(&mut out.indices)?,
+            values: cuda_ptr_mut(&mut out.values, "top_k")?,
+            indices: cuda_ptr_mut(&mut out.indices, "top_k")?,
         };
         Ok((out, picks))
     }
@@ -312,7 +313,7 @@ pub trait TopKMutOps<T: Element>: DeviceDataMut<T> {
             MemMut::Cuda { dev, ptr, len, .. } => {
                 let data = Ptr::<T>::from_raw(ptr);
                 let mut tmp = DeviceVec::<T>::alloc_uninit(&device, len)?;
-                let tmp_ptr = cuda_ptr(&mut tmp)?;
+                let tmp_ptr = cuda_ptr_mut(&mut tmp, "top_k")?;
                 if len as u64 > u32::MAX as u64 {
                     partial_sort_with::<T, u64>(dev, &device, data, len, k, tmp_ptr)?;
                 } else {
@@ -338,7 +339,7 @@ fn partial_sort_with<T: Element, I: IndexElement>(
     let mut idx = DeviceVec::<I>::alloc_uninit(device, k)?;
     let picks = Picks {
         values: tmp,
-        indices: cuda_ptr(&mut idx)?,
+        indices: cuda_ptr_mut(&mut idx, "top_k")?,
     };
     plan::top_k(dev, data, n, k, true, &picks)?;
     let last = k as u64 - 1;
@@ -351,14 +352,6 @@ fn check_k(op: &str, k: usize, n: usize) -> Result<()> {
         return Err(Error::InvalidArgument(format!("{op}: k = {k} is more than the {n} elements")));
     }
     Ok(())
-}
-
-/// The device address of a vector on a CUDA device.
-fn cuda_ptr<E: Element>(v: &mut DeviceVec<E>) -> Result<Ptr<E>> {
-    match v.mem_mut() {
-        MemMut::Cuda { ptr, .. } => Ok(Ptr::from_raw(ptr)),
-        MemMut::Host(_) => Err(Error::DeviceMismatch { op: "top_k" }),
-    }
 }
 
 /// top_k_rows (`cols` given) and top_k_segments.

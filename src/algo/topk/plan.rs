@@ -3,6 +3,7 @@
 //! pass's last block), the final sort of the k chosen, the one-block-per-
 //! segment selection, and partial_sort's other elements.
 
+use crate::algo::policy::resident_wave;
 use crate::algo::sort::plan::RADIX_SORT_COMMON;
 use crate::algo::sort::sort_pairs_device;
 use crate::device::launch::KernelArg;
@@ -176,8 +177,7 @@ fn key_bytes<T>() -> u32 {
 /// One wave of `entry`'s blocks over `n` elements (at least four each per
 /// thread), as the grid-stride kernels take them.
 fn wave<A: crate::device::launch::Args>(dev: &CudaDevice, module: &crate::device::Module, entry: Entry<A>, n: u64) -> Result<u32> {
-    let resident = dev.occupancy(module, entry, Grid::new(0, BLOCK))?;
-    Ok((dev.sm_count() as u64 * resident as u64).min(n.div_ceil(BLOCK as u64 * 4)).max(1) as u32)
+    resident_wave(dev, module, entry, BLOCK, n.div_ceil(BLOCK as u64 * 4))
 }
 
 /// Where the k chosen go: values and indices, `k` of each.
