@@ -12,10 +12,29 @@
 // inputs or a comparator that is no order: the cut then is merely some i in
 // [max(0, diag - nb), min(diag, na)].
 //
-// Shared by the merge (kernels/merge/merge.cu: the tiles' cuts in global
-// memory, each thread's cut in shared memory); templates only, so it may
-// come before or after a specialisation. Cmp: a functor with
-// `static bool less(K a, K b)`.
+// Shared by the merge and merge sort (kernels/merge/merge.cu: the tiles'
+// cuts in global memory, each thread's cut in shared memory), the set
+// operations (merge/set.cu) and the plain search (search/search.cu), which
+// use the bisection below; templates only, so it may come before or after
+// a specialisation. Cmp: a functor with `static bool less(K a, K b)`.
+
+// The first position p of s[0..len) whose element is not `before` (len if
+// none), for a `before` that holds on a prefix: the lower bound of x is
+// before(e) = less(e, x), the upper bound before(e) = !less(x, e).
+template <typename E, typename Before>
+__device__ __forceinline__ u64 cuprim_partition_point(const E* s, u64 len, Before before) {
+    u64 lo = 0;
+    while (len > 0) {
+        const u64 half = len >> 1;
+        if (before(s[lo + half])) {
+            lo += half + 1;
+            len -= half + 1;
+        } else {
+            len = half;
+        }
+    }
+    return lo;
+}
 
 // How many of the first `diag` merged elements come from a (0 <= diag <= na + nb).
 template <typename Cmp, typename K, typename Index>

@@ -1,6 +1,6 @@
 // Set operations on sorted inputs (multiset semantics of std::set_* and
 // Thrust), as flags for one side, then a compaction of the kept elements;
-// the Rust side scans the flags (exclusive, Add) between the two launches
+// the Rust side scans the flags in place (inclusive, Add) between the two launches
 // and merges the two compacted sides for union and symmetric difference.
 //
 // For x = mine[i], its rank in its run of equivalents is r = i - lo with lo
@@ -12,26 +12,12 @@
 //
 // Specialised on: K, Cmp (bool less(K a, K b)).
 
-// The first position p in s[0..len) with !less(s[p], x), or len.
+// The lower and upper bounds of x in s[0..len) (merge_path.cuh's bisection).
 __device__ __forceinline__ u64 set_lower(const K* __restrict__ s, u64 len, K x) {
-    u64 lo = 0, hi = len;
-    while (lo < hi) {
-        const u64 mid = lo + (hi - lo) / 2;
-        if (Cmp::less(s[mid], x)) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
+    return cuprim_partition_point(s, len, [&](K e) { return Cmp::less(e, x); });
 }
-
-// The first position p in s[0..len) with less(x, s[p]), or len.
 __device__ __forceinline__ u64 set_upper(const K* __restrict__ s, u64 len, K x) {
-    u64 lo = 0, hi = len;
-    while (lo < hi) {
-        const u64 mid = lo + (hi - lo) / 2;
-        if (Cmp::less(x, s[mid])) hi = mid;
-        else lo = mid + 1;
-    }
-    return lo;
+    return cuprim_partition_point(s, len, [&](K e) { return !Cmp::less(x, e); });
 }
 
 // flags[i] = 1 where mine[i] is kept, else 0, for i < n.
@@ -46,12 +32,13 @@ extern "C" __global__ void cuprim_set_flags(const K* __restrict__ mine, u64 n, c
     }
 }
 
-// out[pos[i]] = in[i] where flags[i] is set, for i < n; pos is the
-// exclusive scan of flags, and out holds out_len elements.
-extern "C" __global__ void cuprim_set_compact(const K* __restrict__ in, u64 n, const u64* __restrict__ flags,
-                                              const u64* __restrict__ pos, K* __restrict__ out, u64 out_len) {
+// out[sums[i] - 1] = in[i] where element i is kept, for i < n; sums is the
+// inclusive scan of the flags (kept where it steps up), and out holds
+// out_len elements.
+extern "C" __global__ void cuprim_set_compact(const K* __restrict__ in, u64 n, const u64* __restrict__ sums,
+                                              K* __restrict__ out, u64 out_len) {
     for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) {
-        const u64 p = pos[i];
-        if (flags[i] && p < out_len) out[p] = in[i];
+        const u64 p = sums[i], before = i ? sums[i - 1] : 0;
+        if (p != before && p - 1 < out_len) out[p - 1] = in[i];
     }
 }

@@ -202,16 +202,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     cuprim_search_plain(const T* __restrict__ data, u64 n, const T* __restrict__ queries, u64 m, I* __restrict__ out) {
     for (u64 q = cuprim_thread_id(); q < m; q += cuprim_thread_count()) {
         const T x = cuprim_load_ro(queries + q);
-        u64 lo = 0, len = n;
-        while (len > 0) {
-            const u64 half = len >> 1;
-            if (search_before(cuprim_load_ro(data + lo + half), x)) {
-                lo += half + 1;
-                len -= half + 1;
-            } else {
-                len = half;
-            }
-        }
+        const u64 lo = cuprim_partition_point(data, n, [&](T e) { return search_before(e, x); });
         out[q] = search_output(lo, n, lo < n ? cuprim_load_ro(data + lo) : x, x);
     }
 }

@@ -22,13 +22,13 @@
 //! its rank in its run (its position less its run's lower bound) and `c`
 //! the number of equivalents in the other side (by two binary searches),
 //! the intersection keeps it where `r < c` and the others where `r >= c`;
-//! an exclusive scan of the flags gives the kept elements' places and a
-//! second kernel compacts them. The union merges all of `self` with the
+//! an inclusive scan of the flags in place gives the kept elements' places
+//! (one count read back) and a second kernel compacts them. The union merges all of `self` with the
 //! other side's kept elements, the symmetric difference both kept sides
 //! (the stable [`merge_by`](super::MergeOps::merge_by)).
 
 use super::merge_keys_into;
-use crate::algo::scan::ScanOps;
+use crate::algo::scan::ScanMutOps;
 use crate::algo::{cuda_ptr_mut, same_device};
 use crate::cmp::{Comparator, Less};
 use crate::device::{CudaDevice, Entry, Grid, Ptr};
@@ -41,7 +41,7 @@ use crate::vec::{DeviceData, DeviceVec};
 use crate::Device;
 use std::marker::PhantomData;
 
-template!(SET, "merge/set.cu", ["cuprim_set_flags", "cuprim_set_compact"]);
+template!(SET, "merge/set.cu", ["cuprim_set_flags", "cuprim_set_compact"], headers: [super::plan::MERGE_PATH]);
 
 /// Set operations on sorted inputs (multisets). In [`prelude`](crate::prelude).
 pub trait SetOps<K: Element>: DeviceData<K> {
@@ -323,9 +323,10 @@ impl<'a, K: Element, C: Comparator<K>> SetPlan<'a, K, C> {
         // reads mine[0..n) and other[0..m), writes flags[0..n).
         let flag: Entry<(Ptr<K>, u64, Ptr<K>, u64, u32, Ptr<u64>)> = unsafe { Entry::declare("cuprim_set_flags") };
         dev.launch(&module, flag, grid, (mine, n as u64, other, m as u64, keep_less as u32, fptr))?;
-        let mut pos = flags.scan_exclusive(Add)?;
-        let last = |v: &DeviceVec<u64>| -> Result<u64> { Ok(v.slice(n - 1..)?.to_vec()?[0]) };
-        let total = last(&pos)? + last(&flags)?;
+        // Flags become their inclusive sums in place: the last is the count
+        // kept (one read back), and element i is kept where its sum steps up.
+        flags.scan_inclusive_in_place(Add)?;
+        let total = flags.slice(n - 1..)?.to_vec()?[0];
         let total = usize::try_from(total)
             .ok()
             .filter(|&t| t <= n)
@@ -334,11 +335,11 @@ impl<'a, K: Element, C: Comparator<K>> SetPlan<'a, K, C> {
         if total == 0 {
             return Ok(out);
         }
-        let (pptr, optr) = (cuda_ptr_mut(&mut pos, name)?, cuda_ptr_mut(&mut out, name)?);
-        // SAFETY: matches `cuprim_set_compact(const K* in, u64 n, const u64* flags, const u64* pos, K* out,
-        // u64 out_len)`: reads in, flags and pos [0..n), writes out below out_len.
-        let compact: Entry<(Ptr<K>, u64, Ptr<u64>, Ptr<u64>, Ptr<K>, u64)> = unsafe { Entry::declare("cuprim_set_compact") };
-        dev.launch(&module, compact, grid, (mine, n as u64, fptr, pptr, optr, total as u64))?;
+        let optr = cuda_ptr_mut(&mut out, name)?;
+        // SAFETY: matches `cuprim_set_compact(const K* in, u64 n, const u64* sums, K* out, u64 out_len)`:
+        // reads in and sums [0..n), writes out below out_len.
+        let compact: Entry<(Ptr<K>, u64, Ptr<u64>, Ptr<K>, u64)> = unsafe { Entry::declare("cuprim_set_compact") };
+        dev.launch(&module, compact, grid, (mine, n as u64, fptr, optr, total as u64))?;
         Ok(out)
     }
 }

@@ -15,7 +15,8 @@ use std::mem::size_of;
 template!(
     SEARCH,
     "search/search.cu",
-    ["cuprim_search_index", "cuprim_search", "cuprim_search_plain", "cuprim_sorted_until"]
+    ["cuprim_search_index", "cuprim_search", "cuprim_search_plain", "cuprim_sorted_until"],
+    headers: [crate::algo::merge::plan::MERGE_PATH]
 );
 
 /// Threads per block of every search kernel (not swept yet).
