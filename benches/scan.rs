@@ -1,6 +1,7 @@
 //! Scans beside CUB's rows (inclusive sum f32 and f64, exclusive sum u32),
 //! `copy_if` keeping half of random u32 (against the scan alone), and
-//! `scan_by_key`.
+//! `scan_by_key` (u8 keys in short random runs, and u32 keys in runs of 64
+//! with f32 values, the input of `benchmarks/anchors/cub_keyed.cu`).
 //!
 //! Bytes counted: scan 2 x input (read + write); copy_if the input plus the
 //! half it writes (1.5 x); scan_by_key keys + values + output.
@@ -54,6 +55,12 @@ fn scan_rows(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(9 * n as u64));
         group.bench_function(BenchmarkId::new("u8_u32", n), |b| {
             b.iter_custom(|iters| common::time_calls(&dev, iters, || u.scan_by_key(&keys, Add)))
+        });
+        let run_keys = DeviceVec::from_slice(&dev, &(0..n).map(|i| (i / 64) as u32).collect::<Vec<_>>()).expect("keys");
+        let values = DeviceVec::from_slice(&dev, &common::uniform_f32(n)).expect("values");
+        group.throughput(Throughput::Bytes(12 * n as u64));
+        group.bench_function(BenchmarkId::new("u32_f32_run64", n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || values.scan_by_key(&run_keys, Add)))
         });
         group.finish();
     }

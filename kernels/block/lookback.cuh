@@ -236,6 +236,56 @@ __device__ __forceinline__ u32 scan_take_tile(u32* tile_counter, u32 num_tiles, 
 }
 
 
+// One warp's part of a tile's look-back: publishes the tile's total (as its
+// prefix for tile 0, else as its aggregate), looks back, publishes the
+// inclusive prefix and leaves the tile's exclusive prefix in *s_prefix
+// (not written for tile 0). Called by a whole warp; lane 0 publishes.
+template <typename V, typename Op, bool DETERMINISTIC>
+__device__ __forceinline__ void warp_publish_lookback(u32 tile, V total, u32* status, V* aggregates, V* prefixes,
+                                                      V* staged, V* s_prefix) {
+    TileState<V> state(status, aggregates, prefixes);
+    const int lane = threadIdx.x & 31;
+    if (tile == 0) {
+        if (lane == 0) state.publish(0u, DETERMINISTIC ? lookback_settle(total) : total, SCAN_PREFIX);
+    } else {
+        if (lane == 0) state.publish(tile, total, SCAN_AGGREGATE);
+        __syncwarp();
+        const V p = lookback_exclusive_prefix<V, Op, DETERMINISTIC>(state, tile, total, staged);
+        if (lane == 0) *s_prefix = p;
+    }
+}
+
+// Block-wide exclusive scan of one value per thread (in thread order) with
+// one barrier and no look-back: each thread folds the warp totals before
+// its own warp itself, which is cheap for the few warps of a compaction
+// block. Returns the fold of the threads before (Op::identity() for thread
+// 0) and sets `total` to the block's. warp_totals (BLOCK / 32 values) may be
+// reused after the caller's next barrier.
+template <typename V, typename Op, int BLOCK>
+__device__ __forceinline__ V block_exclusive_scan(V value, V* warp_totals, V& total) {
+    constexpr int WARPS = BLOCK / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    V x = value;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const V y = cuprim_shfl_up(x, off);
+        if (lane >= off) x = Op::apply(y, x);
+    }
+    if (lane == 31) warp_totals[warp] = x;
+    V in_warp = cuprim_shfl_up(x, 1);
+    if (lane == 0) in_warp = Op::identity();
+    __syncthreads();
+    V before = Op::identity();
+    total = Op::identity();
+#pragma unroll
+    for (int w = 0; w < WARPS; w++) {
+        const V t = warp_totals[w];
+        if (w < warp) before = Op::apply(before, t);
+        total = Op::apply(total, t);
+    }
+    return Op::apply(before, in_warp);
+}
+
 // Block-wide scan of one value per thread (in thread order) and the tile's
 // look-back, with two block barriers: warp 0 scans the warp totals, learns
 // the tile total, publishes it and looks back before the second barrier.
@@ -270,15 +320,7 @@ __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* stat
         if (lane < WARPS) warp_totals[lane] = w;  // now inclusive
         // The tile total is lane WARPS-1's; lane 0 (which publishes) takes it.
         const V total = cuprim_shfl_down(w, WARPS - 1);
-        TileState<V> state(status, aggregates, prefixes);
-        if (tile == 0) {
-            if (lane == 0) state.publish(0u, DETERMINISTIC ? lookback_settle(total) : total, SCAN_PREFIX);
-        } else {
-            if (lane == 0) state.publish(tile, total, SCAN_AGGREGATE);
-            __syncwarp();
-            const V p = lookback_exclusive_prefix<V, Op, DETERMINISTIC>(state, tile, total, staged);
-            if (lane == 0) *s_prefix = p;
-        }
+        warp_publish_lookback<V, Op, DETERMINISTIC>(tile, total, status, aggregates, prefixes, staged, s_prefix);
     }
     __syncthreads();
     has_before = false;

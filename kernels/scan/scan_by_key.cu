@@ -13,6 +13,33 @@ constexpr int SBK_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 constexpr int sbk_pad_every(int bytes) { return 128 / bytes < 16 ? 16 : 128 / bytes; }
 template <typename V> __device__ __forceinline__ int sbk_pad(int i) { return i + i / sbk_pad_every(sizeof(V)); }
 
+// A tile of `valid` elements from global memory into padded shared memory:
+// 16-byte loads when the tile is whole and aligned, else one element per load.
+template <typename V> __device__ __forceinline__ void sbk_stage(const V* src, V* smem, int valid, bool whole) {
+    constexpr int VEC = 16 / sizeof(V);
+    if (whole && cuprim_aligned_to<cuprim_vec<V, VEC>>(src)) {
+        // Every load of the thread is issued before its first store.
+        constexpr int VECS = SBK_TILE / VEC, PER = (VECS + CUPRIM_BLOCK - 1) / CUPRIM_BLOCK;
+        const cuprim_vec<V, VEC>* vsrc = (const cuprim_vec<V, VEC>*)src;
+        cuprim_vec<V, VEC> x[PER];
+#pragma unroll
+        for (int j = 0; j < PER; j++) {
+            const int v = j * CUPRIM_BLOCK + threadIdx.x;
+            if (VECS % CUPRIM_BLOCK == 0 || v < VECS) x[j] = vsrc[v];
+        }
+#pragma unroll
+        for (int j = 0; j < PER; j++) {
+            const int v = j * CUPRIM_BLOCK + threadIdx.x;
+            if (VECS % CUPRIM_BLOCK == 0 || v < VECS) {
+#pragma unroll
+                for (int k = 0; k < VEC; k++) smem[sbk_pad<V>(v * VEC + k)] = x[j].v[k];
+            }
+        }
+    } else {
+        for (int i = threadIdx.x; i < valid; i += CUPRIM_BLOCK) smem[sbk_pad<V>(i)] = src[i];
+    }
+}
+
 struct SegPair {
     T v;
     u32 head;
@@ -56,10 +83,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const int valid = remaining < (u64)SBK_TILE ? (int)remaining : SBK_TILE;
     const int tid = threadIdx.x;
 
-    for (int i = tid; i < valid; i += CUPRIM_BLOCK) {
-        skeys[sbk_pad<K>(i)] = keys[base + i];
-        svals[sbk_pad<T>(i)] = values[base + i];
-    }
+    const bool whole = valid == SBK_TILE;
+    sbk_stage<K>(keys + base, skeys, valid, whole);
+    sbk_stage<T>(values + base, svals, valid, whole);
     __syncthreads();
 
     SegPair items[CUPRIM_ITEMS];
@@ -100,5 +126,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         if (first + k < valid) svals[sbk_pad<T>(first + k)] = run.v;
     }
     __syncthreads();
-    for (int i = tid; i < valid; i += CUPRIM_BLOCK) out[base + i] = svals[sbk_pad<T>(i)];
+    if (whole && cuprim_aligned_to<cuprim_vec<T, 16 / sizeof(T)>>(out + base)) {
+        constexpr int VEC = 16 / sizeof(T);
+        cuprim_vec<T, VEC>* vout = (cuprim_vec<T, VEC>*)(out + base);
+        for (int v = tid; v < SBK_TILE / VEC; v += CUPRIM_BLOCK) {
+            cuprim_vec<T, VEC> x;
+#pragma unroll
+            for (int k = 0; k < VEC; k++) x.v[k] = svals[sbk_pad<T>(v * VEC + k)];
+            vout[v] = x;
+        }
+    } else {
+        for (int i = tid; i < valid; i += CUPRIM_BLOCK) out[base + i] = svals[sbk_pad<T>(i)];
+    }
 }

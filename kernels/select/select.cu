@@ -68,14 +68,12 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         }
     }
 
-    C before;
-    bool has_before;
-    C tile_prefix;
-    if (!block_scan_lookback<C, CountOp, CUPRIM_BLOCK, false>((C)count, tile, status, aggregates, prefixes, warp_totals,
-                                                             staged, &s_prefix, before, has_before, tile_prefix))
-        tile_prefix = 0;
-    const C tile_selected = warp_totals[CUPRIM_BLOCK / 32 - 1];  // inclusive scan of warp totals: the tile's
-    if (!has_before) before = 0;
+    // The tile's count and each thread's rank in it need one barrier; the
+    // aggregate is published at once, and warp 0 looks back while the other
+    // warps compact (only the final writes wait for the tile's prefix).
+    C tile_selected;
+    const C before = block_exclusive_scan<C, CountOp, CUPRIM_BLOCK>((C)count, warp_totals, tile_selected);
+    if (tid < 32) warp_publish_lookback<C, CountOp, false>(tile, tile_selected, status, aggregates, prefixes, staged, &s_prefix);
 
     // Compact: selected to the front of the tile's shared memory, rejected
     // after them, each group in input order.
@@ -94,6 +92,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     }
     __syncthreads();
 
+    const C tile_prefix = tile == 0 ? (C)0 : s_prefix;
     const int n_sel = (int)tile_selected;
     for (int j = tid; j < n_sel; j += CUPRIM_BLOCK) selected[tile_prefix + j] = smem[sel_pad(j)];
     if (rejected != nullptr) {
