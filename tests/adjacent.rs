@@ -140,9 +140,17 @@ fn semantics() {
     }
     for dev in devices() {
         let u = DeviceVec::from_slice(&dev, &[0u8, 1, 0, 255, 3]).unwrap();
-        assert_eq!(u.adjacent_difference(Sub).unwrap().to_vec().unwrap(), vec![0, 1, 255, 255, 4], "{dev:?}");
+        assert_eq!(
+            u.adjacent_difference(Sub).unwrap().to_vec().unwrap(),
+            vec![0, 1, 255, 255, 4],
+            "{dev:?}"
+        );
         let w = DeviceVec::from_slice(&dev, &[0u64, u64::MAX, 0]).unwrap();
-        assert_eq!(w.adjacent_difference(Sub).unwrap().to_vec().unwrap(), vec![0, u64::MAX, 1], "{dev:?}");
+        assert_eq!(
+            w.adjacent_difference(Sub).unwrap().to_vec().unwrap(),
+            vec![0, u64::MAX, 1],
+            "{dev:?}"
+        );
         let i = DeviceVec::from_slice(&dev, &[5i32, 7, 1, i32::MIN]).unwrap();
         assert_eq!(
             i.adjacent_difference(TwiceMinus).unwrap().to_vec().unwrap(),
@@ -178,7 +186,10 @@ fn cuda_matches_host_bit_for_bit() {
     let n = capped(&[(1 << 20) + 3]).first().copied().unwrap_or(4097);
     let (mut r, seed) = rng("host vs cuda");
     let data = random_vec::<f32>(&mut r, n);
-    let host = DeviceVec::from_slice(&Device::host(), &data).unwrap().adjacent_difference(Sub).unwrap();
+    let host = DeviceVec::from_slice(&Device::host(), &data)
+        .unwrap()
+        .adjacent_difference(Sub)
+        .unwrap();
     let cuda = DeviceVec::from_slice(&gpu, &data).unwrap().adjacent_difference(Sub).unwrap();
     assert_same(&cuda.to_vec().unwrap(), &host.to_vec().unwrap(), &format!("seed={seed}"));
 }

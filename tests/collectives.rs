@@ -109,7 +109,14 @@ fn random<T: Sample>() {
             let c = ctx(&dev, &format!("<{}> random, Gt(0)", T::NAME), n, seed);
             check(&dev, &mut r, &x, 0, Gt(T::zero()), &c);
             check(&dev, &mut r, &x, 5, Gt(T::zero()), &c);
-            check(&dev, &mut r, &x, 0, IsNan, &ctx(&dev, &format!("<{}> random, IsNan", T::NAME), n, seed));
+            check(
+                &dev,
+                &mut r,
+                &x,
+                0,
+                IsNan,
+                &ctx(&dev, &format!("<{}> random, IsNan", T::NAME), n, seed),
+            );
         }
     }
 }
@@ -130,7 +137,10 @@ fn broadcasts<T: Sample>() {
                 let c = ctx(&dev, &format!("broadcast <{}> at offset {offset}", T::NAME), n, seed);
                 let mut v = DeviceVec::from_slice(&dev, &full).unwrap();
                 let e = v.slice_mut(offset..offset + n).unwrap().broadcast(n);
-                assert!(matches!(e, Err(Error::IndexOutOfBounds { op: "broadcast", len }) if len == n), "{c}: {e:?}");
+                assert!(
+                    matches!(e, Err(Error::IndexOutOfBounds { op: "broadcast", len }) if len == n),
+                    "{c}: {e:?}"
+                );
                 assert_same(&v.to_vec().unwrap(), &full, &format!("an error leaves the data: {c}"));
                 if n == 0 {
                     continue;

@@ -10,10 +10,7 @@ pub fn vote<T: Copy + Sync, P: Fn(T) -> bool + Sync>(src: &[T], words: &mut [u32
         .with_min_len(HOST_MIN_SPLIT / 32)
         .zip(src.par_chunks(32))
         .for_each(|(word, chunk)| {
-            *word = chunk
-                .iter()
-                .enumerate()
-                .fold(0u32, |acc, (b, &x)| acc | (u32::from(pred(x)) << b));
+            *word = chunk.iter().enumerate().fold(0u32, |acc, (b, &x)| acc | (u32::from(pred(x)) << b));
         });
 }
 

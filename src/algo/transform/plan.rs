@@ -12,7 +12,15 @@ use crate::ops::{Arith, BinaryOp, UnaryOp};
 use std::marker::PhantomData;
 
 template!(FILL, "transform/fill.cu", ["cuprim_fill", "cuprim_sequence", "cuprim_broadcast"]);
-template!(ADJACENT, "transform/adjacent.cu", ["cuprim_adjacent_difference", "cuprim_adjacent_gather", "cuprim_adjacent_difference_in_place"]);
+template!(
+    ADJACENT,
+    "transform/adjacent.cu",
+    [
+        "cuprim_adjacent_difference",
+        "cuprim_adjacent_gather",
+        "cuprim_adjacent_difference_in_place"
+    ]
+);
 template!(TRANSFORM, "transform/transform.cu", ["cuprim_transform"]);
 template!(TRANSFORM2, "transform/transform2.cu", ["cuprim_transform2"]);
 template!(GATHER_SCATTER, "transform/gather_scatter.cu", ["cuprim_gather", "cuprim_scatter"]);
@@ -178,17 +186,28 @@ pub(crate) struct Adjacent<'a, T, Op> {
 
 impl<'a, T: Element, Op: BinaryOp<T>> Adjacent<'a, T, Op> {
     /// The element-wise shape (a copy's loads in flight; a warp tile is 32
-    /// x `unroll` vectors), one vector per lane for 1-byte elements (16
-    /// results each: ptxas spilled with two under these bounds), and launch bounds
-    /// of 6 blocks per SM (40 registers: 8 made ptxas spill for u8, f16 and
+    /// x `unroll` vectors), one vector per lane for 1-byte elements and two
+    /// for 2-byte ones (16 or 8 results each: ptxas spilled bf16 with four,
+    /// u8 with two under these bounds), and launch bounds of 8 blocks per
+    /// SM for 4-byte elements (32 registers, full occupancy as the copy),
+    /// 6 for the others (40 registers: 8 made ptxas spill for u8, f16 and
     /// f64); the grid is the occupancy the driver reports. Not yet measured on a GPU.
     pub fn new(arch: u32, op: &'a Op) -> Self {
         let policy = elementwise(arch);
-        let unroll = if std::mem::size_of::<T>() == 1 { 1 } else { policy.unroll };
+        let unroll = match std::mem::size_of::<T>() {
+            1 => 1,
+            2 => policy.unroll.min(2),
+            _ => policy.unroll,
+        };
         Adjacent {
             policy: Policy {
                 unroll,
-                blocks_per_sm: 6,
+                // 4-byte elements fit the copy's 8 blocks (32 registers) without spilling.
+                blocks_per_sm: if std::mem::size_of::<T>() == 4 {
+                    policy.blocks_per_sm.min(8)
+                } else {
+                    6
+                },
                 ..policy
             },
             op,
