@@ -1,7 +1,9 @@
 //! Reductions and collectives: `reduce_to` (into a preallocated one-element
 //! buffer, as CUB's `d_out`) with Add (f32, f64) and Max (u32) beside CUB's
 //! rows, `reduce_into` (which also allocates its output) at the same sizes, the host-returning `sum` at 2^20, and the early
-//! exit of `any`: a match at element 0 against a full `count`.
+//! exit of `any`: a match at element 0 against a full `count`; the
+//! collectives `vote` (a full pass writing n/32 words) and `quantify` with
+//! no match (a full pass) and with every element matching (stops at once).
 //!
 //! Bytes counted: the input once (4n or 8n).
 
@@ -72,6 +74,16 @@ fn early_exit(c: &mut Criterion) {
     });
     group.bench_function(BenchmarkId::new("count_u32", n), |b| {
         b.iter_custom(|iters| common::time_calls(&dev, iters, || v.count(Gt(0u32))))
+    });
+    let hashed = DeviceVec::sequence(&dev, n, 7u32, 2_654_435_761).expect("allocating");
+    group.bench_function(BenchmarkId::new("vote_u32", n), |b| {
+        b.iter_custom(|iters| common::time_calls(&dev, iters, || hashed.vote(Gt(u32::MAX / 2))))
+    });
+    group.bench_function(BenchmarkId::new("quantify_none_u32", n), |b| {
+        b.iter_custom(|iters| common::time_calls(&dev, iters, || v.quantify(Gt(1u32))))
+    });
+    group.bench_function(BenchmarkId::new("quantify_many_u32", n), |b| {
+        b.iter_custom(|iters| common::time_calls(&dev, iters, || hashed.quantify(Gt(0u32))))
     });
     group.finish();
 }

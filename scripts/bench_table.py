@@ -39,6 +39,7 @@ BYTES_PER_ELEMENT = {
     "gather_identity": lambda s: 2 * s + 4,
     "gather_random": lambda s: 2 * s + 4,
     "transform_square": lambda s: 2 * s,
+    "adjacent_difference": lambda s: 2 * s,
     "reduce_sum": lambda s: s,
     "reduce_max": lambda s: s,
     "sum_to_host": lambda s: s,
@@ -52,7 +53,7 @@ BYTES_PER_ELEMENT = {
 }
 
 FAMILIES = {
-    "transform": ["fill", "copy_from", "gather_identity", "gather_random", "transform_square"],
+    "transform": ["fill", "copy_from", "gather_identity", "gather_random", "transform_square", "adjacent_difference"],
     "reduce": ["reduce_sum", "reduce_max", "sum_to_host", "collective"],
     "scan": ["scan_incl_sum", "scan_excl_sum", "copy_if_half", "scan_by_key"],
     "histogram": ["histogram_even256", "histogram_even256_onebin", "histogram_even256_normal", "histogram_edges256", "histogram_even65536"],

@@ -53,6 +53,7 @@ pub use vec::{DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec}
 
 /// Everything an application needs in one import.
 pub mod prelude {
+    pub use crate::algo::collective::{CollectiveMutOps, CollectiveOps, Quantity};
     pub use crate::algo::histogram::{Bins, HistogramOps};
     pub use crate::algo::knn::{nearest_neighbors, nearest_neighbors_with, KdTree};
     pub use crate::algo::merge::{MergeOps, SetOps};
@@ -63,6 +64,6 @@ pub mod prelude {
     pub use crate::algo::sort::{SortMutOps, SortOps};
     pub use crate::algo::topk::{TopKMutOps, TopKOps};
     pub use crate::algo::transform::{TransformMutOps, TransformOps};
-    pub use crate::ops::{Add, BitAnd, BitOr, BitXor, Max, Min, Mul};
+    pub use crate::ops::{Add, BitAnd, BitOr, BitXor, Max, Min, Mul, Sub};
     pub use crate::{bf16, f16, Device, DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec, Element, Error};
 }

@@ -152,6 +152,18 @@ pub struct Add;
 /// `a * b` (wrapping for integers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Mul;
+/// `a - b` (wrapping for integers: `0u8 - 1 == 255`; IEEE for floats, `f16`
+/// / `bf16` computed in `f32` and rounded back). Neither associative nor
+/// commutative, so not a [`Monoid`]: it is for element-wise maps
+/// (`transform2`) and `adjacent_difference`.
+///
+/// ```
+/// use cuprim::ops::{BinaryOp, Sub};
+/// assert_eq!(BinaryOp::<u8>::apply(&Sub, 0, 1), 255);
+/// assert_eq!(BinaryOp::<f32>::apply(&Sub, 1.5, 2.0), -0.5);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sub;
 /// The smaller operand; identity `MAX` (integers) or `+inf` (floats).
 ///
 /// Floats follow IEEE 754-2019 `minimum`: NaN is contagious (if either
@@ -277,6 +289,15 @@ impl<T: Arith> Monoid<T> for Add {
     /// (`-0.0 + x == x` for every `x`, including `-0.0`).
     fn identity(&self) -> T {
         T::zero().neg()
+    }
+}
+
+impl<T: Arith> BinaryOp<T> for Sub {
+    fn apply(&self, a: T, b: T) -> T {
+        a.sub(b)
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_sub(a, b)".into()
     }
 }
 

@@ -81,7 +81,7 @@ fn arch_of(target: Target<'_>) -> u32 {
 }
 
 /// Every kernel that depends on the element type alone (fill, sequence,
-/// gather and scatter with `u32` and `u64` indices, min/max_element).
+/// broadcast, gather and scatter with `u32` and `u64` indices, min/max_element).
 ///
 /// ```
 /// use cuprim::precompile::{precompile, Target};
@@ -179,6 +179,36 @@ pub fn precompile_predicate<T: Element, P: Predicate<T>>(target: Target<'_>, pre
 pub fn precompile_binary<T: Element, Op: BinaryOp<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
     run(target, vec![tr::binary_spec::<T, Op>(arch, &op)])
+}
+
+/// The adjacent-difference kernels for `T` and `Op` (the copying form, and
+/// the in-place form's two passes).
+///
+/// ```
+/// use cuprim::precompile::{precompile_adjacent_difference, Target};
+/// use cuprim::ops::Sub;
+/// let dev = cuprim::Device::default()?;
+/// precompile_adjacent_difference::<f32, _>(Target::Device(&dev), Sub)?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_adjacent_difference<T: Element, Op: BinaryOp<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, vec![tr::adjacent_spec::<T, Op>(arch, &op)])
+}
+
+/// The `vote`, `quantify` and `select_one` kernels for `T` and `pred`
+/// (`broadcast` is in [`precompile`]'s fill module).
+///
+/// ```
+/// use cuprim::precompile::{precompile_collectives, Target};
+/// use cuprim::pred::Gt;
+/// let dev = cuprim::Device::default()?;
+/// precompile_collectives::<u32, _>(Target::Device(&dev), Gt(7))?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_collectives<T: Element, P: Predicate<T>>(target: Target<'_>, pred: P) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, crate::algo::collective::plan::collective_specs::<T, P>(arch, &pred))
 }
 
 /// The unary transform kernel for `T` and `Op`.

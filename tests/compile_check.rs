@@ -19,6 +19,7 @@ use cuprim::precompile::{
     precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_merge, precompile_merge_by, precompile_predicate,
     precompile_reduce, precompile_scan, precompile_scan_by_key, precompile_search, precompile_topk, precompile_unary, KernelReport, Target,
 };
+use cuprim::precompile::{precompile_adjacent_difference, precompile_collectives};
 use cuprim::precompile::{precompile_sort, precompile_sort_alternatives, precompile_sort_pairs};
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
 use cuprim::{bf16, f16, Result};
@@ -370,6 +371,69 @@ fn precompile_targets_at_the_edges() {
     let future = precompile_unary::<f32, _>(Target::Arch(newest + 100), Negate).unwrap();
     assert_eq!(future.len(), 1);
     assert!(future[0].name.contains("transform"), "report name {:?}", future[0].name);
+}
+
+// ---------------------------------------------------------------------------
+// adjacent_difference (Sub) and the collectives (vote, quantify, select_one
+// with Gt and IsNan; broadcast in the fill module) for every element type on
+// sm_80 and sm_90: no spills, no stack. Their own test, so that
+// `cargo test --test compile_check -- collective` checks them alone.
+
+fn collective_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
+    let t = Target::Arch;
+    let name = move |what: &str| format!("sm_{arch} {} {what}", T::NAME);
+    job(jobs, name("adjacent_difference Sub"), move || {
+        precompile_adjacent_difference::<T, _>(t(arch), cuprim::ops::Sub)
+    });
+    job(jobs, name("collectives Gt"), move || {
+        precompile_collectives::<T, _>(t(arch), Gt(T::one()))
+    });
+    job(jobs, name("collectives IsNan"), move || {
+        precompile_collectives::<T, _>(t(arch), IsNan)
+    });
+    job(jobs, name("fill, broadcast, gather/scatter"), move || precompile::<T>(t(arch)));
+}
+
+#[test]
+fn collective_and_adjacent_kernels_compile() {
+    if !nvrtc_present() {
+        return;
+    }
+    let mut jobs = Vec::new();
+    for &arch in ARCHS {
+        each_type!(collective_jobs, |_| arch, &mut jobs);
+    }
+    let results = common::run_in_order(&jobs, |(name, f)| (name.clone(), f()));
+    let mut problems = Vec::new();
+    let mut kernels = 0;
+    for (name, result) in results {
+        let reports = match result {
+            Ok(r) => r,
+            Err(e) => {
+                problems.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        common::dump_images(&reports);
+        for r in reports {
+            if std::env::var("CUPRIM_COMPILE_CHECK_SHOW").is_ok_and(|show| name.contains(&show)) {
+                eprintln!("{name}: {}:\n{}", r.name, r.log);
+            }
+            let lines: Vec<(u64, u64, u64)> = r.log.lines().filter_map(resource_line).collect();
+            if lines.is_empty() {
+                problems.push(format!("{name}: {}: no ptxas resource report:\n{}", r.name, r.log));
+            }
+            kernels += lines.len();
+            for (stack, stores, loads) in lines {
+                if stack != 0 || stores != 0 || loads != 0 {
+                    problems.push(format!("{name}: {}: {stack} bytes stack, {stores}/{loads} bytes spilled", r.name));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    // adjacent: 3 kernels, vote 1, race 2 (twice), fill 3, gather/scatter 2 x 2, extremes 2 x 1.
+    assert_eq!(kernels, ARCHS.len() * 10 * (3 + 2 * (1 + 2) + 3 + 4 + 2), "kernels reported");
 }
 
 // ---------------------------------------------------------------------------

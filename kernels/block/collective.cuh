@@ -58,3 +58,8 @@ template <typename T> struct cuprim_kv {
     T v;
     u64 i;
 };
+
+// __shfl_sync for a value of any size: every lane gets lane `src`'s value.
+template <typename V> __device__ __forceinline__ V cuprim_shfl(const V& v, int src) {
+    return cuprim_shfl_words(v, [src](unsigned w) { return __shfl_sync(0xffffffffu, w, src); });
+}

@@ -31,6 +31,29 @@ pub fn transform2<T: Element, Op: BinaryOp<T>>(a: &[T], b: &[T], out: &mut [T], 
         .for_each(|(o, (&x, &y))| *o = op.apply(x, y));
 }
 
+/// `out[0] = src[0]`, `out[i] = op(src[i], src[i - 1])`.
+pub fn adjacent_difference<T: Element, Op: BinaryOp<T>>(src: &[T], out: &mut [T], op: &Op) {
+    out.par_iter_mut().with_min_len(MIN_SPLIT).enumerate().for_each(|(i, o)| {
+        *o = if i == 0 { src[0] } else { op.apply(src[i], src[i - 1]) };
+    });
+}
+
+/// [`adjacent_difference`] in place: each chunk's predecessor is saved
+/// first, then every chunk runs back to front on its own.
+pub fn adjacent_difference_in_place<T: Element, Op: BinaryOp<T>>(data: &mut [T], op: &Op) {
+    let preds: Vec<Option<T>> = (0..data.len().div_ceil(MIN_SPLIT))
+        .map(|c| (c > 0).then(|| data[c * MIN_SPLIT - 1]))
+        .collect();
+    data.par_chunks_mut(MIN_SPLIT).zip(preds).for_each(|(chunk, before)| {
+        for i in (1..chunk.len()).rev() {
+            chunk[i] = op.apply(chunk[i], chunk[i - 1]);
+        }
+        if let (Some(p), Some(first)) = (before, chunk.first_mut()) {
+            *first = op.apply(*first, p);
+        }
+    });
+}
+
 /// Returns false when some index was out of range (its slot gets `T::default()`).
 pub fn gather<T: Element, I: IndexElement>(src: &[T], indices: &[I], out: &mut [T]) -> bool {
     let bad = AtomicBool::new(false);

@@ -1,5 +1,5 @@
 //! Data movement and element-wise transforms: `fill`, `copy_from`,
-//! `transform`, `transform2`, `gather`, `scatter`.
+//! `transform`, `transform2`, `adjacent_difference`, `gather`, `scatter`.
 
 pub(crate) mod host;
 pub(crate) mod plan;
@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::ops::{Arith, BinaryOp, UnaryOp};
 use crate::vec::raw::{Mem, MemMut, SealedMut as _};
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
-use plan::{Fill, GatherScatter, Transform, Transform2};
+use plan::{Adjacent, Fill, GatherScatter, Transform, Transform2};
 
 /// Read-side data movement and element-wise maps. In [`prelude`](crate::prelude).
 pub trait TransformOps<T: Element>: DeviceData<T> {
@@ -61,6 +61,35 @@ pub trait TransformOps<T: Element>: DeviceData<T> {
         same_len("transform2", self.len(), other.len())?;
         let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
         transform2_into(self.mem(), other.mem(), out.mem_mut(), &op)?;
+        Ok(out)
+    }
+
+    /// Thrust's adjacent difference: `out[0] = self[0]` and
+    /// `out[i] = op(self[i], self[i - 1])` for `i >= 1` (note the operand
+    /// order: the element, then its predecessor). Any [`BinaryOp`], not
+    /// only [`Sub`](crate::ops::Sub) (which wraps for unsigned integers:
+    /// `3u8 - 5 == 254`). Each output element is one `op` call, so the
+    /// result is the same bits on every backend (NaN in, NaN out as `op`
+    /// says). Empty in, empty out.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Sub;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1i32, 4, 9, 16])?;
+    /// assert_eq!(v.adjacent_difference(Sub)?.to_vec()?, vec![1, 3, 5, 7]);
+    /// assert_eq!(v.adjacent_difference(Max)?.to_vec()?, vec![1, 4, 9, 16]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn adjacent_difference<Op: BinaryOp<T>>(&self, op: Op) -> Result<DeviceVec<T>> {
+        let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
+        match (self.mem(), out.mem_mut()) {
+            (Mem::Host(s), MemMut::Host(d)) => host::adjacent_difference(s, d, &op),
+            // `out` is new: it does not overlap `self`.
+            (Mem::Cuda { ptr: s, len, .. }, MemMut::Cuda { dev, ptr: d, .. }) => {
+                Adjacent::new(dev.arch(), &op).run(dev, Ptr::from_raw(s), Ptr::from_raw(d), len as u64)?
+            }
+            _ => return Err(Error::DeviceMismatch { op: "adjacent_difference" }),
+        }
         Ok(out)
     }
 
@@ -182,6 +211,31 @@ pub trait TransformMutOps<T: Element>: DeviceDataMut<T> {
             MemMut::Cuda { dev, ptr, len, .. } => {
                 Transform::new(dev.arch(), &op).run(dev, Ptr::from_raw(ptr), Ptr::from_raw(ptr), len as u64)
             }
+        }
+    }
+
+    /// [`adjacent_difference`](TransformOps::adjacent_difference) in place:
+    /// `self[i]` becomes `op(old[i], old[i - 1])` for `i >= 1` (every
+    /// operand is an element's value before the call), `self[0]` stays.
+    /// On CUDA a small first pass copies the elements that other threads
+    /// would overwrite too early (one per tile of a few hundred elements)
+    /// to scratch, so the result is exactly the copying form's.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Sub;
+    /// let mut v = DeviceVec::from_slice(&Device::default()?, &[5u8, 3, 10])?;
+    /// v.adjacent_difference_in_place(Sub)?;
+    /// assert_eq!(v.to_vec()?, vec![5, 254, 7]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn adjacent_difference_in_place<Op: BinaryOp<T>>(&mut self, op: Op) -> Result<()> {
+        match self.mem_mut() {
+            MemMut::Host(d) => {
+                host::adjacent_difference_in_place(d, &op);
+                Ok(())
+            }
+            MemMut::Cuda { dev, ptr, len, .. } => Adjacent::new(dev.arch(), &op).run_in_place(dev, Ptr::from_raw(ptr), len as u64),
         }
     }
 }

@@ -1,17 +1,26 @@
-//! Plans and launches of the data-movement family: fill / sequence
-//! (`kernels/transform/fill.cu`), unary and binary transforms, gather and
-//! scatter. All are grid-stride kernels over 16-byte vectors with the
+//! Plans and launches of the data-movement family: fill / sequence /
+//! broadcast (`kernels/transform/fill.cu`), unary and binary transforms,
+//! adjacent difference, gather and scatter. All are grid-stride kernels over 16-byte vectors with the
 //! [`elementwise`] policy.
 
-use crate::algo::policy::{elementwise, Policy};
-use crate::device::{CudaDevice, Entry, Grid, Ptr};
+use crate::algo::policy::{elementwise, resident_wave, Policy};
+use crate::device::{CudaDevice, Entry, Grid, Module, Ptr, ScratchLayout};
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::{Arith, BinaryOp, UnaryOp};
 use std::marker::PhantomData;
 
-template!(FILL, "transform/fill.cu", ["cuprim_fill", "cuprim_sequence"]);
+template!(FILL, "transform/fill.cu", ["cuprim_fill", "cuprim_sequence", "cuprim_broadcast"]);
+template!(
+    ADJACENT,
+    "transform/adjacent.cu",
+    [
+        "cuprim_adjacent_difference",
+        "cuprim_adjacent_gather",
+        "cuprim_adjacent_difference_in_place"
+    ]
+);
 template!(TRANSFORM, "transform/transform.cu", ["cuprim_transform"]);
 template!(TRANSFORM2, "transform/transform2.cu", ["cuprim_transform2"]);
 template!(GATHER_SCATTER, "transform/gather_scatter.cu", ["cuprim_gather", "cuprim_scatter"]);
@@ -62,6 +71,18 @@ impl<T: Element> Fill<T> {
         let grid = Grid::new(self.policy.grid(n, dev.sm_count()), self.policy.block);
         let module = dev.module(self)?;
         dev.launch(&module, entry, grid, (out, start, step, n))
+    }
+
+    /// `out[j] = out[src]` for `n` elements, the value read on the device
+    /// (the caller checked `src < n`).
+    pub fn broadcast(&self, dev: &CudaDevice, out: Ptr<T>, n: u64, src: u64) -> Result<()> {
+        debug_assert!(src < n);
+        // SAFETY: matches `cuprim_broadcast(T* out, u64 n, u64 src)`, which reads out[src]
+        // (src < n) and writes the other n - 1 elements.
+        let entry: Entry<(Ptr<T>, u64, u64)> = unsafe { Entry::declare("cuprim_broadcast") };
+        let grid = vector_grid(self.policy, dev, n, std::mem::size_of::<T>());
+        let module = dev.module(self)?;
+        dev.launch(&module, entry, grid, (out, n, src))
     }
 }
 
@@ -156,6 +177,113 @@ impl<T: Element, Op: BinaryOp<T>> Specialise for Transform2<'_, T, Op> {
     }
 }
 
+/// `kernels/transform/adjacent.cu`: `out[0] = in[0]`, `out[i] = op(in[i], in[i - 1])`.
+pub(crate) struct Adjacent<'a, T, Op> {
+    pub policy: Policy,
+    pub op: &'a Op,
+    _t: PhantomData<T>,
+}
+
+impl<'a, T: Element, Op: BinaryOp<T>> Adjacent<'a, T, Op> {
+    /// The element-wise shape (a copy's loads in flight; a warp tile is 32
+    /// x `unroll` vectors), one vector per lane for 1-byte elements and two
+    /// for 2-byte ones (16 or 8 results each: ptxas spilled bf16 with four,
+    /// u8 with two under these bounds), and launch bounds of 8 blocks per
+    /// SM for 4-byte elements (32 registers, full occupancy as the copy),
+    /// 6 for the others (40 registers: 8 made ptxas spill for u8, f16 and
+    /// f64); the grid is the occupancy the driver reports. Not yet measured on a GPU.
+    pub fn new(arch: u32, op: &'a Op) -> Self {
+        let policy = elementwise(arch);
+        let unroll = match std::mem::size_of::<T>() {
+            1 => 1,
+            2 => policy.unroll.min(2),
+            _ => policy.unroll,
+        };
+        Adjacent {
+            policy: Policy {
+                unroll,
+                // 4-byte elements fit the copy's 8 blocks (32 registers) without spilling.
+                blocks_per_sm: if std::mem::size_of::<T>() == 4 {
+                    policy.blocks_per_sm.min(8)
+                } else {
+                    6
+                },
+                ..policy
+            },
+            op,
+            _t: PhantomData,
+        }
+    }
+
+    /// Elements per warp tile (the kernel's `AD_TILE * AD_ITEMS`).
+    fn tile_elems(&self) -> u64 {
+        32 * self.policy.unroll as u64 * (16 / std::mem::size_of::<T>()) as u64
+    }
+
+    /// One warp per tile, at most one wave of `entry` (as many blocks as
+    /// are resident at once: every warp starts at once, no tail of late blocks).
+    fn grid<A: crate::device::launch::Args>(&self, dev: &CudaDevice, module: &Module, entry: Entry<A>, n: u64) -> Result<Grid> {
+        let tiles = n.div_ceil(self.tile_elems()) + 1;
+        let block = self.policy.block;
+        let blocks = resident_wave(dev, module, entry, block, (32 * tiles).div_ceil(block as u64))?;
+        Ok(Grid::new(blocks, block))
+    }
+
+    /// `n` elements from `src` to `dst` (which must not overlap it).
+    pub fn run(&self, dev: &CudaDevice, src: Ptr<T>, dst: Ptr<T>, n: u64) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: matches `cuprim_adjacent_difference(const T* in, T* out, u64 n)`, which reads
+        // n elements of `in` and writes n of `out`.
+        let entry: Entry<(Ptr<T>, Ptr<T>, u64)> = unsafe { Entry::declare("cuprim_adjacent_difference") };
+        let module = dev.module(self)?;
+        let grid = self.grid(dev, &module, entry, n)?;
+        dev.launch(&module, entry, grid, (src, dst, n))
+    }
+
+    /// `n` elements of `data` in place: the gather pass copies each warp
+    /// tile's predecessor (and the head's and tail's results) to scratch,
+    /// then the second pass reads nothing another tile writes.
+    pub fn run_in_place(&self, dev: &CudaDevice, data: Ptr<T>, n: u64) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let items = (16 / std::mem::size_of::<T>()) as u64;
+        // At least the kernel's tile count whatever the head: ceil((n - head) / tile) <= this.
+        let tiles = n.div_ceil(self.tile_elems()) + 1;
+        let mut layout = ScratchLayout::new();
+        let preds = layout.uninit::<T>(tiles);
+        let edges = layout.uninit::<T>(2 * items);
+        // SAFETY: matches `cuprim_adjacent_gather(const T* in, u64 n, T* preds, T* edges)`:
+        // reads n elements, writes one T per warp tile (at most `tiles`) and at most 2 * items edges.
+        let gather: Entry<(Ptr<T>, u64, Ptr<T>, Ptr<T>)> = unsafe { Entry::declare("cuprim_adjacent_gather") };
+        // SAFETY: matches `cuprim_adjacent_difference_in_place(T* data, u64 n, const T* preds,
+        // const T* edges)`: reads and writes n elements of data, reads what the gather wrote.
+        let apply: Entry<(Ptr<T>, u64, Ptr<T>, Ptr<T>)> = unsafe { Entry::declare("cuprim_adjacent_difference_in_place") };
+        let module = dev.module(self)?;
+        let gather_grid = Grid::new(self.policy.grid(tiles, dev.sm_count()), self.policy.block);
+        let grid = self.grid(dev, &module, apply, n)?;
+        dev.with_scratch(&layout, |s| {
+            dev.launch(&module, gather, gather_grid, (data, n, s.at(preds), s.at(edges)))?;
+            dev.launch(&module, apply, grid, (data, n, s.at(preds), s.at(edges)))
+        })
+    }
+}
+
+impl<T: Element, Op: BinaryOp<T>> Specialise for Adjacent<'_, T, Op> {
+    fn template(&self) -> &'static Template {
+        &ADJACENT
+    }
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        w.constant("CUPRIM_BLOCK", self.policy.block as i64);
+        w.constant("CUPRIM_MIN_BLOCKS", self.policy.blocks_per_sm as i64);
+        w.constant("CUPRIM_UNROLL", self.policy.unroll as i64);
+        w.elem::<T>("T");
+        w.binary::<T, Op>("BinaryFn", "T", self.op);
+    }
+}
+
 /// `kernels/transform/gather_scatter.cu` for elements `T`, indices `I`.
 pub(crate) struct GatherScatter<T, I> {
     pub policy: Policy,
@@ -235,6 +363,11 @@ pub(crate) fn kernel_specs<T: Element>(arch: u32) -> Vec<KernelSpec> {
 /// The unary transform of `T` by `op`, for precompile.
 pub(crate) fn unary_spec<T: Element, Op: UnaryOp<T>>(arch: u32, op: &Op) -> KernelSpec {
     KernelSpec::of(&Transform::<T, Op>::new(arch, op))
+}
+
+/// The adjacent difference of `T` by `op` (copying and in place), for precompile.
+pub(crate) fn adjacent_spec<T: Element, Op: BinaryOp<T>>(arch: u32, op: &Op) -> KernelSpec {
+    KernelSpec::of(&Adjacent::<T, Op>::new(arch, op))
 }
 
 /// The binary transform of `T` by `op`, for precompile.
