@@ -49,9 +49,7 @@ fn by_key_rows(c: &mut Criterion) {
         let mut group = c.benchmark_group("reduce_by_key_into_u32_f32");
         group.throughput(Throughput::Bytes(8 * nn + 8 * runs));
         group.bench_function(BenchmarkId::new("run64", n), |b| {
-            b.iter_custom(|iters| {
-                common::time_calls(&dev, iters, || keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo, &mut count))
-            })
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo, &mut count)))
         });
         group.finish();
         let mut group = c.benchmark_group("unique_into_u32");

@@ -375,7 +375,10 @@ pub fn precompile_reduce_by_key_by<K: Element, V: Element, Op: Monoid<V>, C: Com
     cmp: C,
 ) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(target, crate::algo::bykey::plan::reduce_by_key_by_specs::<K, V, Op, C>(arch, &op, cmp))
+    run(
+        target,
+        crate::algo::bykey::plan::reduce_by_key_by_specs::<K, V, Op, C>(arch, &op, cmp),
+    )
 }
 
 /// The unique, unique_count, unique_by_key (values `V`) and

@@ -7,8 +7,8 @@ mod common;
 use common::{assert_same, Sample, TestRng};
 use cuprim::cmp::{Comparator, Less};
 use cuprim::ops::Max;
-use cuprim::prelude::*;
 use cuprim::pred::Gt;
+use cuprim::prelude::*;
 use cuprim::{Element, Scalar};
 use rand::Rng;
 
@@ -88,7 +88,10 @@ fn ref_reduce<K: Copy + PartialEq, V: Copy>(keys: &[K], vals: &[V], op: impl Fn(
 
 fn ref_rle<K: Copy + PartialEq>(keys: &[K]) -> (Vec<K>, Vec<u64>) {
     let heads = ref_heads(keys);
-    let lengths = heads.iter().enumerate().map(|(r, &h)| (heads.get(r + 1).copied().unwrap_or(keys.len()) - h) as u64);
+    let lengths = heads
+        .iter()
+        .enumerate()
+        .map(|(r, &h)| (heads.get(r + 1).copied().unwrap_or(keys.len()) - h) as u64);
     (heads.iter().map(|&h| keys[h]).collect(), lengths.collect())
 }
 
@@ -184,8 +187,16 @@ fn check_reduce<K: Sample, V: Sample, Op: cuprim::ops::Monoid<V>>(tag: &str, op:
                 dk.reduce_by_key_into(&dv, op, &mut ko, &mut vo, &mut count).unwrap();
                 let runs_found = count.to_vec().unwrap()[0] as usize;
                 assert_eq!(runs_found, want_k.len(), "reduce_by_key_into count {ctx}");
-                assert_same(&ko.to_vec().unwrap()[..runs_found], &want_k, &format!("reduce_by_key_into keys {ctx}"));
-                assert_same(&vo.to_vec().unwrap()[..runs_found], &want_v, &format!("reduce_by_key_into values {ctx}"));
+                assert_same(
+                    &ko.to_vec().unwrap()[..runs_found],
+                    &want_k,
+                    &format!("reduce_by_key_into keys {ctx}"),
+                );
+                assert_same(
+                    &vo.to_vec().unwrap()[..runs_found],
+                    &want_v,
+                    &format!("reduce_by_key_into values {ctx}"),
+                );
             }
         }
     }
@@ -233,7 +244,10 @@ fn nan_and_signed_zero_keys() {
         // The first key of the run of zeros is -0.0 when it comes first.
         let dk = DeviceVec::from_slice(&dev, &[-0.0f32, 0.0, 2.0]).unwrap();
         let u = dk.unique().unwrap().to_vec().unwrap();
-        assert_eq!(u.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), vec![(-0.0f32).to_bits(), 2.0f32.to_bits()]);
+        assert_eq!(
+            u.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            vec![(-0.0f32).to_bits(), 2.0f32.to_bits()]
+        );
         // f16 keys follow the same rule.
         let h = |x: f32| f16::from_f32(x);
         let dk = DeviceVec::from_slice(&dev, &[h(f32::NAN), h(f32::NAN), h(-0.0), h(0.0), h(3.0)]).unwrap();
@@ -346,7 +360,10 @@ fn errors_leave_buffers_intact() {
         let e = keys.unique_by_key(&short_vals).unwrap_err();
         assert!(matches!(e, Error::LengthMismatch { .. }), "{e}");
         let e = keys.reduce_by_key_into(&vals, Add, &mut ko_short, &mut vo, &mut count).unwrap_err();
-        assert!(matches!(e, Error::InvalidArgument(ref m) if m.contains("reduce_by_key_into")), "{e}");
+        assert!(
+            matches!(e, Error::InvalidArgument(ref m) if m.contains("reduce_by_key_into")),
+            "{e}"
+        );
         let e = keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo_short, &mut count).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
         let e = keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo, &mut no_count).unwrap_err();

@@ -140,7 +140,8 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
             Mem::Cuda { dev, ptr, len, .. } => {
                 let mut out = DeviceVec::<K>::alloc_uninit(self.device(), len)?;
                 let o = crate::algo::cuda_ptr_mut(&mut out, "unique")?;
-                let runs = plan_of::<K, K, K>(dev, Mode::Unique, len).run(dev, Ptr::from_raw(ptr), Ptr::null(), len, o, Ptr::null(), None)?;
+                let runs =
+                    plan_of::<K, K, K>(dev, Mode::Unique, len).run(dev, Ptr::from_raw(ptr), Ptr::null(), len, o, Ptr::null(), None)?;
                 out.truncate(runs.unwrap_or(0) as usize)?;
                 Ok(out)
             }
@@ -200,7 +201,8 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
                 let mut ko = DeviceVec::<K>::alloc_uninit(self.device(), len)?;
                 let mut vo = DeviceVec::<V>::alloc_uninit(self.device(), len)?;
                 let (kp, vp) = (crate::algo::cuda_ptr_mut(&mut ko, OP)?, crate::algo::cuda_ptr_mut(&mut vo, OP)?);
-                let runs = plan_of::<K, V, V>(dev, Mode::UniqueByKey, len).run(dev, Ptr::from_raw(k), Ptr::from_raw(v), len, kp, vp, None)?;
+                let runs =
+                    plan_of::<K, V, V>(dev, Mode::UniqueByKey, len).run(dev, Ptr::from_raw(k), Ptr::from_raw(v), len, kp, vp, None)?;
                 let runs = runs.unwrap_or(0) as usize;
                 ko.truncate(runs)?;
                 vo.truncate(runs)?;
@@ -285,7 +287,10 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
         match self.mem() {
             Mem::Host(k) => {
                 let heads = host::heads(k, |a, b| a != b);
-                let lengths: Vec<C> = host::lengths(&heads, n).into_iter().map(|l| C::from_scalar(crate::Scalar::U64(l))).collect();
+                let lengths: Vec<C> = host::lengths(&heads, n)
+                    .into_iter()
+                    .map(|l| C::from_scalar(crate::Scalar::U64(l)))
+                    .collect();
                 Ok((
                     DeviceVec::from_slice(self.device(), &host::at_heads(k, &heads))?,
                     DeviceVec::from_slice(self.device(), &lengths)?,
@@ -379,7 +384,9 @@ fn check_out<K: Element>(op: &'static str, keys: &(impl DeviceData<K> + ?Sized),
 fn check_count<K: Element>(op: &'static str, keys: &(impl DeviceData<K> + ?Sized), count: &impl DeviceData<u64>) -> Result<()> {
     crate::algo::same_device(op, keys.device(), count.device())?;
     if count.is_empty() {
-        return Err(Error::InvalidArgument(format!("{op}: the count output is empty (it needs one u64)")));
+        return Err(Error::InvalidArgument(format!(
+            "{op}: the count output is empty (it needs one u64)"
+        )));
     }
     Ok(())
 }

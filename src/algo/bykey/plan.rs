@@ -194,29 +194,32 @@ impl<'a, K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> ByKey<'
         // u32 num_tiles)`: reads n keys (and n values in the modes that use them), writes at most n keys
         // and values (one per run) and one count, look-back arrays of num_tiles entries, the counter left
         // at zero.
-        let entry: Entry<(Ptr<K>, Ptr<V>, u64, Ptr<K>, Ptr<O>, Ptr<u64>, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> =
-            unsafe { Entry::declare("cuprim_by_key") };
+        let entry: Entry<(
+            Ptr<K>,
+            Ptr<V>,
+            u64,
+            Ptr<K>,
+            Ptr<O>,
+            Ptr<u64>,
+            Ptr<u32>,
+            Ptr<u8>,
+            Ptr<u8>,
+            Ptr<u32>,
+            u32,
+        )> = unsafe { Entry::declare("cuprim_by_key") };
         let counter = dev.counter(Counter::ByKeyTile);
         dev.with_scratch(&layout, |s| {
             let (status, aggregates, prefixes) = lookback.args(&s);
             let count = count_out.unwrap_or(s.at(slot));
             let args = (
-                keys,
-                values,
-                len as u64,
-                keys_out,
-                values_out,
-                count,
-                status,
-                aggregates,
-                prefixes,
-                counter,
-                tiles,
+                keys, values, len as u64, keys_out, values_out, count, status, aggregates, prefixes, counter, tiles,
             );
             dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)?;
             match count_out {
                 Some(_) => Ok(None),
-                None => Ok(Some(u64::from_le_bytes(dev.read_back::<8>(count.raw(), "reading the by-key count")?))),
+                None => Ok(Some(u64::from_le_bytes(
+                    dev.read_back::<8>(count.raw(), "reading the by-key count")?,
+                ))),
             }
         })
     }
@@ -264,11 +267,46 @@ pub(crate) fn reduce_by_key_specs<K: Element, V: Element, Op: Monoid<V>>(arch: u
 /// (u32 and u64 lengths) modules of keys `K`, for precompile.
 pub(crate) fn unique_specs<K: Element, V: Element>(arch: u32) -> Vec<KernelSpec> {
     let mut specs = Vec::new();
-    specs.extend(both(ByKey::<K, K, K, Min, NotEqual>::new(arch, Mode::Count, &Min, NotEqual, 0, false)));
-    specs.extend(both(ByKey::<K, K, K, Min, NotEqual>::new(arch, Mode::Unique, &Min, NotEqual, 0, false)));
-    specs.extend(both(ByKey::<K, V, V, Min, NotEqual>::new(arch, Mode::UniqueByKey, &Min, NotEqual, 0, false)));
-    specs.push(KernelSpec::of(&ByKey::<K, u32, u32, Min, NotEqual>::new(arch, Mode::Lengths, &Min, NotEqual, 0, false)));
-    specs.push(KernelSpec::of(&ByKey::<K, u32, u64, Min, NotEqual>::new(arch, Mode::Lengths, &Min, NotEqual, 0, false)));
+    specs.extend(both(ByKey::<K, K, K, Min, NotEqual>::new(
+        arch,
+        Mode::Count,
+        &Min,
+        NotEqual,
+        0,
+        false,
+    )));
+    specs.extend(both(ByKey::<K, K, K, Min, NotEqual>::new(
+        arch,
+        Mode::Unique,
+        &Min,
+        NotEqual,
+        0,
+        false,
+    )));
+    specs.extend(both(ByKey::<K, V, V, Min, NotEqual>::new(
+        arch,
+        Mode::UniqueByKey,
+        &Min,
+        NotEqual,
+        0,
+        false,
+    )));
+    specs.push(KernelSpec::of(&ByKey::<K, u32, u32, Min, NotEqual>::new(
+        arch,
+        Mode::Lengths,
+        &Min,
+        NotEqual,
+        0,
+        false,
+    )));
+    specs.push(KernelSpec::of(&ByKey::<K, u32, u64, Min, NotEqual>::new(
+        arch,
+        Mode::Lengths,
+        &Min,
+        NotEqual,
+        0,
+        false,
+    )));
     specs.push(KernelSpec::of(&ByKey {
         wide: true,
         ..ByKey::<K, u64, u64, Min, NotEqual>::new(arch, Mode::Lengths, &Min, NotEqual, 0, false)

@@ -68,7 +68,9 @@ pub trait SelectOps<T: Element>: DeviceData<T> {
             )));
         }
         if count.is_empty() {
-            return Err(Error::InvalidArgument(format!("{OP}: the count output is empty (it needs one u64)")));
+            return Err(Error::InvalidArgument(format!(
+                "{OP}: the count output is empty (it needs one u64)"
+            )));
         }
         match (self.mem(), out.mem_mut(), count.mem_mut()) {
             (Mem::Host(s), MemMut::Host(o), MemMut::Host(c)) => {
@@ -77,9 +79,11 @@ pub trait SelectOps<T: Element>: DeviceData<T> {
                 c[0] = kept.len() as u64;
                 Ok(())
             }
-            (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: o, .. }, MemMut::Cuda { ptr: c, .. }) => Select::new(dev.arch(), &pred, len)
-                .launch(dev, Ptr::from_raw(ptr), len, Ptr::from_raw(o), Ptr::null(), Some(Ptr::from_raw(c)))
-                .map(|_| ()),
+            (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: o, .. }, MemMut::Cuda { ptr: c, .. }) => {
+                Select::new(dev.arch(), &pred, len)
+                    .launch(dev, Ptr::from_raw(ptr), len, Ptr::from_raw(o), Ptr::null(), Some(Ptr::from_raw(c)))
+                    .map(|_| ())
+            }
             _ => Err(Error::DeviceMismatch { op: OP }),
         }
     }
