@@ -61,7 +61,7 @@ fn keys_of<K: Element>(r: &mut TestRng, n: usize, runs: Runs) -> Vec<K> {
             }
         };
         let k = K::from_scalar(Scalar::U32(id));
-        out.extend(std::iter::repeat(k).take(len.min(n - out.len())));
+        out.extend(std::iter::repeat_n(k, len.min(n - out.len())));
         id = id.wrapping_add(1);
     }
     out
