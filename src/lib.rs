@@ -53,6 +53,7 @@ pub use vec::{DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec}
 
 /// Everything an application needs in one import.
 pub mod prelude {
+    pub use crate::algo::bykey::ByKeyOps;
     pub use crate::algo::collective::{CollectiveMutOps, CollectiveOps, Quantity};
     pub use crate::algo::histogram::{Bins, HistogramOps};
     pub use crate::algo::knn::{nearest_neighbors, nearest_neighbors_with, KdTree};

@@ -374,3 +374,53 @@ pub fn precompile_knn<P: crate::algo::knn::Point>(target: Target<'_>, k: usize) 
     }
     run(target, cuda_specs::<P>(arch_of(target), k))
 }
+
+/// The reduce_by_key kernels for keys `K`, values `V` and `op` (u32 and
+/// u64 counts; fast and deterministic for float values).
+///
+/// ```
+/// use cuprim::precompile::{precompile_reduce_by_key, Target};
+/// use cuprim::ops::Add;
+/// let dev = cuprim::Device::default()?;
+/// precompile_reduce_by_key::<u32, f32, _>(Target::Device(&dev), Add)?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_reduce_by_key<K: Element, V: Element, Op: Monoid<V>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, crate::algo::bykey::plan::reduce_by_key_specs::<K, V, Op>(arch, &op))
+}
+
+/// The reduce_by_key_by kernels for keys `K` equal under `cmp`, values `V` and `op`.
+///
+/// ```
+/// use cuprim::precompile::{precompile_reduce_by_key_by, Target};
+/// use cuprim::{cmp::Less, ops::Add};
+/// let dev = cuprim::Device::default()?;
+/// precompile_reduce_by_key_by::<f32, u32, _, _>(Target::Device(&dev), Add, Less)?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_reduce_by_key_by<K: Element, V: Element, Op: Monoid<V>, C: Comparator<K>>(
+    target: Target<'_>,
+    op: Op,
+    cmp: C,
+) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(
+        target,
+        crate::algo::bykey::plan::reduce_by_key_by_specs::<K, V, Op, C>(arch, &op, cmp),
+    )
+}
+
+/// The unique, unique_count, unique_by_key (values `V`) and
+/// run_length_encode kernels for keys `K`.
+///
+/// ```
+/// use cuprim::precompile::{precompile_unique, Target};
+/// let dev = cuprim::Device::default()?;
+/// precompile_unique::<u32, f32>(Target::Device(&dev))?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_unique<K: Element, V: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, crate::algo::bykey::plan::unique_specs::<K, V>(arch))
+}

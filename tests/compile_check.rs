@@ -17,7 +17,8 @@ use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, M
 use cuprim::precompile::precompile_sort_classic;
 use cuprim::precompile::{
     precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_merge, precompile_merge_by, precompile_predicate,
-    precompile_reduce, precompile_scan, precompile_scan_by_key, precompile_search, precompile_topk, precompile_unary, KernelReport, Target,
+    precompile_reduce, precompile_reduce_by_key, precompile_reduce_by_key_by, precompile_scan, precompile_scan_by_key, precompile_search,
+    precompile_topk, precompile_unary, precompile_unique, KernelReport, Target,
 };
 use cuprim::precompile::{precompile_adjacent_difference, precompile_collectives};
 use cuprim::precompile::{precompile_sort, precompile_sort_alternatives, precompile_sort_pairs};
@@ -125,6 +126,7 @@ fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
         precompile_scan_by_key::<T, u32, _>(t(arch), Add)
     });
     job(jobs, name("histogram, u32 counts"), move || precompile_histogram::<T, u32>(t(arch)));
+    bykey_jobs::<T>(arch, jobs);
     job(jobs, name("top-k"), move || precompile_topk::<T>(t(arch)));
     job(jobs, name("search Less"), move || precompile_search::<T, _>(t(arch), Less));
     job(jobs, name("merge Less, keys and u32 values"), move || {
@@ -159,6 +161,28 @@ fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
         });
         job(jobs, name("histogram, u64 counts"), move || precompile_histogram::<T, u64>(t(arch)));
     }
+}
+
+/// The by-key kernels with keys `T`: unique / unique_count / unique_by_key
+/// (u32 and f64 values) / run-length encoding, reduce_by_key of f32 and u64
+/// values, and of `T` values under u32 keys; with a comparator.
+fn bykey_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
+    let t = Target::Arch;
+    let name = move |what: &str| format!("sm_{arch} {} by_key {what}", T::NAME);
+    job(jobs, name("unique, u32 values"), move || precompile_unique::<T, u32>(t(arch)));
+    job(jobs, name("unique, f64 values"), move || precompile_unique::<T, f64>(t(arch)));
+    job(jobs, name("reduce f32 Add values"), move || {
+        precompile_reduce_by_key::<T, f32, _>(t(arch), Add)
+    });
+    job(jobs, name("reduce u64 Max values"), move || {
+        precompile_reduce_by_key::<T, u64, _>(t(arch), Max)
+    });
+    job(jobs, name("reduce values Add, u32 keys"), move || {
+        precompile_reduce_by_key::<u32, T, _>(t(arch), Add)
+    });
+    job(jobs, name("reduce_by Less, f64 values"), move || {
+        precompile_reduce_by_key_by::<T, f64, _, _>(t(arch), Add, Less)
+    });
 }
 
 /// Every element type through `$f::<T>(arch, jobs)`.
@@ -533,4 +557,43 @@ fn compile_checks_every_key_type() {
     // four modules (keys alone and pairs, two widths) per alternatives job.
     let onesweep = total - classic - alternatives;
     assert_eq!(kernels, 6 * onesweep + 6 * classic + 12 * alternatives, "kernels reported");
+}
+
+/// The by-key kernels of every key type on both architectures, without
+/// spills (`cargo test --test compile_check by_key`).
+#[test]
+fn by_key_kernels_compile_without_spills() {
+    if cuprim::jit::nvrtc::nvrtc().is_err() {
+        if common::required(common::Needs::Nvrtc) {
+            panic!("CUPRIM_REQUIRE_NVRTC=1 but NVRTC cannot be used");
+        }
+        common::skipped(common::Needs::Nvrtc, "NVRTC cannot be used");
+        return;
+    }
+    let mut jobs = Vec::new();
+    for &arch in ARCHS {
+        each_type!(bykey_jobs, |_| arch, &mut jobs);
+    }
+    let results = common::run_in_order(&jobs, |(name, f)| (name.clone(), f()));
+    let mut failures = Vec::new();
+    for (name, result) in results {
+        match result {
+            Err(e) => failures.push(format!("{name}: {e}")),
+            Ok(reports) if reports.is_empty() => failures.push(format!("{name}: no kernel was compiled")),
+            Ok(reports) => {
+                for r in reports {
+                    let lines: Vec<_> = r.log.lines().filter_map(resource_line).collect();
+                    if lines.is_empty() || lines.iter().any(|&l| l != (0, 0, 0)) {
+                        failures.push(format!("{name}: {}: spills or no ptxas report:\n{}", r.name, r.log));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} by-key compile failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -25,10 +25,11 @@ struct CountOp {
 
 // selected[...]: the elements with PredFn(x, param), in order.
 // rejected (may be null): the others, in order.
-// The last tile's published prefix is the total number selected.
+// The last tile's published prefix is the total number selected; the last
+// tile also writes it to count_out[0] unless count_out is null.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_select(const T* __restrict__ in, u64 n, T param, T* __restrict__ selected, T* __restrict__ rejected,
-                  u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
+                  u64* count_out, u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ T smem[SEL_SMEM];
     __shared__ C warp_totals[CUPRIM_BLOCK / 32];
     __shared__ C staged[1];  // unused: counts are exact, the fast look-back is deterministic
@@ -93,6 +94,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     __syncthreads();
 
     const C tile_prefix = tile == 0 ? (C)0 : s_prefix;
+    if (count_out != nullptr && tile == num_tiles - 1 && tid == 0) *count_out = (u64)(tile_prefix + tile_selected);
     const int n_sel = (int)tile_selected;
     for (int j = tid; j < n_sel; j += CUPRIM_BLOCK) selected[tile_prefix + j] = smem[sel_pad(j)];
     if (rejected != nullptr) {

@@ -4,6 +4,7 @@
 //! arguments, then run the family's host backend (`host.rs`, rayon) or its
 //! plan (`plan.rs`: policy, scratch layout, specialisation and launches).
 
+pub mod bykey;
 pub mod collective;
 pub mod histogram;
 pub mod knn;

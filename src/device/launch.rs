@@ -86,6 +86,8 @@ pub(crate) enum Counter {
     FindBest = 6,
     /// top-k's per-pass last-block ticket.
     TopkTicket = 8,
+    /// reduce_by_key / unique / run_length_encode's tile counter.
+    ByKeyTile = 10,
 }
 
 /// A typed region of a [`ScratchLayout`].

@@ -38,6 +38,55 @@ pub trait SelectOps<T: Element>: DeviceData<T> {
             }
         }
     }
+
+    /// [`copy_if`](SelectOps::copy_if) into `out` (at least as long as the
+    /// input), the number kept to `count[0]`, on the device, with no host
+    /// synchronisation (graph-capture friendly). Checks happen before
+    /// anything is written.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Gt;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[5u32, 1, 8, 2, 9])?;
+    /// let mut out = DeviceVec::<u32>::zeros(&dev, 5)?;
+    /// let mut count = DeviceVec::<u64>::zeros(&dev, 1)?;
+    /// v.copy_if_into(Gt(4), &mut out, &mut count)?;
+    /// assert_eq!(count.to_vec()?, vec![3]);
+    /// assert_eq!(out.to_vec()?[..3], [5, 8, 9]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn copy_if_into<P: Predicate<T>>(&self, pred: P, out: &mut impl DeviceDataMut<T>, count: &mut impl DeviceDataMut<u64>) -> Result<()> {
+        const OP: &str = "copy_if_into";
+        crate::algo::same_device(OP, self.device(), out.device())?;
+        crate::algo::same_device(OP, self.device(), count.device())?;
+        if out.len() < self.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{OP}: an output of {} elements is shorter than the {} inputs (it needs room for all of them)",
+                out.len(),
+                self.len()
+            )));
+        }
+        if count.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "{OP}: the count output is empty (it needs one u64)"
+            )));
+        }
+        match (self.mem(), out.mem_mut(), count.mem_mut()) {
+            (Mem::Host(s), MemMut::Host(o), MemMut::Host(c)) => {
+                let kept = host::copy_if(s, |x| pred.test(x));
+                o[..kept.len()].copy_from_slice(&kept);
+                c[0] = kept.len() as u64;
+                Ok(())
+            }
+            (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: o, .. }, MemMut::Cuda { ptr: c, .. }) => {
+                Select::new(dev.arch(), &pred, len)
+                    .launch(dev, Ptr::from_raw(ptr), len, Ptr::from_raw(o), Ptr::null(), Some(Ptr::from_raw(c)))
+                    .map(|_| ())
+            }
+            _ => Err(Error::DeviceMismatch { op: OP }),
+        }
+    }
 }
 
 impl<T: Element, D: DeviceData<T> + ?Sized> SelectOps<T> for D {}

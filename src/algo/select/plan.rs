@@ -50,17 +50,35 @@ impl<'a, T: Element, P: Predicate<T>> Select<'a, T, P> {
     /// the rejected ones to `rejected`, unless null); returns how many were
     /// selected (one small synchronous read of the last tile's prefix).
     pub fn run(&self, dev: &CudaDevice, src: Ptr<T>, len: usize, selected: Ptr<T>, rejected: Ptr<T>) -> Result<usize> {
+        Ok(self.launch(dev, src, len, selected, rejected, None)?.unwrap_or(0))
+    }
+
+    /// Like [`run`](Self::run), but with `count_out` the kernel writes the
+    /// number selected there (a u64, on the device) and nothing is read back.
+    pub fn launch(
+        &self,
+        dev: &CudaDevice,
+        src: Ptr<T>,
+        len: usize,
+        selected: Ptr<T>,
+        rejected: Ptr<T>,
+        count_out: Option<Ptr<u64>>,
+    ) -> Result<Option<usize>> {
         if len == 0 {
-            return Ok(0);
+            return match count_out {
+                Some(c) => dev.memset_bytes(c.raw(), 0, 8, "writing the copy_if count").map(|()| None),
+                None => Ok(Some(0)),
+            };
         }
         let tiles = self.policy.tiles("copy_if", len)?;
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
         let lookback = Lookback::place(&mut layout, tiles as u64, if self.wide { 8 } else { 4 });
-        // SAFETY: matches `cuprim_select(const T* in, u64 n, T p, T* selected, T* rejected, u32* status,
-        // C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles)`: reads n elements, writes at
-        // most n to selected (and to rejected unless null), look-back arrays of num_tiles entries.
-        let entry: Entry<(Ptr<T>, u64, T, Ptr<T>, Ptr<T>, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> =
+        // SAFETY: matches `cuprim_select(const T* in, u64 n, T p, T* selected, T* rejected, u64* count_out,
+        // u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles)`: reads n elements,
+        // writes at most n to selected (and to rejected unless null) and one count unless null, look-back
+        // arrays of num_tiles entries.
+        let entry: Entry<(Ptr<T>, u64, T, Ptr<T>, Ptr<T>, Ptr<u64>, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> =
             unsafe { Entry::declare("cuprim_select") };
         let counter = dev.counter(Counter::SelectTile);
         let total = dev.with_scratch(&layout, |s| {
@@ -71,6 +89,7 @@ impl<'a, T: Element, P: Predicate<T>> Select<'a, T, P> {
                 self.pred.param(),
                 selected,
                 rejected,
+                count_out.unwrap_or(Ptr::null()),
                 status,
                 aggregates,
                 prefixes,
@@ -78,12 +97,15 @@ impl<'a, T: Element, P: Predicate<T>> Select<'a, T, P> {
                 tiles,
             );
             dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)?;
+            if count_out.is_some() {
+                return Ok(None);
+            }
             let at = lookback.prefix(&s, tiles as u64 - 1);
-            Ok(u64::from_le_bytes(dev.read_back::<8>(at.raw(), "reading the copy_if count")?))
+            Ok(Some(u64::from_le_bytes(dev.read_back::<8>(at.raw(), "reading the copy_if count")?)))
         })?;
         // A 64-bit packed word holds a u32 count in its low half; a 16-byte
         // one holds the u64 count in its second 8 bytes.
-        Ok(if self.wide { total } else { total & 0xffff_ffff } as usize)
+        Ok(total.map(|total| if self.wide { total } else { total & 0xffff_ffff } as usize))
     }
 }
 

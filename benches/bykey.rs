@@ -1,0 +1,77 @@
+//! The by-key family beside CUB's rows in `shared/anchors/cub_next.cu`:
+//! sorted u32 keys in runs of 64 (`i / 64`), uniform f32 values;
+//! reduce_by_key, unique and run-length encoding, plus `copy_if_into`
+//! keeping half of random u32 (the count left on the device).
+//!
+//! Bytes counted: what is read and written once (keys and values in, one
+//! output per run out; copy_if_into reads the input and writes half).
+
+mod common;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cuprim::pred::Gt;
+use cuprim::prelude::*;
+
+fn by_key_rows(c: &mut Criterion) {
+    let dev = common::device();
+    for n in common::sizes(&dev) {
+        let keys: Vec<u32> = (0..n as u32).map(|i| i / 64).collect();
+        let keys = DeviceVec::from_slice(&dev, &keys).expect("allocating");
+        let vals = DeviceVec::from_slice(&dev, &common::uniform_f32(n)).expect("allocating");
+        let runs = n.div_ceil(64) as u64;
+        let nn = n as u64;
+
+        let mut group = c.benchmark_group("reduce_by_key_u32_f32");
+        group.throughput(Throughput::Bytes(8 * nn + 8 * runs));
+        group.bench_function(BenchmarkId::new("run64", n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || keys.reduce_by_key(&vals, Add)))
+        });
+        group.finish();
+
+        let mut group = c.benchmark_group("unique_u32");
+        group.throughput(Throughput::Bytes(4 * nn + 4 * runs));
+        group.bench_function(BenchmarkId::new("run64", n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || keys.unique()))
+        });
+        group.finish();
+
+        let mut group = c.benchmark_group("rle_encode_u32");
+        group.throughput(Throughput::Bytes(4 * nn + 8 * runs));
+        group.bench_function(BenchmarkId::new("run64", n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || keys.run_length_encode()))
+        });
+        group.finish();
+
+        // The _into forms: no host round trip for the count.
+        let mut ko = DeviceVec::<u32>::zeros(&dev, n).expect("allocating");
+        let mut vo = DeviceVec::<f32>::zeros(&dev, n).expect("allocating");
+        let mut count = DeviceVec::<u64>::zeros(&dev, 1).expect("allocating");
+        let mut group = c.benchmark_group("reduce_by_key_into_u32_f32");
+        group.throughput(Throughput::Bytes(8 * nn + 8 * runs));
+        group.bench_function(BenchmarkId::new("run64", n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo, &mut count)))
+        });
+        group.finish();
+        let mut group = c.benchmark_group("unique_into_u32");
+        group.throughput(Throughput::Bytes(4 * nn + 4 * runs));
+        group.bench_function(BenchmarkId::new("run64", n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || keys.unique_into(&mut ko, &mut count)))
+        });
+        group.finish();
+
+        let u = DeviceVec::sequence(&dev, n, 7u32, 2_654_435_761).expect("allocating");
+        let mut group = c.benchmark_group("copy_if_into_half");
+        group.throughput(Throughput::Bytes(6 * nn));
+        group.bench_function(BenchmarkId::new("u32", n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || u.copy_if_into(Gt(u32::MAX / 2), &mut ko, &mut count)))
+        });
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = common::config();
+    targets = by_key_rows
+}
+criterion_main!(benches);

@@ -1,0 +1,250 @@
+// Runs of equal consecutive keys in one pass: reduce_by_key, unique,
+// unique_by_key, unique_count and run-length encoding.
+//
+// Element i is a run head when i == 0 or KeyEq::differ(keys[i - 1], keys[i]),
+// and a run tail when it is the last element or keys[i + 1] starts a run.
+// The number of heads up to and including i, minus one, is the output slot
+// of i's run. Tiles chain through the decoupled look-back
+// (kernels/block/lookback.cuh):
+//   - unique / unique_by_key / unique_count scan the head count alone (as
+//     kernels/select/select.cu scans its selection count); each head writes
+//     its key (and its value) to its run's slot;
+//   - reduce_by_key and run-length encoding scan (head count, segmented
+//     value) pairs with
+//       (ca, a) . (cb, b) = (ca + cb, cb > 0 ? b : a op b),
+//     associative and not commutative, so the order is kept; at a run's tail
+//     the segmented value is the run's aggregate (its length when every
+//     value is 1), and the head writes the run's first key.
+// A tile's outputs form contiguous ranges of slots: they are staged in
+// shared memory and written as coalesced runs. Keys (and reduce's values)
+// are read once, with 16-byte vector loads when the tile is whole and
+// aligned; a tile reads one key before it and, to find its last tail, one
+// key after it. The last tile writes the number of runs to count_out[0].
+//
+// Specialised on: K (key), V (value; C for run-length encoding), O (value
+// output), C (count: u32 below 2^32 elements, else u64), KeyEq (static bool
+// differ(K a, K b)), ReduceOp (reduce_by_key's monoid on V),
+// CUPRIM_BYKEY_KEYS (write the run keys), CUPRIM_BYKEY_VALUES (0: none,
+// 1: the first value of each run, 2: reduce, 3: run lengths),
+// CUPRIM_DETERMINISTIC, CUPRIM_LOOKBACK_WINDOWS, CUPRIM_BLOCK, CUPRIM_ITEMS.
+
+#define BK_SEGMENTED (CUPRIM_BYKEY_VALUES >= 2)
+
+constexpr int BK_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
+static_assert(CUPRIM_ITEMS <= 32, "head and tail flags live in one 32-bit mask per thread");
+constexpr int bk_pad_every(int bytes) { return 128 / bytes < 16 ? 16 : 128 / bytes; }
+// Padded shared-memory index: thread-strided reads of CUPRIM_ITEMS
+// consecutive elements fall in different banks.
+template <typename X> __device__ __forceinline__ int bk_pad(int i) { return i + i / bk_pad_every(sizeof(X)); }
+template <typename X> constexpr int bk_smem() { return BK_TILE + BK_TILE / bk_pad_every(sizeof(X)); }
+
+// Loads the tile's `valid` elements at src into smem (padded).
+template <typename X> __device__ __forceinline__ void bk_load_tile(const X* __restrict__ src, X* smem, int valid) {
+    constexpr int VEC = 16 / sizeof(X);
+    typedef cuprim_vec<X, VEC> Vec;
+    if constexpr (CUPRIM_ITEMS % VEC == 0) {
+        if (valid == BK_TILE && cuprim_aligned_to<Vec>(src)) {
+            const Vec* vsrc = (const Vec*)src;
+#pragma unroll
+            for (int j = 0; j < BK_TILE / VEC / CUPRIM_BLOCK; j++) {
+                const int v = j * CUPRIM_BLOCK + threadIdx.x;
+                const Vec x = vsrc[v];
+#pragma unroll
+                for (int k = 0; k < VEC; k++) smem[bk_pad<X>(v * VEC + k)] = x.v[k];
+            }
+            return;
+        }
+    }
+    for (int i = threadIdx.x; i < valid; i += CUPRIM_BLOCK) smem[bk_pad<X>(i)] = src[i];
+}
+
+struct BkCountOp {
+    __device__ __forceinline__ static C apply(C a, C b) { return a + b; }
+    __device__ __forceinline__ static C identity() { return 0; }
+};
+
+#if BK_SEGMENTED
+#if CUPRIM_BYKEY_VALUES == 3
+// Run lengths: every element's value is 1, summed per run.
+typedef BkCountOp ValueOp;
+#else
+typedef ReduceOp ValueOp;
+#endif
+
+// (heads in the range, fold of the values after its last head).
+struct BkPair {
+    V v;
+    C count;
+};
+
+// The deterministic look-back's canonical form of a pair (kernels/block/lookback.cuh).
+__device__ __forceinline__ BkPair lookback_settle(const BkPair& p) {
+    BkPair r = p;
+    r.v = cuprim_canonical_nan(p.v);
+    return r;
+}
+
+struct BkPairOp {
+    __device__ __forceinline__ static BkPair apply(const BkPair& a, const BkPair& b) {
+        BkPair r;
+        r.count = a.count + b.count;
+        r.v = b.count > 0 ? b.v : ValueOp::apply(a.v, b.v);
+        return r;
+    }
+    __device__ __forceinline__ static BkPair identity() {
+        BkPair r;
+        r.v = ValueOp::identity();
+        r.count = 0;
+        return r;
+    }
+};
+typedef BkPair Scanned;
+typedef BkPairOp ScannedOp;
+__device__ __forceinline__ C bk_count(const BkPair& p) { return p.count; }
+#else
+typedef C Scanned;
+typedef BkCountOp ScannedOp;
+__device__ __forceinline__ C bk_count(C c) { return c; }
+#endif
+
+// keys: n keys. values: n values (reduce, unique_by_key) or null.
+// keys_out / values_out: at least as many slots as runs (null when not written).
+// count_out: receives the number of runs (u64), written by the last tile.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_by_key(const K* __restrict__ keys, const V* __restrict__ values, u64 n, K* __restrict__ keys_out,
+                  O* __restrict__ values_out, u64* __restrict__ count_out, u32* status, Scanned* aggregates,
+                  Scanned* prefixes, u32* tile_counter, u32 num_tiles) {
+    __shared__ K skeys[bk_smem<K>()];
+    __shared__ O svals[CUPRIM_BYKEY_VALUES > 0 ? bk_smem<O>() : 1];
+    __shared__ Scanned warp_totals[CUPRIM_BLOCK / 32];
+    __shared__ Scanned staged[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
+    __shared__ Scanned s_prefix;
+    __shared__ u32 s_tile, s_head_first, s_tail_last;
+
+    const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
+    const u64 base = (u64)tile * BK_TILE;
+    const u64 remaining = n - base;
+    const int valid = remaining < (u64)BK_TILE ? (int)remaining : BK_TILE;
+    const int tid = threadIdx.x;
+    const int first = tid * CUPRIM_ITEMS;
+
+    bk_load_tile<K>(keys + base, skeys, valid);
+#if CUPRIM_BYKEY_VALUES == 2
+    bk_load_tile<V>(values + base, svals, valid);
+#endif
+    __syncthreads();
+
+    // This thread's keys, which of them start a run (bit k: element first + k).
+    K kk[CUPRIM_ITEMS];
+    u32 heads = 0;
+    K prev = first == 0 ? (base > 0 ? keys[base - 1] : K()) : skeys[bk_pad<K>(first <= valid ? first - 1 : 0)];
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        const int i = first + k;
+        kk[k] = skeys[bk_pad<K>(i < valid ? i : 0)];
+        if (i < valid && (base + i == 0 || KeyEq::differ(prev, kk[k]))) heads |= 1u << k;
+        prev = kk[k];
+    }
+    if (tid == 0) s_head_first = heads & 1u;
+
+#if BK_SEGMENTED
+    // Which of them end a run: the next element starts one, or the input ends.
+    u32 tails = heads >> 1;
+    const int after = first + CUPRIM_ITEMS;
+    if (after < valid) {
+        if (KeyEq::differ(kk[CUPRIM_ITEMS - 1], skeys[bk_pad<K>(after)])) tails |= 1u << (CUPRIM_ITEMS - 1);
+    } else if (after == valid && base + valid < n) {
+        if (KeyEq::differ(kk[CUPRIM_ITEMS - 1], keys[base + valid])) tails |= 1u << (CUPRIM_ITEMS - 1);
+    }
+    if (first < valid && valid <= after) {
+        if (base + valid == n) tails |= 1u << (valid - 1 - first);
+        s_tail_last = (tails >> (valid - 1 - first)) & 1u;
+    }
+
+    V vv[CUPRIM_ITEMS];
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+#if CUPRIM_BYKEY_VALUES == 2
+        vv[k] = svals[bk_pad<V>(first + k < valid ? first + k : 0)];
+#else
+        vv[k] = (V)1;
+#endif
+    }
+    Scanned mine = ScannedOp::identity();
+    if (first < valid) {
+        mine.count = (C)__popc(heads);
+        mine.v = vv[0];
+#pragma unroll
+        for (int k = 1; k < CUPRIM_ITEMS; k++) {
+            if (first + k < valid) mine.v = (heads >> k) & 1u ? vv[k] : ValueOp::apply(mine.v, vv[k]);
+        }
+    }
+    constexpr bool DETERMINISTIC = CUPRIM_DETERMINISTIC;
+#else
+    V vv[CUPRIM_BYKEY_VALUES == 1 ? CUPRIM_ITEMS : 1];
+#if CUPRIM_BYKEY_VALUES == 1
+    // The first value of each run, read where a run starts (before the
+    // look-back, so the loads overlap it).
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        if ((heads >> k) & 1u) vv[k] = values[base + first + k];
+    }
+#endif
+    const Scanned mine = (C)__popc(heads);
+    constexpr bool DETERMINISTIC = false;  // counts are exact
+#endif
+
+    Scanned before, tile_prefix;
+    bool has_before;
+    const bool has_tile_prefix = block_scan_lookback<Scanned, ScannedOp, CUPRIM_BLOCK, DETERMINISTIC>(
+        mine, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before, tile_prefix);
+    const C prefix_count = has_tile_prefix ? bk_count(tile_prefix) : (C)0;
+    const C tile_heads = bk_count(warp_totals[CUPRIM_BLOCK / 32 - 1]);
+    const u32 head_first = s_head_first;
+
+    // Everything before this thread: the tile's prefix, then the threads before it in the tile.
+    C count = prefix_count + (has_before ? bk_count(before) : (C)0);
+#if BK_SEGMENTED
+    V run = vv[0];  // element 0 of the input is a head, so run is set before it is read
+    if (has_tile_prefix) run = tile_prefix.v;
+    if (has_before) run = has_tile_prefix ? ValueOp::apply(run, before.v) : before.v;
+    // A tail's slot, counted from the first run this tile ends.
+    const C tail_base = prefix_count + head_first;
+#endif
+
+    // Stage the tile's outputs (everyone has read the shared tile: the look-back had two barriers).
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        if (first + k < valid) {
+            const bool head = (heads >> k) & 1u;
+            count += head ? 1 : 0;
+            const int slot = (int)(count - 1 - prefix_count);
+#if CUPRIM_BYKEY_KEYS
+            if (head) skeys[bk_pad<K>(slot)] = kk[k];
+#endif
+#if CUPRIM_BYKEY_VALUES == 1
+            if (head) svals[bk_pad<O>(slot)] = vv[k];
+#endif
+#if BK_SEGMENTED
+            run = head ? vv[k] : ValueOp::apply(run, vv[k]);
+            if ((tails >> k) & 1u) svals[bk_pad<O>((int)(count - tail_base))] = (O)run;
+#endif
+        }
+    }
+    __syncthreads();
+
+    const int n_heads = (int)tile_heads;
+#if CUPRIM_BYKEY_KEYS
+    for (int j = tid; j < n_heads; j += CUPRIM_BLOCK) keys_out[prefix_count + j] = skeys[bk_pad<K>(j)];
+#endif
+#if CUPRIM_BYKEY_VALUES == 1
+    for (int j = tid; j < n_heads; j += CUPRIM_BLOCK) values_out[prefix_count + j] = svals[bk_pad<O>(j)];
+#endif
+#if BK_SEGMENTED
+    // Runs this tile ends: those it starts, plus the one continuing into it,
+    // less the one continuing past it.
+    const int n_tails = n_heads + (1 - (int)head_first) - (1 - (int)s_tail_last);
+    for (int j = tid; j < n_tails; j += CUPRIM_BLOCK) values_out[tail_base - 1 + j] = svals[bk_pad<O>(j)];
+#endif
+    if (tile == num_tiles - 1 && tid == 0) *count_out = (u64)(prefix_count + tile_heads);
+}

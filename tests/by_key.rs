@@ -1,0 +1,406 @@
+//! The by-key family (reduce_by_key, unique, unique_by_key, unique_count,
+//! run_length_encode and the `_into` forms, plus copy_if_into) against
+//! plain sequential references, on every device.
+
+mod common;
+
+use common::{assert_same, Sample, TestRng};
+use cuprim::cmp::{Comparator, Less};
+use cuprim::ops::Max;
+use cuprim::pred::Gt;
+use cuprim::prelude::*;
+use cuprim::{Element, Scalar};
+use rand::Rng;
+
+cuprim::binary_op! {
+    /// Keep the right operand unless it is zero: associative, not commutative.
+    pub struct KeepRightNonZero for i32, u32 {
+        rust: |a, b| if b != 0 { b } else { a },
+        cuda: "(b != 0 ? b : a)",
+        identity: 0,
+    }
+}
+
+/// Sizes: awkward ones around the tile shapes, plus one past a million.
+fn sizes() -> Vec<usize> {
+    common::capped(&[0, 1, 2, 31, 33, 4095, 4097, 6145, 65_537, (1 << 20) + 3])
+}
+
+/// How run lengths are drawn.
+#[derive(Clone, Copy, Debug)]
+enum Runs {
+    /// Every run of length 1.
+    Ones,
+    /// One run over the whole input.
+    Whole,
+    /// Runs of 64 (the bench's input).
+    Run64,
+    /// Lengths 1 to 8 mostly, sometimes up to 10 000 (runs across tiles).
+    Random,
+}
+
+const RUNS: [Runs; 4] = [Runs::Ones, Runs::Whole, Runs::Run64, Runs::Random];
+
+/// Run ids 0, 1, 2, ... per element, each as a key of type `K` (neighbouring
+/// ids can become equal keys in narrow float types: the references use the
+/// same keys, so that only merges runs).
+fn keys_of<K: Element>(r: &mut TestRng, n: usize, runs: Runs) -> Vec<K> {
+    let mut out = Vec::with_capacity(n);
+    let mut id = r.gen_range(0u32..1000);
+    while out.len() < n {
+        let len = match runs {
+            Runs::Ones => 1,
+            Runs::Whole => n,
+            Runs::Run64 => 64,
+            Runs::Random => {
+                if r.gen_range(0..16) == 0 {
+                    r.gen_range(1..10_000)
+                } else {
+                    r.gen_range(1..9)
+                }
+            }
+        };
+        let k = K::from_scalar(Scalar::U32(id));
+        out.extend(std::iter::repeat_n(k, len.min(n - out.len())));
+        id = id.wrapping_add(1);
+    }
+    out
+}
+
+/// The index of the first element of each run (`keys[i] != keys[i - 1]`).
+fn ref_heads<K: PartialEq>(keys: &[K]) -> Vec<usize> {
+    (0..keys.len()).filter(|&i| i == 0 || keys[i] != keys[i - 1]).collect()
+}
+
+fn ref_reduce<K: Copy + PartialEq, V: Copy>(keys: &[K], vals: &[V], op: impl Fn(V, V) -> V) -> (Vec<K>, Vec<V>) {
+    let (mut ks, mut vs) = (Vec::new(), Vec::<V>::new());
+    for i in 0..keys.len() {
+        if i == 0 || keys[i] != keys[i - 1] {
+            ks.push(keys[i]);
+            vs.push(vals[i]);
+        } else {
+            let last = vs.len() - 1;
+            vs[last] = op(vs[last], vals[i]);
+        }
+    }
+    (ks, vs)
+}
+
+fn ref_rle<K: Copy + PartialEq>(keys: &[K]) -> (Vec<K>, Vec<u64>) {
+    let heads = ref_heads(keys);
+    let lengths = heads
+        .iter()
+        .enumerate()
+        .map(|(r, &h)| (heads.get(r + 1).copied().unwrap_or(keys.len()) - h) as u64);
+    (heads.iter().map(|&h| keys[h]).collect(), lengths.collect())
+}
+
+/// unique, unique_count, unique_by_key, run_length_encode (both widths) and
+/// unique_into of keys `K` with values `V`.
+fn check_unique<K: Sample, V: Sample>(tag: &str) {
+    for dev in common::devices() {
+        for n in sizes() {
+            for runs in RUNS {
+                let (mut r, seed) = common::rng(&format!("{tag}-{n}-{runs:?}"));
+                let ctx = common::ctx(&dev, &format!("{tag} {runs:?}"), n, seed);
+                let keys: Vec<K> = keys_of(&mut r, n, runs);
+                let vals: Vec<V> = common::random_vec(&mut r, n);
+                let heads = ref_heads(&keys);
+                let want_keys: Vec<K> = heads.iter().map(|&h| keys[h]).collect();
+                let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+                let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
+
+                assert_same(&dk.unique().unwrap().to_vec().unwrap(), &want_keys, &format!("unique {ctx}"));
+                assert_eq!(dk.unique_count().unwrap(), heads.len(), "unique_count {ctx}");
+
+                let (uk, uv) = dk.unique_by_key(&dv).unwrap();
+                assert_same(&uk.to_vec().unwrap(), &want_keys, &format!("unique_by_key keys {ctx}"));
+                let want_vals: Vec<V> = heads.iter().map(|&h| vals[h]).collect();
+                assert_same(&uv.to_vec().unwrap(), &want_vals, &format!("unique_by_key values {ctx}"));
+
+                let (want_rk, want_len) = ref_rle(&keys);
+                let (rk, rl) = dk.run_length_encode().unwrap();
+                assert_same(&rk.to_vec().unwrap(), &want_rk, &format!("rle keys {ctx}"));
+                let want32: Vec<u32> = want_len.iter().map(|&l| l as u32).collect();
+                assert_eq!(rl.to_vec().unwrap(), want32, "rle lengths {ctx}");
+                let (rk, rl) = dk.run_length_encode_with::<u64>().unwrap();
+                assert_same(&rk.to_vec().unwrap(), &want_rk, &format!("rle u64 keys {ctx}"));
+                assert_eq!(rl.to_vec().unwrap(), want_len, "rle u64 lengths {ctx}");
+
+                // The _into form: a longer output, its tail untouched, the count on the device.
+                let fill = K::from_scalar(Scalar::U32(7));
+                let mut out = DeviceVec::from_slice(&dev, &vec![fill; n + 3]).unwrap();
+                let mut count = DeviceVec::from_slice(&dev, &[u64::MAX, 5]).unwrap();
+                dk.unique_into(&mut out, &mut count).unwrap();
+                let c = count.to_vec().unwrap();
+                assert_eq!(c, vec![heads.len() as u64, 5], "unique_into count {ctx}");
+                let got = out.to_vec().unwrap();
+                assert_same(&got[..heads.len()], &want_keys, &format!("unique_into {ctx}"));
+                assert_same(&got[n..], &[fill; 3], &format!("unique_into tail {ctx}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn unique_u8_keys_i32_values() {
+    check_unique::<u8, i32>("u8-i32");
+}
+#[test]
+fn unique_i32_keys_f64_values() {
+    check_unique::<i32, f64>("i32-f64");
+}
+#[test]
+fn unique_u64_keys_u8_values() {
+    check_unique::<u64, u8>("u64-u8");
+}
+#[test]
+fn unique_f32_keys_f16_values() {
+    check_unique::<f32, f16>("f32-f16");
+}
+#[test]
+fn unique_f16_keys_u32_values() {
+    check_unique::<f16, u32>("f16-u32");
+}
+
+/// reduce_by_key and reduce_by_key_into of keys `K`, values `V` built from
+/// small integers (so float sums are exact and the device's grouping gives
+/// the reference's bits), under `op`.
+fn check_reduce<K: Sample, V: Sample, Op: cuprim::ops::Monoid<V>>(tag: &str, op: Op) {
+    for dev in common::devices() {
+        for n in sizes() {
+            for runs in RUNS {
+                let (mut r, seed) = common::rng(&format!("{tag}-{n}-{runs:?}"));
+                let ctx = common::ctx(&dev, &format!("{tag} {runs:?}"), n, seed);
+                let keys: Vec<K> = keys_of(&mut r, n, runs);
+                let vals: Vec<V> = (0..n).map(|_| V::from_scalar(Scalar::I32(r.gen_range(-3..4)))).collect();
+                let (want_k, want_v) = ref_reduce(&keys, &vals, |a, b| op.apply(a, b));
+                let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+                let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
+                let (gk, gv) = dk.reduce_by_key(&dv, op).unwrap();
+                assert_same(&gk.to_vec().unwrap(), &want_k, &format!("reduce_by_key keys {ctx}"));
+                assert_same(&gv.to_vec().unwrap(), &want_v, &format!("reduce_by_key values {ctx}"));
+
+                let mut ko = DeviceVec::<K>::zeros(&dev, n + 1).unwrap();
+                let mut vo = DeviceVec::<V>::zeros(&dev, n).unwrap();
+                let mut count = DeviceVec::<u64>::zeros(&dev, 1).unwrap();
+                dk.reduce_by_key_into(&dv, op, &mut ko, &mut vo, &mut count).unwrap();
+                let runs_found = count.to_vec().unwrap()[0] as usize;
+                assert_eq!(runs_found, want_k.len(), "reduce_by_key_into count {ctx}");
+                assert_same(
+                    &ko.to_vec().unwrap()[..runs_found],
+                    &want_k,
+                    &format!("reduce_by_key_into keys {ctx}"),
+                );
+                assert_same(
+                    &vo.to_vec().unwrap()[..runs_found],
+                    &want_v,
+                    &format!("reduce_by_key_into values {ctx}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn reduce_by_key_u32_keys_f32_add() {
+    check_reduce::<u32, f32, _>("u32-f32-add", Add);
+}
+#[test]
+fn reduce_by_key_u8_keys_i64_add() {
+    check_reduce::<u8, i64, _>("u8-i64-add", Add);
+}
+#[test]
+fn reduce_by_key_f16_keys_f64_max() {
+    check_reduce::<f16, f64, _>("f16-f64-max", Max);
+}
+#[test]
+fn reduce_by_key_u64_keys_i32_non_commutative() {
+    check_reduce::<u64, i32, _>("u64-i32-keepright", KeepRightNonZero);
+}
+/// f16 with Max: f16 sums of long runs would round (integers are exact to 2048 only).
+#[test]
+fn reduce_by_key_i32_keys_f16_max() {
+    check_reduce::<i32, f16, _>("i32-f16-max", Max);
+}
+
+/// NaN keys are runs of their own; -0.0 continues a run of 0.0 and the
+/// run's first key is the one written.
+#[test]
+fn nan_and_signed_zero_keys() {
+    let nan = f32::NAN;
+    let keys = [nan, nan, 0.0, -0.0, 0.0, -0.0, -0.0, 1.0, nan, 1.0, 1.0];
+    let vals: Vec<u32> = (1..=keys.len() as u32).collect();
+    let want_keys = [nan, nan, 0.0, 1.0, nan, 1.0];
+    for dev in common::devices() {
+        let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+        let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
+        let (k, v) = dk.reduce_by_key(&dv, Add).unwrap();
+        assert_same(&k.to_vec().unwrap(), &want_keys, &format!("{dev:?}"));
+        assert_eq!(v.to_vec().unwrap(), vec![1, 2, 3 + 4 + 5 + 6 + 7, 8, 9, 10 + 11], "{dev:?}");
+        assert_eq!(dk.unique_count().unwrap(), 6, "{dev:?}");
+        let (_, lengths) = dk.run_length_encode().unwrap();
+        assert_eq!(lengths.to_vec().unwrap(), vec![1, 1, 5, 1, 1, 2], "{dev:?}");
+        // The first key of the run of zeros is -0.0 when it comes first.
+        let dk = DeviceVec::from_slice(&dev, &[-0.0f32, 0.0, 2.0]).unwrap();
+        let u = dk.unique().unwrap().to_vec().unwrap();
+        assert_eq!(
+            u.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            vec![(-0.0f32).to_bits(), 2.0f32.to_bits()]
+        );
+        // f16 keys follow the same rule.
+        let h = |x: f32| f16::from_f32(x);
+        let dk = DeviceVec::from_slice(&dev, &[h(f32::NAN), h(f32::NAN), h(-0.0), h(0.0), h(3.0)]).unwrap();
+        assert_eq!(dk.unique_count().unwrap(), 4, "f16 {dev:?}");
+        // Under Less (total order): NaNs with the same bits are equal, -0.0 and 0.0 are not.
+        let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+        let (k, v) = dk.reduce_by_key_by(&dv, Add, Less).unwrap();
+        assert_eq!(k.len(), 8, "by Less {dev:?}");
+        assert_eq!(v.to_vec().unwrap(), vec![1 + 2, 3, 4, 5, 6 + 7, 8, 9, 10 + 11], "by Less {dev:?}");
+    }
+}
+
+/// reduce_by_key_by with a comparator against the reference with its equivalence.
+#[test]
+fn reduce_by_key_by_comparator() {
+    for dev in common::devices() {
+        for n in sizes() {
+            let (mut r, seed) = common::rng(&format!("by-{n}"));
+            let ctx = common::ctx(&dev, "reduce_by_key_by", n, seed);
+            let keys: Vec<f64> = keys_of(&mut r, n, Runs::Random);
+            let vals: Vec<u32> = (0..n).map(|_| r.gen()).collect();
+            let equal = |a: f64, b: f64| !(Less.less(a, b) || Less.less(b, a));
+            let (mut wk, mut wv) = (Vec::new(), Vec::<u32>::new());
+            for i in 0..n {
+                if i == 0 || !equal(keys[i - 1], keys[i]) {
+                    wk.push(keys[i]);
+                    wv.push(vals[i]);
+                } else {
+                    let l = wv.len() - 1;
+                    wv[l] = wv[l].wrapping_add(vals[i]);
+                }
+            }
+            let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+            let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
+            let (k, v) = dk.reduce_by_key_by(&dv, Add, Less).unwrap();
+            assert_same(&k.to_vec().unwrap(), &wk, &ctx);
+            assert_eq!(v.to_vec().unwrap(), wv, "{ctx}");
+        }
+    }
+}
+
+/// Random f32 values: the same bits on every call (deterministic mode),
+/// within rounding of the sequential fold.
+#[test]
+fn reduce_by_key_floats_deterministic() {
+    for dev in common::devices() {
+        for n in sizes() {
+            let (mut r, seed) = common::rng(&format!("det-{n}"));
+            let ctx = common::ctx(&dev, "deterministic", n, seed);
+            let keys: Vec<u32> = keys_of(&mut r, n, Runs::Random);
+            let vals: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect();
+            let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+            let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
+            let first = dk.reduce_by_key(&dv, Add).unwrap().1.to_vec().unwrap();
+            for _ in 0..3 {
+                let again = dk.reduce_by_key(&dv, Add).unwrap().1.to_vec().unwrap();
+                assert_same(&again, &first, &ctx);
+            }
+            let heads = ref_heads(&keys);
+            let (_, want) = ref_reduce(&keys, &vals.iter().map(|&x| x as f64).collect::<Vec<_>>(), |a, b| a + b);
+            assert_eq!(first.len(), want.len(), "{ctx}");
+            for (i, (&g, &w)) in first.iter().zip(&want).enumerate() {
+                let end = heads.get(i + 1).copied().unwrap_or(n);
+                let bound = 1e-6 * ((end - heads[i]) as f64 + 8.0);
+                assert!((g as f64 - w).abs() <= bound, "run {i}: {g} vs {w} {ctx}");
+            }
+        }
+    }
+}
+
+/// copy_if_into: the kept elements at the front, the count on the device.
+#[test]
+fn copy_if_into_matches_copy_if() {
+    for dev in common::devices() {
+        for n in sizes() {
+            let (mut r, seed) = common::rng(&format!("copy-if-into-{n}"));
+            let ctx = common::ctx(&dev, "copy_if_into", n, seed);
+            let data: Vec<u32> = (0..n).map(|_| r.gen()).collect();
+            let want: Vec<u32> = data.iter().copied().filter(|&x| x > u32::MAX / 2).collect();
+            let v = DeviceVec::from_slice(&dev, &data).unwrap();
+            let mut out = DeviceVec::from_slice(&dev, &vec![3u32; n + 2]).unwrap();
+            let mut count = DeviceVec::from_slice(&dev, &[u64::MAX]).unwrap();
+            v.copy_if_into(Gt(u32::MAX / 2), &mut out, &mut count).unwrap();
+            assert_eq!(count.to_vec().unwrap(), vec![want.len() as u64], "{ctx}");
+            let got = out.to_vec().unwrap();
+            assert_eq!(&got[..want.len()], &want[..], "{ctx}");
+            assert_eq!(&got[n..], &[3, 3], "tail {ctx}");
+            assert_eq!(v.copy_if(Gt(u32::MAX / 2)).unwrap().to_vec().unwrap(), want, "copy_if {ctx}");
+        }
+    }
+}
+
+/// Short outputs, an empty count and mismatched lengths are errors, and
+/// the caller's buffers are left as they were.
+#[test]
+fn errors_leave_buffers_intact() {
+    for dev in common::devices() {
+        let keys = DeviceVec::from_slice(&dev, &[1u32, 1, 2, 3]).unwrap();
+        let vals = DeviceVec::from_slice(&dev, &[1i32, 2, 3, 4]).unwrap();
+        let short_vals = DeviceVec::from_slice(&dev, &[1i32, 2, 3]).unwrap();
+        let mut ko = DeviceVec::from_slice(&dev, &[9u32; 4]).unwrap();
+        let mut ko_short = DeviceVec::from_slice(&dev, &[9u32; 3]).unwrap();
+        let mut vo = DeviceVec::from_slice(&dev, &[9i32; 4]).unwrap();
+        let mut vo_short = DeviceVec::from_slice(&dev, &[9i32; 3]).unwrap();
+        let mut count = DeviceVec::from_slice(&dev, &[77u64]).unwrap();
+        let mut no_count = DeviceVec::<u64>::zeros(&dev, 0).unwrap();
+
+        let e = keys.reduce_by_key(&short_vals, Add).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { .. }), "{e}");
+        let e = keys.unique_by_key(&short_vals).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { .. }), "{e}");
+        let e = keys.reduce_by_key_into(&vals, Add, &mut ko_short, &mut vo, &mut count).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidArgument(ref m) if m.contains("reduce_by_key_into")),
+            "{e}"
+        );
+        let e = keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo_short, &mut count).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+        let e = keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo, &mut no_count).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+        let e = keys.reduce_by_key_into(&short_vals, Add, &mut ko, &mut vo, &mut count).unwrap_err();
+        assert!(matches!(e, Error::LengthMismatch { .. }), "{e}");
+        let e = keys.unique_into(&mut ko_short, &mut count).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(ref m) if m.contains("unique_into")), "{e}");
+        let e = keys.unique_into(&mut ko, &mut no_count).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+        let e = keys.copy_if_into(Gt(1), &mut ko_short, &mut count).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(ref m) if m.contains("copy_if_into")), "{e}");
+        let e = keys.copy_if_into(Gt(1), &mut ko, &mut no_count).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+
+        assert_eq!(ko.to_vec().unwrap(), vec![9; 4], "{dev:?}");
+        assert_eq!(ko_short.to_vec().unwrap(), vec![9; 3], "{dev:?}");
+        assert_eq!(vo.to_vec().unwrap(), vec![9; 4], "{dev:?}");
+        assert_eq!(vo_short.to_vec().unwrap(), vec![9; 3], "{dev:?}");
+        assert_eq!(count.to_vec().unwrap(), vec![77], "{dev:?}");
+
+        // Empty inputs: no runs, and the _into forms write a zero count.
+        let empty = DeviceVec::<u32>::zeros(&dev, 0).unwrap();
+        assert_eq!(empty.unique_count().unwrap(), 0);
+        assert!(empty.unique().unwrap().is_empty());
+        let (k, l) = empty.run_length_encode().unwrap();
+        assert!(k.is_empty() && l.is_empty());
+        let mut eo = DeviceVec::<u32>::zeros(&dev, 0).unwrap();
+        empty.unique_into(&mut eo, &mut count).unwrap();
+        assert_eq!(count.to_vec().unwrap(), vec![0], "{dev:?}");
+    }
+    // Devices must match (host and CUDA), when both exist.
+    let devs = common::devices();
+    if devs.len() > 1 {
+        let keys = DeviceVec::from_slice(&devs[0], &[1u32, 2]).unwrap();
+        let vals = DeviceVec::from_slice(&devs[1], &[1u32, 2]).unwrap();
+        let e = keys.reduce_by_key(&vals, Add).unwrap_err();
+        assert!(matches!(e, Error::DeviceMismatch { .. }), "{e}");
+    }
+}
