@@ -17,7 +17,7 @@ use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, M
 use cuprim::precompile::precompile_sort_classic;
 use cuprim::precompile::{
     precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_merge, precompile_merge_by, precompile_predicate,
-    precompile_reduce, precompile_scan, precompile_scan_by_key, precompile_search, precompile_topk, precompile_unary, KernelReport, Target,
+    precompile_reduce, precompile_scan, precompile_scan_by_key, precompile_search, precompile_segsort, precompile_topk, precompile_unary, KernelReport, Target,
 };
 use cuprim::precompile::{precompile_sort, precompile_sort_alternatives, precompile_sort_pairs};
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
@@ -126,6 +126,9 @@ fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
     job(jobs, name("histogram, u32 counts"), move || precompile_histogram::<T, u32>(t(arch)));
     job(jobs, name("top-k"), move || precompile_topk::<T>(t(arch)));
     job(jobs, name("search Less"), move || precompile_search::<T, _>(t(arch), Less));
+    job(jobs, name("segmented sort, keys and u32 values"), move || {
+        precompile_segsort::<T, u32>(t(arch))
+    });
     job(jobs, name("merge Less, keys and u32 values"), move || {
         precompile_merge::<T, u32>(t(arch))
     });
