@@ -17,7 +17,8 @@ use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, M
 use cuprim::precompile::precompile_sort_classic;
 use cuprim::precompile::{
     precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_merge, precompile_merge_by, precompile_predicate,
-    precompile_reduce, precompile_scan, precompile_scan_by_key, precompile_search, precompile_segsort, precompile_topk, precompile_unary, KernelReport, Target,
+    precompile_reduce, precompile_scan, precompile_scan_by_key, precompile_search, precompile_segsort, precompile_topk, precompile_unary,
+    KernelReport, Target,
 };
 use cuprim::precompile::{precompile_sort, precompile_sort_alternatives, precompile_sort_pairs};
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};

@@ -50,7 +50,11 @@ fn reference<K: Key>(data: &[K], offs: &[u64], descending: bool, range: Option<(
 }
 
 fn first_diff<T: Element>(got: &[T], want: &[T]) -> String {
-    match got.iter().zip(want).position(|(a, b)| bytemuck::bytes_of(a) != bytemuck::bytes_of(b)) {
+    match got
+        .iter()
+        .zip(want)
+        .position(|(a, b)| bytemuck::bytes_of(a) != bytemuck::bytes_of(b))
+    {
         Some(i) => format!("first difference at {i}: got {:?}, want {:?}", got[i], want[i]),
         None => format!("lengths {} and {}", got.len(), want.len()),
     }
@@ -96,7 +100,11 @@ fn check_as<K: Key, I: IndexElement>(
     keys.segmented_sort_pairs_with(&offsets, &mut vals, opts).unwrap();
     let got_keys = keys.to_vec().unwrap();
     let got_vals = vals.to_vec().unwrap();
-    assert!(bytes(&got_keys) == bytes(&want_keys), "pair keys {ctx}: {}", first_diff(&got_keys, &want_keys));
+    assert!(
+        bytes(&got_keys) == bytes(&want_keys),
+        "pair keys {ctx}: {}",
+        first_diff(&got_keys, &want_keys)
+    );
     assert!(got_vals == want_vals, "pair values {ctx}: {}", first_diff(&got_vals, &want_vals));
 }
 
@@ -125,7 +133,9 @@ fn mixture(r: &mut TestRng, count: usize, max: u64, empty: f64) -> Vec<u64> {
 /// with elements before the first and after the last offset left alone.
 #[test]
 fn every_size_class() {
-    let lens = [0u64, 1, 2, 31, 33, 0, 127, 128, 129, 1023, 1024, 1025, 2048, 4095, 4096, 4097, 9000, 0, 2, 1];
+    let lens = [
+        0u64, 1, 2, 31, 33, 0, 127, 128, 129, 1023, 1024, 1025, 2048, 4095, 4096, 4097, 9000, 0, 2, 1,
+    ];
     let (mut r, seed) = rng("segsort classes");
     for dev in devices() {
         for &(start, tail) in &[(0u64, 0usize), (5, 3)] {
@@ -177,7 +187,14 @@ fn mixtures_with_empty_segments() {
             let data: Vec<f32> = random_vec(&mut r, n);
             check(&dev, &data, &offs, false, None, &format!("mixture max={max}, seed={seed}"));
             let data: Vec<i32> = small_vec(&mut r, n);
-            check(&dev, &data, &offs, true, None, &format!("mixture max={max} duplicates, seed={seed}"));
+            check(
+                &dev,
+                &data,
+                &offs,
+                true,
+                None,
+                &format!("mixture max={max} duplicates, seed={seed}"),
+            );
         }
     }
 }
@@ -223,8 +240,12 @@ fn nan_and_signed_zero() {
         let mut whole = DeviceVec::from_slice(&dev, &data).unwrap();
         whole.sort().unwrap();
         let mut seg = DeviceVec::from_slice(&dev, &data).unwrap();
-        seg.segmented_sort(&DeviceVec::from_slice(&dev, &[0u32, n as u32]).unwrap()).unwrap();
-        assert!(bytes(&seg.to_vec().unwrap()) == bytes(&whole.to_vec().unwrap()), "{dev:?} segmented vs sort, seed={seed}");
+        seg.segmented_sort(&DeviceVec::from_slice(&dev, &[0u32, n as u32]).unwrap())
+            .unwrap();
+        assert!(
+            bytes(&seg.to_vec().unwrap()) == bytes(&whole.to_vec().unwrap()),
+            "{dev:?} segmented vs sort, seed={seed}"
+        );
     }
 }
 
@@ -259,7 +280,8 @@ fn value_types() {
         let want_vals: Vec<f64> = order.iter().map(|&i| vals[i as usize]).collect();
         let mut k = DeviceVec::from_slice(&dev, &data).unwrap();
         let mut v = DeviceVec::from_slice(&dev, &vals).unwrap();
-        k.segmented_sort_pairs(&DeviceVec::from_slice(&dev, &offs).unwrap(), &mut v).unwrap();
+        k.segmented_sort_pairs(&DeviceVec::from_slice(&dev, &offs).unwrap(), &mut v)
+            .unwrap();
         assert_eq!(k.to_vec().unwrap(), want_keys, "{dev:?} u8 keys, seed={seed}");
         assert_eq!(v.to_vec().unwrap(), want_vals, "{dev:?} f64 values, seed={seed}");
 
@@ -268,7 +290,8 @@ fn value_types() {
         let mut k = DeviceVec::from_slice(&dev, &data).unwrap();
         let vals: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
         let mut v = DeviceVec::from_slice(&dev, &vals).unwrap();
-        k.segmented_sort_pairs_descending(&DeviceVec::from_slice(&dev, &offs).unwrap(), &mut v).unwrap();
+        k.segmented_sort_pairs_descending(&DeviceVec::from_slice(&dev, &offs).unwrap(), &mut v)
+            .unwrap();
         let want_vals: Vec<u8> = order.iter().map(|&i| vals[i as usize]).collect();
         assert!(bytes(&k.to_vec().unwrap()) == bytes(&want_keys), "{dev:?} f64 keys, seed={seed}");
         assert_eq!(v.to_vec().unwrap(), want_vals, "{dev:?} u8 values, seed={seed}");

@@ -34,14 +34,7 @@ pub fn sort_segments<K: Element>(keys: &mut [K], offs: &[u64], begin: u32, end: 
 }
 
 /// [`sort_segments`] moving `values` (as long as `keys`) along.
-pub fn sort_segments_pairs<K: Element, V: Element>(
-    keys: &mut [K],
-    values: &mut [V],
-    offs: &[u64],
-    begin: u32,
-    end: u32,
-    descending: bool,
-) {
+pub fn sort_segments_pairs<K: Element, V: Element>(keys: &mut [K], values: &mut [V], offs: &[u64], begin: u32, end: u32, descending: bool) {
     let ks = split(keys, offs);
     let vs = split(values, offs);
     ks.into_par_iter().zip(vs).for_each(|(k, v)| {

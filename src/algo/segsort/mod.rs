@@ -22,7 +22,7 @@
 //! # Algorithm
 //! LSD radix sort with 8-bit digits (`kernels/segsort/segsort.cu`), with
 //! size classes as CUB's `DeviceSegmentedSort`: segments of at most 128,
-//! 1024 and 4096 keys are each sorted by one block (of 32, 128 and 256
+//! 1024 and 4096 keys (3072 with 8-byte values) are each sorted by one block (of 32, 128 and 256
 //! threads) entirely in registers and shared memory, one read and one write
 //! of every key (and value); longer segments by one block each through
 //! global memory (a histogram read, then a read and a write per pass, with
@@ -39,11 +39,13 @@ pub(crate) use plan::kernel_specs;
 use crate::algo::same_device;
 use crate::algo::same_len;
 use crate::algo::sort::SortOptions;
+use crate::algo::HOST_MIN_SPLIT;
 use crate::device::Ptr;
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
 use crate::vec::raw::{Mem, MemMut};
 use crate::vec::{DeviceData, DeviceDataMut};
+use rayon::prelude::*;
 use std::mem::size_of;
 
 /// A checked bit range and order.
@@ -58,7 +60,12 @@ pub(crate) struct SegArgs {
 impl SegArgs {
     fn new<K: Element>(opts: SortOptions) -> Result<Self> {
         let (begin, end, descending) = opts.resolve::<K>()?;
-        Ok(SegArgs { begin, end, descending, opts })
+        Ok(SegArgs {
+            begin,
+            end,
+            descending,
+            opts,
+        })
     }
 
     /// XOR mask that turns ascending order into descending.
@@ -75,13 +82,18 @@ impl SegArgs {
 
 /// The offsets as `u64`, checked against `n` keys.
 fn read_offsets<I: IndexElement>(op: &'static str, offsets: &(impl DeviceData<I> + ?Sized), n: usize) -> Result<Vec<u64>> {
-    let offs: Vec<u64> = offsets.to_vec()?.into_iter().map(|o| o.as_u64()).collect();
+    let offs: Vec<u64> = offsets
+        .to_vec()?
+        .into_par_iter()
+        .with_min_len(HOST_MIN_SPLIT)
+        .map(|o| o.as_u64())
+        .collect();
     if offs.is_empty() {
         return Err(Error::InvalidArgument(format!(
             "{op}: offsets must hold segments + 1 entries (at least one), got none"
         )));
     }
-    if let Some(i) = offs.windows(2).position(|w| w[1] < w[0]) {
+    if let Some(i) = offs.par_windows(2).with_min_len(HOST_MIN_SPLIT).position_first(|w| w[1] < w[0]) {
         return Err(Error::InvalidArgument(format!(
             "{op}: offsets must be non-decreasing, but offsets[{}] = {} is less than offsets[{i}] = {}",
             i + 1,
@@ -250,9 +262,14 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
                 host::sort_segments_pairs(k, v, &offs, args.begin, args.end, args.descending);
                 Ok(())
             }
-            (MemMut::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: vptr, .. }, Mem::Cuda { ptr: optr, .. }) => {
-                plan::sort_segments::<K, V, I>(dev, Ptr::from_raw(ptr), Some(Ptr::from_raw(vptr)), Ptr::from_raw(optr), &offs, &args)
-            }
+            (MemMut::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: vptr, .. }, Mem::Cuda { ptr: optr, .. }) => plan::sort_segments::<K, V, I>(
+                dev,
+                Ptr::from_raw(ptr),
+                Some(Ptr::from_raw(vptr)),
+                Ptr::from_raw(optr),
+                &offs,
+                &args,
+            ),
             _ => Err(Error::DeviceMismatch { op: OP }),
         }
     }

@@ -5,10 +5,12 @@
 use super::SegArgs;
 use crate::algo::sort::plan::RADIX_SORT_COMMON;
 use crate::algo::sort::sort_device_with;
+use crate::algo::HOST_MIN_SPLIT;
 use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
+use rayon::prelude::*;
 use std::marker::PhantomData;
 use std::mem::size_of;
 
@@ -44,12 +46,25 @@ impl Shape {
 pub(crate) fn shapes(key_bytes: usize, value_bytes: usize) -> [Shape; 3] {
     let light = key_bytes.max(value_bytes) <= 4 && value_bytes == 0;
     [
-        // A warp per segment of at most 128 keys, 32 blocks/SM (the SM's block limit): not yet measured on a GPU.
-        Shape { block: 32, items: 4, min_blocks: 32 },
+        // A warp per segment of at most 128 keys, 32 blocks/SM (the SM's block limit) for keys of 4 bytes alone, else 24 (u8 pairs spill at 32 on sm_80): not yet measured on a GPU.
+        Shape {
+            block: 32,
+            items: 4,
+            min_blocks: if light { 32 } else { 24 },
+        },
         // 128 x 8 = 1024 keys (the anchor's segments in one tile), 12 blocks/SM for keys of 4 bytes alone, else 8: not yet measured on a GPU.
-        Shape { block: 128, items: 8, min_blocks: if light { 12 } else { 8 } },
+        Shape {
+            block: 128,
+            items: 8,
+            min_blocks: if light { 12 } else { 8 },
+        },
         // 256 x 16 = 4096 keys, 2 blocks/SM; also the tile of the global-memory kernel: not yet measured on a GPU.
-        Shape { block: 256, items: 16, min_blocks: 2 },
+        // With 8-byte values 256 x 12 (f16 keys with u64 values spill 28-56 bytes at x16 on sm_80 and sm_90).
+        Shape {
+            block: 256,
+            items: if value_bytes == 8 { 12 } else { 16 },
+            min_blocks: 2,
+        },
     ]
 }
 
@@ -73,7 +88,11 @@ pub(crate) struct SegSort<K, V, I> {
 
 impl<K: Element, V: Element, I: IndexElement> SegSort<K, V, I> {
     pub fn new(shape: Shape, pairs: bool) -> Self {
-        SegSort { shape, pairs, _t: PhantomData }
+        SegSort {
+            shape,
+            pairs,
+            _t: PhantomData,
+        }
     }
 }
 
@@ -157,16 +176,27 @@ struct Classes {
 /// Splits the segments of `offs` (checked: non-decreasing, within the
 /// keys) by length; segments of 0 or 1 keys need nothing.
 fn classify(offs: &[u64], shapes: &[Shape; 3], sm_count: u32) -> Classes {
+    // The class of each segment (0..3: a tile class, 3: longer, 4: nothing
+    // to do), in parallel: a call may have millions of segments.
+    let class: Vec<u8> = offs
+        .par_windows(2)
+        .with_min_len(HOST_MIN_SPLIT)
+        .map(|w| {
+            let len = w[1] - w[0];
+            if len <= 1 {
+                4
+            } else {
+                shapes.iter().position(|sh| len <= sh.tile()).unwrap_or(3) as u8
+            }
+        })
+        .collect();
     let mut c = Classes::default();
     let mut large = Vec::new();
-    for (s, w) in offs.windows(2).enumerate() {
-        let len = w[1] - w[0];
-        if len <= 1 {
-            continue;
-        }
-        match shapes.iter().position(|sh| len <= sh.tile()) {
-            Some(k) => c.tiles[k].push(s as u32),
-            None => large.push((s as u32, len)),
+    for (s, &k) in class.iter().enumerate() {
+        match k {
+            0..=2 => c.tiles[k as usize].push(s as u32),
+            3 => large.push((s as u32, offs[s + 1] - offs[s])),
+            _ => {}
         }
     }
     // A segment that alone is more than an SM's share of the global-memory
@@ -181,7 +211,7 @@ fn classify(offs: &[u64], shapes: &[Shape; 3], sm_count: u32) -> Classes {
             c.large.push((s, len));
         }
     }
-    c.large.sort_by(|a, b| b.1.cmp(&a.1));
+    c.large.sort_by_key(|&(_, len)| std::cmp::Reverse(len));
     c
 }
 
