@@ -22,7 +22,7 @@
 //! # Algorithm
 //! LSD radix sort with 8-bit digits (`kernels/segsort/segsort.cu`), with
 //! size classes as CUB's `DeviceSegmentedSort`: segments of at most 128,
-//! 1024 and 4096 keys (3072 with 8-byte values) are each sorted by one block (of 32, 128 and 256
+//! 1024 and 4096 keys (3072 for pairs with 8-byte keys or values) are each sorted by one block (of 32, 128 and 256
 //! threads) entirely in registers and shared memory, one read and one write
 //! of every key (and value); longer segments by one block each through
 //! global memory (a histogram read, then a read and a write per pass, with

@@ -59,10 +59,14 @@ pub(crate) fn shapes(key_bytes: usize, value_bytes: usize) -> [Shape; 3] {
             min_blocks: if light { 12 } else { 8 },
         },
         // 256 x 16 = 4096 keys, 2 blocks/SM; also the tile of the global-memory kernel: not yet measured on a GPU.
-        // With 8-byte values 256 x 12 (f16 keys with u64 values spill 28-56 bytes at x16 on sm_80 and sm_90).
+        // Pairs with 8-byte keys or values 256 x 12 (f16/u64 and i64/u32 pairs spill 28-56 bytes at x16 on sm_80 and sm_90).
         Shape {
             block: 256,
-            items: if value_bytes == 8 { 12 } else { 16 },
+            items: if value_bytes > 0 && key_bytes.max(value_bytes) == 8 {
+                12
+            } else {
+                16
+            },
             min_blocks: 2,
         },
     ]
