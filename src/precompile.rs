@@ -352,6 +352,26 @@ pub fn precompile_merge_by<K: Element, V: Element, C: Comparator<K>>(target: Tar
     run(target, crate::algo::merge::plan::merge_specs::<K, V, C>(arch_of(target), &cmp))
 }
 
+/// The segmented sort kernels (every size class) for keys `K` alone and
+/// with values `V`, with `u32` and `u64` offsets. (Its longest segments
+/// use the radix sort's modules: [`precompile_sort`],
+/// [`precompile_sort_pairs`].)
+///
+/// ```
+/// use cuprim::precompile::{precompile_segsort, Target};
+/// let dev = cuprim::Device::default()?;
+/// precompile_segsort::<f32, u32>(Target::Device(&dev))?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_segsort<K: Element, V: Element>(target: Target<'_>) -> Result<Vec<KernelReport>> {
+    use crate::algo::segsort::kernel_specs;
+    let mut specs = kernel_specs::<K, K, u32>(false);
+    specs.extend(kernel_specs::<K, K, u64>(false));
+    specs.extend(kernel_specs::<K, V, u32>(true));
+    specs.extend(kernel_specs::<K, V, u64>(true));
+    run(target, specs)
+}
+
 /// The kNN kernels for points `P` and `k` neighbours: the kd-tree build
 /// and query kernels (for `D <= 16`) and the brute-force kernels, with the
 /// candidate list compiled for `k` (sizes 1, 4, 8, 16, 32, 64, and a heap

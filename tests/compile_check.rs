@@ -18,7 +18,7 @@ use cuprim::precompile::precompile_sort_classic;
 use cuprim::precompile::{
     precompile, precompile_binary, precompile_histogram, precompile_knn, precompile_merge, precompile_merge_by, precompile_predicate,
     precompile_reduce, precompile_reduce_by_key, precompile_reduce_by_key_by, precompile_scan, precompile_scan_by_key, precompile_search,
-    precompile_topk, precompile_unary, precompile_unique, KernelReport, Target,
+    precompile_segsort, precompile_topk, precompile_unary, precompile_unique, KernelReport, Target,
 };
 use cuprim::precompile::{precompile_adjacent_difference, precompile_collectives};
 use cuprim::precompile::{precompile_sort, precompile_sort_alternatives, precompile_sort_pairs};
@@ -129,6 +129,9 @@ fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
     bykey_jobs::<T>(arch, jobs);
     job(jobs, name("top-k"), move || precompile_topk::<T>(t(arch)));
     job(jobs, name("search Less"), move || precompile_search::<T, _>(t(arch), Less));
+    job(jobs, name("segmented sort, keys and u32 values"), move || {
+        precompile_segsort::<T, u32>(t(arch))
+    });
     job(jobs, name("merge Less, keys and u32 values"), move || {
         precompile_merge::<T, u32>(t(arch))
     });

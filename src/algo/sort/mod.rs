@@ -56,7 +56,7 @@ pub(crate) mod plan;
 
 #[cfg(feature = "classic-sort")]
 pub(crate) use classic::classic_kernel_specs;
-pub(crate) use host::{from_ordered_bits, ordered_bits};
+pub(crate) use host::{from_ordered_bits, ordered_bits, radix};
 pub(crate) use plan::kernel_specs;
 
 use crate::algo::transform::TransformOps as _;
@@ -474,4 +474,25 @@ pub(crate) fn sort_pairs_device<K: Element, V: Element>(
         SortOptions::new()
     };
     onesweep::sort::<K, V>(dev, keys, Some(values), n, &SortArgs::new::<K>(&opts)?)
+}
+
+/// Sorts `n` keys (and values) in place on the device as `opts` says
+/// (stable): the segmented sort's path for its longest segments.
+pub(crate) fn sort_device_with<K: Element, V: Element>(
+    dev: &crate::device::CudaDevice,
+    keys: Ptr<K>,
+    values: Option<Ptr<V>>,
+    n: usize,
+    opts: &SortOptions,
+) -> Result<()> {
+    onesweep::sort::<K, V>(dev, keys, values, n, &SortArgs::new::<K>(opts)?)
+}
+
+impl SortOptions {
+    /// The checked bit range and order for keys `K`: `(begin_bit, end_bit,
+    /// descending)`; fails as the sorts do on a bad range.
+    pub(crate) fn resolve<K: Element>(&self) -> Result<(u32, u32, bool)> {
+        let a = SortArgs::new::<K>(self)?;
+        Ok((a.begin, a.end, a.descending))
+    }
 }

@@ -1,0 +1,322 @@
+// Segmented radix sort: every segment [offsets[s], offsets[s + 1]) of the
+// keys (and values) sorted on its own, stably, in place, LSD with 8-bit
+// digits of the keys' order-preserving form (sort/radix_sort.cuh:
+// radix_ordered, the same `total_cmp` order as the device-wide sort).
+//
+// The host reads the offsets back, checks them and splits the segments into
+// size classes (src/algo/segsort/plan.rs):
+// 1. cuprim_segsort_tile: one block per segment of at most SEG_TILE keys.
+//    The keys are read from global memory once, sorted by every pass in
+//    registers and shared memory, and written once. Each pass ranks the
+//    keys by the pass's digit with the onesweep sort's warp ranking
+//    (radix_rank_warp: stable in the order warp, item, lane) and exchanges
+//    them through shared memory; values follow their keys through the same
+//    exchange. Several modules of this kernel, one per tile shape, make the
+//    size classes (a warp for short segments, larger blocks for longer).
+// 2. cuprim_segsort_large: one block per segment longer than a tile (up to
+//    2^32 - 1 keys), every pass through global memory: a histogram read of
+//    the segment, then the segment's tiles in order, each ranked in the
+//    block and scattered to where its digits go, ping-ponging with scratch.
+//    Tiles taken in order plus a stable tile ranking make the pass stable.
+// (The longest segments go through the device-wide onesweep sort, one call
+// each, from the host.)
+//
+// Between passes the keys are kept in their ordered form XOR `flip` (all
+// ones for a descending sort), so a digit is a shift and a mask; the last
+// pass writes the keys back as they were. Slots of a tile past the segment's
+// end hold the ordered key of all ones: the largest digit in every pass,
+// and last in input order, so they rank after every real key and are
+// never stored.
+//
+// Specialised on: K, V (K when sorting keys alone), I (offset type: u32 or
+// u64), CUPRIM_PAIRS, CUPRIM_BLOCK (threads: 32, 64, 128 or 256),
+// CUPRIM_ITEMS (keys per thread), CUPRIM_MIN_BLOCKS (resident blocks per
+// SM asked of ptxas), CUPRIM_MATCH_ANY (see sort/radix_sort.cuh).
+
+constexpr int SEG_BITS = 8;
+constexpr int SEG_RADIX = 1 << SEG_BITS;
+constexpr int SEG_WARPS = CUPRIM_BLOCK / 32;
+constexpr int SEG_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
+// Digits owned by each thread when the digit counts are scanned.
+constexpr int SEG_DPT = SEG_RADIX / CUPRIM_BLOCK;
+constexpr int SEG_BUF = SEG_TILE * (sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V));
+static_assert(CUPRIM_BLOCK % 32 == 0 && CUPRIM_BLOCK <= SEG_RADIX && SEG_RADIX % CUPRIM_BLOCK == 0,
+              "a block of 32, 64, 128 or 256 threads");
+static_assert(SEG_TILE < (1 << 16), "tile positions and ranks must fit 16 bits");
+
+// The slot's position in the tile of its item 0 (warp-striped layout, see
+// sort/radix_sort.cuh); item i is 32 * i further.
+__device__ __forceinline__ u32 seg_first_slot() { return (threadIdx.x >> 5) * 32 * CUPRIM_ITEMS + (threadIdx.x & 31); }
+
+// After every warp has ranked its keys with radix_rank_warp into its own
+// counters wc[warp * SEG_RADIX + d] (zeroed before) and a barrier: turns
+// each digit's per-warp counts into per-warp exclusive offsets, sets
+// s_start[d] to the number of the tile's keys with a smaller digit, and
+// leaves in tot[j] the tile's count of digit tid * SEG_DPT + j. Each thread
+// owns SEG_DPT consecutive digits. Ends with a barrier.
+__device__ __forceinline__ void seg_digit_starts(u32* wc, u32* s_start, u32* s_warp, u32 (&tot)[SEG_DPT]) {
+    const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    u32 sum = 0;
+#pragma unroll
+    for (int j = 0; j < SEG_DPT; j++) {
+        const u32 d = tid * SEG_DPT + j;
+        u32 t = 0;
+#pragma unroll
+        for (int w = 0; w < SEG_WARPS; w++) {
+            const u32 c = wc[w * SEG_RADIX + d];
+            wc[w * SEG_RADIX + d] = t;
+            t += c;
+        }
+        tot[j] = t;
+        sum += t;
+    }
+    const u32 incl = cuprim_warp_inclusive_sum(sum);
+    if (SEG_WARPS > 1) {
+        if (lane == 31) s_warp[warp] = incl;
+        __syncthreads();
+    }
+    u32 before = incl - sum;
+    for (u32 w = 0; w < warp; w++) before += s_warp[w];
+#pragma unroll
+    for (int j = 0; j < SEG_DPT; j++) {
+        s_start[tid * SEG_DPT + j] = before;
+        before += tot[j];
+    }
+    __syncthreads();
+}
+
+// Block-wide exclusive scan over digits, in place: s_count[d] (SEG_RADIX
+// words) becomes the sum of the counts of smaller digits. Every thread
+// calls; ends with a barrier.
+__device__ __forceinline__ void seg_scan_digits(u32* s_count, u32* s_warp) {
+    const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    u32 c[SEG_DPT], sum = 0;
+#pragma unroll
+    for (int j = 0; j < SEG_DPT; j++) {
+        c[j] = s_count[tid * SEG_DPT + j];
+        sum += c[j];
+    }
+    const u32 incl = cuprim_warp_inclusive_sum(sum);
+    if (lane == 31) s_warp[warp] = incl;
+    __syncthreads();
+    u32 before = incl - sum;
+    for (u32 w = 0; w < warp; w++) before += s_warp[w];
+#pragma unroll
+    for (int j = 0; j < SEG_DPT; j++) {
+        s_count[tid * SEG_DPT + j] = before;
+        before += c[j];
+    }
+    __syncthreads();
+}
+
+// Ranks a tile held warp-striped in key[] (ordered form) by the digit
+// (key >> shift) & mask: on return pos[i] is item i's position in the tile
+// sorted stably by that digit, s_start[d] the position of the tile's first
+// key of digit d, tot[j] the count of digit tid * SEG_DPT + j. s_wc must be
+// free (no thread still reading it) when this is called.
+__device__ __forceinline__ void seg_rank_tile(const KR (&key)[CUPRIM_ITEMS], u32 (&pos)[CUPRIM_ITEMS], u32 shift, u32 mask, u32* s_wc,
+                                              u32* s_start, u32* s_warp, u32 (&tot)[SEG_DPT]) {
+    const u32 warp = threadIdx.x >> 5;
+    for (int j = threadIdx.x; j < SEG_WARPS * SEG_RADIX; j += CUPRIM_BLOCK) s_wc[j] = 0;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < CUPRIM_ITEMS; i++) pos[i] = (u32)(key[i] >> shift) & mask;
+    radix_rank_warp<SEG_BITS, CUPRIM_ITEMS, true>(pos, s_wc + warp * SEG_RADIX);
+    __syncthreads();
+    seg_digit_starts(s_wc, s_start, s_warp, tot);
+    radix_positions<SEG_RADIX, CUPRIM_ITEMS>(pos, s_start, s_wc + warp * SEG_RADIX);
+}
+
+// ---------------------------------------------------------------------------
+// Segments of at most one tile: one block each, every pass in shared memory.
+//
+// Block b sorts segment ids[first + b] (first + b when ids is null). All
+// global reads of a segment happen before its first global write, and
+// segments do not overlap, so sorting in place is safe.
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_segsort_tile(KU* keys, VU* vals, const I* offsets, const u32* ids, u32 first, u32 begin_bit, u32 end_bit, u64 flip) {
+    __shared__ u32 s_wc[SEG_WARPS * SEG_RADIX];
+    __shared__ u32 s_start[SEG_RADIX];
+    __shared__ u32 s_warp[SEG_WARPS];
+    __shared__ __align__(16) unsigned char s_buf[SEG_BUF];
+    KU* s_keys = (KU*)s_buf;
+
+    const u32 index = first + blockIdx.x;
+    const u32 seg = ids ? ids[index] : index;
+    const u64 begin = (u64)offsets[seg];
+    const u32 n = (u32)((u64)offsets[seg + 1] - begin);  // <= SEG_TILE (host)
+    keys += begin;
+    const u32 tid = threadIdx.x, slot = seg_first_slot();
+    const KR f = (KR)flip;
+
+    KR key[CUPRIM_ITEMS];
+    u32 pos[CUPRIM_ITEMS];
+    u32 tot[SEG_DPT];
+    // Padding slots read as the key whose ordered form is all ones.
+    radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys, n, key, radix_unordered(KEY_ALL ^ f));
+#pragma unroll
+    for (int i = 0; i < CUPRIM_ITEMS; i++) key[i] = radix_ordered(key[i]) ^ f;
+#if CUPRIM_PAIRS
+    vals += begin;
+    VR val[CUPRIM_ITEMS];
+    VU* s_vals = (VU*)s_buf;
+    radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals, n, val);
+#endif
+
+    for (u32 shift = begin_bit; shift < end_bit; shift += SEG_BITS) {
+        const u32 mask = (1u << min((u32)SEG_BITS, end_bit - shift)) - 1u;
+        const bool last = end_bit - shift <= (u32)SEG_BITS;
+        // (The barrier inside also ends the previous pass's reads of s_buf.)
+        seg_rank_tile(key, pos, shift, mask, s_wc, s_start, s_warp, tot);
+#pragma unroll
+        for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
+        __syncthreads();
+        if (last) {
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) {
+                const u32 p = i * CUPRIM_BLOCK + tid;
+                if (p < n) keys[p] = (KU)radix_unordered((KR)s_keys[p] ^ f);
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) key[i] = s_keys[slot + i * 32];
+        }
+#if CUPRIM_PAIRS
+        __syncthreads();  // every key has been read from s_buf
+#pragma unroll
+        for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i]] = (VU)val[i];
+        __syncthreads();
+        if (last) {
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) {
+                const u32 p = i * CUPRIM_BLOCK + tid;
+                if (p < n) vals[p] = s_vals[p];
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) val[i] = s_vals[slot + i * 32];
+        }
+#endif
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Segments longer than a tile: one block each, every pass through global
+// memory, ping-ponging between the segment and its scratch (alt_keys +
+// alt_at[first + b], alt_vals likewise), which must not overlap anything
+// else. Block b sorts segment ids[first + b] (fewer than 2^32 keys).
+//
+// Per pass: count the segment's digits (one read), scan the counts into
+// each digit's first output position (s_base), then for each tile in
+// order: load, rank by digit in the block, stage in shared memory in
+// sorted order, write each key to s_base[d] + its rank among the tile's
+// keys of digit d, and advance s_base by the tile's counts. The block's
+// own global writes are visible to it after a barrier, so a pass reads
+// what the previous one wrote (plain loads: no read-only cache path).
+// Keys are stored in their ordered form between passes; with an odd number
+// of passes, the result is copied back from scratch at the end.
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_segsort_large(KU* keys, VU* vals, KU* alt_keys, VU* alt_vals, const I* offsets, const u32* ids, const u64* alt_at,
+                         u32 first, u32 begin_bit, u32 end_bit, u64 flip) {
+    __shared__ u32 s_wc[SEG_WARPS * SEG_RADIX];
+    __shared__ u32 s_start[SEG_RADIX];
+    __shared__ u32 s_base[SEG_RADIX];
+    __shared__ u32 s_warp[SEG_WARPS];
+    __shared__ __align__(16) unsigned char s_buf[SEG_BUF];
+    KU* s_keys = (KU*)s_buf;
+
+    const u32 index = first + blockIdx.x;
+    const u32 seg = ids[index];
+    const u64 begin = (u64)offsets[seg];
+    const u32 n = (u32)((u64)offsets[seg + 1] - begin);  // < 2^32 (host)
+    const u64 at = alt_at[index];
+    KU* const a_keys = keys + begin;
+    KU* const b_keys = alt_keys + at;
+#if CUPRIM_PAIRS
+    VU* const a_vals = vals + begin;
+    VU* const b_vals = alt_vals + at;
+    VU* s_vals = (VU*)s_buf;
+#endif
+    const u32 tid = threadIdx.x;
+    const KR f = (KR)flip;
+    const u32 passes = (end_bit - begin_bit + SEG_BITS - 1) / SEG_BITS;
+
+    for (u32 p = 0; p < passes; p++) {
+        const u32 shift = begin_bit + p * SEG_BITS;
+        const u32 mask = (1u << min((u32)SEG_BITS, end_bit - shift)) - 1u;
+        const bool first_pass = p == 0, last = p + 1 == passes;
+        KU* const src_k = p % 2 == 0 ? a_keys : b_keys;
+        KU* const dst_k = p % 2 == 0 ? b_keys : a_keys;
+#if CUPRIM_PAIRS
+        VU* const src_v = p % 2 == 0 ? a_vals : b_vals;
+        VU* const dst_v = p % 2 == 0 ? b_vals : a_vals;
+#endif
+        // The first pass reads the caller's keys; later passes ordered ones.
+        auto ordered = [&](KR raw) -> KR { return first_pass ? radix_ordered(raw) ^ f : raw; };
+
+        // Digit counts of the whole segment, then their exclusive scan.
+        // (Zeroed by the threads that advanced them at the end of the
+        // previous pass, so no barrier is needed before.)
+#pragma unroll
+        for (int j = 0; j < SEG_DPT; j++) s_base[tid * SEG_DPT + j] = 0;
+        __syncthreads();  // (also: the previous pass's writes are visible)
+        for (u32 j = tid; j < n; j += CUPRIM_BLOCK) atomicAdd(s_base + ((u32)(ordered(src_k[j]) >> shift) & mask), 1u);
+        __syncthreads();
+        seg_scan_digits(s_base, s_warp);
+
+        for (u32 t0 = 0; t0 < n; t0 += SEG_TILE) {
+            const u32 valid = n - t0 < (u32)SEG_TILE ? n - t0 : (u32)SEG_TILE;
+            KR key[CUPRIM_ITEMS];
+            u32 pos[CUPRIM_ITEMS];
+            u32 tot[SEG_DPT];
+            const KR fill = first_pass ? radix_unordered(KEY_ALL ^ f) : KEY_ALL;
+            radix_load_striped<KU, KR, CUPRIM_ITEMS>(src_k + t0, valid, key, fill);
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) key[i] = ordered(key[i]);
+            // (The barrier inside also ends the previous tile's use of
+            // s_buf, s_start and s_base.)
+            seg_rank_tile(key, pos, shift, mask, s_wc, s_start, s_warp, tot);
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) {
+                const u32 q = i * CUPRIM_BLOCK + tid;
+                if (q < valid) {
+                    const KR k = s_keys[q];
+                    const u32 d = (u32)(k >> shift) & mask;
+                    dst_k[s_base[d] + (q - s_start[d])] = (KU)(last ? radix_unordered(k ^ f) : k);
+                    pos[i] |= d << 16;  // the digit of tile position q, for the values
+                }
+            }
+#if CUPRIM_PAIRS
+            VR val[CUPRIM_ITEMS];
+            radix_load_striped<VU, VR, CUPRIM_ITEMS>(src_v + t0, valid, val);
+            __syncthreads();  // every key has been read from s_buf
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i] & 0xffffu] = (VU)val[i];
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < CUPRIM_ITEMS; i++) {
+                const u32 q = i * CUPRIM_BLOCK + tid;
+                if (q < valid) {
+                    const u32 d = pos[i] >> 16;
+                    dst_v[s_base[d] + (q - s_start[d])] = s_vals[q];
+                }
+            }
+#endif
+            __syncthreads();  // every thread is done with s_base and s_start
+#pragma unroll
+            for (int j = 0; j < SEG_DPT; j++) s_base[tid * SEG_DPT + j] += tot[j];
+        }
+    }
+    if (passes % 2 == 1) {
+        __syncthreads();  // the last pass's writes are visible
+        for (u32 j = tid; j < n; j += CUPRIM_BLOCK) a_keys[j] = b_keys[j];
+#if CUPRIM_PAIRS
+        for (u32 j = tid; j < n; j += CUPRIM_BLOCK) a_vals[j] = b_vals[j];
+#endif
+    }
+}

@@ -1,0 +1,278 @@
+//! Segmented sort: [`segmented_sort`](SegmentedSortOps::segmented_sort)
+//! and [`segmented_sort_pairs`](SegmentedSortOps::segmented_sort_pairs)
+//! (ascending, descending, or as [`SortOptions`] say) sort many independent
+//! pieces of one buffer in one call, in place.
+//!
+//! # Segments
+//! Segment `s` is `offsets[s]..offsets[s + 1]`: `offsets` (`u32` or `u64`,
+//! on the keys' device) holds `segments + 1` entries, non-decreasing, the
+//! last at most the number of keys. Empty segments are allowed; elements
+//! before `offsets[0]` or after the last offset are left as they are.
+//! Anything else fails with [`Error::InvalidArgument`] before any element
+//! moves (the offsets are read back to the host and checked there).
+//!
+//! # Order
+//! Each segment is sorted exactly as [`sort_with`](crate::algo::sort::SortMutOps::sort_with)
+//! sorts a whole buffer: stably (equal keys, and with
+//! [`SortOptions::bits`] keys equal on those bits, keep their input order,
+//! descending sorts included), floats in [`f32::total_cmp`] order (`-NaN <
+//! -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN`), every element type as a
+//! key and as a value.
+//!
+//! # Algorithm
+//! LSD radix sort with 8-bit digits (`kernels/segsort/segsort.cu`), with
+//! size classes as CUB's `DeviceSegmentedSort`: segments of at most 128,
+//! 1024 and 4096 keys (3072 for pairs with 8-byte keys or values) are each sorted by one block (of 32, 128 and 256
+//! threads) entirely in registers and shared memory, one read and one write
+//! of every key (and value); longer segments by one block each through
+//! global memory (a histogram read, then a read and a write per pass, with
+//! device scratch as long as those segments); and a segment longer than
+//! 2^17 keys and than an SM's share of that work goes through the
+//! device-wide onesweep sort, one call each. The host backend sorts the
+//! segments in parallel, each stably by the same key bits.
+
+mod host;
+pub(crate) mod plan;
+
+pub(crate) use plan::kernel_specs;
+
+use crate::algo::same_device;
+use crate::algo::same_len;
+use crate::algo::sort::SortOptions;
+use crate::algo::HOST_MIN_SPLIT;
+use crate::device::Ptr;
+use crate::element::{Element, IndexElement};
+use crate::error::{Error, Result};
+use crate::vec::raw::{Mem, MemMut};
+use crate::vec::{DeviceData, DeviceDataMut};
+use rayon::prelude::*;
+use std::mem::size_of;
+
+/// A checked bit range and order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SegArgs {
+    begin: u32,
+    end: u32,
+    descending: bool,
+    opts: SortOptions,
+}
+
+impl SegArgs {
+    fn new<K: Element>(opts: SortOptions) -> Result<Self> {
+        let (begin, end, descending) = opts.resolve::<K>()?;
+        Ok(SegArgs {
+            begin,
+            end,
+            descending,
+            opts,
+        })
+    }
+
+    /// XOR mask that turns ascending order into descending.
+    fn flip<K: Element>(&self) -> u64 {
+        if !self.descending {
+            0
+        } else if size_of::<K>() == 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * size_of::<K>())) - 1
+        }
+    }
+}
+
+/// The offsets as `u64`, checked against `n` keys.
+fn read_offsets<I: IndexElement>(op: &'static str, offsets: &(impl DeviceData<I> + ?Sized), n: usize) -> Result<Vec<u64>> {
+    let offs: Vec<u64> = offsets
+        .to_vec()?
+        .into_par_iter()
+        .with_min_len(HOST_MIN_SPLIT)
+        .map(|o| o.as_u64())
+        .collect();
+    if offs.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "{op}: offsets must hold segments + 1 entries (at least one), got none"
+        )));
+    }
+    if let Some(i) = offs.par_windows(2).with_min_len(HOST_MIN_SPLIT).position_first(|w| w[1] < w[0]) {
+        return Err(Error::InvalidArgument(format!(
+            "{op}: offsets must be non-decreasing, but offsets[{}] = {} is less than offsets[{i}] = {}",
+            i + 1,
+            offs[i + 1],
+            offs[i]
+        )));
+    }
+    let last = offs[offs.len() - 1];
+    if last > n as u64 {
+        return Err(Error::InvalidArgument(format!(
+            "{op}: the last offset ({last}) is past the end of the {n} keys"
+        )));
+    }
+    Ok(offs)
+}
+
+/// In-place sorts of each segment of a buffer. In [`prelude`](crate::prelude).
+///
+/// `I` (the offsets' type) is `u32` or `u64`; see the
+/// [module docs](crate::algo::segsort) for what the offsets must be.
+pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
+    /// Sorts each segment ascending (stable; floats in `total_cmp` order).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let mut v = DeviceVec::from_slice(&dev, &[3.0f32, 1.0, 2.0, 9.0, -0.0, 0.0, -5.0, f32::NAN])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 3, 3, 4, 8])?;
+    /// v.segmented_sort(&offsets)?;
+    /// let got: Vec<u32> = v.to_vec()?.iter().map(|x| x.to_bits()).collect();
+    /// let want: Vec<u32> = [1.0f32, 2.0, 3.0, 9.0, -5.0, -0.0, 0.0, f32::NAN].iter().map(|x| x.to_bits()).collect();
+    /// assert_eq!(got, want);
+    /// // Offsets must be non-decreasing and end within the keys.
+    /// let bad = DeviceVec::from_slice(&dev, &[0u32, 5, 2, 8])?;
+    /// assert!(matches!(v.segmented_sort(&bad), Err(cuprim::Error::InvalidArgument(_))));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_sort<I: IndexElement>(&mut self, offsets: &impl DeviceData<I>) -> Result<()> {
+        self.segmented_sort_with(offsets, SortOptions::new())
+    }
+
+    /// Sorts each segment descending (stable).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let mut v = DeviceVec::from_slice(&dev, &[1i32, 7, 4, -2, 8, 0])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u64, 3, 6])?;
+    /// v.segmented_sort_descending(&offsets)?;
+    /// assert_eq!(v.to_vec()?, vec![7, 4, 1, 8, 0, -2]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_sort_descending<I: IndexElement>(&mut self, offsets: &impl DeviceData<I>) -> Result<()> {
+        self.segmented_sort_with(offsets, SortOptions::new().descending())
+    }
+
+    /// Sorts each segment as `opts` says (order, bit range).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let mut v = DeviceVec::from_slice(&dev, &[0x21u32, 0x12, 0x11, 0x32, 0x01])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 3, 5])?;
+    /// // By the low 4 bits only: ties keep their order.
+    /// v.segmented_sort_with(&offsets, SortOptions::new().bits(0, 4))?;
+    /// assert_eq!(v.to_vec()?, vec![0x21, 0x11, 0x12, 0x01, 0x32]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_sort_with<I: IndexElement>(&mut self, offsets: &impl DeviceData<I>, opts: SortOptions) -> Result<()> {
+        const OP: &str = "segmented_sort";
+        same_device(OP, self.device(), offsets.device())?;
+        let args = SegArgs::new::<K>(opts)?;
+        let offs = read_offsets(OP, offsets, self.len())?;
+        match (self.mem_mut(), offsets.mem()) {
+            (MemMut::Host(k), Mem::Host(_)) => {
+                host::sort_segments(k, &offs, args.begin, args.end, args.descending);
+                Ok(())
+            }
+            (MemMut::Cuda { dev, ptr, .. }, Mem::Cuda { ptr: optr, .. }) => {
+                plan::sort_segments::<K, K, I>(dev, Ptr::from_raw(ptr), None, Ptr::from_raw(optr), &offs, &args)
+            }
+            _ => Err(Error::DeviceMismatch { op: OP }),
+        }
+    }
+
+    /// Sorts each segment of the keys ascending and applies the same
+    /// permutation to `values` (any element type, one per key). Stable.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let mut keys = DeviceVec::from_slice(&dev, &[2u8, 1, 2, 1, 5, 0])?;
+    /// let mut vals = DeviceVec::from_slice(&dev, &[0u32, 1, 2, 3, 4, 5])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 4, 6])?;
+    /// keys.segmented_sort_pairs(&offsets, &mut vals)?;
+    /// assert_eq!(keys.to_vec()?, vec![1, 1, 2, 2, 0, 5]);
+    /// assert_eq!(vals.to_vec()?, vec![1, 3, 0, 2, 5, 4]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_sort_pairs<I: IndexElement, V: Element>(
+        &mut self,
+        offsets: &impl DeviceData<I>,
+        values: &mut impl DeviceDataMut<V>,
+    ) -> Result<()> {
+        self.segmented_sort_pairs_with(offsets, values, SortOptions::new())
+    }
+
+    /// [`segmented_sort_pairs`](SegmentedSortOps::segmented_sort_pairs),
+    /// largest key first (stable).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let mut keys = DeviceVec::from_slice(&dev, &[1.5f64, 4.0, 1.5, 0.5])?;
+    /// let mut vals = DeviceVec::from_slice(&dev, &[b'a', b'b', b'c', b'd'])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u64, 4])?;
+    /// keys.segmented_sort_pairs_descending(&offsets, &mut vals)?;
+    /// assert_eq!(keys.to_vec()?, vec![4.0, 1.5, 1.5, 0.5]);
+    /// assert_eq!(vals.to_vec()?, b"bacd".to_vec());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_sort_pairs_descending<I: IndexElement, V: Element>(
+        &mut self,
+        offsets: &impl DeviceData<I>,
+        values: &mut impl DeviceDataMut<V>,
+    ) -> Result<()> {
+        self.segmented_sort_pairs_with(offsets, values, SortOptions::new().descending())
+    }
+
+    /// [`segmented_sort_pairs`](SegmentedSortOps::segmented_sort_pairs) as
+    /// `opts` says. Fails with [`Error::LengthMismatch`] unless `values` has
+    /// one value per key, and with [`Error::DeviceMismatch`] unless keys,
+    /// values and offsets live on one device; nothing is changed then.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let mut keys = DeviceVec::from_slice(&dev, &[3u32, 1, 2])?;
+    /// let mut vals = DeviceVec::from_slice(&dev, &[30u64, 10, 20])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 3])?;
+    /// keys.segmented_sort_pairs_with(&offsets, &mut vals, SortOptions::new().descending())?;
+    /// assert_eq!(vals.to_vec()?, vec![30, 20, 10]);
+    /// let mut short = DeviceVec::from_slice(&dev, &[0u64])?;
+    /// assert!(matches!(
+    ///     keys.segmented_sort_pairs(&offsets, &mut short),
+    ///     Err(cuprim::Error::LengthMismatch { .. })
+    /// ));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_sort_pairs_with<I: IndexElement, V: Element>(
+        &mut self,
+        offsets: &impl DeviceData<I>,
+        values: &mut impl DeviceDataMut<V>,
+        opts: SortOptions,
+    ) -> Result<()> {
+        const OP: &str = "segmented_sort_pairs";
+        same_device(OP, self.device(), values.device())?;
+        same_device(OP, self.device(), offsets.device())?;
+        same_len(OP, self.len(), values.len())?;
+        let args = SegArgs::new::<K>(opts)?;
+        let offs = read_offsets(OP, offsets, self.len())?;
+        match (self.mem_mut(), values.mem_mut(), offsets.mem()) {
+            (MemMut::Host(k), MemMut::Host(v), Mem::Host(_)) => {
+                host::sort_segments_pairs(k, v, &offs, args.begin, args.end, args.descending);
+                Ok(())
+            }
+            (MemMut::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: vptr, .. }, Mem::Cuda { ptr: optr, .. }) => plan::sort_segments::<K, V, I>(
+                dev,
+                Ptr::from_raw(ptr),
+                Some(Ptr::from_raw(vptr)),
+                Ptr::from_raw(optr),
+                &offs,
+                &args,
+            ),
+            _ => Err(Error::DeviceMismatch { op: OP }),
+        }
+    }
+}
+
+impl<K: Element, D: DeviceDataMut<K> + ?Sized> SegmentedSortOps<K> for D {}

@@ -1,0 +1,354 @@
+//! Plans and launches of `kernels/segsort/segsort.cu`: the size classes
+//! (tile shapes), the split of the segments into them, the one-block-per-
+//! segment kernels, and the device-wide sort of the longest segments.
+
+use super::SegArgs;
+use crate::algo::sort::plan::RADIX_SORT_COMMON;
+use crate::algo::sort::sort_device_with;
+use crate::algo::HOST_MIN_SPLIT;
+use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
+use crate::element::{Element, IndexElement};
+use crate::error::{Error, Result};
+use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
+use rayon::prelude::*;
+use std::marker::PhantomData;
+use std::mem::size_of;
+
+template!(
+    SEGSORT,
+    "segsort/segsort.cu",
+    ["cuprim_segsort_tile", "cuprim_segsort_large"],
+    headers: [RADIX_SORT_COMMON]
+);
+
+/// One tile shape of the segmented sort: `block` threads (32, 64, 128 or
+/// 256) of `items` keys each; ptxas is asked for `min_blocks` resident
+/// blocks per SM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Shape {
+    pub block: u32,
+    pub items: u32,
+    pub min_blocks: u32,
+}
+
+impl Shape {
+    /// Keys per tile: the longest segment one block sorts in shared memory.
+    pub fn tile(&self) -> u64 {
+        self.block as u64 * self.items as u64
+    }
+}
+
+/// Size classes, shortest first: a segment goes to the first whose tile
+/// holds it; longer segments than the last tile go to the global-memory
+/// kernel (in the last class's module) or the device-wide sort. At most
+/// 41 KiB of static shared memory each (8-byte keys and values in the
+/// last: 32 KiB of tile, 8 KiB of warp counters).
+pub(crate) fn shapes(key_bytes: usize, value_bytes: usize) -> [Shape; 3] {
+    let light = key_bytes.max(value_bytes) <= 4 && value_bytes == 0;
+    [
+        // A warp per segment of at most 128 keys, 32 blocks/SM (the SM's block limit) for keys of 4 bytes alone, else 24 (u8 pairs spill at 32 on sm_80): not yet measured on a GPU.
+        Shape {
+            block: 32,
+            items: 4,
+            min_blocks: if light { 32 } else { 24 },
+        },
+        // 128 x 8 = 1024 keys (the anchor's segments in one tile), 12 blocks/SM for keys of 4 bytes alone, else 8: not yet measured on a GPU.
+        Shape {
+            block: 128,
+            items: 8,
+            min_blocks: if light { 12 } else { 8 },
+        },
+        // 256 x 16 = 4096 keys, 2 blocks/SM; also the tile of the global-memory kernel: not yet measured on a GPU.
+        // Pairs with 8-byte keys or values 256 x 12 (f16/u64 and i64/u32 pairs spill 28-56 bytes at x16 on sm_80 and sm_90).
+        Shape {
+            block: 256,
+            items: if value_bytes > 0 && key_bytes.max(value_bytes) == 8 {
+                12
+            } else {
+                16
+            },
+            min_blocks: 2,
+        },
+    ]
+}
+
+/// Segments longer than this (and longer than their share of the
+/// global-memory kernel's work per SM) go through the device-wide sort,
+/// one call each: one block sorting 2^17 keys through global memory takes
+/// about as long as the onesweep sort's launches (estimate, not yet
+/// measured on a GPU).
+const HUGE_MIN: u64 = 1 << 17;
+
+/// Blocks per launch at most (the grid's x limit is 2^31 - 1).
+const GRID_MAX: u64 = 1 << 30;
+
+/// The segmented sort's module: keys `K`, values `V` when `pairs` (else the
+/// kernel's `V` is `K`), offsets `I`, one tile shape.
+pub(crate) struct SegSort<K, V, I> {
+    pub shape: Shape,
+    pub pairs: bool,
+    _t: PhantomData<fn() -> (K, V, I)>,
+}
+
+impl<K: Element, V: Element, I: IndexElement> SegSort<K, V, I> {
+    pub fn new(shape: Shape, pairs: bool) -> Self {
+        SegSort {
+            shape,
+            pairs,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<K: Element, V: Element, I: IndexElement> Specialise for SegSort<K, V, I> {
+    fn template(&self) -> &'static Template {
+        &SEGSORT
+    }
+
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        w.constant("CUPRIM_BLOCK", self.shape.block as i64);
+        w.constant("CUPRIM_ITEMS", self.shape.items as i64);
+        w.constant("CUPRIM_MIN_BLOCKS", self.shape.min_blocks as i64);
+        // Ballot ranking, as the onesweep sort (sort/plan.rs).
+        w.constant("CUPRIM_MATCH_ANY", 0);
+        w.constant("CUPRIM_PAIRS", self.pairs as i64);
+        w.elem::<K>("K");
+        if self.pairs {
+            w.elem::<V>("V");
+        } else {
+            w.typedef("V", "K");
+        }
+        w.elem::<I>("I");
+    }
+}
+
+/// Every module of keys `K` (with values `V` when `pairs`) and offsets `I`:
+/// one per size class.
+pub(crate) fn kernel_specs<K: Element, V: Element, I: IndexElement>(pairs: bool) -> Vec<KernelSpec> {
+    let value_bytes = if pairs { size_of::<V>() } else { 0 };
+    shapes(size_of::<K>(), value_bytes)
+        .into_iter()
+        .map(|shape| {
+            if pairs {
+                KernelSpec::of(&SegSort::<K, V, I>::new(shape, true))
+            } else {
+                KernelSpec::of(&SegSort::<K, K, I>::new(shape, false))
+            }
+        })
+        .collect()
+}
+
+/// `cuprim_segsort_tile(K* keys, V* vals, const I* offsets, const u32* ids,
+/// u32 first, u32 begin_bit, u32 end_bit, u64 flip)`.
+type TileArgs<K, V, I> = (Ptr<K>, Ptr<V>, Ptr<I>, Ptr<u32>, u32, u32, u32, u64);
+
+fn tile_entry<K: Element, V: Element, I: IndexElement>() -> Entry<TileArgs<K, V, I>> {
+    // SAFETY: matches `cuprim_segsort_tile` in kernels/segsort/segsort.cu
+    // (keys and values as unsigned integers of their width): block b reads
+    // ids[first + b] (or uses first + b when ids is null) as a segment s,
+    // reads offsets[s] and offsets[s + 1], and sorts keys (values, only with
+    // CUPRIM_PAIRS) [offsets[s], offsets[s + 1]) in place; the host checked
+    // that those are within the buffers and at most one tile long.
+    unsafe { Entry::declare("cuprim_segsort_tile") }
+}
+
+/// `cuprim_segsort_large(K* keys, V* vals, K* alt_keys, V* alt_vals, const
+/// I* offsets, const u32* ids, const u64* alt_at, u32 first, u32
+/// begin_bit, u32 end_bit, u64 flip)`.
+type LargeArgs<K, V, I> = (Ptr<K>, Ptr<V>, Ptr<K>, Ptr<V>, Ptr<I>, Ptr<u32>, Ptr<u64>, u32, u32, u32, u64);
+
+fn large_entry<K: Element, V: Element, I: IndexElement>() -> Entry<LargeArgs<K, V, I>> {
+    // SAFETY: matches `cuprim_segsort_large` in kernels/segsort/segsort.cu:
+    // block b sorts segment s = ids[first + b] (fewer than 2^32 keys,
+    // checked by the host) of keys (values with CUPRIM_PAIRS) in place,
+    // using alt_keys (alt_vals) from alt_at[first + b] for as many
+    // elements, which the host lays out without overlap.
+    unsafe { Entry::declare("cuprim_segsort_large") }
+}
+
+/// Where each segment goes.
+#[derive(Default)]
+struct Classes {
+    /// Segment ids per tile class.
+    tiles: [Vec<u32>; 3],
+    /// Global-memory kernel: (id, length), longest first.
+    large: Vec<(u32, u64)>,
+    /// Device-wide sort: (first element, length).
+    huge: Vec<(u64, u64)>,
+}
+
+/// Splits the segments of `offs` (checked: non-decreasing, within the
+/// keys) by length; segments of 0 or 1 keys need nothing.
+fn classify(offs: &[u64], shapes: &[Shape; 3], sm_count: u32) -> Classes {
+    // The class of each segment (0..3: a tile class, 3: longer, 4: nothing
+    // to do), in parallel: a call may have millions of segments.
+    let class: Vec<u8> = offs
+        .par_windows(2)
+        .with_min_len(HOST_MIN_SPLIT)
+        .map(|w| {
+            let len = w[1] - w[0];
+            if len <= 1 {
+                4
+            } else {
+                shapes.iter().position(|sh| len <= sh.tile()).unwrap_or(3) as u8
+            }
+        })
+        .collect();
+    let mut c = Classes::default();
+    let mut large = Vec::new();
+    for (s, &k) in class.iter().enumerate() {
+        match k {
+            0..=2 => c.tiles[k as usize].push(s as u32),
+            3 => large.push((s as u32, offs[s + 1] - offs[s])),
+            _ => {}
+        }
+    }
+    // A segment that alone is more than an SM's share of the global-memory
+    // kernel's work would make the others wait on it: the device-wide sort
+    // takes those (and every segment of 2^32 keys or more).
+    let total: u64 = large.iter().map(|&(_, len)| len).sum();
+    let limit = HUGE_MIN.max(total / sm_count.max(1) as u64);
+    for (s, len) in large {
+        if len >= limit || len > u32::MAX as u64 {
+            c.huge.push((offs[s as usize], len));
+        } else {
+            c.large.push((s, len));
+        }
+    }
+    c.large.sort_by_key(|&(_, len)| std::cmp::Reverse(len));
+    c
+}
+
+/// Sorts every segment of `offs` (the offsets at `offsets`, read back and
+/// checked) of the keys at `keys` (and the values at `values`) in place.
+pub(crate) fn sort_segments<K: Element, V: Element, I: IndexElement>(
+    dev: &CudaDevice,
+    keys: Ptr<K>,
+    values: Option<Ptr<V>>,
+    offsets: Ptr<I>,
+    offs: &[u64],
+    args: &SegArgs,
+) -> Result<()> {
+    let segments = offs.len().saturating_sub(1);
+    if segments > u32::MAX as usize {
+        return Err(Error::Unsupported(format!(
+            "segmented_sort of {segments} segments: at most 2^32 - 1 are supported"
+        )));
+    }
+    let pairs = values.is_some();
+    let value_bytes = if pairs { size_of::<V>() } else { 0 };
+    let shapes = shapes(size_of::<K>(), value_bytes);
+    let classes = classify(offs, &shapes, dev.sm_count());
+    let vals = values.unwrap_or(Ptr::null());
+    let flip = args.flip::<K>();
+    let (begin, end) = (args.begin, args.end);
+
+    // Scratch: the tile classes' id lists (none for a class holding every
+    // segment), the large segments' ids and scratch starts, and their
+    // ping-pong buffers.
+    let listed: Vec<bool> = classes.tiles.iter().map(|l| !l.is_empty() && l.len() < segments).collect();
+    let id_count: u64 = classes
+        .tiles
+        .iter()
+        .zip(&listed)
+        .filter(|(_, &on)| on)
+        .map(|(l, _)| l.len() as u64)
+        .sum::<u64>()
+        + classes.large.len() as u64;
+    let alt_len: u64 = classes.large.iter().map(|&(_, len)| len).sum();
+    let mut layout = ScratchLayout::new();
+    let ids_region = layout.uninit::<u32>(id_count);
+    let at_region = layout.uninit::<u64>(classes.large.len() as u64);
+    let alt_keys = layout.uninit_aligned::<K>(alt_len);
+    let alt_vals = layout.uninit_aligned::<V>(if pairs { alt_len } else { 0 });
+
+    let mut ids: Vec<u32> = Vec::with_capacity(id_count as usize);
+    for (list, &on) in classes.tiles.iter().zip(&listed) {
+        if on {
+            ids.extend_from_slice(list);
+        }
+    }
+    let large_first = ids.len() as u64;
+    ids.extend(classes.large.iter().map(|&(s, _)| s));
+    let mut at = Vec::with_capacity(classes.large.len());
+    let mut next = 0u64;
+    for &(_, len) in &classes.large {
+        at.push(next);
+        next += len;
+    }
+
+    if id_count > 0 || !classes.tiles.iter().all(|l| l.is_empty()) {
+        dev.with_scratch(&layout, |s| {
+            let ids_ptr = s.at(ids_region);
+            dev.upload(ids_ptr, &ids, "uploading the segmented sort's segment lists")?;
+            dev.upload(s.at(at_region), &at, "uploading the segmented sort's scratch starts")?;
+            let mut list_start = 0u64;
+            for (k, list) in classes.tiles.iter().enumerate() {
+                if list.is_empty() {
+                    continue;
+                }
+                let module = module::<K, V, I>(dev, shapes[k], pairs)?;
+                let list_ptr = if listed[k] { ids_ptr.add(list_start) } else { Ptr::null() };
+                if listed[k] {
+                    list_start += list.len() as u64;
+                }
+                for first in (0..list.len() as u64).step_by(GRID_MAX as usize) {
+                    let blocks = (list.len() as u64 - first).min(GRID_MAX) as u32;
+                    dev.launch(
+                        &module,
+                        tile_entry::<K, V, I>(),
+                        Grid::new(blocks, shapes[k].block),
+                        (keys, vals, offsets, list_ptr, first as u32, begin, end, flip),
+                    )?;
+                }
+            }
+            if !classes.large.is_empty() {
+                let shape = shapes[2];
+                let module = module::<K, V, I>(dev, shape, pairs)?;
+                let count = classes.large.len() as u64;
+                let alt_v = if pairs { s.at(alt_vals) } else { Ptr::null() };
+                for first in (0..count).step_by(GRID_MAX as usize) {
+                    let blocks = (count - first).min(GRID_MAX) as u32;
+                    dev.launch(
+                        &module,
+                        large_entry::<K, V, I>(),
+                        Grid::new(blocks, shape.block),
+                        (
+                            keys,
+                            vals,
+                            s.at(alt_keys),
+                            alt_v,
+                            offsets,
+                            ids_ptr.add(large_first),
+                            s.at(at_region),
+                            first as u32,
+                            begin,
+                            end,
+                            flip,
+                        ),
+                    )?;
+                }
+            }
+            Ok(())
+        })?;
+    }
+
+    for &(start, len) in &classes.huge {
+        let v = values.map(|v| v.add(start));
+        sort_device_with::<K, V>(dev, keys.add(start), v, len as usize, &args.opts)?;
+    }
+    Ok(())
+}
+
+/// The module of one class.
+fn module<K: Element, V: Element, I: IndexElement>(
+    dev: &CudaDevice,
+    shape: Shape,
+    pairs: bool,
+) -> Result<std::sync::Arc<crate::device::Module>> {
+    if pairs {
+        dev.module(&SegSort::<K, V, I>::new(shape, true))
+    } else {
+        dev.module(&SegSort::<K, K, I>::new(shape, false))
+    }
+}

@@ -1,0 +1,351 @@
+//! Segmented sort (segmented_sort, segmented_sort_pairs: ascending,
+//! descending, bit ranges; u32 and u64 offsets) against a plain per-segment
+//! stable sort, on every device: segments of every size class (0, 1, 2,
+//! 31, 33, ..., 4097, longer than a block's tile, one past the device-wide
+//! threshold), mixtures with many empty segments, several key types with
+//! NaN and -0.0, duplicates (stability of the values), and bad arguments.
+
+mod common;
+
+use common::{devices, random_vec, rng, size_cap, small_vec, Key, TestRng};
+use cuprim::algo::sort::SortOptions;
+use cuprim::prelude::*;
+use cuprim::IndexElement;
+use rand::Rng;
+
+fn bytes<T: Element>(v: &[T]) -> &[u8] {
+    bytemuck::cast_slice(v)
+}
+
+/// Offsets of consecutive segments of `lens`, starting at `start`.
+fn layout(start: u64, lens: &[u64]) -> Vec<u64> {
+    let mut offs = vec![start];
+    for &l in lens {
+        offs.push(offs.last().unwrap() + l);
+    }
+    offs
+}
+
+/// The reference: each segment stably sorted (by the full key order, or by
+/// bits `begin..end` of the ordered key); values are input indices.
+fn reference<K: Key>(data: &[K], offs: &[u64], descending: bool, range: Option<(u32, u32)>) -> (Vec<K>, Vec<u32>) {
+    let mut order: Vec<usize> = (0..data.len()).collect();
+    for w in offs.windows(2) {
+        let seg = &mut order[w[0] as usize..w[1] as usize];
+        match range {
+            None if descending => seg.sort_by(|&a, &b| K::total(&data[b], &data[a])),
+            None => seg.sort_by(|&a, &b| K::total(&data[a], &data[b])),
+            Some((begin, end)) => {
+                let width = end - begin;
+                let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+                let radix = |k: K| {
+                    let o = if descending { !k.ordered() } else { k.ordered() };
+                    (o >> begin) & mask
+                };
+                seg.sort_by_key(|&i| radix(data[i]));
+            }
+        }
+    }
+    (order.iter().map(|&i| data[i]).collect(), order.iter().map(|&i| i as u32).collect())
+}
+
+fn first_diff<T: Element>(got: &[T], want: &[T]) -> String {
+    match got
+        .iter()
+        .zip(want)
+        .position(|(a, b)| bytemuck::bytes_of(a) != bytemuck::bytes_of(b))
+    {
+        Some(i) => format!("first difference at {i}: got {:?}, want {:?}", got[i], want[i]),
+        None => format!("lengths {} and {}", got.len(), want.len()),
+    }
+}
+
+/// Sorts `data` by the segments `offs` as keys alone and as pairs (values
+/// = index, u32), with offsets of type `I`, and compares both with the
+/// reference.
+fn check_as<K: Key, I: IndexElement>(
+    dev: &Device,
+    data: &[K],
+    offs: &[u64],
+    descending: bool,
+    range: Option<(u32, u32)>,
+    ctx: &str,
+    to_i: fn(u64) -> I,
+) {
+    let (want_keys, want_vals) = reference(data, offs, descending, range);
+    let mut opts = SortOptions::new();
+    if descending {
+        opts = opts.descending();
+    }
+    if let Some((b, e)) = range {
+        opts = opts.bits(b, e);
+    }
+    let ctx = format!(
+        "{dev:?} {} offsets {} n={} segments={} desc={descending} bits={range:?} {ctx}",
+        K::NAME,
+        I::NAME,
+        data.len(),
+        offs.len() - 1
+    );
+    let offs_i: Vec<I> = offs.iter().map(|&o| to_i(o)).collect();
+    let offsets = DeviceVec::from_slice(dev, &offs_i).unwrap();
+
+    let mut keys = DeviceVec::from_slice(dev, data).unwrap();
+    keys.segmented_sort_with(&offsets, opts).unwrap();
+    let got = keys.to_vec().unwrap();
+    assert!(bytes(&got) == bytes(&want_keys), "keys {ctx}: {}", first_diff(&got, &want_keys));
+
+    let mut keys = DeviceVec::from_slice(dev, data).unwrap();
+    let mut vals = DeviceVec::sequence(dev, data.len(), 0u32, 1).unwrap();
+    keys.segmented_sort_pairs_with(&offsets, &mut vals, opts).unwrap();
+    let got_keys = keys.to_vec().unwrap();
+    let got_vals = vals.to_vec().unwrap();
+    assert!(
+        bytes(&got_keys) == bytes(&want_keys),
+        "pair keys {ctx}: {}",
+        first_diff(&got_keys, &want_keys)
+    );
+    assert!(got_vals == want_vals, "pair values {ctx}: {}", first_diff(&got_vals, &want_vals));
+}
+
+/// [`check_as`] with u32 offsets (when they fit) and with u64 offsets.
+fn check<K: Key>(dev: &Device, data: &[K], offs: &[u64], descending: bool, range: Option<(u32, u32)>, ctx: &str) {
+    if offs.iter().all(|&o| o <= u32::MAX as u64) {
+        check_as::<K, u32>(dev, data, offs, descending, range, ctx, |o| o as u32);
+    }
+    check_as::<K, u64>(dev, data, offs, descending, range, ctx, |o| o);
+}
+
+/// Lengths log-uniform in 1..=max, a fraction `empty` of them 0.
+fn mixture(r: &mut TestRng, count: usize, max: u64, empty: f64) -> Vec<u64> {
+    (0..count)
+        .map(|_| {
+            if r.gen::<f64>() < empty {
+                0
+            } else {
+                (r.gen::<f64>() * (max as f64).ln()).exp().floor().max(1.0) as u64
+            }
+        })
+        .collect()
+}
+
+/// Segments of every class boundary, in both orders, both offset types,
+/// with elements before the first and after the last offset left alone.
+#[test]
+fn every_size_class() {
+    let lens = [
+        0u64, 1, 2, 31, 33, 0, 127, 128, 129, 1023, 1024, 1025, 2048, 4095, 4096, 4097, 9000, 0, 2, 1,
+    ];
+    let (mut r, seed) = rng("segsort classes");
+    for dev in devices() {
+        for &(start, tail) in &[(0u64, 0usize), (5, 3)] {
+            let offs = layout(start, &lens);
+            let n = *offs.last().unwrap() as usize + tail;
+            let data: Vec<f32> = random_vec(&mut r, n);
+            for desc in [false, true] {
+                check(&dev, &data, &offs, desc, None, &format!("seed={seed} start={start} tail={tail}"));
+            }
+        }
+    }
+}
+
+/// One segment past the device-wide threshold (beside short ones), and
+/// many segments longer than a tile (the global-memory kernel).
+#[test]
+fn long_segments() {
+    let (mut r, seed) = rng("segsort long");
+    let cap = size_cap();
+    for dev in devices() {
+        let huge = 300_000u64.min(cap as u64);
+        let offs = layout(0, &[3, huge, 0, 1000, 7]);
+        let data: Vec<f32> = random_vec(&mut r, *offs.last().unwrap() as usize);
+        check(&dev, &data, &offs, false, None, &format!("one huge, seed={seed}"));
+        check(&dev, &data, &offs, true, None, &format!("one huge, seed={seed}"));
+
+        let lens: Vec<u64> = (0..40).map(|_| r.gen_range(4097..20_000u64)).collect();
+        let offs = layout(0, &lens);
+        if *offs.last().unwrap() as usize <= cap {
+            let data: Vec<u32> = small_vec(&mut r, *offs.last().unwrap() as usize);
+            check(&dev, &data, &offs, false, None, &format!("many long, duplicates, seed={seed}"));
+            let data: Vec<f64> = random_vec(&mut r, *offs.last().unwrap() as usize);
+            check(&dev, &data, &offs, true, None, &format!("many long, seed={seed}"));
+        }
+    }
+}
+
+/// Log-uniform segment lengths with many empty segments.
+#[test]
+fn mixtures_with_empty_segments() {
+    let (mut r, seed) = rng("segsort mixture");
+    for dev in devices() {
+        for &(count, max, empty) in &[(2000usize, 300u64, 0.5), (300, 30_000, 0.3), (50, 3, 0.6)] {
+            let offs = layout(0, &mixture(&mut r, count, max, empty));
+            let n = *offs.last().unwrap() as usize;
+            if n > size_cap() {
+                continue;
+            }
+            let data: Vec<f32> = random_vec(&mut r, n);
+            check(&dev, &data, &offs, false, None, &format!("mixture max={max}, seed={seed}"));
+            let data: Vec<i32> = small_vec(&mut r, n);
+            check(
+                &dev,
+                &data,
+                &offs,
+                true,
+                None,
+                &format!("mixture max={max} duplicates, seed={seed}"),
+            );
+        }
+    }
+}
+
+/// Key types of every width (NaN, -0.0, extremes among the random values),
+/// random and with many duplicates, over a mixture that reaches every path.
+#[test]
+fn key_types() {
+    let (mut r, seed) = rng("segsort types");
+    let mut lens = mixture(&mut r, 60, 6000, 0.2);
+    lens.push(20_000.min(size_cap() as u64));
+    let offs = layout(0, &lens);
+    let n = *offs.last().unwrap() as usize;
+    macro_rules! each {
+        ($dev:expr, $($t:ty),*) => {$(
+            for desc in [false, true] {
+                let data: Vec<$t> = random_vec(&mut r, n);
+                check($dev, &data, &offs, desc, None, &format!("seed={seed}"));
+                let data: Vec<$t> = small_vec(&mut r, n);
+                check($dev, &data, &offs, desc, None, &format!("duplicates, seed={seed}"));
+            }
+        )*};
+    }
+    for dev in devices() {
+        each!(&dev, u8, i32, u64, f16, f32, f64);
+    }
+}
+
+/// NaNs of both signs and zeros of both signs land where `sort` puts them.
+#[test]
+fn nan_and_signed_zero() {
+    let specials = [f32::NAN, -f32::NAN, 0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, 1.0, -1.0];
+    let (mut r, seed) = rng("segsort specials");
+    for dev in devices() {
+        let lens = [8u64, 100, 1000, 5000];
+        let offs = layout(0, &lens);
+        let n = *offs.last().unwrap() as usize;
+        let data: Vec<f32> = (0..n).map(|_| specials[r.gen_range(0..specials.len())]).collect();
+        for desc in [false, true] {
+            check(&dev, &data, &offs, desc, None, &format!("seed={seed}"));
+        }
+        // The same as `sort` on one segment covering everything.
+        let mut whole = DeviceVec::from_slice(&dev, &data).unwrap();
+        whole.sort().unwrap();
+        let mut seg = DeviceVec::from_slice(&dev, &data).unwrap();
+        seg.segmented_sort(&DeviceVec::from_slice(&dev, &[0u32, n as u32]).unwrap())
+            .unwrap();
+        assert!(
+            bytes(&seg.to_vec().unwrap()) == bytes(&whole.to_vec().unwrap()),
+            "{dev:?} segmented vs sort, seed={seed}"
+        );
+    }
+}
+
+/// Bit ranges: one pass (odd: the global-memory kernel copies back), two,
+/// and five passes of 64-bit keys.
+#[test]
+fn bit_ranges() {
+    let (mut r, seed) = rng("segsort bits");
+    let offs = layout(0, &[0, 3, 40, 700, 3000, 4097, 12_000, 1]);
+    let n = *offs.last().unwrap() as usize;
+    for dev in devices() {
+        let data: Vec<u32> = random_vec(&mut r, n);
+        for range in [(0, 8), (4, 12), (20, 32)] {
+            check(&dev, &data, &offs, false, Some(range), &format!("seed={seed}"));
+            check(&dev, &data, &offs, true, Some(range), &format!("seed={seed}"));
+        }
+        let data: Vec<u64> = random_vec(&mut r, n);
+        check(&dev, &data, &offs, false, Some((3, 43)), &format!("seed={seed}"));
+    }
+}
+
+/// Values of other widths follow their keys.
+#[test]
+fn value_types() {
+    let (mut r, seed) = rng("segsort values");
+    let offs = layout(0, &[5, 0, 200, 1024, 4100, 9999]);
+    let n = *offs.last().unwrap() as usize;
+    for dev in devices() {
+        let data: Vec<u8> = small_vec(&mut r, n);
+        let (want_keys, order) = reference(&data, &offs, false, None);
+        let vals: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
+        let want_vals: Vec<f64> = order.iter().map(|&i| vals[i as usize]).collect();
+        let mut k = DeviceVec::from_slice(&dev, &data).unwrap();
+        let mut v = DeviceVec::from_slice(&dev, &vals).unwrap();
+        k.segmented_sort_pairs(&DeviceVec::from_slice(&dev, &offs).unwrap(), &mut v)
+            .unwrap();
+        assert_eq!(k.to_vec().unwrap(), want_keys, "{dev:?} u8 keys, seed={seed}");
+        assert_eq!(v.to_vec().unwrap(), want_vals, "{dev:?} f64 values, seed={seed}");
+
+        let data: Vec<f64> = random_vec(&mut r, n);
+        let (want_keys, order) = reference(&data, &offs, true, None);
+        let mut k = DeviceVec::from_slice(&dev, &data).unwrap();
+        let vals: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+        let mut v = DeviceVec::from_slice(&dev, &vals).unwrap();
+        k.segmented_sort_pairs_descending(&DeviceVec::from_slice(&dev, &offs).unwrap(), &mut v)
+            .unwrap();
+        let want_vals: Vec<u8> = order.iter().map(|&i| vals[i as usize]).collect();
+        assert!(bytes(&k.to_vec().unwrap()) == bytes(&want_keys), "{dev:?} f64 keys, seed={seed}");
+        assert_eq!(v.to_vec().unwrap(), want_vals, "{dev:?} u8 values, seed={seed}");
+    }
+}
+
+/// No keys, no segments, only empty segments.
+#[test]
+fn empty_inputs() {
+    for dev in devices() {
+        let mut k = DeviceVec::<f32>::from_slice(&dev, &[]).unwrap();
+        k.segmented_sort(&DeviceVec::from_slice(&dev, &[0u32]).unwrap()).unwrap();
+        k.segmented_sort(&DeviceVec::from_slice(&dev, &[0u32, 0, 0]).unwrap()).unwrap();
+        assert!(k.to_vec().unwrap().is_empty());
+        let mut k = DeviceVec::from_slice(&dev, &[3u32, 2, 1]).unwrap();
+        k.segmented_sort(&DeviceVec::from_slice(&dev, &[1u64, 1]).unwrap()).unwrap();
+        k.segmented_sort(&DeviceVec::from_slice(&dev, &[3u64]).unwrap()).unwrap();
+        assert_eq!(k.to_vec().unwrap(), vec![3, 2, 1], "{dev:?}");
+    }
+}
+
+/// Bad offsets and mismatched values fail with a clear error and leave
+/// the data as it was.
+#[test]
+fn bad_arguments() {
+    for dev in devices() {
+        let data = [5u32, 4, 3, 2, 1, 0];
+        let mut k = DeviceVec::from_slice(&dev, &data).unwrap();
+        let mut v = DeviceVec::sequence(&dev, 6, 0u32, 1).unwrap();
+        let cases: [&[u32]; 4] = [&[], &[0, 4, 2, 6], &[0, 3, 7], &[9]];
+        for offs in cases {
+            let o = DeviceVec::from_slice(&dev, offs).unwrap();
+            let e = k.segmented_sort(&o).unwrap_err();
+            assert!(matches!(e, cuprim::Error::InvalidArgument(_)), "{dev:?} {offs:?}: {e}");
+            assert!(e.to_string().contains("segmented_sort"), "{e}");
+            let e = k.segmented_sort_pairs(&o, &mut v).unwrap_err();
+            assert!(matches!(e, cuprim::Error::InvalidArgument(_)), "{dev:?} {offs:?}: {e}");
+        }
+        let o = DeviceVec::from_slice(&dev, &[0u64, 6]).unwrap();
+        let mut short = DeviceVec::sequence(&dev, 5, 0u32, 1).unwrap();
+        let e = k.segmented_sort_pairs(&o, &mut short).unwrap_err();
+        assert!(matches!(e, cuprim::Error::LengthMismatch { .. }), "{dev:?}: {e}");
+        let e = k.segmented_sort_with(&o, SortOptions::new().bits(8, 40)).unwrap_err();
+        assert!(matches!(e, cuprim::Error::InvalidArgument(_)), "{dev:?}: {e}");
+        assert_eq!(k.to_vec().unwrap(), data.to_vec(), "{dev:?} keys changed");
+        assert_eq!(v.to_vec().unwrap(), (0..6).collect::<Vec<u32>>(), "{dev:?} values changed");
+        assert_eq!(short.to_vec().unwrap(), (0..5).collect::<Vec<u32>>(), "{dev:?} values changed");
+    }
+    // Offsets on another device.
+    if let Some(gpu) = common::cuda() {
+        let mut k = DeviceVec::from_slice(&gpu, &[2u32, 1]).unwrap();
+        let o = DeviceVec::from_slice(&Device::host(), &[0u32, 2]).unwrap();
+        let e = k.segmented_sort(&o).unwrap_err();
+        assert!(matches!(e, cuprim::Error::DeviceMismatch { .. }), "{e}");
+        assert_eq!(k.to_vec().unwrap(), vec![2, 1]);
+    }
+}
