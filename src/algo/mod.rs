@@ -12,6 +12,7 @@ pub(crate) mod policy;
 pub mod reduce;
 pub mod scan;
 pub mod search;
+pub mod segmented;
 pub mod select;
 pub mod sort;
 pub mod topk;
