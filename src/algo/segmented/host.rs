@@ -31,7 +31,10 @@ pub fn bounds<I: IndexElement>(op: &'static str, offsets: &[I], n: usize) -> Res
             )));
         }
     }
-    Ok(offsets.windows(2).map(|w| (w[0].as_u64() as usize, w[1].as_u64() as usize)).collect())
+    Ok(offsets
+        .windows(2)
+        .map(|w| (w[0].as_u64() as usize, w[1].as_u64() as usize))
+        .collect())
 }
 
 /// `map(x, i)` folded with `red` over each segment (`i` the index within

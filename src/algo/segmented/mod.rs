@@ -97,10 +97,8 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
                 let ok = plan::run(
                     &k,
                     dev,
-                    Ptr::from_raw(ptr),
-                    len,
-                    Ptr::from_raw(optr),
-                    segments,
+                    (Ptr::from_raw(ptr), len),
+                    (Ptr::from_raw(optr), segments),
                     Ptr::from_raw(dptr),
                     Ptr::from_raw(0),
                 )?;
@@ -207,7 +205,11 @@ fn segmented_arg<T: Element, I: IndexElement, D: DeviceData<T> + ?Sized>(
     offsets: &impl DeviceData<I>,
     greatest: bool,
 ) -> Result<SegmentedExtremes<T, I>> {
-    let op = if greatest { "segmented_max_element" } else { "segmented_min_element" };
+    let op = if greatest {
+        "segmented_max_element"
+    } else {
+        "segmented_min_element"
+    };
     let segments = segment_count(op, v, offsets)?;
     let mut values = DeviceVec::<T>::alloc_uninit(v.device(), segments)?;
     let mut indices = DeviceVec::<I>::alloc_uninit(v.device(), segments)?;
@@ -245,10 +247,8 @@ fn segmented_arg<T: Element, I: IndexElement, D: DeviceData<T> + ?Sized>(
             let ok = plan::run(
                 &k,
                 dev,
-                Ptr::from_raw(ptr),
-                len,
-                Ptr::from_raw(optr),
-                segments,
+                (Ptr::from_raw(ptr), len),
+                (Ptr::from_raw(optr), segments),
                 Ptr::from_raw(vptr),
                 iptr,
             )?;

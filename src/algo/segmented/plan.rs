@@ -131,7 +131,20 @@ impl<T: Element, I: IndexElement> SegmentedKernel for SegArg<T, I> {
 /// The kernel: `cuprim_segmented_reduce(const T* in, u64 n, const I*
 /// offsets, u64 segments, T* out, I* out_idx, u32* error_flag, u32* status,
 /// SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles)`.
-fn entry<T: Element, I: IndexElement>() -> Entry<(Ptr<T>, u64, Ptr<I>, u64, Ptr<T>, Ptr<I>, Ptr<u32>, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> {
+fn entry<T: Element, I: IndexElement>() -> Entry<(
+    Ptr<T>,
+    u64,
+    Ptr<I>,
+    u64,
+    Ptr<T>,
+    Ptr<I>,
+    Ptr<u32>,
+    Ptr<u32>,
+    Ptr<u8>,
+    Ptr<u8>,
+    Ptr<u32>,
+    u32,
+)> {
     // SAFETY: matches `cuprim_segmented_reduce` in kernels/segmented/reduce.cu:
     // it reads n elements of `in` and segments + 1 offsets, writes below
     // `segments` in out (and out_idx, arg-extremes only; else unused), sets
@@ -140,25 +153,21 @@ fn entry<T: Element, I: IndexElement>() -> Entry<(Ptr<T>, u64, Ptr<I>, u64, Ptr<
     unsafe { Entry::declare("cuprim_segmented_reduce") }
 }
 
-/// Reduces each of `segments` segments of `len` elements at `input`, given
-/// by `segments + 1` offsets, into `out` (and `out_idx` for the
+/// Reduces each of the `segments` segments of the `len` elements at
+/// `input` (`input = (address, len)`), given by `segments + 1` offsets
+/// (`offsets = (address, segments)`), into `out` (and `out_idx` for the
 /// arg-extremes). Returns false if the kernel saw bad offsets.
 pub(crate) fn run<K: SegmentedKernel>(
     k: &K,
     dev: &CudaDevice,
-    input: Ptr<K::T>,
-    len: usize,
-    offsets: Ptr<K::I>,
-    segments: usize,
+    (input, len): (Ptr<K::T>, usize),
+    (offsets, segments): (Ptr<K::I>, usize),
     out: Ptr<K::T>,
     out_idx: Ptr<K::I>,
 ) -> Result<bool> {
     let policy = k.policy();
     let (n, segments) = (len as u64, segments as u64);
-    let tiles = n
-        .div_ceil(policy.tile())
-        .max(segments.div_ceil(SEGMENTS_PER_TILE))
-        .max(1);
+    let tiles = n.div_ceil(policy.tile()).max(segments.div_ceil(SEGMENTS_PER_TILE)).max(1);
     let tiles = u32::try_from(tiles)
         .map_err(|_| Error::InvalidArgument(format!("segmented reduction of {len} elements needs more than 2^32 tiles")))?;
     let module = dev.module(k)?;
@@ -171,7 +180,9 @@ pub(crate) fn run<K: SegmentedKernel>(
     let ((), bad) = dev.checked(|flag| {
         dev.with_scratch(&layout, |s| {
             let (status, aggregates, prefixes) = lookback.args(&s);
-            let args = (input, n, offsets, segments, out, out_idx, flag, status, aggregates, prefixes, counter, tiles);
+            let args = (
+                input, n, offsets, segments, out, out_idx, flag, status, aggregates, prefixes, counter, tiles,
+            );
             dev.launch(&module, entry::<K::T, K::I>(), Grid::new(tiles, policy.block), args)
         })
     })?;
