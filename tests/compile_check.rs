@@ -13,6 +13,7 @@ mod common;
 
 use cuprim::cmp::{Greater, Less};
 use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
+use cuprim::precompile::precompile_segmented;
 #[cfg(feature = "classic-sort")]
 use cuprim::precompile::precompile_sort_classic;
 use cuprim::precompile::{
@@ -20,7 +21,6 @@ use cuprim::precompile::{
     precompile_reduce, precompile_scan, precompile_scan_by_key, precompile_search, precompile_topk, precompile_unary, KernelReport, Target,
 };
 use cuprim::precompile::{precompile_sort, precompile_sort_alternatives, precompile_sort_pairs};
-use cuprim::precompile::precompile_segmented;
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not};
 use cuprim::{bf16, f16, Result};
 
@@ -124,7 +124,9 @@ fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
     job(jobs, name("scan_by_key keys, u32 Add values"), move || {
         precompile_scan_by_key::<T, u32, _>(t(arch), Add)
     });
-    job(jobs, name("segmented Add, arg-extremes"), move || precompile_segmented::<T, _>(t(arch), Add));
+    job(jobs, name("segmented Add, arg-extremes"), move || {
+        precompile_segmented::<T, _>(t(arch), Add)
+    });
     job(jobs, name("histogram, u32 counts"), move || precompile_histogram::<T, u32>(t(arch)));
     job(jobs, name("top-k"), move || precompile_topk::<T>(t(arch)));
     job(jobs, name("search Less"), move || precompile_search::<T, _>(t(arch), Less));
