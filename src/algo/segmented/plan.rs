@@ -15,13 +15,13 @@ use std::marker::PhantomData;
 template!(SEGMENTED_REDUCE, "segmented/reduce.cu", ["cuprim_segmented_reduce"], headers: [LOOKBACK]);
 
 /// Tiles over the elements: 256 threads, four 16-byte vectors per thread
-/// (two for 1- and 2-byte elements, whose items are many), four blocks per
-/// SM. Not yet measured on a GPU.
+/// (two for 2-byte elements, one for 1-byte ones: 32 i8 items spilled on
+/// sm_90), four blocks per SM. Not yet measured on a GPU.
 pub(crate) fn segmented_policy(_arch: u32, elem_bytes: usize) -> TilePolicy {
     let per_vector = (16 / elem_bytes.max(1)).max(1) as u32;
     TilePolicy {
         block: 256,
-        items: per_vector * if elem_bytes >= 4 { 4 } else { 2 },
+        items: per_vector * elem_bytes.clamp(1, 4) as u32,
         min_blocks: 4,
     }
 }
