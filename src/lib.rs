@@ -61,6 +61,7 @@ pub mod prelude {
     pub use crate::algo::reduce::ReduceOps;
     pub use crate::algo::scan::{ScanMutOps, ScanOps};
     pub use crate::algo::search::SearchOps;
+    pub use crate::algo::segmented::SegmentedOps;
     pub use crate::algo::segsort::SegmentedSortOps;
     pub use crate::algo::select::{SelectMutOps, SelectOps};
     pub use crate::algo::sort::{SortMutOps, SortOps};

@@ -151,6 +151,21 @@ pub fn precompile_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(target: Tar
     run(target, sc::scan_by_key_specs::<K, T, Op>(arch, &op))
 }
 
+/// The segmented kernels of `T`: `segmented_reduce` by `op` and the
+/// per-segment min/max_element, each with `u32` and `u64` offsets.
+///
+/// ```
+/// use cuprim::precompile::{precompile_segmented, Target};
+/// use cuprim::ops::Add;
+/// let dev = cuprim::Device::default()?;
+/// precompile_segmented::<f32, _>(Target::Device(&dev), Add)?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_segmented<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, crate::algo::segmented::plan::kernel_specs::<T, Op>(arch, &op))
+}
+
 /// The `count`, `find_first` / `any` / `all` and `copy_if` / `partition` kernels for `T` and `pred`.
 ///
 /// ```

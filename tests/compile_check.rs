@@ -13,6 +13,7 @@ mod common;
 
 use cuprim::cmp::{Greater, Less};
 use cuprim::ops::{Abs, Add, Arith, BitAnd, BitOr, BitXor, Cast, Identity, Max, Min, Monoid, Mul, Negate, Square};
+use cuprim::precompile::precompile_segmented;
 #[cfg(feature = "classic-sort")]
 use cuprim::precompile::precompile_sort_classic;
 use cuprim::precompile::{
@@ -124,6 +125,9 @@ fn family_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
     });
     job(jobs, name("scan_by_key keys, u32 Add values"), move || {
         precompile_scan_by_key::<T, u32, _>(t(arch), Add)
+    });
+    job(jobs, name("segmented Add, arg-extremes"), move || {
+        precompile_segmented::<T, _>(t(arch), Add)
     });
     job(jobs, name("histogram, u32 counts"), move || precompile_histogram::<T, u32>(t(arch)));
     bykey_jobs::<T>(arch, jobs);

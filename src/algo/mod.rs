@@ -14,6 +14,7 @@ pub(crate) mod policy;
 pub mod reduce;
 pub mod scan;
 pub mod search;
+pub mod segmented;
 pub mod segsort;
 pub mod select;
 pub mod sort;

@@ -1,0 +1,348 @@
+// Segmented reduction over offsets, in one pass: segmented_reduce and
+// segmented_min_element / segmented_max_element.
+//
+// Segment s is in[offsets[s] .. offsets[s+1]). The work is split evenly over
+// the ELEMENTS, whatever the segments look like: tile t is elements
+// [t * TILE, (t+1) * TILE), each thread CUPRIM_ITEMS consecutive elements
+// read with 16-byte loads. Every offset value is a "boundary": the running
+// fold restarts there, and the segment that ends there (the first index j
+// with offsets[j] == p, j >= 1, is the one non-empty segment j - 1 ending at
+// p) is written by the thread that holds its last element, p - 1.
+//
+//   1. Warps 0 and 1 find the tile's range of offsets ([lo, hi): the
+//      offsets in [tile start, tile end]) with a 32-way warp search; each
+//      thread binary-searches its own first boundary in that range and
+//      walks its elements, skipping runs of equal offsets (empty segments)
+//      by galloping. A segment that starts and ends inside the thread is
+//      written at once; the first one to end in the thread, if it started
+//      before the thread (the "head"), waits for the carry.
+//   2. The threads' (restarted?, fold since the last restart) pairs are
+//      scanned across the block with (ha, a) . (hb, b) = (ha | hb, hb ? b :
+//      a op b) (as scan_by_key), and across tiles by the decoupled look-back
+//      (block/lookback.cuh). A tile holding a boundary already knows its
+//      inclusive value, so it publishes it as a PREFIX at once: look-backs
+//      cross only the tiles inside one long segment. A tile looks back only
+//      if it holds no boundary (its successors may need it) or its first
+//      head needs what came before it.
+//   3. The heads are written: carry op head.
+//   4. Each block takes an even share of the SEGMENTS too: it writes the
+//      identity to its empty segments and checks its offsets (each pair
+//      non-decreasing, each <= n), setting *error_flag on a bad one. So a
+//      million empty segments beside a huge one cost a million writes spread
+//      over the grid, and bad offsets are reported, never followed: every
+//      read stays below n (elements) and segments + 1 (offsets), every write
+//      below segments.
+//
+// Order is kept throughout (non-commutative monoids work), and the combine
+// order depends only on n, the offsets and the tile shape: float results are
+// the same bits every run (the look-back runs in its deterministic mode).
+// Bytes: the elements read once, each offset about twice, each result
+// written once.
+//
+// Specialised on: T (element), I (offset index: u32 or u64), A (accumulator),
+// MapFn (A apply(T x, u64 i)), ReduceOp (A apply(A, A), A identity()),
+// CUPRIM_ARG (0: out[s] = fold; 1: A is cuprim_kv<T>, out[s] its value and
+// out_idx[s] its index within the segment, I's maximum when empty),
+// CUPRIM_BLOCK, CUPRIM_ITEMS, CUPRIM_MIN_BLOCKS, CUPRIM_DETERMINISTIC,
+// CUPRIM_LOOKBACK_WINDOWS.
+
+constexpr int SR_WARPS = CUPRIM_BLOCK / 32;
+constexpr int SR_VEC = sizeof(T) >= 16 ? 1 : 16 / sizeof(T);
+constexpr int SR_THREAD_VECS = CUPRIM_ITEMS / SR_VEC;
+constexpr u64 SR_TILE = (u64)CUPRIM_BLOCK * CUPRIM_ITEMS;
+static_assert(CUPRIM_ITEMS % SR_VEC == 0, "a thread's items must be whole 16-byte vectors");
+static_assert(SR_WARPS >= 2, "two warps search the tile's offsets");
+typedef cuprim_vec<T, SR_VEC> SrVec;
+
+struct SegPair {
+    A v;
+    u32 head;
+};
+
+// The deterministic look-back's canonical form of a pair: one NaN for every
+// NaN an arithmetic operator may produce. The arg-extremes only select, so
+// their values are input bits already.
+template <typename Acc> __device__ __forceinline__ Acc sr_settle(const Acc& v) {
+    if constexpr (CUPRIM_ARG) {
+        return v;
+    } else {
+        return cuprim_canonical_nan(v);
+    }
+}
+__device__ __forceinline__ SegPair lookback_settle(const SegPair& p) {
+    SegPair r = p;
+    r.v = sr_settle(p.v);
+    return r;
+}
+
+struct SegOp {
+    __device__ __forceinline__ static SegPair apply(const SegPair& a, const SegPair& b) {
+        SegPair r;
+        r.head = a.head | b.head;
+        r.v = b.head ? b.v : ReduceOp::apply(a.v, b.v);
+        return r;
+    }
+    __device__ __forceinline__ static SegPair identity() {
+        SegPair r;
+        r.v = ReduceOp::identity();
+        r.head = 0;
+        return r;
+    }
+};
+
+// Offsets as u64, through the read-only path (no thread writes them).
+__device__ __forceinline__ u64 sr_offset(const I* offsets, u64 j) {
+    return (u64)cuprim_load_ro(offsets + j);
+}
+
+// Called by all 32 lanes of a warp: the first j in [lo, hi) with
+// offsets[j] >= key (UPPER: > key), or hi. Each round probes 32 evenly
+// spaced offsets and keeps the 1/32 of the range between the last probe
+// below the key and the first one not below. On unsorted (bad) offsets the
+// answer is still in [lo, hi].
+template <bool UPPER> __device__ __forceinline__ u64 sr_warp_search(const I* offsets, u64 lo, u64 hi, u64 key) {
+    const u32 lane = threadIdx.x & 31;
+    while (hi - lo > 32) {
+        const u64 span = hi - lo;
+        const u64 q = lo + (lane + 1) * span / 32 - 1;
+        const u64 v = sr_offset(offsets, q);
+        const u32 c = __popc(__ballot_sync(0xffffffffu, UPPER ? v <= key : v < key));
+        const u64 new_lo = lo + c * span / 32;
+        hi = c == 32 ? hi : lo + (c + 1) * span / 32 - 1;
+        lo = new_lo;
+    }
+    const u64 j = lo + lane;
+    const bool before = j < hi && (UPPER ? sr_offset(offsets, j) <= key : sr_offset(offsets, j) < key);
+    return lo + __popc(__ballot_sync(0xffffffffu, before));
+}
+
+// offsets[j] == p: the first index after j whose offset is not p (the end
+// of a run of empty segments), by galloping then bisection; at most
+// `last` + 1 (= segments + 1). Out of line: it runs once per run of two or
+// more equal offsets, and the walk below would otherwise repeat it per item.
+__device__ __noinline__ u64 sr_skip_run(const I* offsets, u64 j, u64 last, u64 p) {
+    u64 step = 1;
+    while (j + step <= last && sr_offset(offsets, j + step) == p) {
+        j += step;
+        step *= 2;
+    }
+    u64 hi = j + step <= last ? j + step : last + 1;  // offsets[hi] != p (or past the end)
+    while (hi - j > 1) {
+        const u64 m = j + (hi - j) / 2;
+        if (sr_offset(offsets, m) == p)
+            j = m;
+        else
+            hi = m;
+    }
+    return hi;
+}
+
+// Writes segment s's result: acc (whose index, for the arg-extremes, is
+// made relative to the segment's start).
+// (Templates, so that the branch not taken is not compiled.)
+template <typename Acc>
+__device__ __forceinline__ void sr_emit(T* out, I* out_idx, const I* offsets, u64 s, const Acc& acc) {
+    if constexpr (CUPRIM_ARG) {
+        out[s] = acc.v;
+        out_idx[s] = (I)(acc.i - sr_offset(offsets, s));
+    } else {
+        out[s] = acc;
+    }
+}
+
+template <typename Acc> __device__ __forceinline__ void sr_emit_empty(T* out, I* out_idx, u64 s) {
+    const Acc id = ReduceOp::identity();
+    if constexpr (CUPRIM_ARG) {
+        out[s] = id.v;
+        out_idx[s] = (I)~0ull;
+    } else {
+        out[s] = id;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_segmented_reduce(const T* __restrict__ in, u64 n, const I* __restrict__ offsets, u64 segments,
+                            T* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, u32* status,
+                            SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles) {
+    __shared__ SegPair warp_totals[SR_WARPS];
+    __shared__ SegPair staged[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
+    __shared__ SegPair s_prefix;
+    __shared__ u64 s_range[2];
+    __shared__ u32 s_tile;
+
+    const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u64 base = (u64)tile * SR_TILE;
+
+    // Tiles past the elements exist only for the segment share (step 4);
+    // they come last, so no tile with elements looks back at them.
+    if (base < n || tile == 0) {
+        const u64 a = base + (u64)threadIdx.x * CUPRIM_ITEMS;
+        const int count = a < n ? (n - a < (u64)CUPRIM_ITEMS ? (int)(n - a) : CUPRIM_ITEMS) : 0;
+
+        // The thread's elements, issued before the searches so the loads are in flight meanwhile.
+        T x[CUPRIM_ITEMS];
+        if (count == CUPRIM_ITEMS && cuprim_aligned_to<SrVec>(in + a)) {
+            const SrVec* vin = (const SrVec*)(in + a);
+#pragma unroll
+            for (int q = 0; q < SR_THREAD_VECS; q++) {
+                const SrVec v = cuprim_load_ro(vin + q);
+#pragma unroll
+                for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < CUPRIM_ITEMS; k++) x[k] = k < count ? cuprim_load_ro(in + a + k) : T();
+        }
+
+        // 1. The tile's offsets: [lo, hi) hold every offset in [base, tile end].
+        const u64 tile_end = n - base < SR_TILE ? n : base + SR_TILE;
+        if (warp == 0) {
+            const u64 lo = sr_warp_search<false>(offsets, 0, segments + 1, base);
+            if (lane == 0) s_range[0] = lo;
+        } else if (warp == 1) {
+            const u64 hi = sr_warp_search<true>(offsets, 0, segments + 1, tile_end);
+            if (lane == 0) s_range[1] = hi;
+        }
+        __syncthreads();
+
+        // The walk: positions p = a .. a + count. A boundary at p < a + count
+        // restarts the fold at element p; one at p > a ends segment j - 1 at
+        // element p - 1.
+        bool restarted = false, has_head = false;
+        u64 head_seg = 0;
+        A run = ReduceOp::identity(), head_val = ReduceOp::identity();
+        if (count > 0) {
+            u64 lo = s_range[0], hi = s_range[1] > s_range[0] ? s_range[1] : s_range[0];
+            while (lo < hi) {  // first j with offsets[j] >= a
+                const u64 m = lo + (hi - lo) / 2;
+                if (sr_offset(offsets, m) < a)
+                    lo = m + 1;
+                else
+                    hi = m;
+            }
+            u64 j = lo;
+            u64 next = j <= segments ? sr_offset(offsets, j) : ~0ull;
+            bool fresh = true;
+#pragma unroll
+            for (int k = 0; k <= CUPRIM_ITEMS; k++) {
+                if (k > count) break;
+                const u64 p = a + k;
+                if (next == p) {
+                    if (k > 0 && j >= 1) {
+                        if (restarted) {
+                            sr_emit(out, out_idx, offsets, j - 1, run);
+                        } else {
+                            has_head = true;
+                            head_seg = j - 1;
+                            head_val = run;
+                        }
+                    }
+                    if (k < count) {
+                        restarted = true;
+                        fresh = true;
+                    }
+                    j++;
+                    next = j <= segments ? sr_offset(offsets, j) : ~0ull;
+                    if (next == p) {
+                        j = sr_skip_run(offsets, j, segments, p);
+                        next = j <= segments ? sr_offset(offsets, j) : ~0ull;
+                    }
+                }
+                if (k < count) {
+                    const A y = MapFn::apply(x[k], p);
+                    run = fresh ? y : ReduceOp::apply(run, y);
+                    fresh = false;
+                }
+            }
+        }
+
+        // 2. Block scan of the threads' pairs (exclusive: `before`), the tile's total.
+        SegPair mine;
+        mine.v = run;
+        mine.head = restarted ? 1u : 0u;
+        SegPair incl = mine;
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const SegPair y = cuprim_shfl_up(incl, off);
+            if (lane >= off) incl = SegOp::apply(y, incl);
+        }
+        if (lane == 31) warp_totals[warp] = incl;
+        const SegPair before_in_warp = cuprim_shfl_up(incl, 1);
+        __syncthreads();
+        if (warp == 0) {
+            SegPair w = lane < SR_WARPS ? warp_totals[lane] : SegOp::identity();
+#pragma unroll
+            for (int off = 1; off < 32; off <<= 1) {
+                const SegPair y = cuprim_shfl_up(w, off);
+                if (lane >= off) w = SegOp::apply(y, w);
+            }
+            if (lane < SR_WARPS) warp_totals[lane] = w;  // now inclusive
+        }
+        __syncthreads();
+        bool has_before = false;
+        SegPair before;
+        if (warp > 0) {
+            before = warp_totals[warp - 1];
+            has_before = true;
+        }
+        if (lane > 0) {
+            before = has_before ? SegOp::apply(before, before_in_warp) : before_in_warp;
+            has_before = true;
+        }
+        // A head whose carry reaches back past the tile's start.
+        const bool needs_prefix = has_head && !(has_before && before.head);
+        const bool tile_needs = __syncthreads_or(needs_prefix) != 0;
+
+        // The tile's look-back (warp 0).
+        const SegPair total = warp_totals[SR_WARPS - 1];
+        const bool looks_back = tile > 0 && (tile_needs || !total.head);
+        if (warp == 0) {
+            TileState<SegPair> state(status, aggregates, prefixes);
+            if (tile == 0 || total.head) {
+                if (lane == 0) state.publish(tile, CUPRIM_DETERMINISTIC ? lookback_settle(total) : total, SCAN_PREFIX);
+            } else if (lane == 0) {
+                state.publish(tile, total, SCAN_AGGREGATE);
+            }
+            if (looks_back) {
+                __syncwarp();
+                const SegPair p = lookback_exclusive_prefix<SegPair, SegOp, CUPRIM_DETERMINISTIC>(state, tile, total, staged);
+                if (lane == 0) s_prefix = p;
+            }
+        }
+        if (looks_back) __syncthreads();
+
+        // 3. The heads: what came before them, then their own part.
+        if (has_head) {
+            bool have = false;
+            A carry = ReduceOp::identity();
+            if (has_before && before.head) {
+                carry = before.v;
+                have = true;
+            } else {
+                if (looks_back) {
+                    carry = s_prefix.v;
+                    have = true;
+                }
+                if (has_before) {
+                    carry = have ? ReduceOp::apply(carry, before.v) : before.v;
+                    have = true;
+                }
+            }
+            sr_emit(out, out_idx, offsets, head_seg, have ? ReduceOp::apply(carry, head_val) : head_val);
+        }
+    }
+
+    // 4. This tile's share of the segments: empty ones get the identity;
+    // every pair is checked.
+    const u64 per = (segments + num_tiles - 1) / num_tiles;
+    const u64 s_begin = (u64)tile * per < segments ? (u64)tile * per : segments;
+    const u64 s_end = segments - s_begin < per ? segments : s_begin + per;
+    bool bad = false;
+    for (u64 s = s_begin + threadIdx.x; s < s_end; s += CUPRIM_BLOCK) {
+        const u64 lo = sr_offset(offsets, s), hi = sr_offset(offsets, s + 1);
+        bad |= hi < lo || hi > n;
+        if (hi <= lo) sr_emit_empty<A>(out, out_idx, s);
+    }
+    if (bad) atomicOr(error_flag, 1u);
+}

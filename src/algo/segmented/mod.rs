@@ -1,0 +1,260 @@
+//! Segmented reductions: `segmented_reduce`, `segmented_sum`,
+//! `segmented_min_element`, `segmented_max_element`.
+//!
+//! # Segments
+//! Segments are given by `offsets`, a vector of `u32` or `u64` of length
+//! `segments + 1`: segment `s` is `self[offsets[s]..offsets[s + 1]]`. The
+//! offsets must be non-decreasing and the last at most `self.len()`;
+//! elements before `offsets[0]` or from the last offset on belong to no
+//! segment. Empty segments are allowed anywhere. One offset gives zero
+//! segments (an empty result); none is an error. Bad offsets (decreasing,
+//! or past the end) are never followed: the host backend checks them first,
+//! the CUDA kernel checks each pair as it goes and the call returns
+//! [`Error::InvalidArgument`](crate::Error::InvalidArgument) (the input is
+//! untouched, the result is dropped).
+//!
+//! # Speed
+//! On CUDA it is one kernel over the elements, whatever the segment sizes:
+//! each block reads a fixed tile of elements with 16-byte loads, finds the
+//! segment boundaries in it by searching the offsets, and reduces its part
+//! of each segment; the parts of segments that cross tiles are chained by a
+//! decoupled look-back that only travels inside long segments. Empty
+//! segments are written by an even share of the grid. The call waits for
+//! the kernel (to read the bad-offsets flag).
+//!
+//! # Floating point
+//! A segment's elements are combined in their order (non-commutative
+//! monoids work), grouped by the device's tiles, so a float sum differs from
+//! a sequential left-to-right sum by rounding; the grouping depends only on
+//! the offsets and the length, never on timing: the same input gives the
+//! same bits every run. The host backend folds each segment left to right
+//! (segments over 65536 elements in fixed chunks, folded in order) and is
+//! equally deterministic.
+
+pub(crate) mod host;
+pub(crate) mod plan;
+
+use crate::device::Ptr;
+use crate::element::{Element, IndexElement};
+use crate::error::{Error, Result};
+use crate::ops::{ranks_before, Add, Arith, Monoid};
+use crate::vec::raw::{Mem, MemMut, SealedMut as _};
+use crate::vec::{DeviceData, DeviceVec};
+use plan::{SegArg, SegReduce};
+use std::marker::PhantomData;
+
+/// Each segment's least (or greatest) element: its value and its index
+/// within the segment (`0` is the segment's first element), as returned by
+/// [`SegmentedOps::segmented_min_element`] /
+/// [`SegmentedOps::segmented_max_element`]. The indices have the offsets'
+/// type. An empty segment has index `I::MAX` and the value of the
+/// reduction's identity ([`Min`](crate::ops::Min)'s `MAX` / `+inf`, or
+/// [`Max`](crate::ops::Max)'s `MIN` / `-inf`), so `values` always equals
+/// `segmented_reduce(offsets, Min)` (or `Max`).
+#[derive(Debug)]
+pub struct SegmentedExtremes<T: Element, I: IndexElement> {
+    /// One value per segment.
+    pub values: DeviceVec<T>,
+    /// One index per segment, within the segment; `I::MAX` when empty.
+    pub indices: DeviceVec<I>,
+}
+
+/// Reductions per segment. In [`prelude`](crate::prelude).
+pub trait SegmentedOps<T: Element>: DeviceData<T> {
+    /// Folds each segment with `op`, in order (`op` need not be
+    /// commutative); the identity for an empty segment. One result per
+    /// segment (`offsets.len() - 1`).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[1u32, 2, 3, 4, 5, 6])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 2, 2, 6])?;
+    /// assert_eq!(v.segmented_reduce(&offsets, Add)?.to_vec()?, vec![3, 0, 18]);
+    /// assert_eq!(v.segmented_reduce(&offsets, Max)?.to_vec()?, vec![2, 0, 6]);
+    /// let bad = DeviceVec::from_slice(&dev, &[0u32, 4, 2])?;
+    /// assert!(v.segmented_reduce(&bad, Add).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_reduce<I: IndexElement, Op: Monoid<T>>(&self, offsets: &impl DeviceData<I>, op: Op) -> Result<DeviceVec<T>> {
+        let segments = segment_count("segmented_reduce", self, offsets)?;
+        let mut out = DeviceVec::<T>::alloc_uninit(self.device(), segments)?;
+        if segments == 0 {
+            return Ok(out);
+        }
+        match (self.mem(), offsets.mem(), out.mem_mut()) {
+            (Mem::Host(s), Mem::Host(o), MemMut::Host(d)) => {
+                let bounds = host::bounds("segmented_reduce", o, s.len())?;
+                let r = host::segmented(s, &bounds, op.identity(), |x, _| x, |a, b| op.apply(a, b));
+                d.copy_from_slice(&r);
+            }
+            (Mem::Cuda { dev, ptr, len, .. }, Mem::Cuda { ptr: optr, .. }, MemMut::Cuda { ptr: dptr, .. }) => {
+                let k = SegReduce::<T, I, Op> {
+                    arch: dev.arch(),
+                    op: &op,
+                    _t: PhantomData,
+                };
+                let ok = plan::run(
+                    &k,
+                    dev,
+                    (Ptr::from_raw(ptr), len),
+                    (Ptr::from_raw(optr), segments),
+                    Ptr::from_raw(dptr),
+                    Ptr::from_raw(0),
+                )?;
+                device_check("segmented_reduce", ok)?;
+            }
+            _ => return Err(Error::DeviceMismatch { op: "segmented_reduce" }),
+        }
+        Ok(out)
+    }
+
+    /// The sum of each segment (wrapping for integers); 0 (`-0.0`) when
+    /// empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[1.5f32, 2.5, 4.0])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u64, 2, 3])?;
+    /// assert_eq!(v.segmented_sum(&offsets)?.to_vec()?, vec![4.0, 4.0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_sum<I: IndexElement>(&self, offsets: &impl DeviceData<I>) -> Result<DeviceVec<T>>
+    where
+        T: Arith,
+    {
+        self.segmented_reduce(offsets, Add)
+    }
+
+    /// Each segment's least element and its index within the segment, ties
+    /// to the lowest index, in [`Min`](crate::ops::Min)'s order as
+    /// [`min_element`](crate::algo::reduce::ReduceOps::min_element): the
+    /// first NaN if there is any, `-0.0` before `+0.0`. An empty segment
+    /// gives index `I::MAX` and value `MAX` / `+inf` (see
+    /// [`SegmentedExtremes`]).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[4.0f32, 1.0, 1.0, 7.0, f32::NAN])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 3, 3, 5])?;
+    /// let m = v.segmented_min_element(&offsets)?;
+    /// assert_eq!(m.indices.to_vec()?, vec![1, u32::MAX, 1]);
+    /// let values = m.values.to_vec()?;
+    /// assert_eq!(values[..2], [1.0, f32::INFINITY]);
+    /// assert!(values[2].is_nan());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_min_element<I: IndexElement>(&self, offsets: &impl DeviceData<I>) -> Result<SegmentedExtremes<T, I>> {
+        segmented_arg(self, offsets, false)
+    }
+
+    /// Each segment's greatest element and its index within the segment,
+    /// ties to the lowest index, in [`Max`](crate::ops::Max)'s order (the
+    /// first NaN if there is any, `+0.0` after `-0.0`). An empty segment
+    /// gives index `I::MAX` and value `MIN` / `-inf`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[3i32, 9, 9, -1])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u64, 3, 4, 4])?;
+    /// let m = v.segmented_max_element(&offsets)?;
+    /// assert_eq!(m.values.to_vec()?, vec![9, -1, i32::MIN]);
+    /// assert_eq!(m.indices.to_vec()?, vec![1, 0, u64::MAX]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_max_element<I: IndexElement>(&self, offsets: &impl DeviceData<I>) -> Result<SegmentedExtremes<T, I>> {
+        segmented_arg(self, offsets, true)
+    }
+}
+
+impl<T: Element, D: DeviceData<T> + ?Sized> SegmentedOps<T> for D {}
+
+/// The number of segments `offsets` describes, after the checks every call
+/// makes first (one device, at least one offset).
+fn segment_count<T: Element, I: IndexElement, D: DeviceData<T> + ?Sized>(
+    op: &'static str,
+    v: &D,
+    offsets: &impl DeviceData<I>,
+) -> Result<usize> {
+    crate::algo::same_device(op, v.device(), offsets.device())?;
+    if offsets.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "{op}: the offsets are empty; n segments take n + 1 offsets (one offset: no segments)"
+        )));
+    }
+    Ok(offsets.len() - 1)
+}
+
+/// The CUDA kernel's verdict on the offsets.
+fn device_check(op: &'static str, ok: bool) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "{op}: the offsets must be non-decreasing and at most the input's length (the device found one that is not)"
+        )))
+    }
+}
+
+/// segmented_min_element / segmented_max_element.
+fn segmented_arg<T: Element, I: IndexElement, D: DeviceData<T> + ?Sized>(
+    v: &D,
+    offsets: &impl DeviceData<I>,
+    greatest: bool,
+) -> Result<SegmentedExtremes<T, I>> {
+    let op = if greatest {
+        "segmented_max_element"
+    } else {
+        "segmented_min_element"
+    };
+    let segments = segment_count(op, v, offsets)?;
+    let mut values = DeviceVec::<T>::alloc_uninit(v.device(), segments)?;
+    let mut indices = DeviceVec::<I>::alloc_uninit(v.device(), segments)?;
+    if segments == 0 {
+        return Ok(SegmentedExtremes { values, indices });
+    }
+    match (v.mem(), offsets.mem(), values.mem_mut()) {
+        (Mem::Host(s), Mem::Host(o), MemMut::Host(dv)) => {
+            let bounds = host::bounds(op, o, s.len())?;
+            let worst = crate::algo::reduce::plan::arg_identity::<T>(greatest);
+            let better = |a: (T, u64), b: (T, u64)| -> (T, u64) {
+                let b_wins = ranks_before(b.0, a.0, greatest) || (!ranks_before(a.0, b.0, greatest) && b.1 < a.1);
+                if b_wins {
+                    b
+                } else {
+                    a
+                }
+            };
+            let r = host::segmented(s, &bounds, (worst, u64::MAX), |x, i| (x, i as u64), better);
+            let MemMut::Host(di) = indices.mem_mut() else {
+                return Err(Error::DeviceMismatch { op });
+            };
+            for ((dv, di), (x, i)) in dv.iter_mut().zip(di.iter_mut()).zip(r) {
+                *dv = x;
+                *di = i.cast::<I>();
+            }
+        }
+        (Mem::Cuda { dev, ptr, len, .. }, Mem::Cuda { ptr: optr, .. }, MemMut::Cuda { ptr: vptr, .. }) => {
+            let iptr = crate::algo::cuda_ptr_mut(&mut indices, op)?;
+            let k = SegArg::<T, I> {
+                arch: dev.arch(),
+                greatest,
+                _t: PhantomData,
+            };
+            let ok = plan::run(
+                &k,
+                dev,
+                (Ptr::from_raw(ptr), len),
+                (Ptr::from_raw(optr), segments),
+                Ptr::from_raw(vptr),
+                iptr,
+            )?;
+            device_check(op, ok)?;
+        }
+        _ => return Err(Error::DeviceMismatch { op }),
+    }
+    Ok(SegmentedExtremes { values, indices })
+}

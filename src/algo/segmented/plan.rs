@@ -1,0 +1,212 @@
+//! Plans and launches of the segmented family: the one-pass segmented
+//! reduction of `kernels/segmented/reduce.cu`, behind segmented_reduce and
+//! segmented_min_element / segmented_max_element.
+
+use crate::algo::lookback::{Lookback, LOOKBACK};
+use crate::algo::reduce::plan::arg_identity;
+use crate::algo::scan::plan::TilePolicy;
+use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
+use crate::element::{Element, IndexElement};
+use crate::error::{Error, Result};
+use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
+use crate::ops::Monoid;
+use std::marker::PhantomData;
+
+template!(SEGMENTED_REDUCE, "segmented/reduce.cu", ["cuprim_segmented_reduce"], headers: [LOOKBACK]);
+
+/// Tiles over the elements: 256 threads, four 16-byte vectors per thread
+/// (two for 2-byte elements, one for 1-byte ones: 32 i8 items spilled on
+/// sm_90), four blocks per SM. Not yet measured on a GPU.
+pub(crate) fn segmented_policy(_arch: u32, elem_bytes: usize) -> TilePolicy {
+    let per_vector = (16 / elem_bytes.max(1)).max(1) as u32;
+    TilePolicy {
+        block: 256,
+        items: per_vector * elem_bytes.clamp(1, 4) as u32,
+        min_blocks: 4,
+    }
+}
+
+/// Windows of 32 predecessors the deterministic look-back stages at a time:
+/// a tile holding a boundary publishes its prefix at once, so look-backs are
+/// short except inside one long segment. Not yet measured on a GPU.
+const LOOKBACK_WINDOWS: i64 = 4;
+
+/// Segments per block of the empty-segment share: a grid has at least
+/// `segments / SEGMENTS_PER_TILE` blocks, so a million empty segments next
+/// to a small input are still spread over many SMs. Not yet measured on a GPU.
+const SEGMENTS_PER_TILE: u64 = 2048;
+
+/// A specialisation of `kernels/segmented/reduce.cu`.
+pub(crate) trait SegmentedKernel: Specialise {
+    /// The element.
+    type T: Element;
+    /// The offset index.
+    type I: IndexElement;
+    /// Bytes and alignment of the accumulator.
+    fn acc_layout(&self) -> (usize, usize);
+    /// The tile shape.
+    fn policy(&self) -> TilePolicy;
+}
+
+/// The constants and typedefs every specialisation starts with.
+fn write_common<T: Element, I: IndexElement, W: SpecWriter>(w: &mut W, policy: TilePolicy, arg: bool) {
+    policy.write(w);
+    // Always deterministic: the brief of this family is the same bits every run.
+    w.constant("CUPRIM_DETERMINISTIC", 1);
+    w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
+    w.constant("CUPRIM_ARG", arg as i64);
+    w.elem::<T>("T");
+    w.elem::<I>("I");
+}
+
+/// `op` folded over each segment.
+pub(crate) struct SegReduce<'a, T, I, Op> {
+    pub arch: u32,
+    pub op: &'a Op,
+    pub _t: PhantomData<(T, I)>,
+}
+
+impl<T: Element, I: IndexElement, Op: Monoid<T>> Specialise for SegReduce<'_, T, I, Op> {
+    fn template(&self) -> &'static Template {
+        &SEGMENTED_REDUCE
+    }
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        write_common::<T, I, W>(w, self.policy(), false);
+        w.typedef("A", "T");
+        w.text("struct MapFn { __device__ __forceinline__ static A apply(T x, u64 i) { (void)i; return x; } };");
+        w.monoid::<T, Op>("ReduceOp", "A", self.op);
+    }
+}
+
+impl<T: Element, I: IndexElement, Op: Monoid<T>> SegmentedKernel for SegReduce<'_, T, I, Op> {
+    type T = T;
+    type I = I;
+    fn acc_layout(&self) -> (usize, usize) {
+        (std::mem::size_of::<T>(), std::mem::align_of::<T>())
+    }
+    fn policy(&self) -> TilePolicy {
+        segmented_policy(self.arch, std::mem::size_of::<T>())
+    }
+}
+
+/// (value, index) of each segment's least or greatest element, in the order
+/// of `min_element` / `max_element` (reduce/plan.rs: `Extreme`).
+pub(crate) struct SegArg<T, I> {
+    pub arch: u32,
+    pub greatest: bool,
+    pub _t: PhantomData<(T, I)>,
+}
+
+impl<T: Element, I: IndexElement> Specialise for SegArg<T, I> {
+    fn template(&self) -> &'static Template {
+        &SEGMENTED_REDUCE
+    }
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        write_common::<T, I, W>(w, self.policy(), true);
+        w.typedef("A", "cuprim_kv<T>");
+        w.text("struct MapFn { __device__ __forceinline__ static A apply(T x, u64 i) { return A{x, i}; } };");
+        w.piece(self.greatest, |&greatest| {
+            format!(
+                "struct ReduceOp {{ __device__ __forceinline__ static A apply(A a, A b) {{ \
+                 return cuprim_arg_wins<{greatest}>(a.v, a.i, b.v, b.i) ? b : a; }} \
+                 __device__ __forceinline__ static A identity() {{ return A{{{}, ~0ull}}; }} }};",
+                arg_identity::<T>(greatest).cuda_literal(),
+            )
+        });
+    }
+}
+
+impl<T: Element, I: IndexElement> SegmentedKernel for SegArg<T, I> {
+    type T = T;
+    type I = I;
+    fn acc_layout(&self) -> (usize, usize) {
+        // cuprim_kv<T> { T v; u64 i; }
+        (16, 8)
+    }
+    fn policy(&self) -> TilePolicy {
+        segmented_policy(self.arch, std::mem::size_of::<T>())
+    }
+}
+
+/// The kernel: `cuprim_segmented_reduce(const T* in, u64 n, const I*
+/// offsets, u64 segments, T* out, I* out_idx, u32* error_flag, u32* status,
+/// SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles)`.
+fn entry<T: Element, I: IndexElement>() -> Entry<(
+    Ptr<T>,
+    u64,
+    Ptr<I>,
+    u64,
+    Ptr<T>,
+    Ptr<I>,
+    Ptr<u32>,
+    Ptr<u32>,
+    Ptr<u8>,
+    Ptr<u8>,
+    Ptr<u32>,
+    u32,
+)> {
+    // SAFETY: matches `cuprim_segmented_reduce` in kernels/segmented/reduce.cu:
+    // it reads n elements of `in` and segments + 1 offsets, writes below
+    // `segments` in out (and out_idx, arg-extremes only; else unused), sets
+    // *error_flag on bad offsets, uses look-back arrays of num_tiles pairs and
+    // leaves the tile counter at zero.
+    unsafe { Entry::declare("cuprim_segmented_reduce") }
+}
+
+/// Reduces each of the `segments` segments of the `len` elements at
+/// `input` (`input = (address, len)`), given by `segments + 1` offsets
+/// (`offsets = (address, segments)`), into `out` (and `out_idx` for the
+/// arg-extremes). Returns false if the kernel saw bad offsets.
+pub(crate) fn run<K: SegmentedKernel>(
+    k: &K,
+    dev: &CudaDevice,
+    (input, len): (Ptr<K::T>, usize),
+    (offsets, segments): (Ptr<K::I>, usize),
+    out: Ptr<K::T>,
+    out_idx: Ptr<K::I>,
+) -> Result<bool> {
+    let policy = k.policy();
+    let (n, segments) = (len as u64, segments as u64);
+    let tiles = n.div_ceil(policy.tile()).max(segments.div_ceil(SEGMENTS_PER_TILE)).max(1);
+    let tiles = u32::try_from(tiles)
+        .map_err(|_| Error::InvalidArgument(format!("segmented reduction of {len} elements needs more than 2^32 tiles")))?;
+    let module = dev.module(k)?;
+    let (acc_bytes, acc_align) = k.acc_layout();
+    // SegPair { A v; u32 head; }
+    let pair_bytes = (acc_bytes + 4).next_multiple_of(acc_align.max(4));
+    let mut layout = ScratchLayout::new();
+    let lookback = Lookback::place(&mut layout, tiles as u64, pair_bytes);
+    let counter = dev.counter(Counter::ScanTile);
+    let ((), bad) = dev.checked(|flag| {
+        dev.with_scratch(&layout, |s| {
+            let (status, aggregates, prefixes) = lookback.args(&s);
+            let args = (
+                input, n, offsets, segments, out, out_idx, flag, status, aggregates, prefixes, counter, tiles,
+            );
+            dev.launch(&module, entry::<K::T, K::I>(), Grid::new(tiles, policy.block), args)
+        })
+    })?;
+    Ok(!bad)
+}
+
+/// segmented_reduce of `T` by `op` with both offset types, and the
+/// arg-extremes of `T`, for precompile.
+pub(crate) fn kernel_specs<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> Vec<KernelSpec> {
+    let mut specs = vec![
+        KernelSpec::of(&SegReduce::<T, u32, Op> { arch, op, _t: PhantomData }),
+        KernelSpec::of(&SegReduce::<T, u64, Op> { arch, op, _t: PhantomData }),
+    ];
+    for greatest in [false, true] {
+        specs.push(KernelSpec::of(&SegArg::<T, u32> {
+            arch,
+            greatest,
+            _t: PhantomData,
+        }));
+        specs.push(KernelSpec::of(&SegArg::<T, u64> {
+            arch,
+            greatest,
+            _t: PhantomData,
+        }));
+    }
+    specs
+}

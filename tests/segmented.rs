@@ -1,0 +1,424 @@
+//! Segmented family (segmented_reduce, segmented_sum,
+//! segmented_min_element / segmented_max_element) against plain Rust
+//! references, on every device.
+
+mod common;
+
+use cuprim::ops::{Associative, BinaryOp, Monoid};
+use cuprim::prelude::*;
+use cuprim::IndexElement;
+use rand::Rng;
+
+fn rng(tag: &str) -> (common::TestRng, u64) {
+    common::rng(&format!("segmented-{tag}"))
+}
+
+/// Offset layouts over n elements, each non-decreasing with the last <= n.
+fn layouts(r: &mut common::TestRng, n: usize) -> Vec<(String, Vec<u64>)> {
+    let n64 = n as u64;
+    let mut out = Vec::new();
+    for size in [1u64, 31, 33, 1024, 4097] {
+        // Fixed sizes from 0, the last segment cut at n.
+        let mut o: Vec<u64> = (0..).map(|i| i * size).take_while(|&x| x < n64).collect();
+        o.push(n64);
+        out.push((format!("size {size}"), o));
+    }
+    out.push(("one huge".into(), vec![0, n64]));
+    // Uncovered elements before the first and after the last offset.
+    out.push(("inner".into(), vec![n64 / 7, n64 / 3, n64 / 3, n64 - n64 / 5]));
+    out.push(("all empty".into(), vec![n64 / 2; 1000]));
+    // A mixture: log-uniform sizes from 1 to about n, many empty segments.
+    let mut o = vec![0u64];
+    let top = (n.max(2) as f64).ln();
+    while *o.last().unwrap() < n64 {
+        let last = *o.last().unwrap();
+        let next = match r.gen_range(0..4) {
+            0 => last,
+            1 => {
+                for _ in 0..r.gen_range(1..300) {
+                    o.push(last);
+                }
+                last
+            }
+            _ => (last + (r.gen::<f64>() * top).exp() as u64).min(n64),
+        };
+        o.push(next);
+    }
+    out.push(("mixture".into(), o));
+    out
+}
+
+fn reference<T: Copy>(data: &[T], offsets: &[u64], identity: T, op: impl Fn(T, T) -> T) -> Vec<T> {
+    offsets
+        .windows(2)
+        .map(|w| data[w[0] as usize..w[1] as usize].iter().fold(identity, |a, &x| op(a, x)))
+        .collect()
+}
+
+/// x comes strictly before y in Min's order (Max's when greatest).
+fn before<T: Element>(x: T, y: T, greatest: bool) -> bool {
+    match (x.is_nan(), y.is_nan()) {
+        (true, _) => !y.is_nan(),
+        (false, true) => false,
+        _ if x != y => (x < y) != greatest,
+        _ => {
+            let (sx, sy) = (x.to_f64().is_sign_negative(), y.to_f64().is_sign_negative());
+            if greatest {
+                sy && !sx
+            } else {
+                sx && !sy
+            }
+        }
+    }
+}
+
+/// (value, index within the segment) per segment; (identity, MAX) when empty.
+fn reference_arg<T: Element>(data: &[T], offsets: &[u64], greatest: bool) -> Vec<(T, u64)> {
+    let worst = if greatest { T::lowest() } else { T::highest() };
+    offsets
+        .windows(2)
+        .map(|w| {
+            let seg = &data[w[0] as usize..w[1] as usize];
+            let mut best: Option<(T, u64)> = None;
+            for (i, &x) in seg.iter().enumerate() {
+                if best.is_none_or(|(b, _)| before(x, b, greatest)) {
+                    best = Some((x, i as u64));
+                }
+            }
+            best.unwrap_or((worst, u64::MAX))
+        })
+        .collect()
+}
+
+fn offsets_as<I: IndexElement>(o: &[u64]) -> Vec<I> {
+    o.iter().map(|&x| x.cast::<I>()).collect()
+}
+
+/// segmented_reduce(op) of `data` over every layout, both offset types,
+/// compared with the reference by `same` (exact).
+fn check_exact<T: Element, Op: Monoid<T>>(dev: &Device, data: &[T], op: Op, what: &str, seed: u64, r: &mut common::TestRng) {
+    let n = data.len();
+    let v = DeviceVec::from_slice(dev, data).unwrap();
+    for (name, o) in layouts(r, n) {
+        let want = reference(data, &o, op.identity(), |a, b| op.apply(a, b));
+        let context = common::ctx(dev, &format!("{what} {} {name}", T::NAME), n, seed);
+        let got = v
+            .segmented_reduce(&DeviceVec::from_slice(dev, &offsets_as::<u32>(&o)).unwrap(), op)
+            .unwrap();
+        common::assert_same(&got.to_vec().unwrap(), &want, &format!("{context}, u32 offsets"));
+        let got = v.segmented_reduce(&DeviceVec::from_slice(dev, &o).unwrap(), op).unwrap();
+        common::assert_same(&got.to_vec().unwrap(), &want, &format!("{context}, u64 offsets"));
+    }
+}
+
+/// Integers (wrapping sums, min, max) are exact whatever the grouping.
+#[test]
+fn integer_reductions() {
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng(&format!("int-{n}"));
+            let a: Vec<i32> = common::random_vec(&mut r, n);
+            check_exact(&dev, &a, Add, "sum", seed, &mut r);
+            check_exact(&dev, &a, Min, "min", seed, &mut r);
+            let b: Vec<u64> = common::random_vec(&mut r, n);
+            check_exact(&dev, &b, Add, "sum", seed, &mut r);
+            check_exact(&dev, &b, Max, "max", seed, &mut r);
+        }
+    }
+}
+
+/// Float sums of small integers are exact in any order (up to 2^24 in f32),
+/// so they are compared bit for bit; min / max with NaN, infinities and
+/// signed zeros are exact too.
+#[test]
+fn float_reductions() {
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng(&format!("float-{n}"));
+            let small: Vec<f32> = common::small_vec(&mut r, n);
+            check_exact(&dev, &small, Add, "sum", seed, &mut r);
+            let small: Vec<f64> = common::small_vec(&mut r, n);
+            check_exact(&dev, &small, Add, "sum", seed, &mut r);
+            let a: Vec<f32> = common::random_vec(&mut r, n);
+            check_exact(&dev, &a, Min, "min", seed, &mut r);
+            check_exact(&dev, &a, Max, "max", seed, &mut r);
+            let h: Vec<f16> = common::random_vec(&mut r, n);
+            check_exact(&dev, &h, Min, "min", seed, &mut r);
+            check_exact(&dev, &h, Max, "max", seed, &mut r);
+        }
+    }
+}
+
+/// f16 and f32 sums of general values: within a regrouping tolerance of the
+/// sequential sum, and the same bits on every run.
+#[test]
+fn float_sums_tolerance_and_determinism() {
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng(&format!("tol-{n}"));
+            let data: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect();
+            let v = DeviceVec::from_slice(&dev, &data).unwrap();
+            for (name, o) in layouts(&mut r, n) {
+                let offsets = DeviceVec::from_slice(&dev, &o).unwrap();
+                let got = v.segmented_sum(&offsets).unwrap().to_vec().unwrap();
+                let again = v.segmented_sum(&offsets).unwrap().to_vec().unwrap();
+                let context = common::ctx(&dev, &format!("f32 sum {name}"), n, seed);
+                common::assert_same(&again, &got, &format!("run to run: {context}"));
+                for (s, w) in o.windows(2).enumerate() {
+                    let seg = &data[w[0] as usize..w[1] as usize];
+                    let exact: f64 = seg.iter().map(|&x| x as f64).sum();
+                    let bound = 1e-6 * (seg.len() as f64).log2().max(1.0) * seg.iter().map(|x| x.abs() as f64).sum::<f64>() + 1e-30;
+                    assert!(
+                        (got[s] as f64 - exact).abs() <= bound,
+                        "segment {s}: {} vs {exact}: {context}",
+                        got[s]
+                    );
+                }
+            }
+            let half: Vec<f16> = (0..n.min(50_000)).map(|_| f16::from_f32(r.gen_range(-1.0f32..1.0))).collect();
+            let v = DeviceVec::from_slice(&dev, &half).unwrap();
+            let o: Vec<u32> = (0..=half.len() as u32).step_by(33).chain([half.len() as u32]).collect();
+            let got = v
+                .segmented_sum(&DeviceVec::from_slice(&dev, &o).unwrap())
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            for (s, w) in o.windows(2).enumerate() {
+                let seg = &half[w[0] as usize..w[1] as usize];
+                let exact: f32 = seg.iter().map(|x| x.to_f32()).sum();
+                let bound = 4e-3 * seg.iter().map(|x| x.to_f32().abs()).sum::<f32>() + 1e-3;
+                assert!(
+                    (got[s].to_f32() - exact).abs() <= bound,
+                    "f16 segment {s}: {} vs {exact}: {dev:?} seed={seed}",
+                    got[s]
+                );
+            }
+        }
+    }
+}
+
+/// Affine maps x -> a*x + b (mod 2^32) packed as (a << 32) | b; "first f,
+/// then g": associative, not commutative.
+#[derive(Clone, Copy, Debug)]
+struct Compose;
+impl BinaryOp<u64> for Compose {
+    fn apply(&self, f: u64, g: u64) -> u64 {
+        let (fa, fb) = ((f >> 32) as u32, f as u32);
+        let (ga, gb) = ((g >> 32) as u32, g as u32);
+        ((ga.wrapping_mul(fa) as u64) << 32) | ga.wrapping_mul(fb).wrapping_add(gb) as u64
+    }
+    fn cuda_expr(&self) -> String {
+        "(((u64)((u32)(b >> 32) * (u32)(a >> 32)) << 32) | (u64)((u32)(b >> 32) * (u32)a + (u32)b))".into()
+    }
+}
+impl Associative for Compose {}
+impl Monoid<u64> for Compose {
+    fn identity(&self) -> u64 {
+        1 << 32
+    }
+}
+
+#[test]
+fn non_commutative_monoid_keeps_order() {
+    assert_ne!(Compose.apply(3 << 32 | 1, 5 << 32 | 7), Compose.apply(5 << 32 | 7, 3 << 32 | 1));
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng(&format!("compose-{n}"));
+            let data: Vec<u64> = (0..n).map(|_| r.gen()).collect();
+            check_exact(&dev, &data, Compose, "compose", seed, &mut r);
+        }
+    }
+}
+
+fn check_arg<T: Element, I: IndexElement>(dev: &Device, data: &[T], o: &[u64], context: &str) {
+    let v = DeviceVec::from_slice(dev, data).unwrap();
+    let offsets = DeviceVec::from_slice(dev, &offsets_as::<I>(o)).unwrap();
+    for greatest in [false, true] {
+        let got = if greatest {
+            v.segmented_max_element(&offsets).unwrap()
+        } else {
+            v.segmented_min_element(&offsets).unwrap()
+        };
+        let want = reference_arg(data, o, greatest);
+        let values: Vec<T> = want.iter().map(|w| w.0).collect();
+        let indices: Vec<I> = want.iter().map(|w| w.1.cast::<I>()).collect();
+        let context = format!("{context}, greatest={greatest}, {} offsets", I::NAME);
+        common::assert_same(&got.values.to_vec().unwrap(), &values, &context);
+        assert_eq!(got.indices.to_vec().unwrap(), indices, "indices: {context}");
+        // The values are the Min / Max reduction's.
+        let red = if greatest {
+            v.segmented_reduce(&offsets, Max).unwrap()
+        } else {
+            v.segmented_reduce(&offsets, Min).unwrap()
+        };
+        common::assert_same(&red.to_vec().unwrap(), &values, &format!("as reduce: {context}"));
+    }
+}
+
+/// Arg-extremes with NaN, infinities, -0.0 and many ties (small values).
+#[test]
+fn arg_extremes() {
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng(&format!("arg-{n}"));
+            let f: Vec<f32> = common::random_vec(&mut r, n);
+            let ties: Vec<i32> = common::small_vec(&mut r, n);
+            let h: Vec<f16> = common::random_vec(&mut r, n);
+            let big: Vec<u64> = common::random_vec(&mut r, n);
+            for (name, o) in layouts(&mut r, n) {
+                let context = common::ctx(&dev, &format!("arg {name}"), n, seed);
+                check_arg::<f32, u32>(&dev, &f, &o, &format!("f32 {context}"));
+                check_arg::<f32, u64>(&dev, &f, &o, &format!("f32 {context}"));
+                check_arg::<i32, u32>(&dev, &ties, &o, &format!("i32 {context}"));
+                check_arg::<f16, u64>(&dev, &h, &o, &format!("f16 {context}"));
+                check_arg::<u64, u32>(&dev, &big, &o, &format!("u64 {context}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn nan_and_signed_zeros() {
+    for dev in common::devices() {
+        let data = [0.0f32, -0.0, 1.0, f32::NAN, -0.0, 0.0, 2.0, f32::NAN, -1.0];
+        let o = [0u64, 2, 4, 6, 9];
+        check_arg::<f32, u64>(&dev, &data, &o, &format!("{dev:?}"));
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        let m = v.segmented_min_element(&DeviceVec::from_slice(&dev, &o).unwrap()).unwrap();
+        assert_eq!(m.indices.to_vec().unwrap(), vec![1, 1, 0, 1], "{dev:?}");
+        let m = v.segmented_max_element(&DeviceVec::from_slice(&dev, &o).unwrap()).unwrap();
+        assert_eq!(m.indices.to_vec().unwrap(), vec![0, 1, 1, 1], "{dev:?}");
+    }
+}
+
+/// A million empty segments beside huge ones (scaled down under
+/// CUPRIM_TEST_MAX_N), and more segments than elements.
+#[test]
+fn many_empty_segments() {
+    let n = common::capped(&[(1 << 20) + 3]).first().copied().unwrap_or(4097);
+    let empties = if n > 4097 { 1_000_000 } else { 20_000 };
+    for dev in common::devices() {
+        let (mut r, seed) = rng("empties");
+        let data: Vec<u32> = common::random_vec(&mut r, n);
+        let half = (n / 2) as u64;
+        let mut o = vec![0u64, 5];
+        o.extend(std::iter::repeat_n(5u64, empties));
+        o.extend([half, half + 1]);
+        o.extend(std::iter::repeat_n(half + 1, empties / 3));
+        o.push(n as u64);
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        let want = reference(&data, &o, 0u32, |a, b| a.wrapping_add(b));
+        let got = v.segmented_sum(&DeviceVec::from_slice(&dev, &o).unwrap()).unwrap();
+        let context = common::ctx(&dev, "empties", n, seed);
+        assert_eq!(got.to_vec().unwrap(), want, "{context}");
+        let m = v
+            .segmented_min_element(&DeviceVec::from_slice(&dev, &offsets_as::<u32>(&o)).unwrap())
+            .unwrap();
+        let idx = m.indices.to_vec().unwrap();
+        assert_eq!(idx[2], u32::MAX, "{context}");
+        assert_eq!(m.values.to_vec().unwrap()[2], u32::MAX, "{context}");
+        // Tiny input, many segments.
+        let small = DeviceVec::from_slice(&dev, &[7u32, 8, 9]).unwrap();
+        let mut o = vec![0u32; 30_000];
+        o.extend([1, 3]);
+        let got = small
+            .segmented_sum(&DeviceVec::from_slice(&dev, &o).unwrap())
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        assert_eq!(got.len(), 30_001);
+        assert!(got[..29_999].iter().all(|&x| x == 0), "{dev:?}");
+        assert_eq!(got[29_999..], [7, 17], "{dev:?}");
+    }
+}
+
+#[test]
+fn views_and_empty_input() {
+    for dev in common::devices() {
+        let data: Vec<i64> = (1..=9001).collect();
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        // A slice one element past a vector boundary.
+        let s = v.slice(1..8000).unwrap();
+        let o: Vec<u64> = vec![0, 1, 1, 2048, 7999];
+        let want = reference(&data[1..8000], &o, 0, |a, b| a + b);
+        assert_eq!(
+            s.segmented_sum(&DeviceVec::from_slice(&dev, &o).unwrap())
+                .unwrap()
+                .to_vec()
+                .unwrap(),
+            want,
+            "{dev:?}"
+        );
+        // Offsets through a view too.
+        let ov = DeviceVec::from_slice(&dev, &[9u32, 0, 3, 3, 5]).unwrap();
+        let got = v.segmented_sum(&ov.slice(1..5).unwrap()).unwrap().to_vec().unwrap();
+        assert_eq!(got, vec![6, 0, 9], "{dev:?}");
+        // Empty input: every segment empty.
+        let e = DeviceVec::<f32>::zeros(&dev, 0).unwrap();
+        let got = e
+            .segmented_reduce(&DeviceVec::from_slice(&dev, &[0u32, 0, 0]).unwrap(), Min)
+            .unwrap();
+        assert_eq!(got.to_vec().unwrap(), vec![f32::INFINITY; 2], "{dev:?}");
+        let got = e
+            .segmented_sum(&DeviceVec::from_slice(&dev, &[0u64; 4]).unwrap())
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        assert!(got.iter().all(|x| x.to_bits() == (-0.0f32).to_bits()), "{dev:?}: {got:?}");
+        // One offset: zero segments.
+        let got = v.segmented_sum(&DeviceVec::from_slice(&dev, &[4u32]).unwrap()).unwrap();
+        assert_eq!(got.len(), 0, "{dev:?}");
+        let got = v.segmented_max_element(&DeviceVec::from_slice(&dev, &[4u64]).unwrap()).unwrap();
+        assert_eq!((got.values.len(), got.indices.len()), (0, 0), "{dev:?}");
+    }
+}
+
+#[test]
+fn bad_offsets_are_errors() {
+    for dev in common::devices() {
+        let data: Vec<u32> = (0..10_000).collect();
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        let bad: Vec<Vec<u64>> = vec![
+            vec![0, 5, 3, 10_000],          // decreasing
+            vec![0, 5000, 10_001],          // past n
+            vec![0, u64::MAX],              // far past n
+            vec![20_000, 30_000],           // all past n
+            vec![9000, 100],                // decreasing, one segment
+            vec![0, 4000, 4000, 2, 10_000], // decreasing after empties
+        ];
+        for o in &bad {
+            let offsets = DeviceVec::from_slice(&dev, o).unwrap();
+            let err = v.segmented_reduce(&offsets, Add).unwrap_err();
+            assert!(matches!(err, Error::InvalidArgument(_)), "{dev:?} {o:?}: {err}");
+            assert!(err.to_string().contains("segmented_reduce"), "{err}");
+            let err = v.segmented_min_element(&offsets).unwrap_err();
+            assert!(matches!(err, Error::InvalidArgument(_)), "{dev:?} {o:?}: {err}");
+            if o.iter().all(|&x| x <= u32::MAX as u64) {
+                let o32 = DeviceVec::from_slice(&dev, &offsets_as::<u32>(o)).unwrap();
+                assert!(v.segmented_max_element(&o32).is_err(), "{dev:?} {o:?}");
+            }
+        }
+        let none = DeviceVec::<u32>::zeros(&dev, 0).unwrap();
+        let err = v.segmented_sum(&none).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{dev:?}: {err}");
+        // The input is untouched, and the device still works.
+        assert_eq!(v.to_vec().unwrap(), data, "{dev:?}");
+        let ok = DeviceVec::from_slice(&dev, &[0u32, 3, 10_000]).unwrap();
+        assert_eq!(
+            v.segmented_sum(&ok).unwrap().to_vec().unwrap(),
+            vec![3, (3..10_000u32).sum::<u32>()],
+            "{dev:?}"
+        );
+    }
+}
+
+#[test]
+fn mismatched_devices() {
+    let Some(gpu) = common::cuda() else {
+        common::skip("mismatched_devices", "no CUDA device");
+        return;
+    };
+    let v = DeviceVec::from_slice(&gpu, &[1u32, 2]).unwrap();
+    let o = DeviceVec::from_slice(&Device::host(), &[0u32, 2]).unwrap();
+    assert!(matches!(v.segmented_sum(&o), Err(Error::DeviceMismatch { .. })));
+}
