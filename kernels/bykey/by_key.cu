@@ -207,7 +207,8 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #if BK_SEGMENTED
     V run = vv[0];  // element 0 of the input is a head, so run is set before it is read
     if (has_tile_prefix) run = tile_prefix.v;
-    if (has_before) run = has_tile_prefix ? ValueOp::apply(run, before.v) : before.v;
+    // The threads before restart the run when they hold a head of their own.
+    if (has_before) run = has_tile_prefix && before.count == 0 ? ValueOp::apply(run, before.v) : before.v;
     // A tail's slot, counted from the first run this tile ends.
     const C tail_base = prefix_count + head_first;
 #endif
