@@ -85,36 +85,24 @@ impl<K: Element, C: Comparator<K>> KeyEq<K> for Equivalent<C> {
     }
 }
 
-/// Tile shapes (not yet measured on a GPU; chosen as the scan family's and
-/// the largest without spills in the NVRTC sm_90 report). Pairs: 256 threads
-/// x 16 (x 8 for 8-byte keys or values), as scan_by_key; counts alone:
-/// 128 x 24 for 4-byte keys (and values) as copy_if, a whole number of
-/// 16-byte vectors per thread otherwise.
+/// Tile shapes, from a sweep of six shapes per mode at 2^24 and 2^28 (H100, u32 keys in runs
+/// of 64, f32 values; lab run at 9ea88b8+). 8-byte keys or values and 1- or 2-byte counted keys:
+/// not separately measured (the largest without spills in the NVRTC sm_90 report).
 pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_bytes: usize) -> TilePolicy {
-    if mode.segmented() {
-        let widest = key_bytes.max(value_bytes);
-        return TilePolicy {
-            block: 256,
-            items: if widest >= 8 { 8 } else { 16 },
-            min_blocks: if widest >= 8 { 1 } else { 2 },
-        };
-    }
-    match key_bytes.max(value_bytes) {
-        8.. => TilePolicy {
-            block: 128,
-            items: 12,
-            min_blocks: 4,
-        },
-        4 => TilePolicy {
-            block: 128,
-            items: 24,
-            min_blocks: 4,
-        },
-        _ => TilePolicy {
-            block: 128,
-            items: 32,
-            min_blocks: 4,
-        },
+    let widest = key_bytes.max(value_bytes);
+    let shape = |block, items, min_blocks| TilePolicy { block, items, min_blocks };
+    match (mode, widest) {
+        (Mode::Reduce | Mode::Lengths, 8..) => shape(256, 8, 1),
+        // reduce_by_key 2^28: 1.229 ms against 1.325 for 256x16 and 1.293 for 128x24.
+        (Mode::Reduce, _) => shape(128, 32, 4),
+        // run lengths 2^28: 0.828 ms against 0.900 for 256x16 and 0.848 for 128x32.
+        (Mode::Lengths, _) => shape(128, 24, 4),
+        (_, 8..) => shape(128, 12, 4),
+        // unique 2^28: 0.695 ms against 0.830 for 128x24 (copy_if's) and 0.699 for 256x24.
+        (Mode::Count | Mode::Unique, 4) => shape(256, 32, 3),
+        // unique_by_key: copy_if's shape (its values' shared memory does not fit beside 256x32 keys).
+        (_, 4) => shape(128, 24, 4),
+        _ => shape(128, 32, 4),
     }
 }
 
