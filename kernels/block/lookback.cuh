@@ -255,6 +255,17 @@ __device__ __forceinline__ void warp_publish_lookback(u32 tile, V total, u32* st
     }
 }
 
+// Inclusive scan of one value per lane across a whole warp, in lane order.
+template <typename V, typename Op> __device__ __forceinline__ V warp_inclusive_scan(V x) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const V y = cuprim_shfl_up(x, off);
+        if (lane >= off) x = Op::apply(y, x);
+    }
+    return x;
+}
+
 // Block-wide exclusive scan of one value per thread (in thread order) with
 // one barrier and no look-back: each thread folds the warp totals before
 // its own warp itself, which is cheap for the few warps of a compaction
@@ -265,12 +276,7 @@ template <typename V, typename Op, int BLOCK>
 __device__ __forceinline__ V block_exclusive_scan(V value, V* warp_totals, V& total) {
     constexpr int WARPS = BLOCK / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    V x = value;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const V y = cuprim_shfl_up(x, off);
-        if (lane >= off) x = Op::apply(y, x);
-    }
+    const V x = warp_inclusive_scan<V, Op>(value);
     if (lane == 31) warp_totals[warp] = x;
     V in_warp = cuprim_shfl_up(x, 1);
     if (lane == 0) in_warp = Op::identity();
@@ -301,22 +307,12 @@ __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* stat
                                                     bool& has_before, V& prefix) {
     constexpr int WARPS = BLOCK / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    V x = value;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const V y = cuprim_shfl_up(x, off);
-        if (lane >= off) x = Op::apply(y, x);
-    }
+    const V x = warp_inclusive_scan<V, Op>(value);
     if (lane == 31) warp_totals[warp] = x;
     const V before_in_warp = cuprim_shfl_up(x, 1);
     __syncthreads();
     if (warp == 0) {
-        V w = lane < WARPS ? warp_totals[lane] : Op::identity();
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            const V y = cuprim_shfl_up(w, off);
-            if (lane >= off) w = Op::apply(y, w);
-        }
+        const V w = warp_inclusive_scan<V, Op>(lane < WARPS ? warp_totals[lane] : Op::identity());
         if (lane < WARPS) warp_totals[lane] = w;  // now inclusive
         // The tile total is lane WARPS-1's; lane 0 (which publishes) takes it.
         const V total = cuprim_shfl_down(w, WARPS - 1);

@@ -261,22 +261,12 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         SegPair mine;
         mine.v = run;
         mine.head = restarted ? 1u : 0u;
-        SegPair incl = mine;
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            const SegPair y = cuprim_shfl_up(incl, off);
-            if (lane >= off) incl = SegOp::apply(y, incl);
-        }
+        const SegPair incl = warp_inclusive_scan<SegPair, SegOp>(mine);
         if (lane == 31) warp_totals[warp] = incl;
         const SegPair before_in_warp = cuprim_shfl_up(incl, 1);
         __syncthreads();
         if (warp == 0) {
-            SegPair w = lane < SR_WARPS ? warp_totals[lane] : SegOp::identity();
-#pragma unroll
-            for (int off = 1; off < 32; off <<= 1) {
-                const SegPair y = cuprim_shfl_up(w, off);
-                if (lane >= off) w = SegOp::apply(y, w);
-            }
+            const SegPair w = warp_inclusive_scan<SegPair, SegOp>(lane < SR_WARPS ? warp_totals[lane] : SegOp::identity());
             if (lane < SR_WARPS) warp_totals[lane] = w;  // now inclusive
         }
         __syncthreads();
