@@ -1,5 +1,6 @@
 // CUB anchors for rows the shared anchors (../shared/anchors) lack: scan_by_key and
-// DeviceSelect::If on the inputs of cuprim's benches/scan.rs and benches/bykey.rs.
+// DeviceSelect::If on the inputs of cuprim's benches/scan.rs, and segmented sort and sum
+// over the mixtures of segment sizes of benches/segsort.rs and benches/segmented.rs.
 // Timed like cub_next.cu: median of single calls between CUDA events after 3 warm-ups.
 // Output: op,n,ms. Build here with CCCL 3.0 (see ../shared/anchors/README.md):
 //   $T/bin/nvcc -O3 -std=c++17 -arch=sm_90 -I $T/include/cccl -L $T/lib -o cub_keyed cub_keyed.cu
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cmath>
 #include <vector>
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("CUDA %s at %d\n", cudaGetErrorString(e), __LINE__); exit(1); } } while (0)
 
@@ -30,6 +32,28 @@ __global__ void seq_u32(uint32_t* p, size_t n) { GRID p[i] = 7u + (uint32_t)i * 
 __global__ void quarter_keys(uint8_t* k, const uint32_t* u, size_t n) { GRID k[i] = (uint8_t)((uint8_t)u[i] / 64); }
 __global__ void runs(uint32_t* p, size_t n, uint32_t run) { GRID p[i] = (uint32_t)(i / run); }
 __global__ void gen_f32(float* p, size_t n, uint32_t s) { GRID p[i] = (mix(i, s) >> 8) * (1.0f / 16777216.0f); }
+// benches/segsort.rs: lengths floor(10^(6u)), u = mix(s, 7) / 2^32, the last cut at n.
+std::vector<int64_t> sort_mixture(size_t n) {
+  std::vector<int64_t> o{0};
+  for (uint64_t s = 0, at = 0; at < n; s++) {
+    double u = mix(s, 7) / 4294967296.0;
+    uint64_t len = std::max<uint64_t>(1, (uint64_t)std::floor(std::pow(10.0, 6.0 * u)));
+    at = std::min<uint64_t>(at + len, n);
+    o.push_back((int64_t)at);
+  }
+  return o;
+}
+// benches/segmented.rs: sizes exp(u ln 10^6), one in eight followed by up to 999 empty segments.
+std::vector<int64_t> sum_mixture(size_t n) {
+  std::vector<int64_t> o{0};
+  for (uint64_t i = 0; (size_t)o.back() < n; i++) {
+    double u = mix(i, 7) / 4294967296.0;
+    uint64_t size = (uint64_t)std::exp(u * std::log(1e6));
+    o.push_back(std::min<int64_t>(o.back() + (int64_t)size, (int64_t)n));
+    if (mix(i, 8) % 8 == 0) { int64_t last = o.back(); for (uint32_t e = 0; e < mix(i, 9) % 1000; e++) o.push_back(last); }
+  }
+  return o;
+}
 struct Upper { __host__ __device__ bool operator()(uint32_t x) const { return x > 0x7fffffffu; } };
 
 int main() {
@@ -53,6 +77,21 @@ int main() {
     b = 0; CK(cub::DeviceSelect::If(nullptr, b, u, uo, cnt, (int64_t)n, Upper{})); need(b);
     ms = med([&] { size_t bb = tmp_bytes; cub::DeviceSelect::If(tmp, bb, u, uo, cnt, (int64_t)n, Upper{}); });
     printf("select_if_half_u32,%zu,%.5f\n", n, ms);
+    for (int which = 0; which < 2; which++) {
+      std::vector<int64_t> h = which == 0 ? sort_mixture(n) : sum_mixture(n);
+      int64_t* off; CK(cudaMalloc(&off, h.size() * 8)); CK(cudaMemcpy(off, h.data(), h.size() * 8, cudaMemcpyHostToDevice));
+      int64_t segs = (int64_t)h.size() - 1;
+      if (which == 0) {
+        b = 0; CK(cub::DeviceSegmentedSort::SortKeys(nullptr, b, f, fo, (int64_t)n, segs, off, off + 1)); need(b);
+        ms = med([&] { size_t bb = tmp_bytes; cub::DeviceSegmentedSort::SortKeys(tmp, bb, f, fo, (int64_t)n, segs, off, off + 1); }, 10);
+        printf("segmented_sort_f32_mixture,%zu,%.5f\n", n, ms);
+      } else {
+        b = 0; CK(cub::DeviceSegmentedReduce::Sum(nullptr, b, f, fo, segs, off, off + 1)); need(b);
+        ms = med([&] { size_t bb = tmp_bytes; cub::DeviceSegmentedReduce::Sum(tmp, bb, f, fo, segs, off, off + 1); });
+        printf("segmented_sum_f32_mixture,%zu,%.5f\n", n, ms);
+      }
+      CK(cudaFree(off));
+    }
     ms = med([&] { cudaMemcpyAsync(uo, u, n * 4, cudaMemcpyDeviceToDevice); });
     printf("memcpy_u32,%zu,%.5f\n", n, ms);
   }
