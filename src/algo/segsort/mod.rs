@@ -167,6 +167,14 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
         const OP: &str = "segmented_sort";
         same_device(OP, self.device(), offsets.device())?;
         let args = SegArgs::new::<K>(opts)?;
+        let n = self.len() as u64;
+        // The regular case needs nothing read back but a survey of the offsets.
+        if let (MemMut::Cuda { dev, ptr, .. }, Mem::Cuda { ptr: optr, len, .. }) = (self.mem_mut(), offsets.mem()) {
+            let segments = (len as u64).saturating_sub(1);
+            if plan::sort_segments_surveyed::<K, K, I>(dev, Ptr::from_raw(ptr), None, Ptr::from_raw(optr), segments, n, &args)? {
+                return Ok(());
+            }
+        }
         let offs = read_offsets(OP, offsets, self.len())?;
         match (self.mem_mut(), offsets.mem()) {
             (MemMut::Host(k), Mem::Host(_)) => {
@@ -256,6 +264,16 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
         same_device(OP, self.device(), offsets.device())?;
         same_len(OP, self.len(), values.len())?;
         let args = SegArgs::new::<K>(opts)?;
+        let n = self.len() as u64;
+        if let (MemMut::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: vptr, .. }, Mem::Cuda { ptr: optr, len, .. }) =
+            (self.mem_mut(), values.mem_mut(), offsets.mem())
+        {
+            let segments = (len as u64).saturating_sub(1);
+            let (keys, vals, offs) = (Ptr::from_raw(ptr), Some(Ptr::from_raw(vptr)), Ptr::from_raw(optr));
+            if plan::sort_segments_surveyed::<K, V, I>(dev, keys, vals, offs, segments, n, &args)? {
+                return Ok(());
+            }
+        }
         let offs = read_offsets(OP, offsets, self.len())?;
         match (self.mem_mut(), values.mem_mut(), offsets.mem()) {
             (MemMut::Host(k), MemMut::Host(v), Mem::Host(_)) => {

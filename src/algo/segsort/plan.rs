@@ -17,7 +17,7 @@ use std::mem::size_of;
 template!(
     SEGSORT,
     "segsort/segsort.cu",
-    ["cuprim_segsort_tile", "cuprim_segsort_large"],
+    ["cuprim_segsort_tile", "cuprim_segsort_large", "cuprim_segsort_survey"],
     headers: [RADIX_SORT_COMMON]
 );
 
@@ -338,6 +338,80 @@ pub(crate) fn sort_segments<K: Element, V: Element, I: IndexElement>(
         sort_device_with::<K, V>(dev, keys.add(start), v, len as usize, &args.opts)?;
     }
     Ok(())
+}
+
+/// `cuprim_segsort_survey(const I* offsets, u64 segments, u64 n, u64* out)`.
+type SurveyArgs<I> = (Ptr<I>, u64, u64, Ptr<u64>);
+
+fn survey_entry<I: IndexElement>() -> Entry<SurveyArgs<I>> {
+    // SAFETY: matches `cuprim_segsort_survey` in kernels/segsort/segsort.cu:
+    // reads offsets[0..=segments] and adds into out[0..2] (zeroed), 256
+    // threads per block.
+    unsafe { Entry::declare("cuprim_segsort_survey") }
+}
+
+/// The regular case, with nothing read back but a survey of the offsets on
+/// the device: when every segment fits one tile class (the shortest that
+/// holds the longest segment) and every offset is in order and within the
+/// `n` keys, sorts them all with that class's kernel and returns true.
+/// False: nothing was changed, and the caller reads the offsets back (for
+/// a mixture of classes, or to name a bad offset in its error).
+pub(crate) fn sort_segments_surveyed<K: Element, V: Element, I: IndexElement>(
+    dev: &CudaDevice,
+    keys: Ptr<K>,
+    values: Option<Ptr<V>>,
+    offsets: Ptr<I>,
+    segments: u64,
+    n: u64,
+    args: &SegArgs,
+) -> Result<bool> {
+    if segments == 0 || segments > u32::MAX as u64 {
+        return Ok(false);
+    }
+    let pairs = values.is_some();
+    let shapes = shapes(size_of::<K>(), if pairs { size_of::<V>() } else { 0 });
+    let surveyor = module::<K, V, I>(dev, shapes[0], pairs)?;
+    let mut layout = ScratchLayout::new();
+    let out = layout.zeroed::<u64>(2);
+    let (longest, bad) = dev.with_scratch(&layout, |s| {
+        let grid = segments.div_ceil(256).min(dev.sm_count() as u64 * 8) as u32;
+        dev.launch(
+            &surveyor,
+            survey_entry::<I>(),
+            Grid::new(grid, 256),
+            (offsets, segments, n, s.at(out)),
+        )?;
+        let b = dev.read_back::<16>(s.at(out).raw(), "reading the segmented sort's offset survey")?;
+        let word = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        Ok((word(0), word(1)))
+    })?;
+    let Some(k) = shapes.iter().position(|sh| longest <= sh.tile()) else {
+        return Ok(false);
+    };
+    if bad > 0 {
+        return Ok(false);
+    }
+    let module = module::<K, V, I>(dev, shapes[k], pairs)?;
+    let vals = values.unwrap_or(Ptr::null());
+    for first in (0..segments).step_by(GRID_MAX as usize) {
+        let blocks = (segments - first).min(GRID_MAX) as u32;
+        dev.launch(
+            &module,
+            tile_entry::<K, V, I>(),
+            Grid::new(blocks, shapes[k].block),
+            (
+                keys,
+                vals,
+                offsets,
+                Ptr::null(),
+                first as u32,
+                args.begin,
+                args.end,
+                args.flip::<K>(),
+            ),
+        )?;
+    }
+    Ok(true)
 }
 
 /// The module of one class.
