@@ -434,3 +434,40 @@ fn scans_meeting_signed_nans_are_bit_identical() {
         run(&dev, f16_nans, cuprim::f16::from_f64, false, "f16");
     }
 }
+
+/// scan_by_key picks its tile shape by size (256 x 16 up to 2^22 elements,
+/// 128 x 24 above): both shapes, at the boundary and past it, against the
+/// reference (u32 keys in random runs with exact f32 sums; u8 keys with u32).
+#[test]
+fn scan_by_key_both_tile_shapes() {
+    for n in common::capped(&[1 << 22, (1 << 22) + 4099]) {
+        for dev in common::devices() {
+            let (mut r, seed) = rng(n as u64);
+            let mut key = 0u32;
+            let keys: Vec<u32> = (0..n)
+                .map(|_| {
+                    if r.gen_range(0..50) == 0 {
+                        key += 1;
+                    }
+                    key
+                })
+                .collect();
+            let data: Vec<f32> = (0..n).map(|_| r.gen_range(-4i32..=4) as f32).collect();
+            let ctx = common::ctx(&dev, "scan_by_key both shapes", n, seed);
+            let (k, v) = (
+                DeviceVec::from_slice(&dev, &keys).unwrap(),
+                DeviceVec::from_slice(&dev, &data).unwrap(),
+            );
+            let want = reference_scan_by_key(&keys, &data, |a: f32, b: f32| a + b);
+            common::assert_same(&v.scan_by_key(&k, Add).unwrap().to_vec().unwrap(), &want, &ctx);
+            let small: Vec<u8> = keys.iter().map(|&x| (x % 4) as u8).collect();
+            let values: Vec<u32> = (0..n).map(|_| r.gen_range(0..1000)).collect();
+            let (k, v) = (
+                DeviceVec::from_slice(&dev, &small).unwrap(),
+                DeviceVec::from_slice(&dev, &values).unwrap(),
+            );
+            let want = reference_scan_by_key(&small, &values, |a: u32, b: u32| a.wrapping_add(b));
+            assert_eq!(v.scan_by_key(&k, Add).unwrap().to_vec().unwrap(), want, "u8 keys {ctx}");
+        }
+    }
+}

@@ -87,6 +87,7 @@ pub trait ScanOps<T: Element>: DeviceData<T> {
                 dev.arch(),
                 &op,
                 dev.deterministic_for::<T>(),
+                len,
             )
             .run(dev, Ptr::from_raw(k), Ptr::from_raw(v), Ptr::from_raw(o), len)?,
             _ => return Err(Error::DeviceMismatch { op: "scan_by_key" }),
