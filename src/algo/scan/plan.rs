@@ -70,8 +70,8 @@ pub(crate) fn scan_policy(_arch: u32, elem_bytes: usize) -> TilePolicy {
 
 /// scan_by_key tiles: (head, value) pairs, fewer per thread than a plain scan (12 pairs of 8-byte values spill).
 pub(crate) fn scan_by_key_policy(_arch: u32, elem_bytes: usize, len: usize) -> TilePolicy {
-    // Up to 2^22 elements (less than one wave of either shape): 256 x 16, the shape before 128 x 24,
-    // 15.5 / 17.5 us at 2^20 against 21.4 / 25.4 for 128 x 24 (CUB 19.8 / 17.8; H100, runs at ab79345 and 9ea88b8).
+    // Up to 2^22 elements: 256 x 16, 14.8 / 17.3 us at 2^20 (u8 / u32; runs of 64, f32) against
+    // 21.4 / 25.4 for 128 x 24 (CUB 20.5 / 16.9; H100, runs dcb59fe and 9ea88b8).
     if elem_bytes >= 8 || len <= 1 << 22 {
         return TilePolicy {
             block: 256,
