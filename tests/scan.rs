@@ -3,7 +3,7 @@
 
 mod common;
 
-use cuprim::ops::{Associative, BinaryOp, Commutative, Monoid};
+use cuprim::ops::{BinaryOp, Commutative, Monoid};
 use cuprim::pred::{Gt, IsNan, Lt};
 use cuprim::prelude::*;
 use rand::Rng;
@@ -194,42 +194,26 @@ fn half_scans_exact_on_small_integers() {
     }
 }
 
-/// Affine maps x -> a*x + b (mod 2^32) packed as (a << 32) | b; composing
-/// "first f, then g" is associative and not commutative.
-#[derive(Clone, Copy, Debug)]
-struct Compose;
-impl BinaryOp<u64> for Compose {
-    fn apply(&self, f: u64, g: u64) -> u64 {
-        let (fa, fb) = ((f >> 32) as u32, f as u32);
-        let (ga, gb) = ((g >> 32) as u32, g as u32);
-        let a = ga.wrapping_mul(fa);
-        let b = ga.wrapping_mul(fb).wrapping_add(gb);
-        ((a as u64) << 32) | b as u64
-    }
-    fn cuda_expr(&self) -> String {
-        "(((u64)((u32)(b >> 32) * (u32)(a >> 32)) << 32) | (u64)((u32)(b >> 32) * (u32)a + (u32)b))".into()
-    }
-}
-impl Associative for Compose {}
-impl Monoid<u64> for Compose {
-    fn identity(&self) -> u64 {
-        1 << 32
-    }
-}
-
 #[test]
 fn non_commutative_operator_keeps_order() {
     for dev in common::devices() {
         for &n in SIZES {
             let (mut r, seed) = rng(n as u64 + 11);
             let data: Vec<u64> = (0..n).map(|_| r.gen()).collect();
-            assert_ne!(Compose.apply(3 << 32 | 1, 5 << 32 | 7), Compose.apply(5 << 32 | 7, 3 << 32 | 1));
+            assert_ne!(
+                common::Compose.apply(3 << 32 | 1, 5 << 32 | 7),
+                common::Compose.apply(5 << 32 | 7, 3 << 32 | 1)
+            );
             let v = DeviceVec::from_slice(&dev, &data).unwrap();
-            let want = reference_scan(&data, 1 << 32, false, |a, b| Compose.apply(a, b));
-            assert_eq!(v.scan(Compose).unwrap().to_vec().unwrap(), want, "{dev:?} n={n} seed={seed}");
-            let want = reference_scan(&data, 1 << 32, true, |a, b| Compose.apply(a, b));
+            let want = reference_scan(&data, 1 << 32, false, |a, b| common::Compose.apply(a, b));
             assert_eq!(
-                v.scan_exclusive(Compose).unwrap().to_vec().unwrap(),
+                v.scan(common::Compose).unwrap().to_vec().unwrap(),
+                want,
+                "{dev:?} n={n} seed={seed}"
+            );
+            let want = reference_scan(&data, 1 << 32, true, |a, b| common::Compose.apply(a, b));
+            assert_eq!(
+                v.scan_exclusive(common::Compose).unwrap().to_vec().unwrap(),
                 want,
                 "{dev:?} n={n} seed={seed}"
             );

@@ -4,7 +4,7 @@
 
 mod common;
 
-use cuprim::ops::{Associative, BinaryOp, Monoid};
+use cuprim::ops::{BinaryOp, Monoid};
 use cuprim::prelude::*;
 use cuprim::IndexElement;
 use rand::Rng;
@@ -197,35 +197,17 @@ fn float_sums_tolerance_and_determinism() {
     }
 }
 
-/// Affine maps x -> a*x + b (mod 2^32) packed as (a << 32) | b; "first f,
-/// then g": associative, not commutative.
-#[derive(Clone, Copy, Debug)]
-struct Compose;
-impl BinaryOp<u64> for Compose {
-    fn apply(&self, f: u64, g: u64) -> u64 {
-        let (fa, fb) = ((f >> 32) as u32, f as u32);
-        let (ga, gb) = ((g >> 32) as u32, g as u32);
-        ((ga.wrapping_mul(fa) as u64) << 32) | ga.wrapping_mul(fb).wrapping_add(gb) as u64
-    }
-    fn cuda_expr(&self) -> String {
-        "(((u64)((u32)(b >> 32) * (u32)(a >> 32)) << 32) | (u64)((u32)(b >> 32) * (u32)a + (u32)b))".into()
-    }
-}
-impl Associative for Compose {}
-impl Monoid<u64> for Compose {
-    fn identity(&self) -> u64 {
-        1 << 32
-    }
-}
-
 #[test]
 fn non_commutative_monoid_keeps_order() {
-    assert_ne!(Compose.apply(3 << 32 | 1, 5 << 32 | 7), Compose.apply(5 << 32 | 7, 3 << 32 | 1));
+    assert_ne!(
+        common::Compose.apply(3 << 32 | 1, 5 << 32 | 7),
+        common::Compose.apply(5 << 32 | 7, 3 << 32 | 1)
+    );
     for dev in common::devices() {
         for n in common::capped(common::SIZES) {
             let (mut r, seed) = rng(&format!("compose-{n}"));
             let data: Vec<u64> = (0..n).map(|_| r.gen()).collect();
-            check_exact(&dev, &data, Compose, "compose", seed, &mut r);
+            check_exact(&dev, &data, common::Compose, "compose", seed, &mut r);
         }
     }
 }

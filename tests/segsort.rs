@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{devices, random_vec, rng, size_cap, small_vec, Key, TestRng};
+use common::{devices, random_vec, rng, size_cap, small_vec, stable_order, Key, TestRng};
 use cuprim::algo::sort::SortOptions;
 use cuprim::prelude::*;
 use cuprim::IndexElement;
@@ -31,19 +31,10 @@ fn layout(start: u64, lens: &[u64]) -> Vec<u64> {
 fn reference<K: Key>(data: &[K], offs: &[u64], descending: bool, range: Option<(u32, u32)>) -> (Vec<K>, Vec<u32>) {
     let mut order: Vec<usize> = (0..data.len()).collect();
     for w in offs.windows(2) {
-        let seg = &mut order[w[0] as usize..w[1] as usize];
-        match range {
-            None if descending => seg.sort_by(|&a, &b| K::total(&data[b], &data[a])),
-            None => seg.sort_by(|&a, &b| K::total(&data[a], &data[b])),
-            Some((begin, end)) => {
-                let width = end - begin;
-                let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
-                let radix = |k: K| {
-                    let o = if descending { !k.ordered() } else { k.ordered() };
-                    (o >> begin) & mask
-                };
-                seg.sort_by_key(|&i| radix(data[i]));
-            }
+        let (a, b) = (w[0] as usize, w[1] as usize);
+        let seg = stable_order(&data[a..b], descending, range);
+        for (slot, i) in order[a..b].iter_mut().zip(seg) {
+            *slot = a + i;
         }
     }
     (order.iter().map(|&i| data[i]).collect(), order.iter().map(|&i| i as u32).collect())

@@ -4,34 +4,13 @@
 
 mod common;
 
-use common::{devices, random_vec, rng, small_vec, Key};
+use common::{devices, random_vec, rng, small_vec, stable_order, Key};
 use cuprim::algo::sort::{tile_len, SortOptions};
 use cuprim::prelude::*;
 use rand::Rng;
 
 fn bytes<T: Element>(v: &[T]) -> &[u8] {
     bytemuck::cast_slice(v)
-}
-
-/// The stable reference permutation: input indices in sorted order, by the
-/// full key order (`range == None`) or by bits `begin..end` of the ordered
-/// key.
-fn reference_order<K: Key>(data: &[K], descending: bool, range: Option<(u32, u32)>) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..data.len()).collect();
-    match range {
-        None if descending => order.sort_by(|&a, &b| K::total(&data[b], &data[a])),
-        None => order.sort_by(|&a, &b| K::total(&data[a], &data[b])),
-        Some((begin, end)) => {
-            let width = end - begin;
-            let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
-            let radix = |k: K| {
-                let o = if descending { !k.ordered() } else { k.ordered() };
-                (o >> begin) & mask
-            };
-            order.sort_by_key(|&i| radix(data[i]));
-        }
-    }
-    order
 }
 
 fn options(base: SortOptions, descending: bool, range: Option<(u32, u32)>) -> SortOptions {
@@ -53,7 +32,7 @@ fn check<K: Key>(dev: &Device, data: &[K], descending: bool, range: Option<(u32,
 
 /// [`check`] with options beyond the order and bit range (`base`).
 fn check_with<K: Key>(dev: &Device, data: &[K], base: SortOptions, descending: bool, range: Option<(u32, u32)>, ctx: &str) {
-    let order = reference_order(data, descending, range);
+    let order = stable_order(data, descending, range);
     let want_keys: Vec<K> = order.iter().map(|&i| data[i]).collect();
     let want_vals: Vec<u32> = order.iter().map(|&i| i as u32).collect();
     let opts = options(base, descending, range);
@@ -353,7 +332,7 @@ fn values_of<V: Element>(dev: &Device, n: usize, make: impl Fn(usize) -> V) {
     let (mut r, seed) = rng(&format!("values {} {n}", V::NAME));
     let keys: Vec<u32> = (0..n).map(|_| r.gen_range(0..1000)).collect();
     let vals: Vec<V> = (0..n).map(&make).collect();
-    let order = reference_order(&keys, false, None);
+    let order = stable_order(&keys, false, None);
     let want_keys: Vec<u32> = order.iter().map(|&i| keys[i]).collect();
     let want_vals: Vec<V> = order.iter().map(|&i| vals[i]).collect();
     let mut k = DeviceVec::from_slice(dev, &keys).unwrap();
@@ -366,7 +345,7 @@ fn values_of<V: Element>(dev: &Device, n: usize, make: impl Fn(usize) -> V) {
 
     // Descending with 8-byte keys too.
     let keys64: Vec<f64> = keys.iter().map(|&k| k as f64 - 500.0).collect();
-    let order = reference_order(&keys64, true, None);
+    let order = stable_order(&keys64, true, None);
     let want_vals: Vec<V> = order.iter().map(|&i| vals[i]).collect();
     let mut k = DeviceVec::from_slice(dev, &keys64).unwrap();
     let mut v = DeviceVec::from_slice(dev, &vals).unwrap();
@@ -398,9 +377,9 @@ fn argsort_u32_and_u64() {
             let (mut r, seed) = rng(&format!("argsort {n}"));
             let data: Vec<f32> = random_vec(&mut r, n);
             let v = DeviceVec::from_slice(&dev, &data).unwrap();
-            let want: Vec<u32> = reference_order(&data, false, None).iter().map(|&i| i as u32).collect();
+            let want: Vec<u32> = stable_order(&data, false, None).iter().map(|&i| i as u32).collect();
             assert_eq!(v.argsort::<u32>().unwrap().to_vec().unwrap(), want, "{dev:?} n={n} seed={seed}");
-            let want: Vec<u64> = reference_order(&data, true, None).iter().map(|&i| i as u64).collect();
+            let want: Vec<u64> = stable_order(&data, true, None).iter().map(|&i| i as u64).collect();
             let got = v.argsort_with::<u64>(SortOptions::new().descending()).unwrap().to_vec().unwrap();
             assert_eq!(got, want, "{dev:?} descending n={n} seed={seed}");
             assert!(bytes(&v.to_vec().unwrap()) == bytes(&data), "argsort leaves the keys alone");
@@ -445,7 +424,7 @@ fn portions_chain_their_digit_counts() {
         for (n, portion) in [(7 * tile + 5, 2), (9 * tile, 3), (4 * tile + 1, 1)] {
             let data: Vec<u32> = (0..n).map(|_| r.gen_range(0..50_000)).collect();
             for descending in [false, true] {
-                let order = reference_order(&data, descending, None);
+                let order = stable_order(&data, descending, None);
                 let want_keys: Vec<u32> = order.iter().map(|&i| data[i]).collect();
                 let want_vals: Vec<u32> = order.iter().map(|&i| i as u32).collect();
                 let mut opts = SortOptions::new().portion_tiles(portion);
@@ -578,7 +557,7 @@ fn classic_variant_matches() {
             assert_eq!(v.to_vec().unwrap(), want, "keys {ctx}");
 
             let keys: Vec<f32> = data.iter().map(|&x| f32::from_bits(x)).collect();
-            let order = reference_order(&keys, true, None);
+            let order = stable_order(&keys, true, None);
             let mut k = DeviceVec::from_slice(&dev, &keys).unwrap();
             let mut v = DeviceVec::sequence(&dev, n, 0u32, 1).unwrap();
             k.sort_pairs_classic_with(&mut v, SortOptions::new().descending()).unwrap();

@@ -557,3 +557,46 @@ macro_rules! float_key {
     )*};
 }
 float_key!(f32, 32; f64, 64; f16, 16; bf16, 16);
+
+/// The stable reference permutation: input indices in sorted order, by the
+/// full key order (`range == None`) or by bits `begin..end` of the ordered
+/// key.
+pub fn stable_order<K: Key>(data: &[K], descending: bool, range: Option<(u32, u32)>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..data.len()).collect();
+    match range {
+        None if descending => order.sort_by(|&a, &b| K::total(&data[b], &data[a])),
+        None => order.sort_by(|&a, &b| K::total(&data[a], &data[b])),
+        Some((begin, end)) => {
+            let width = end - begin;
+            let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+            let radix = |k: K| {
+                let o = if descending { !k.ordered() } else { k.ordered() };
+                (o >> begin) & mask
+            };
+            order.sort_by_key(|&i| radix(data[i]));
+        }
+    }
+    order
+}
+
+/// Affine maps x -> a*x + b (mod 2^32) packed as (a << 32) | b; composing
+/// "first f, then g" is associative and not commutative: the monoid the
+/// suites check order-keeping with.
+#[derive(Clone, Copy, Debug)]
+pub struct Compose;
+impl cuprim::ops::BinaryOp<u64> for Compose {
+    fn apply(&self, f: u64, g: u64) -> u64 {
+        let (fa, fb) = ((f >> 32) as u32, f as u32);
+        let (ga, gb) = ((g >> 32) as u32, g as u32);
+        ((ga.wrapping_mul(fa) as u64) << 32) | ga.wrapping_mul(fb).wrapping_add(gb) as u64
+    }
+    fn cuda_expr(&self) -> String {
+        "(((u64)((u32)(b >> 32) * (u32)(a >> 32)) << 32) | (u64)((u32)(b >> 32) * (u32)a + (u32)b))".into()
+    }
+}
+impl cuprim::ops::Associative for Compose {}
+impl cuprim::ops::Monoid<u64> for Compose {
+    fn identity(&self) -> u64 {
+        1 << 32
+    }
+}
