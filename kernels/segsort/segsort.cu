@@ -51,6 +51,29 @@ static_assert(SEG_TILE < (1 << 16), "tile positions and ranks must fit 16 bits")
 // sort/radix_sort.cuh); item i is 32 * i further.
 __device__ __forceinline__ u32 seg_first_slot() { return (threadIdx.x >> 5) * 32 * CUPRIM_ITEMS + (threadIdx.x & 31); }
 
+// Exclusive scan over the block's digits, SEG_DPT consecutive ones per
+// thread with counts c[]: out[d] becomes the sum of the counts of smaller
+// digits. Each thread writes only its own digits. Ends with a barrier.
+__device__ __forceinline__ void seg_digit_prefix(const u32 (&c)[SEG_DPT], u32* out, u32* s_warp) {
+    const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    u32 sum = 0;
+#pragma unroll
+    for (int j = 0; j < SEG_DPT; j++) sum += c[j];
+    const u32 incl = cuprim_warp_inclusive_sum(sum);
+    if (SEG_WARPS > 1) {
+        if (lane == 31) s_warp[warp] = incl;
+        __syncthreads();
+    }
+    u32 before = incl - sum;
+    for (u32 w = 0; w < warp; w++) before += s_warp[w];
+#pragma unroll
+    for (int j = 0; j < SEG_DPT; j++) {
+        out[tid * SEG_DPT + j] = before;
+        before += c[j];
+    }
+    __syncthreads();
+}
+
 // After every warp has ranked its keys with radix_rank_warp into its own
 // counters wc[warp * SEG_RADIX + d] (zeroed before) and a barrier: turns
 // each digit's per-warp counts into per-warp exclusive offsets, sets
@@ -58,8 +81,7 @@ __device__ __forceinline__ u32 seg_first_slot() { return (threadIdx.x >> 5) * 32
 // leaves in tot[j] the tile's count of digit tid * SEG_DPT + j. Each thread
 // owns SEG_DPT consecutive digits. Ends with a barrier.
 __device__ __forceinline__ void seg_digit_starts(u32* wc, u32* s_start, u32* s_warp, u32 (&tot)[SEG_DPT]) {
-    const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    u32 sum = 0;
+    const u32 tid = threadIdx.x;
 #pragma unroll
     for (int j = 0; j < SEG_DPT; j++) {
         const u32 d = tid * SEG_DPT + j;
@@ -71,45 +93,18 @@ __device__ __forceinline__ void seg_digit_starts(u32* wc, u32* s_start, u32* s_w
             t += c;
         }
         tot[j] = t;
-        sum += t;
     }
-    const u32 incl = cuprim_warp_inclusive_sum(sum);
-    if (SEG_WARPS > 1) {
-        if (lane == 31) s_warp[warp] = incl;
-        __syncthreads();
-    }
-    u32 before = incl - sum;
-    for (u32 w = 0; w < warp; w++) before += s_warp[w];
-#pragma unroll
-    for (int j = 0; j < SEG_DPT; j++) {
-        s_start[tid * SEG_DPT + j] = before;
-        before += tot[j];
-    }
-    __syncthreads();
+    seg_digit_prefix(tot, s_start, s_warp);
 }
 
 // Block-wide exclusive scan over digits, in place: s_count[d] (SEG_RADIX
 // words) becomes the sum of the counts of smaller digits. Every thread
 // calls; ends with a barrier.
 __device__ __forceinline__ void seg_scan_digits(u32* s_count, u32* s_warp) {
-    const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    u32 c[SEG_DPT], sum = 0;
+    u32 c[SEG_DPT];
 #pragma unroll
-    for (int j = 0; j < SEG_DPT; j++) {
-        c[j] = s_count[tid * SEG_DPT + j];
-        sum += c[j];
-    }
-    const u32 incl = cuprim_warp_inclusive_sum(sum);
-    if (lane == 31) s_warp[warp] = incl;
-    __syncthreads();
-    u32 before = incl - sum;
-    for (u32 w = 0; w < warp; w++) before += s_warp[w];
-#pragma unroll
-    for (int j = 0; j < SEG_DPT; j++) {
-        s_count[tid * SEG_DPT + j] = before;
-        before += c[j];
-    }
-    __syncthreads();
+    for (int j = 0; j < SEG_DPT; j++) c[j] = s_count[threadIdx.x * SEG_DPT + j];
+    seg_digit_prefix(c, s_count, s_warp);
 }
 
 // Ranks a tile held warp-striped in key[] (ordered form) by the digit
