@@ -39,16 +39,19 @@ pub mod cmp;
 pub mod device;
 pub mod element;
 pub mod error;
+pub mod expr;
 pub mod jit;
 pub mod ops;
 pub mod precompile;
 pub mod pred;
+pub mod value;
 pub mod vec;
 
 pub use device::Device;
 pub use element::{Element, IndexElement, IntElement, Kind, Scalar, Storable};
 pub use error::{Error, Result};
 pub use half::{bf16, f16};
+pub use value::Value;
 pub use vec::{DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec};
 
 /// Everything an application needs in one import.
@@ -67,6 +70,7 @@ pub mod prelude {
     pub use crate::algo::sort::{SortMutOps, SortOps};
     pub use crate::algo::topk::{TopKMutOps, TopKOps};
     pub use crate::algo::transform::{TransformMutOps, TransformOps};
+    pub use crate::expr::{constant, counting, zip, zip3, Expr, ExprOps, LazyOps};
     pub use crate::ops::{Add, BitAnd, BitOr, BitXor, Max, Min, Mul, Sub};
     pub use crate::{bf16, f16, Device, DeviceData, DeviceDataMut, DeviceSlice, DeviceSliceMut, DeviceVec, Element, Error};
 }

@@ -41,13 +41,14 @@
 //! The [`binary_op!`](crate::binary_op) macro writes the same impls in one go.
 
 use crate::element::{Element, IntElement};
+use crate::value::Value;
 use half::{bf16, f16};
 
 /// A binary function `T x T -> T`, in Rust and in CUDA C++.
 ///
 /// The two forms must compute the same bits for the same inputs: the test
 /// suite compares the device against the host with this promise.
-pub trait BinaryOp<T: Element>: Copy + Send + Sync + 'static {
+pub trait BinaryOp<T: Value>: Copy + Send + Sync + 'static {
     /// The function, in Rust.
     fn apply(&self, a: T, b: T) -> T;
     /// The same function as a CUDA C++ expression over `a` and `b` (type `T`).
@@ -71,15 +72,15 @@ pub trait Associative {}
 pub trait Commutative {}
 
 /// An associative operator with an identity: `op(identity, x) == x == op(x, identity)`.
-pub trait Monoid<T: Element>: BinaryOp<T> + Associative {
+pub trait Monoid<T: Value>: BinaryOp<T> + Associative {
     /// The identity element.
     fn identity(&self) -> T;
 }
 
 /// A unary function `T -> Output`, in Rust and in CUDA C++ (over `x`).
-pub trait UnaryOp<T: Element>: Copy + Send + Sync + 'static {
+pub trait UnaryOp<T: Value>: Copy + Send + Sync + 'static {
     /// The result type.
-    type Output: Element;
+    type Output: Value;
     /// The function, in Rust.
     fn apply(&self, x: T) -> Self::Output;
     /// The same function as a CUDA C++ expression over `x` (type `T`); its
@@ -423,7 +424,7 @@ impl<U> Cast<U> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Identity;
 
-impl<T: Element> UnaryOp<T> for Identity {
+impl<T: Value> UnaryOp<T> for Identity {
     type Output = T;
     fn apply(&self, x: T) -> T {
         x
@@ -470,6 +471,24 @@ impl<T: Element, U: Element + Send + Sync> UnaryOp<T> for Cast<U> {
     }
 }
 
+/// The built-in binary operators also apply to a pair `(a, b)` as a
+/// [`UnaryOp`]: `op(a, b)`. That is what maps a [`zip`](crate::expr::zip)
+/// to one value per element, e.g. `zip(&a, &b).map(Mul)` for a dot product.
+macro_rules! pair_op {
+    ($($name:ident: $bound:ident, $fun:literal);* $(;)?) => {$(
+        impl<T: $bound> UnaryOp<(T, T)> for $name {
+            type Output = T;
+            fn apply(&self, x: (T, T)) -> T {
+                BinaryOp::<T>::apply(self, x.0, x.1)
+            }
+            fn cuda_expr(&self) -> String {
+                concat!($fun, "(x.a0, x.a1)").into()
+            }
+        }
+    )*};
+}
+pair_op!(Add: Arith, "cuprim_add"; Sub: Arith, "cuprim_sub"; Mul: Arith, "cuprim_mul"; Min: Element, "cuprim_min"; Max: Element, "cuprim_max");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,5 +512,7 @@ mod tests {
         assert_eq!(UnaryOp::<i8>::apply(&Abs, i8::MIN), i8::MIN);
         assert_eq!(UnaryOp::<u32>::apply(&Negate, 1), u32::MAX);
         assert_eq!(UnaryOp::<f32>::apply(&Cast::<u8>::new(), -3.0), 0);
+        assert_eq!(UnaryOp::<(u8, u8)>::apply(&Mul, (16, 17)), 16);
+        assert_eq!(UnaryOp::<(f32, f32)>::apply(&Sub, (1.0, 3.0)), -2.0);
     }
 }

@@ -13,7 +13,6 @@ use crate::error::Result;
 use crate::jit::{self, KernelSpec};
 use crate::ops::{Arith, BinaryOp, Commutative, Monoid, UnaryOp};
 use crate::pred::Predicate;
-use std::marker::PhantomData;
 
 /// Where to compile for.
 #[derive(Clone, Copy, Debug)]
@@ -115,9 +114,9 @@ pub fn precompile_reduce<T: Element, Op: Monoid<T> + Commutative>(target: Target
     let arch = arch_of(target);
     let plan = rd::MapReduce {
         arch,
+        input: &crate::expr::Leaf::<T>::type_only(),
         map: &crate::ops::Identity,
         op: &op,
-        _t: PhantomData::<T>,
     };
     run(target, vec![KernelSpec::of(&plan)])
 }
@@ -135,6 +134,74 @@ pub fn precompile_reduce<T: Element, Op: Monoid<T> + Commutative>(target: Target
 pub fn precompile_scan<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
     run(target, sc::scan_specs::<T, Op>(arch, &op))
+}
+
+/// The fused kernels of an input expression's consumers: the reduction
+/// by `op` (what `reduce`, `sum`, `min`, `max` run) and the
+/// materialisation (`collect` / `to_vec`, and `unzip` / `unzip3` of a tuple
+/// expression). Only the expression's types and operators matter, so one
+/// built on the host backend serves any target.
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_reduce, Target};
+/// use cuprim::prelude::*;
+/// let host = Device::host();
+/// let (a, b) = (DeviceVec::<f32>::zeros(&host, 1)?, DeviceVec::<f32>::zeros(&host, 1)?);
+/// let dot = zip(&a, &b).map(Mul);
+/// for report in precompile_expr_reduce(Target::Arch(90), &dot, Add).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_reduce<E: crate::expr::Expr, Op: Monoid<E::Item> + Commutative>(
+    target: Target<'_>,
+    expr: &E,
+    op: Op,
+) -> Result<Vec<KernelReport>> {
+    use crate::value::Value;
+    let arch = arch_of(target);
+    let plan = rd::MapReduce {
+        arch,
+        input: expr,
+        map: &crate::ops::Identity,
+        op: &op,
+    };
+    let mut specs = vec![
+        KernelSpec::of(&plan),
+        KernelSpec::of(&crate::algo::transform::plan::Collect::new(arch, expr, 1)),
+    ];
+    if <E::Item as Value>::FIELDS > 1 {
+        let fields = <E::Item as Value>::FIELDS;
+        specs.push(KernelSpec::of(&crate::algo::transform::plan::Collect::new(arch, expr, fields)));
+    }
+    run(target, specs)
+}
+
+/// The fused scans (inclusive and exclusive, fast and deterministic
+/// look-back) of an input expression by `op`.
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_scan, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Square;
+/// let host = Device::host();
+/// let x = counting(&host, 0u32, 1, 0).map(Square);
+/// for report in precompile_expr_scan(Target::Arch(90), &x, Add).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// ```
+pub fn precompile_expr_scan<E: crate::expr::Expr, Op: Monoid<E::Item>>(target: Target<'_>, expr: &E, op: Op) -> Result<Vec<KernelReport>>
+where
+    E::Item: Element,
+{
+    let arch = arch_of(target);
+    run(
+        target,
+        vec![
+            KernelSpec::of(&sc::Scan::new(arch, expr, &op, false)),
+            KernelSpec::of(&sc::Scan::new(arch, expr, &op, true)),
+        ],
+    )
 }
 
 /// The scan-by-key kernel for keys `K`, values `T` and `Op`.
@@ -235,7 +302,10 @@ pub fn precompile_collectives<T: Element, P: Predicate<T>>(target: Target<'_>, p
 /// precompile_unary::<f32, _>(Target::Device(&dev), Cast::<cuprim::f16>::new())?;
 /// # Ok::<(), cuprim::Error>(())
 /// ```
-pub fn precompile_unary<T: Element, Op: UnaryOp<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
+pub fn precompile_unary<T: Element, Op: UnaryOp<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>>
+where
+    Op::Output: Element,
+{
     let arch = arch_of(target);
     run(target, vec![tr::unary_spec::<T, Op>(arch, &op)])
 }

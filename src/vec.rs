@@ -697,7 +697,7 @@ fn host_with_capacity<T>(len: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
-fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
+pub(crate) fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
     let start = match range.start_bound() {
         Bound::Included(&s) => s,
         Bound::Excluded(&s) => s.saturating_add(1),

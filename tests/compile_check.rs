@@ -229,9 +229,76 @@ fn knn_jobs(jobs: &mut Vec<Job>) {
     }
 }
 
+/// (min, max) of f32 pairs: a tuple accumulator for the fused reduction.
+#[derive(Clone, Copy)]
+struct MinMax;
+impl cuprim::ops::BinaryOp<(f32, f32)> for MinMax {
+    fn apply(&self, a: (f32, f32), b: (f32, f32)) -> (f32, f32) {
+        (a.0.min(b.0), a.1.max(b.1))
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t2<float, float>{fminf(a.a0, b.a0), fmaxf(a.a1, b.a1)}".into()
+    }
+}
+impl cuprim::ops::Associative for MinMax {}
+impl cuprim::ops::Commutative for MinMax {}
+impl Monoid<(f32, f32)> for MinMax {
+    fn identity(&self) -> (f32, f32) {
+        (f32::INFINITY, f32::NEG_INFINITY)
+    }
+}
+
+/// The fused kernels of a few expressions of every node kind: a dot
+/// product, counting / constant inputs, maps of maps, a permutation, zip3
+/// of mixed widths (unzip3), and a tuple reduction.
+fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
+    use cuprim::precompile::{precompile_expr_reduce, precompile_expr_scan};
+    use cuprim::prelude::*;
+    let t = Target::Arch(arch);
+    job(
+        jobs,
+        format!("sm_{arch} fused: dot, counting, constant, maps, permute, zip3, tuples"),
+        move || {
+            let host = Device::host();
+            let a = DeviceVec::<f32>::zeros(&host, 0)?;
+            let b = DeviceVec::<f32>::zeros(&host, 0)?;
+            let i = DeviceVec::<u32>::zeros(&host, 0)?;
+            let h = DeviceVec::<f16>::zeros(&host, 0)?;
+            let mut r = precompile_expr_reduce(t, &zip(&a, &b).map(Mul), Add)?;
+            r.extend(precompile_expr_scan(t, &zip(&a, &b).map(Mul), Add)?);
+            r.extend(precompile_expr_scan(t, &counting(&host, 0u8, 3, 0).map(Square), Add)?);
+            r.extend(precompile_expr_reduce(t, &constant(&host, 2.5f64, 0).map(Negate), Max)?);
+            r.extend(precompile_expr_reduce(t, &h.map(Cast::<f64>::new()).map(Abs).permute(&i), Min)?);
+            r.extend(precompile_expr_reduce(
+                t,
+                &zip3(&h, &i, counting(&host, 1i64, 1, 0)).map(Cast3),
+                Add,
+            )?);
+            r.extend(precompile_expr_reduce(t, &zip(&a, &b), MinMax)?);
+            Ok(r)
+        },
+    );
+}
+
+/// (f16, u32, i64) -> f64: their sum, for the zip3 job.
+#[derive(Clone, Copy)]
+struct Cast3;
+impl cuprim::ops::UnaryOp<(f16, u32, i64)> for Cast3 {
+    type Output = f64;
+    fn apply(&self, x: (f16, u32, i64)) -> f64 {
+        x.0.to_f64() + x.1 as f64 + x.2 as f64
+    }
+    fn cuda_expr(&self) -> String {
+        "(double)(float)x.a0 + (double)x.a1 + (double)x.a2".into()
+    }
+}
+
 fn all_jobs() -> Vec<Job> {
     let mut jobs = Vec::new();
     knn_jobs(&mut jobs);
+    for &arch in ARCHS {
+        expr_jobs(arch, &mut jobs);
+    }
     // The heavy families first, so the two NVRTC threads finish together.
     if full() {
         for &arch in ARCHS {

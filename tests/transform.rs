@@ -152,7 +152,10 @@ fn check_binary<T: Element, Op: BinaryOp<T>>(
     assert_same(&out.to_vec().unwrap(), &expect, what);
 }
 
-fn check_unary<T: Element, Op: UnaryOp<T>>(v: &impl DeviceData<T>, host: &[T], op: Op, want: impl Fn(T) -> Op::Output, what: &str) {
+fn check_unary<T: Element, Op: UnaryOp<T>>(v: &impl DeviceData<T>, host: &[T], op: Op, want: impl Fn(T) -> Op::Output, what: &str)
+where
+    Op::Output: Element,
+{
     let expect: Vec<Op::Output> = host.iter().map(|&x| want(x)).collect();
     let out = v.transform(op).unwrap();
     assert_eq!(out.len(), host.len(), "{what}");

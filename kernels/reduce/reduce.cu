@@ -8,17 +8,18 @@
 // given input length, alignment and device the combine order is fixed: float
 // results are bit-identical run to run.
 //
-// Specialised on: T (input), A (accumulator), MapFn (A apply(T x, u64 i, T p)),
-// ReduceOp (A apply(A, A), A identity()).
+// Specialised on: In (the input expression, block/expr.cuh; a plain buffer
+// is cuprim_x_buf<T>, the same bytes as a pointer), T (its element), P (the
+// parameter), A (accumulator), MapFn (A apply(T x, u64 i, P p)), ReduceOp
+// (A apply(A, A), A identity()).
 
 constexpr bool RD_STREAM = CUPRIM_STREAM_LOADS != 0;
 
 // CUPRIM_MIN_BLOCKS resident blocks per SM: the grid is sized for exactly that.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_reduce(const T* __restrict__ in, u64 n, T param, A* __restrict__ partials, u32* ticket,
-                  A* __restrict__ out) {
+    cuprim_reduce(const In in, u64 n, P param, A* __restrict__ partials, u32* ticket, A* __restrict__ out) {
     A acc = ReduceOp::identity();
-    cuprim_consume<CUPRIM_UNROLL, RD_STREAM>(
+    cuprim_consume_x<CUPRIM_UNROLL, RD_STREAM>(
         in, n, [&](const T& x, u64 i) { acc = ReduceOp::apply(acc, MapFn::apply(x, i, param)); });
 
     acc = cuprim_block_reduce<A, ReduceOp, CUPRIM_BLOCK>(acc);

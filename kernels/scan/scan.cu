@@ -4,7 +4,9 @@
 // block, chained to earlier tiles by the look-back of kernels/block/lookback.cuh,
 // and stored the same way. About 2n bytes of traffic: a copy's worth.
 //
-// Specialised on: T, ScanOp (apply, identity), CUPRIM_BLOCK, CUPRIM_ITEMS.
+// Specialised on: In (the input expression, block/expr.cuh; a plain buffer is
+// cuprim_x_buf<T>), T (its element), ScanOp (apply, identity), CUPRIM_BLOCK,
+// CUPRIM_ITEMS.
 
 constexpr int SCAN_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 constexpr int SCAN_WARPS = CUPRIM_BLOCK / 32;
@@ -20,7 +22,7 @@ typedef cuprim_vec<T, SCAN_VEC> ScanVec;
 constexpr int SCAN_WARP_VECS = 32 * SCAN_THREAD_VECS;  // vectors per warp
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_scan(const T* in, T* out, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
+    cuprim_scan(const In in, T* out, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
                 u32* tile_counter, u32 num_tiles) {
     __shared__ ScanVec smem[SCAN_TILE / SCAN_VEC];
     __shared__ T warp_totals[SCAN_WARPS];
@@ -35,20 +37,26 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     ScanVec* wsmem = smem + warp * SCAN_WARP_VECS;       // this warp's part
     const int wbase = warp * SCAN_WARP_VECS * SCAN_VEC;  // its first element in the tile
-    const bool full = valid == SCAN_TILE && cuprim_aligned_to<ScanVec>(in + base) && cuprim_aligned_to<ScanVec>(out + base);
+    const u32 in_misalign = in.template misalign<SCAN_VEC>();
+    const bool full = valid == SCAN_TILE && (in_misalign == 0 || in_misalign == CUPRIM_X_ANY) &&
+                      cuprim_aligned_to<ScanVec>(out + base);
 
     // Load: coalesced within the warp, into the warp's shared memory.
     if (full) {
-        const ScanVec* vin = (const ScanVec*)(in + base + wbase);
-        ScanVec x[SCAN_THREAD_VECS];
+        cuprim_arr<T, SCAN_VEC> x[SCAN_THREAD_VECS];
 #pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) x[j] = vin[j * 32 + lane];
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) x[j] = in.template load_n<SCAN_VEC>(base + wbase + (u64)(j * 32 + lane) * SCAN_VEC);
 #pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) wsmem[j * 32 + lane] = x[j];
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) {
+            ScanVec y;
+#pragma unroll
+            for (int k = 0; k < SCAN_VEC; k++) y.v[k] = x[j].v[k];
+            wsmem[j * 32 + lane] = y;
+        }
     } else {
         T* flat = (T*)wsmem;
         for (int i = lane; i < SCAN_WARP_VECS * SCAN_VEC; i += 32)
-            flat[i] = wbase + i < valid ? in[base + wbase + i] : ScanOp::identity();
+            flat[i] = wbase + i < valid ? in.load(base + wbase + i) : ScanOp::identity();
     }
     __syncwarp();
 

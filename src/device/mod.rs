@@ -8,7 +8,7 @@ pub(crate) mod cuda;
 pub(crate) mod launch;
 
 pub(crate) use cuda::{CudaDevice, Module, Scratch};
-pub(crate) use launch::{Counter, Entry, Grid, Ptr, Region, ScratchLayout};
+pub(crate) use launch::{Counter, Entry, Grid, KernelArg, Ptr, Region, ScratchLayout};
 
 use crate::error::{DriverContext, Error, Result};
 use cudarc::driver::{CudaContext, CudaStream};

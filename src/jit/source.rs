@@ -17,6 +17,7 @@ use std::fmt::Write;
 pub(crate) const PRELUDE: &str = concat!(
     include_str!("../../kernels/prelude.cuh"),
     include_str!("../../kernels/block/load.cuh"),
+    include_str!("../../kernels/block/expr.cuh"),
     include_str!("../../kernels/block/collective.cuh"),
     include_str!("../../kernels/block/ticket.cuh"),
     include_str!("../../kernels/block/backoff.cuh"),

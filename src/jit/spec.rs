@@ -21,6 +21,7 @@ use crate::cmp::Comparator;
 use crate::element::Element;
 use crate::ops::{BinaryOp, Monoid, UnaryOp};
 use crate::pred::Predicate;
+use crate::value::Value;
 use std::any::TypeId;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
@@ -35,13 +36,18 @@ pub(crate) trait Specialise {
 }
 
 /// Where a specialisation is written: text (NVRTC) or a hash (cache key).
-pub(crate) trait SpecWriter {
+pub trait SpecWriter {
     /// One generated piece: `render(&value)`. `render` captures nothing.
     fn piece<V: Hash, F: Fn(&V) -> String + Copy + 'static>(&mut self, value: V, render: F);
 
     /// `typedef <T's CUDA type> alias;`
     fn elem<T: Element>(&mut self, alias: &'static str) {
         self.piece(Static(alias), |alias| format!("typedef {} {};", T::CUDA_TYPE, alias.0));
+    }
+
+    /// `typedef <T's CUDA type> alias;` for any value (tuples included).
+    fn value<T: Value>(&mut self, alias: &'static str) {
+        self.piece(Static(alias), |alias| format!("typedef {} {};", T::cuda_type(), alias.0));
     }
 
     /// `typedef <text> alias;` for a fixed CUDA type spelling.
@@ -63,7 +69,7 @@ pub(crate) trait SpecWriter {
 
     /// A functor `name` with `static T apply(T a, T b)`; `alias` is the
     /// typedef of `T` already declared.
-    fn binary<T: Element, Op: BinaryOp<T>>(&mut self, name: &'static str, alias: &'static str, op: &Op) {
+    fn binary<T: Value, Op: BinaryOp<T>>(&mut self, name: &'static str, alias: &'static str, op: &Op) {
         let value = (Static(name), Static(alias), OpText::<Op, T, Binary>::binary(*op));
         self.piece(value, |(name, alias, op)| {
             let (name, alias) = (name.0, alias.0);
@@ -75,7 +81,7 @@ pub(crate) trait SpecWriter {
     }
 
     /// Like [`binary`](Self::binary), plus `static T identity()`.
-    fn monoid<T: Element, Op: Monoid<T>>(&mut self, name: &'static str, alias: &'static str, op: &Op) {
+    fn monoid<T: Value, Op: Monoid<T>>(&mut self, name: &'static str, alias: &'static str, op: &Op) {
         let value = (Static(name), Static(alias), OpText::<Op, T, Binary>::monoid(*op));
         self.piece(value, |(name, alias, op)| {
             let (name, alias) = (name.0, alias.0);
@@ -83,7 +89,7 @@ pub(crate) trait SpecWriter {
                 "struct {name} {{ __device__ __forceinline__ static {alias} apply({alias} a, {alias} b) {{ return ({}); }} \
                  __device__ __forceinline__ static {alias} identity() {{ return {}; }} }};",
                 BinaryOp::<T>::cuda_expr(&op.op),
-                op.op.identity().cuda_literal()
+                Value::cuda_literal(&op.op.identity())
             )
         });
     }
@@ -102,7 +108,7 @@ pub(crate) trait SpecWriter {
     }
 
     /// A functor `name` with `static Out apply(In x)`.
-    fn unary<T: Element, Op: UnaryOp<T>>(&mut self, name: &'static str, in_alias: &'static str, out_alias: &'static str, op: &Op) {
+    fn unary<T: Value, Op: UnaryOp<T>>(&mut self, name: &'static str, in_alias: &'static str, out_alias: &'static str, op: &Op) {
         let value = (
             Static(name),
             Static(in_alias),
@@ -152,7 +158,7 @@ pub(crate) enum Pred {}
 /// See [`Binary`].
 pub(crate) enum Cmp {}
 
-impl<T: Element, Op: BinaryOp<T>> OpText<Op, T, Binary> {
+impl<T: Value, Op: BinaryOp<T>> OpText<Op, T, Binary> {
     /// A binary operator.
     pub fn binary(op: Op) -> Self {
         let text = (!op.cuda_expr_is_fixed()).then(|| op.cuda_expr());
@@ -160,20 +166,20 @@ impl<T: Element, Op: BinaryOp<T>> OpText<Op, T, Binary> {
     }
 }
 
-impl<T: Element, Op: Monoid<T>> OpText<Op, T, Binary> {
+impl<T: Value, Op: Monoid<T>> OpText<Op, T, Binary> {
     /// A monoid: the identity's literal is hashed beside a varying text.
     pub fn monoid(op: Op) -> Self {
         let text = (!op.cuda_expr_is_fixed()).then(|| {
             let mut t = op.cuda_expr();
             t.push('|');
-            t.push_str(&op.identity().cuda_literal());
+            t.push_str(&Value::cuda_literal(&op.identity()));
             t
         });
         OpText { op, text, _k: PhantomData }
     }
 }
 
-impl<T: Element, Op: UnaryOp<T>> OpText<Op, T, Unary> {
+impl<T: Value, Op: UnaryOp<T>> OpText<Op, T, Unary> {
     /// A unary operator.
     pub fn unary(op: Op) -> Self {
         let text = (!op.cuda_expr_is_fixed()).then(|| op.cuda_expr());
@@ -342,6 +348,7 @@ mod tests {
     use super::*;
     use crate::algo::reduce::plan::{Count, Extreme, MapReduce};
     use crate::algo::scan::plan::Scan;
+    use crate::expr::Leaf;
     use crate::jit::KernelSpec;
     use crate::ops::{Add, Identity, Max, Square};
     use crate::pred::{Gt, IsNan};
@@ -374,17 +381,18 @@ mod tests {
 
     #[test]
     fn keys_of_built_in_operators_allocate_nothing() {
-        let scan = Scan::<f32, Add>::new(90, &Add, true);
+        let (f, i, d) = (Leaf::<f32>::type_only(), Leaf::<i32>::type_only(), Leaf::<f64>::type_only());
+        let scan = Scan::new(90, &f, &Add, true);
         let reduce = MapReduce {
             arch: 90,
+            input: &i,
             map: &Square,
             op: &Max,
-            _t: PhantomData::<i32>,
         };
         let count = Count {
             arch: 90,
+            input: &d,
             pred: &Gt(3.5f64),
-            _t: PhantomData::<f64>,
         };
         let n = allocations(|| {
             std::hint::black_box(SpecKey::of(&scan));
@@ -396,28 +404,27 @@ mod tests {
 
     #[test]
     fn keys_tell_specialisations_apart() {
-        let a = SpecKey::of(&Scan::<f32, Add>::new(90, &Add, true));
-        assert_eq!(a, SpecKey::of(&Scan::<f32, Add>::new(90, &Add, true)));
-        assert_ne!(a, SpecKey::of(&Scan::<f32, Add>::new(90, &Add, false)), "a constant");
-        assert_ne!(a, SpecKey::of(&Scan::<u32, Add>::new(90, &Add, true)), "the element type");
-        assert_ne!(a, SpecKey::of(&Scan::<f32, Max>::new(90, &Max, true)), "the operator");
-        let min = |greatest| Extreme::<f32> {
+        let (f, u) = (Leaf::<f32>::type_only(), Leaf::<u32>::type_only());
+        let a = SpecKey::of(&Scan::new(90, &f, &Add, true));
+        assert_eq!(a, SpecKey::of(&Scan::new(90, &f, &Add, true)));
+        assert_ne!(a, SpecKey::of(&Scan::new(90, &f, &Add, false)), "a constant");
+        assert_ne!(a, SpecKey::of(&Scan::new(90, &u, &Add, true)), "the element type");
+        assert_ne!(a, SpecKey::of(&Scan::new(90, &f, &Max, true)), "the operator");
+        let mapped = crate::expr::Expr::map(f, Square);
+        assert_ne!(a, SpecKey::of(&Scan::new(90, &mapped, &Add, true)), "the input expression");
+        let min = |greatest| Extreme {
             arch: 90,
+            input: &f,
             greatest,
-            _t: PhantomData,
         };
         assert_ne!(SpecKey::of(&min(false)), SpecKey::of(&min(true)), "a generated piece's value");
-        let count = |pred| Count::<f32, Gt<f32>> {
-            arch: 90,
-            pred,
-            _t: PhantomData,
-        };
+        let count = |pred| Count { arch: 90, input: &f, pred };
         // A predicate's value is a kernel parameter: one module for all.
         assert_eq!(SpecKey::of(&count(&Gt(1.0))), SpecKey::of(&count(&Gt(2.0))));
         let isnan = Count {
             arch: 90,
+            input: &f,
             pred: &IsNan,
-            _t: PhantomData::<f32>,
         };
         assert_ne!(SpecKey::of(&count(&Gt(1.0))), SpecKey::of(&isnan));
         // The key is the source's: same plan, same text.
@@ -445,7 +452,8 @@ mod tests {
 
     #[test]
     fn operators_with_data_are_keyed_by_their_text() {
-        let key = |k| SpecKey::of(&Scan::<i32, Scale>::new(90, &Scale(k), false));
+        let i = Leaf::<i32>::type_only();
+        let key = |k| SpecKey::of(&Scan::new(90, &i, &Scale(k), false));
         assert_eq!(key(2), key(2));
         assert_ne!(key(2), key(3));
     }

@@ -18,12 +18,13 @@ pub(crate) mod plan;
 use crate::device::Ptr;
 use crate::element::Element;
 use crate::error::Result;
-use crate::ops::{ranks_before, Add, Arith, Commutative, Identity, Max, Min, Monoid, Mul, UnaryOp};
+use crate::expr::{LazyOps, Leaf};
+use crate::ops::{Add, Arith, Commutative, Identity, Max, Min, Monoid, Mul, UnaryOp};
 use crate::pred::{Not, Predicate};
+use crate::value::Value;
 use crate::vec::raw::{Mem, MemMut};
 use crate::vec::{DeviceData, DeviceVec};
-use plan::{Count, Extreme, FindPlan, MapReduce};
-use std::marker::PhantomData;
+use plan::{Count, FindPlan, MapReduce};
 
 /// Reductions and collectives. In [`prelude`](crate::prelude).
 pub trait ReduceOps<T: Element>: DeviceData<T> {
@@ -82,11 +83,11 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
             (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: out_ptr, .. }) => {
                 let k = MapReduce {
                     arch: dev.arch(),
+                    input: &Leaf::<T>::raw(ptr, len),
                     map: &Identity,
                     op: &op,
-                    _t: PhantomData::<T>,
                 };
-                plan::to_device(&k, dev, Ptr::from_raw(ptr), len, Ptr::from_raw(out_ptr))?;
+                plan::to_device(&k, dev, Ptr::from_raw(out_ptr))?;
             }
             _ => return Err(crate::Error::DeviceMismatch { op: "reduce_to" }),
         }
@@ -113,12 +114,11 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
             Mem::Cuda { dev, ptr, len, .. } => {
                 let k = MapReduce {
                     arch: dev.arch(),
+                    input: &Leaf::<T>::raw(ptr, len),
                     map: &map,
                     op: &op,
-                    _t: PhantomData::<T>,
                 };
-                let bytes = plan::to_host(&k, dev, Ptr::from_raw(ptr), len)?;
-                Ok(bytemuck::pod_read_unaligned(&bytes[..std::mem::size_of::<U::Output>()]))
+                Ok(<U::Output as Value>::read_c(&plan::to_host(&k, dev)?))
             }
         }
     }
@@ -226,10 +226,10 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
             Mem::Cuda { dev, ptr, len, .. } => {
                 let k = Count {
                     arch: dev.arch(),
+                    input: &Leaf::<T>::raw(ptr, len),
                     pred: &pred,
-                    _t: PhantomData::<T>,
                 };
-                let bytes = plan::to_host(&k, dev, Ptr::from_raw(ptr), len)?;
+                let bytes = plan::to_host(&k, dev)?;
                 Ok(bytemuck::pod_read_unaligned::<u64>(&bytes[..8]) as usize)
             }
         }
@@ -286,33 +286,8 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
 
 impl<T: Element, D: DeviceData<T> + ?Sized> ReduceOps<T> for D {}
 
-/// min_element / max_element: a reduction over (value, index) pairs.
+/// min_element / max_element: the expression form's reduction over
+/// (value, index) pairs, on the buffer read in place.
 fn arg_extreme<T: Element, D: DeviceData<T> + ?Sized>(v: &D, greatest: bool) -> Result<Option<(usize, T)>> {
-    if v.is_empty() {
-        return Ok(None);
-    }
-    let worst = plan::arg_identity::<T>(greatest);
-    let better = |a: (T, u64), b: (T, u64)| -> (T, u64) {
-        let b_wins = ranks_before(b.0, a.0, greatest) || (!ranks_before(a.0, b.0, greatest) && b.1 < a.1);
-        if b_wins {
-            b
-        } else {
-            a
-        }
-    };
-    let (value, index) = match v.mem() {
-        Mem::Host(s) => host::map_reduce(s, (worst, u64::MAX), |x, i| (x, i as u64), better),
-        Mem::Cuda { dev, ptr, len, .. } => {
-            let k = Extreme {
-                arch: dev.arch(),
-                greatest,
-                _t: PhantomData::<T>,
-            };
-            let bytes = plan::to_host(&k, dev, Ptr::from_raw(ptr), len)?;
-            let value: T = bytemuck::pod_read_unaligned(&bytes[..std::mem::size_of::<T>()]);
-            let index: u64 = bytemuck::pod_read_unaligned(&bytes[8..16]);
-            (value, index)
-        }
-    };
-    Ok(Some((index as usize, value)))
+    crate::expr::consume::arg_extreme(&v.lazy(), greatest)
 }

@@ -3,14 +3,17 @@
 //! min/max_element, and the early-exit search (`kernels/reduce/find.cu`).
 
 use crate::algo::policy::Policy;
-use crate::device::{Counter, CudaDevice, Entry, Grid, Module, Ptr, Region, ScratchLayout};
+use crate::device::{Counter, CudaDevice, Entry, Grid, KernelArg, Module, Ptr, Region, ScratchLayout};
 use crate::element::Element;
 use crate::error::Result;
+use crate::expr::args::ExprArgs;
+use crate::expr::consume::{launch_checked, write_input};
+use crate::expr::node::{Leaf, Node};
 use crate::jit::spec::{Pred, Unary};
 use crate::jit::{template, KernelSpec, OpText, SpecWriter, Specialise, Template};
 use crate::ops::{Add, Monoid, UnaryOp};
 use crate::pred::Predicate;
-use std::marker::PhantomData;
+use crate::value::Value;
 
 template!(REDUCE, "reduce/reduce.cu", ["cuprim_reduce"]);
 template!(FIND, "reduce/find.cu", ["cuprim_find_first"]);
@@ -24,6 +27,17 @@ pub(crate) fn reduce_policy(_arch: u32) -> Policy {
     }
 }
 
+/// A streaming policy for an input expression: `base` for one buffer;
+/// with several memory streams, fewer loads in flight per stream, so the
+/// bytes in flight per thread stay about those of one buffer (and within
+/// `base`'s register budget: a gather of 8 x 4 doubles spilled).
+pub(crate) fn input_policy<E: Node>(base: Policy) -> Policy {
+    Policy {
+        unroll: (base.unroll / E::STREAMS.max(1) as u32).max(2),
+        ..base
+    }
+}
+
 /// find_first / any / all: the early exit needs few blocks; four per SM leave registers for the predicate.
 pub(crate) fn find_policy(_arch: u32) -> Policy {
     Policy {
@@ -33,32 +47,41 @@ pub(crate) fn find_policy(_arch: u32) -> Policy {
     }
 }
 
-/// A specialisation of `kernels/reduce/reduce.cu`: what it folds decides
+/// A specialisation of `kernels/reduce/reduce.cu`: what it reads (an input
+/// expression, a plain buffer being the simplest) and what it folds decide
 /// the accumulator and the `MapFn` / `ReduceOp` functors.
 pub(crate) trait ReduceKernel: Specialise {
-    /// The input element.
-    type In: Element;
-    /// Bytes of the accumulator (at most 16).
+    /// The input expression.
+    type Input: Node;
+    /// The kernel's `p` parameter (a predicate's value, or an unused `u64`).
+    type Param: KernelArg;
+    /// The input.
+    fn input(&self) -> &Self::Input;
+    /// Bytes of the accumulator (at most [`MAX_ACC`]).
     fn acc_bytes(&self) -> usize;
     /// The architecture the plan is for.
     fn arch(&self) -> u32;
     /// The launch shape: the grid and the kernel's constants both come
     /// from here, so they cannot disagree.
     fn policy(&self) -> Policy {
-        reduce_policy(self.arch())
+        input_policy::<Self::Input>(reduce_policy(self.arch()))
     }
-    /// The kernel's `p` parameter (a predicate's value).
-    fn param(&self) -> Self::In {
-        Self::In::zero()
-    }
+    /// The kernel's `p` argument.
+    fn param(&self) -> Self::Param;
 }
 
-/// The reduce kernel: `cuprim_reduce(const T* in, u64 n, T p, A* partials,
-/// u32* ticket, A* out)`; the accumulator `A` is passed as bytes.
-fn reduce_entry<T: Element>() -> Entry<(Ptr<T>, u64, T, Ptr<u8>, Ptr<u32>, Ptr<u8>)> {
-    // SAFETY: matches `cuprim_reduce` in kernels/reduce/reduce.cu: it reads
-    // n elements of `in`, writes one accumulator per block to `partials`
-    // and one to `out`, and returns the ticket to zero.
+/// The largest accumulator a reduction returns to the host (bytes).
+pub(crate) const MAX_ACC: usize = 32;
+
+/// The reduce kernel: `cuprim_reduce(const In in, u64 n, P p, A* partials,
+/// u32* ticket, A* out)`; the input is a plain pointer's worth of bytes or
+/// an expression's, the accumulator `A` is passed as bytes.
+fn reduce_entry<X: KernelArg, P: KernelArg>() -> Entry<(X, u64, P, Ptr<u8>, Ptr<u32>, Ptr<u8>)> {
+    // SAFETY: matches `cuprim_reduce` in kernels/reduce/reduce.cu: `In` is
+    // the struct the plan's input writes (ExprArgs holds its fields at the
+    // offsets the kernel reads), P its parameter type; it reads n elements
+    // of the input, writes one accumulator per block to `partials` and one
+    // to `out`, and returns the ticket to zero.
     unsafe { Entry::declare("cuprim_reduce") }
 }
 
@@ -66,131 +89,160 @@ fn reduce_entry<T: Element>() -> Entry<(Ptr<T>, u64, T, Ptr<u8>, Ptr<u32>, Ptr<u
 /// `extra` bytes.
 fn shape<K: ReduceKernel>(k: &K, dev: &CudaDevice, len: usize, extra: u64) -> (Grid, ScratchLayout, Region<u8>, Region<u8>) {
     let policy = k.policy();
-    let grid = Grid::new(
-        policy.grid_for_vectors(len, std::mem::size_of::<K::In>(), dev.sm_count()),
-        policy.block,
-    );
+    let widest = match <K::Input as Node>::WIDEST {
+        0 => <<K::Input as Node>::Item as Value>::C_SIZE,
+        w => w,
+    };
+    let grid = Grid::new(policy.grid_for_vectors(len, widest, dev.sm_count()), policy.block);
     let mut layout = ScratchLayout::new();
     let partials = layout.uninit::<u8>(grid.blocks as u64 * k.acc_bytes().next_multiple_of(16) as u64);
     let tail = layout.uninit::<u8>(extra);
     (grid, layout, partials, tail)
 }
 
-/// The reduce launch: `args` is everything but the accumulator's address.
-fn queue<K: ReduceKernel>(
-    dev: &CudaDevice,
-    module: &Module,
-    grid: Grid,
-    args: (Ptr<K::In>, u64, K::In, Ptr<u8>),
-    out: Ptr<u8>,
-) -> Result<()> {
-    let (input, n, param, partials) = args;
+/// The reduce launch, writing the accumulator to `out` (bounds-checked,
+/// and then waited for, when the input permutes).
+fn queue<K: ReduceKernel>(dev: &CudaDevice, module: &Module, grid: Grid, k: &K, partials: Ptr<u8>, out: Ptr<u8>) -> Result<()> {
+    let n = k.input().length() as u64;
     let ticket = dev.counter(Counter::ReduceTicket);
-    dev.launch(module, reduce_entry::<K::In>(), grid, (input, n, param, partials, ticket, out))
+    launch_checked(dev, k.input(), |args| {
+        dev.launch(
+            module,
+            reduce_entry::<ExprArgs, K::Param>(),
+            grid,
+            (args, n, k.param(), partials, ticket, out),
+        )
+    })
 }
 
-/// Reduces into the accumulator at `out` on the device (no host sync).
-pub(crate) fn to_device<K: ReduceKernel>(k: &K, dev: &CudaDevice, input: Ptr<K::In>, len: usize, out: Ptr<u8>) -> Result<()> {
+/// Reduces into the accumulator at `out` on the device (no host sync
+/// unless the input checks indices).
+pub(crate) fn to_device<K: ReduceKernel>(k: &K, dev: &CudaDevice, out: Ptr<u8>) -> Result<()> {
     let module = dev.module(k)?;
-    let (grid, layout, partials, _) = shape(k, dev, len, 0);
-    dev.with_scratch(&layout, |s| {
-        queue::<K>(dev, &module, grid, (input, len as u64, k.param(), s.at(partials)), out)
-    })
+    let (grid, layout, partials, _) = shape(k, dev, k.input().length(), 0);
+    dev.with_scratch(&layout, |s| queue(dev, &module, grid, k, s.at(partials), out))
 }
 
 /// Reduces and returns the accumulator's bytes: written by the kernel
 /// straight to page-locked host memory, or into scratch and copied back
 /// (under the scratch lock, so no other call can overwrite it first).
-pub(crate) fn to_host<K: ReduceKernel>(k: &K, dev: &CudaDevice, input: Ptr<K::In>, len: usize) -> Result<[u8; 16]> {
+pub(crate) fn to_host<K: ReduceKernel>(k: &K, dev: &CudaDevice) -> Result<[u8; MAX_ACC]> {
+    if k.acc_bytes() > MAX_ACC {
+        return Err(crate::Error::Unsupported(format!(
+            "a reduction's accumulator of {} bytes (at most {MAX_ACC})",
+            k.acc_bytes()
+        )));
+    }
     let module = dev.module(k)?;
-    let (grid, layout, partials, result) = shape(k, dev, len, 16);
+    let (grid, layout, partials, result) = shape(k, dev, k.input().length(), MAX_ACC as u64);
     dev.with_scratch(&layout, |s| {
-        dev.result_to_host::<16>(s.at(result), "copying a reduction result", |out| {
-            queue::<K>(dev, &module, grid, (input, len as u64, k.param(), s.at(partials)), out)
+        dev.result_to_host::<MAX_ACC>(s.at(result), "copying a reduction result", |out| {
+            queue(dev, &module, grid, k, s.at(partials), out)
         })
     })
 }
 
-/// The constants and input typedef every reduce specialisation starts with.
-fn write_common<T: Element, W: SpecWriter>(w: &mut W, policy: Policy) {
+/// The constants, the input's type (`In`, its element `T`) and the
+/// parameter's (`P`) every reduce specialisation starts with.
+fn write_common<K: ReduceKernel, W: SpecWriter>(k: &K, w: &mut W) {
+    let policy = k.policy();
     w.constant("CUPRIM_BLOCK", policy.block as i64);
     w.constant("CUPRIM_MIN_BLOCKS", policy.blocks_per_sm as i64);
     w.constant("CUPRIM_UNROLL", policy.unroll as i64);
     // Plain loads: the streaming L2 hint measured equal within noise on H100 at 2^28 (run 6bd614e).
     w.constant("CUPRIM_STREAM_LOADS", 0);
-    w.elem::<T>("T");
+    write_input(k.input(), w);
 }
 
 /// `op` folded over `map(x)`: reduce (map = Identity), transform_reduce.
-pub(crate) struct MapReduce<'a, T, U, Op> {
+pub(crate) struct MapReduce<'a, E, U, Op> {
     pub arch: u32,
+    pub input: &'a E,
     pub map: &'a U,
     pub op: &'a Op,
-    pub _t: PhantomData<T>,
 }
 
-impl<T: Element, U: UnaryOp<T>, Op: Monoid<U::Output>> Specialise for MapReduce<'_, T, U, Op> {
+impl<E: Node, U: UnaryOp<E::Item>, Op: Monoid<U::Output>> Specialise for MapReduce<'_, E, U, Op> {
     fn template(&self) -> &'static Template {
         &REDUCE
     }
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_common::<T, W>(w, self.policy());
-        w.elem::<U::Output>("A");
-        w.piece(OpText::<U, T, Unary>::unary(*self.map), |map| {
+        write_common(self, w);
+        w.typedef("P", "u64");
+        w.value::<U::Output>("A");
+        w.piece(OpText::<U, E::Item, Unary>::unary(*self.map), |map| {
             format!(
-                "struct MapFn {{ __device__ __forceinline__ static A apply(T x, u64 i, T p) {{ (void)i; (void)p; return ({}); }} }};",
-                UnaryOp::<T>::cuda_expr(&map.op)
+                "struct MapFn {{ __device__ __forceinline__ static A apply(T x, u64 i, P p) {{ (void)i; (void)p; return ({}); }} }};",
+                UnaryOp::<E::Item>::cuda_expr(&map.op)
             )
         });
         w.monoid::<U::Output, Op>("ReduceOp", "A", self.op);
     }
 }
 
-impl<T: Element, U: UnaryOp<T>, Op: Monoid<U::Output>> ReduceKernel for MapReduce<'_, T, U, Op> {
-    type In = T;
+impl<E: Node, U: UnaryOp<E::Item>, Op: Monoid<U::Output>> ReduceKernel for MapReduce<'_, E, U, Op> {
+    type Input = E;
+    type Param = u64;
+    fn input(&self) -> &E {
+        self.input
+    }
     fn acc_bytes(&self) -> usize {
-        std::mem::size_of::<U::Output>()
+        <U::Output as Value>::C_SIZE
     }
     fn arch(&self) -> u32 {
         self.arch
     }
+    fn param(&self) -> u64 {
+        0
+    }
 }
 
 /// How many elements satisfy a predicate (u64 accumulator).
-pub(crate) struct Count<'a, T, P> {
+pub(crate) struct Count<'a, E, P> {
     pub arch: u32,
+    pub input: &'a E,
     pub pred: &'a P,
-    pub _t: PhantomData<T>,
 }
 
-impl<T: Element, P: Predicate<T>> Specialise for Count<'_, T, P> {
+impl<E: Node, P: Predicate<E::Item>> Specialise for Count<'_, E, P>
+where
+    E::Item: Element,
+{
     fn template(&self) -> &'static Template {
         &REDUCE
     }
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_common::<T, W>(w, self.policy());
+        write_common(self, w);
+        w.typedef("P", "T");
         w.typedef("A", "u64");
-        w.piece(OpText::<P, T, Pred>::predicate(*self.pred), |pred| {
+        w.piece(OpText::<P, E::Item, Pred>::predicate(*self.pred), |pred| {
             format!(
-                "struct MapFn {{ __device__ __forceinline__ static A apply(T x, u64 i, T p) {{ (void)i; (void)p; return ({}) ? 1ull : 0ull; }} }};",
-                Predicate::<T>::cuda_expr(&pred.op)
+                "struct MapFn {{ __device__ __forceinline__ static A apply(T x, u64 i, P p) {{ (void)i; (void)p; return ({}) ? 1ull : 0ull; }} }};",
+                Predicate::<E::Item>::cuda_expr(&pred.op)
             )
         });
         w.monoid::<u64, Add>("ReduceOp", "A", &Add);
     }
 }
 
-impl<T: Element, P: Predicate<T>> ReduceKernel for Count<'_, T, P> {
-    type In = T;
+impl<E: Node, P: Predicate<E::Item>> ReduceKernel for Count<'_, E, P>
+where
+    E::Item: Element,
+{
+    type Input = E;
+    type Param = E::Item;
+    fn input(&self) -> &E {
+        self.input
+    }
     fn acc_bytes(&self) -> usize {
         8
     }
     fn arch(&self) -> u32 {
         self.arch
     }
-    fn param(&self) -> T {
+    fn param(&self) -> E::Item {
         self.pred.param()
     }
 }
@@ -198,39 +250,53 @@ impl<T: Element, P: Predicate<T>> ReduceKernel for Count<'_, T, P> {
 /// (value, index) of the least or greatest element in the order of
 /// [`Min`](crate::ops::Min) / [`Max`](crate::ops::Max) (a NaN first, then
 /// -0.0 before +0.0 for the least), ties to the lower index.
-pub(crate) struct Extreme<T> {
+pub(crate) struct Extreme<'a, E> {
     pub arch: u32,
+    pub input: &'a E,
     pub greatest: bool,
-    pub _t: PhantomData<T>,
 }
 
-impl<T: Element> Specialise for Extreme<T> {
+impl<E: Node> Specialise for Extreme<'_, E>
+where
+    E::Item: Element,
+{
     fn template(&self) -> &'static Template {
         &REDUCE
     }
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_common::<T, W>(w, self.policy());
+        write_common(self, w);
+        w.typedef("P", "u64");
         w.typedef("A", "cuprim_kv<T>");
-        w.text("struct MapFn { __device__ __forceinline__ static A apply(T x, u64 i, T p) { (void)p; return A{x, i}; } };");
+        w.text("struct MapFn { __device__ __forceinline__ static A apply(T x, u64 i, P p) { (void)p; return A{x, i}; } };");
         w.piece(self.greatest, |&greatest| {
             format!(
                 "struct ReduceOp {{ __device__ __forceinline__ static A apply(A a, A b) {{ \
                  return cuprim_arg_wins<{greatest}>(a.v, a.i, b.v, b.i) ? b : a; }} \
                  __device__ __forceinline__ static A identity() {{ return A{{{}, ~0ull}}; }} }};",
-                arg_identity::<T>(greatest).cuda_literal(),
+                arg_identity::<E::Item>(greatest).cuda_literal(),
             )
         });
     }
 }
 
-impl<T: Element> ReduceKernel for Extreme<T> {
-    type In = T;
+impl<E: Node> ReduceKernel for Extreme<'_, E>
+where
+    E::Item: Element,
+{
+    type Input = E;
+    type Param = u64;
+    fn input(&self) -> &E {
+        self.input
+    }
     fn acc_bytes(&self) -> usize {
         16
     }
     fn arch(&self) -> u32 {
         self.arch
+    }
+    fn param(&self) -> u64 {
+        0
     }
 }
 
@@ -318,13 +384,14 @@ impl<T: Element, P: Predicate<T>> Specialise for FindPlan<'_, T, P> {
 
 /// min_element and max_element of `T`, for precompile.
 pub(crate) fn extreme_specs<T: Element>(arch: u32) -> Vec<KernelSpec> {
+    let input = Leaf::<T>::type_only();
     [false, true]
         .into_iter()
         .map(|greatest| {
-            KernelSpec::of(&Extreme::<T> {
+            KernelSpec::of(&Extreme {
                 arch,
+                input: &input,
                 greatest,
-                _t: PhantomData,
             })
         })
         .collect()
@@ -332,12 +399,9 @@ pub(crate) fn extreme_specs<T: Element>(arch: u32) -> Vec<KernelSpec> {
 
 /// count and find_first of `T` with `pred`, for precompile.
 pub(crate) fn predicate_specs<T: Element, P: Predicate<T>>(arch: u32, pred: &P) -> Vec<KernelSpec> {
+    let input = Leaf::<T>::type_only();
     vec![
-        KernelSpec::of(&Count::<T, P> {
-            arch,
-            pred,
-            _t: PhantomData,
-        }),
+        KernelSpec::of(&Count { arch, input: &input, pred }),
         KernelSpec::of(&FindPlan::<T, P>::new(arch, pred)),
     ]
 }

@@ -136,7 +136,8 @@ fn scan_into<T: Element, Op: Monoid<T>>(src: Mem<'_, T>, dst: MemMut<'_, T>, op:
             Ok(())
         }
         (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: out, .. }) => {
-            Scan::new(dev.arch(), op, dev.deterministic_for::<T>()).run(dev, Ptr::from_raw(ptr), Ptr::from_raw(out), len, exclusive)
+            let input = crate::expr::Leaf::<T>::raw(ptr, len);
+            Scan::new(dev.arch(), &input, op, dev.deterministic_for::<T>()).run(dev, Ptr::from_raw(out), exclusive)
         }
         _ => Err(Error::DeviceMismatch { op: "scan" }),
     }
@@ -149,7 +150,8 @@ fn scan_in_place<T: Element, Op: Monoid<T>>(data: MemMut<'_, T>, op: &Op, exclus
             Ok(())
         }
         MemMut::Cuda { dev, ptr, len, .. } => {
-            Scan::new(dev.arch(), op, dev.deterministic_for::<T>()).run(dev, Ptr::from_raw(ptr), Ptr::from_raw(ptr), len, exclusive)
+            let input = crate::expr::Leaf::<T>::raw(ptr, len);
+            Scan::new(dev.arch(), &input, op, dev.deterministic_for::<T>()).run(dev, Ptr::from_raw(ptr), exclusive)
         }
     }
 }

@@ -6,6 +6,8 @@ use crate::algo::lookback::{Lookback, LOOKBACK};
 use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::expr::args::ExprArgs;
+use crate::expr::node::{Leaf, Node};
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::Monoid;
 use std::marker::PhantomData;
@@ -92,50 +94,77 @@ pub(crate) fn scan_by_key_policy(_arch: u32, elem_bytes: usize, len: usize) -> T
 /// 16 measured 0.893 ms against 1.290 for 8 (f32 inclusive 2^28, H100, run e62df8c).
 pub(crate) const LOOKBACK_WINDOWS: i64 = 16;
 
-/// One specialisation of `kernels/scan/scan.cu`.
-pub(crate) struct Scan<'a, T, Op> {
+/// One specialisation of `kernels/scan/scan.cu`, reading an input
+/// expression (a plain buffer being the simplest).
+pub(crate) struct Scan<'a, E, Op> {
     pub policy: TilePolicy,
+    pub input: &'a E,
     pub op: &'a Op,
     /// Tiles chain their prefixes in a fixed order (float results bit-identical run to run).
     pub deterministic: bool,
-    _t: PhantomData<T>,
 }
 
-impl<'a, T: Element, Op: Monoid<T>> Scan<'a, T, Op> {
-    pub fn new(arch: u32, op: &'a Op, deterministic: bool) -> Self {
+impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op>
+where
+    E::Item: Element,
+{
+    pub fn new(arch: u32, input: &'a E, op: &'a Op, deterministic: bool) -> Self {
+        let mut policy = scan_policy(arch, std::mem::size_of::<E::Item>());
+        if E::STREAMS > 1 {
+            // Several buffers' loads in flight need more than the 32 registers of 8 blocks per SM (4 bytes spilled).
+            policy.min_blocks = policy.min_blocks.min(4);
+        }
         Scan {
-            policy: scan_policy(arch, std::mem::size_of::<T>()),
+            policy,
+            input,
             op,
             deterministic,
-            _t: PhantomData,
         }
     }
 
-    /// Scans `len` elements from `src` into `dst` (which may be `src`: a
+    /// Scans the input into `dst` (which may be the input's own buffer: a
     /// tile reads all of its input before it writes, and no tile reads
     /// another tile's elements).
-    pub fn run(&self, dev: &CudaDevice, src: Ptr<T>, dst: Ptr<T>, len: usize, exclusive: bool) -> Result<()> {
+    pub fn run(&self, dev: &CudaDevice, dst: Ptr<E::Item>, exclusive: bool) -> Result<()> {
+        let len = self.input.length();
         if len == 0 {
             return Ok(());
         }
         let tiles = self.policy.tiles("scan", len)?;
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
-        let lookback = Lookback::place(&mut layout, tiles as u64, std::mem::size_of::<T>());
-        // SAFETY: matches `cuprim_scan(const T* in, T* out, u64 n, int exclusive, u32* status,
-        // T* aggregates, T* prefixes, u32* tile_counter, u32 num_tiles)`: one block per tile over n
-        // elements of in and out, look-back arrays of num_tiles entries, the counter left at zero.
-        let entry: Entry<(Ptr<T>, Ptr<T>, u64, i32, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> = unsafe { Entry::declare("cuprim_scan") };
+        let lookback = Lookback::place(&mut layout, tiles as u64, std::mem::size_of::<E::Item>());
+        // SAFETY: matches `cuprim_scan(const In in, T* out, u64 n, int exclusive, u32* status,
+        // T* aggregates, T* prefixes, u32* tile_counter, u32 num_tiles)`, `In` being the struct whose
+        // fields ExprArgs holds: one block per tile over n elements of in and out, look-back arrays
+        // of num_tiles entries, the counter left at zero.
+        let entry: Entry<(ExprArgs, Ptr<E::Item>, u64, i32, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> =
+            unsafe { Entry::declare("cuprim_scan") };
         let counter = dev.counter(Counter::ScanTile);
         dev.with_scratch(&layout, |s| {
             let (status, aggregates, prefixes) = lookback.args(&s);
-            let args = (src, dst, len as u64, exclusive as i32, status, aggregates, prefixes, counter, tiles);
-            dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
+            crate::expr::consume::launch_checked(dev, self.input, |input| {
+                let args = (
+                    input,
+                    dst,
+                    len as u64,
+                    exclusive as i32,
+                    status,
+                    aggregates,
+                    prefixes,
+                    counter,
+                    tiles,
+                );
+                dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
+            })
         })
     }
 }
 
-impl<T: Element, Op: Monoid<T>> Specialise for Scan<'_, T, Op> {
+impl<E: Node, Op: Monoid<E::Item>> Specialise for Scan<'_, E, Op>
+where
+    E::Item: Element,
+{
     fn template(&self) -> &'static Template {
         &SCAN
     }
@@ -143,8 +172,8 @@ impl<T: Element, Op: Monoid<T>> Specialise for Scan<'_, T, Op> {
         self.policy.write(w);
         w.constant("CUPRIM_DETERMINISTIC", self.deterministic as i64);
         w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
-        w.elem::<T>("T");
-        w.monoid::<T, Op>("ScanOp", "T", self.op);
+        crate::expr::consume::write_input(self.input, w);
+        w.monoid::<E::Item, Op>("ScanOp", "T", self.op);
     }
 }
 
@@ -208,9 +237,10 @@ impl<K: Element, T: Element, Op: Monoid<T>> Specialise for ScanByKey<'_, K, T, O
 
 /// Both scan modules (fast and deterministic) of `T` and `op`, for precompile.
 pub(crate) fn scan_specs<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> Vec<KernelSpec> {
+    let input = Leaf::<T>::type_only();
     vec![
-        KernelSpec::of(&Scan::<T, Op>::new(arch, op, false)),
-        KernelSpec::of(&Scan::<T, Op>::new(arch, op, true)),
+        KernelSpec::of(&Scan::new(arch, &input, op, false)),
+        KernelSpec::of(&Scan::new(arch, &input, op, true)),
     ]
 }
 

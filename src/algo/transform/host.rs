@@ -17,7 +17,10 @@ pub fn sequence<T: Arith>(out: &mut [T], start: T, step: T) {
         .for_each(|(i, x)| *x = start.add(T::from_scalar(crate::Scalar::U64(i as u64)).mul(step)));
 }
 
-pub fn transform<T: Element, Op: UnaryOp<T>>(src: &[T], out: &mut [Op::Output], op: &Op) {
+pub fn transform<T: Element, Op: UnaryOp<T>>(src: &[T], out: &mut [Op::Output], op: &Op)
+where
+    Op::Output: Element,
+{
     out.par_iter_mut()
         .with_min_len(MIN_SPLIT)
         .zip(src.par_iter())

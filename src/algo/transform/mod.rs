@@ -40,7 +40,10 @@ pub trait TransformOps<T: Element>: DeviceData<T> {
     /// assert_eq!(v.transform(Cast::<i32>::new())?.to_vec()?, vec![1, -2, 3]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn transform<Op: UnaryOp<T>>(&self, op: Op) -> Result<DeviceVec<Op::Output>> {
+    fn transform<Op: UnaryOp<T>>(&self, op: Op) -> Result<DeviceVec<Op::Output>>
+    where
+        Op::Output: Element,
+    {
         let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
         transform_into(self.mem(), out.mem_mut(), &op)?;
         Ok(out)
@@ -325,7 +328,10 @@ pub(crate) fn copy<T: Element>(src: Mem<'_, T>, dst: MemMut<'_, T>) -> Result<()
     }
 }
 
-pub(crate) fn transform_into<T: Element, Op: UnaryOp<T>>(src: Mem<'_, T>, dst: MemMut<'_, Op::Output>, op: &Op) -> Result<()> {
+pub(crate) fn transform_into<T: Element, Op: UnaryOp<T>>(src: Mem<'_, T>, dst: MemMut<'_, Op::Output>, op: &Op) -> Result<()>
+where
+    Op::Output: Element,
+{
     match (src, dst) {
         (Mem::Host(s), MemMut::Host(d)) => {
             host::transform(s, d, op);

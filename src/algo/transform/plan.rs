@@ -7,6 +7,8 @@ use crate::algo::policy::{elementwise, resident_wave, Policy};
 use crate::device::{CudaDevice, Entry, Grid, Module, Ptr, ScratchLayout};
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
+use crate::expr::args::ExprArgs;
+use crate::expr::node::Node;
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::{Arith, BinaryOp, UnaryOp};
 use std::marker::PhantomData;
@@ -103,7 +105,10 @@ pub(crate) struct Transform<'a, T, Op> {
     _t: PhantomData<T>,
 }
 
-impl<'a, T: Element, Op: UnaryOp<T>> Transform<'a, T, Op> {
+impl<'a, T: Element, Op: UnaryOp<T>> Transform<'a, T, Op>
+where
+    Op::Output: Element,
+{
     pub fn new(arch: u32, op: &'a Op) -> Self {
         Transform {
             policy: elementwise(arch),
@@ -126,7 +131,10 @@ impl<'a, T: Element, Op: UnaryOp<T>> Transform<'a, T, Op> {
     }
 }
 
-impl<T: Element, Op: UnaryOp<T>> Specialise for Transform<'_, T, Op> {
+impl<T: Element, Op: UnaryOp<T>> Specialise for Transform<'_, T, Op>
+where
+    Op::Output: Element,
+{
     fn template(&self) -> &'static Template {
         &TRANSFORM
     }
@@ -361,7 +369,10 @@ pub(crate) fn kernel_specs<T: Element>(arch: u32) -> Vec<KernelSpec> {
 }
 
 /// The unary transform of `T` by `op`, for precompile.
-pub(crate) fn unary_spec<T: Element, Op: UnaryOp<T>>(arch: u32, op: &Op) -> KernelSpec {
+pub(crate) fn unary_spec<T: Element, Op: UnaryOp<T>>(arch: u32, op: &Op) -> KernelSpec
+where
+    Op::Output: Element,
+{
     KernelSpec::of(&Transform::<T, Op>::new(arch, op))
 }
 
@@ -373,4 +384,71 @@ pub(crate) fn adjacent_spec<T: Element, Op: BinaryOp<T>>(arch: u32, op: &Op) -> 
 /// The binary transform of `T` by `op`, for precompile.
 pub(crate) fn binary_spec<T: Element, Op: BinaryOp<T>>(arch: u32, op: &Op) -> KernelSpec {
     KernelSpec::of(&Transform2::<T, Op>::new(arch, op))
+}
+
+template!(
+    COLLECT,
+    "transform/collect.cu",
+    ["cuprim_collect", "cuprim_unzip2", "cuprim_unzip3"]
+);
+
+/// `kernels/transform/collect.cu`: an input expression materialised into one
+/// array (`fields == 1`) or one per tuple field (2 or 3: unzip).
+pub(crate) struct Collect<'a, E> {
+    pub policy: Policy,
+    pub input: &'a E,
+    pub fields: u8,
+}
+
+impl<'a, E: Node> Collect<'a, E> {
+    pub fn new(arch: u32, input: &'a E, fields: u8) -> Self {
+        Collect {
+            policy: elementwise(arch),
+            input,
+            fields,
+        }
+    }
+
+    /// Writes element `i` of the input to `out[0][i]` (the value's C
+    /// layout), or field `f` of it to `out[f][i]`.
+    pub fn run(&self, dev: &CudaDevice, out: [Ptr<u8>; 3]) -> Result<()> {
+        let n = self.input.length() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        let widest = match E::WIDEST {
+            0 => <E::Item as crate::Value>::C_SIZE.min(16),
+            w => w,
+        };
+        let grid = vector_grid(self.policy, dev, n, widest);
+        let module = dev.module(self)?;
+        crate::expr::consume::launch_checked(dev, self.input, |input| match self.fields {
+            // SAFETY (each): matches `cuprim_collect(const In in, u64 n, T* out)` / `cuprim_unzip2(.., F0* a,
+            // F1* b)` / `cuprim_unzip3(.., F2* c)`: In is the struct ExprArgs holds; each writes n elements of
+            // the input's element type (or of its fields) to its arrays, which the caller sized for n.
+            1 => {
+                let entry: Entry<(ExprArgs, u64, Ptr<u8>)> = unsafe { Entry::declare("cuprim_collect") };
+                dev.launch(&module, entry, grid, (input, n, out[0]))
+            }
+            2 => {
+                let entry: Entry<(ExprArgs, u64, Ptr<u8>, Ptr<u8>)> = unsafe { Entry::declare("cuprim_unzip2") };
+                dev.launch(&module, entry, grid, (input, n, out[0], out[1]))
+            }
+            _ => {
+                let entry: Entry<(ExprArgs, u64, Ptr<u8>, Ptr<u8>, Ptr<u8>)> = unsafe { Entry::declare("cuprim_unzip3") };
+                dev.launch(&module, entry, grid, (input, n, out[0], out[1], out[2]))
+            }
+        })
+    }
+}
+
+impl<E: Node> Specialise for Collect<'_, E> {
+    fn template(&self) -> &'static Template {
+        &COLLECT
+    }
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        w.constant("CUPRIM_UNROLL", self.policy.unroll as i64);
+        w.constant("CUPRIM_FIELDS", self.fields as i64);
+        crate::expr::consume::write_input(self.input, w);
+    }
 }

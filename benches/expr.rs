@@ -1,0 +1,128 @@
+//! Fused inputs: a dot product `zip(&a, &b).map(Mul)` reduced into a device
+//! scalar, the one-pass Welford (count, mean, m2) of f32 in f64, and
+//! `map(Square).scan(Add)`, each beside the unfused call it replaces or the
+//! plain primitive over the same input (`reduce_to(Add)`, `scan(Add)`); and
+//! the warm host time of a fused call on 1024 elements against the plain sum.
+//!
+//! Bytes counted: every input read once (8n for the dot product, 4n for
+//! Welford, 8n for the scan: 4n in, 4n out). The first call's time (a fresh
+//! compile when the disk cache is empty) is printed once per shape.
+
+mod common;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cuprim::ops::{Associative, BinaryOp, Commutative, Monoid, Square, UnaryOp};
+use cuprim::prelude::*;
+use std::time::Instant;
+
+/// Welford's (count, mean, m2), merged as Chan et al.
+#[derive(Clone, Copy)]
+struct Welford;
+type Moments = (f64, f64, f64);
+impl BinaryOp<Moments> for Welford {
+    fn apply(&self, a: Moments, b: Moments) -> Moments {
+        let n = a.0 + b.0;
+        if n == 0.0 {
+            return a;
+        }
+        let d = b.1 - a.1;
+        (n, a.1 + d * (b.0 / n), a.2 + b.2 + d * d * (a.0 * b.0 / n))
+    }
+    fn cuda_expr(&self) -> String {
+        "([&] { const double n = a.a0 + b.a0; if (n == 0.0) return a; const double d = b.a1 - a.a1; \
+         return cuprim_t3<double, double, double>{n, a.a1 + d * (b.a0 / n), a.a2 + b.a2 + d * d * (a.a0 * b.a0 / n)}; }())"
+            .into()
+    }
+}
+impl Associative for Welford {}
+impl Commutative for Welford {}
+impl Monoid<Moments> for Welford {
+    fn identity(&self) -> Moments {
+        (0.0, 0.0, 0.0)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Observe;
+impl UnaryOp<f32> for Observe {
+    type Output = Moments;
+    fn apply(&self, x: f32) -> Moments {
+        (1.0, x as f64, 0.0)
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t3<double, double, double>{1.0, (double)x, 0.0}".into()
+    }
+}
+
+fn first_call<R>(what: &str, call: impl FnOnce() -> cuprim::Result<R>) {
+    let start = Instant::now();
+    call().expect("first call");
+    eprintln!("first call (compile or cache load): {what} {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
+}
+
+fn fused_rows(c: &mut Criterion) {
+    let dev = common::device();
+    let mut first = true;
+    for n in common::sizes(&dev) {
+        let a = DeviceVec::sequence(&dev, n, 0.0f32, 1.0 / 4096.0).expect("allocating");
+        let b = DeviceVec::sequence(&dev, n, 1.0f32, -1.0 / 8192.0).expect("allocating");
+        let mut out = DeviceVec::<f32>::zeros(&dev, 1).expect("allocating");
+        if first {
+            first_call("dot", || zip(&a, &b).map(Mul).reduce_to(Add, &mut out));
+            first_call("welford", || a.map(Observe).reduce(Welford));
+            first_call("map.scan", || a.map(Square).scan(Add));
+            first = false;
+        }
+        let mut group = c.benchmark_group("fused_dot");
+        group.throughput(Throughput::Bytes(8 * n as u64));
+        group.bench_function(BenchmarkId::new("f32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || zip(&a, &b).map(Mul).reduce_to(Add, &mut out)))
+        });
+        group.bench_function(BenchmarkId::new("f32_unfused", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || a.transform2(&b, Mul)?.reduce_to(Add, &mut out)))
+        });
+        group.finish();
+        let mut group = c.benchmark_group("fused_welford");
+        group.throughput(Throughput::Bytes(4 * n as u64));
+        group.bench_function(BenchmarkId::new("f32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || a.map(Observe).reduce(Welford)))
+        });
+        group.bench_function(BenchmarkId::new("f32_sum", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || a.sum()))
+        });
+        group.finish();
+        let mut group = c.benchmark_group("fused_map_scan");
+        group.throughput(Throughput::Bytes(8 * n as u64));
+        group.bench_function(BenchmarkId::new("f32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || a.map(Square).scan(Add)))
+        });
+        group.bench_function(BenchmarkId::new("f32_plain", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || a.scan(Add)))
+        });
+        group.finish();
+    }
+}
+
+/// Host time of a warm fused call (1024 elements, to the host) against the
+/// plain sum of the same size: the difference is the expression's cost.
+fn fused_host_overhead(c: &mut Criterion) {
+    let dev = common::device();
+    let n = 1024;
+    let a = DeviceVec::sequence(&dev, n, 0.0f32, 1.0).expect("allocating");
+    let b = DeviceVec::sequence(&dev, n, 1.0f32, 1.0).expect("allocating");
+    let mut group = c.benchmark_group("fused_small");
+    group.bench_function(BenchmarkId::new("dot_to_host", n), |bch| {
+        bch.iter_custom(|iters| common::host_time(&dev, iters, || zip(&a, &b).map(Mul).sum()))
+    });
+    group.bench_function(BenchmarkId::new("sum_to_host", n), |bch| {
+        bch.iter_custom(|iters| common::host_time(&dev, iters, || a.sum()))
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = common::config();
+    targets = fused_rows, fused_host_overhead
+}
+criterion_main!(benches);

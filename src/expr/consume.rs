@@ -1,0 +1,467 @@
+//! The primitives that consume expressions ([`ExprOps`]), and the two
+//! pieces every consuming plan shares: writing the input's type and
+//! launching with its bytes (bounds-checked when it permutes).
+
+use super::args::{ArgWriter, ExprArgs};
+use super::node::{cuda_of, Node};
+use super::{host_values, Expr};
+use crate::algo::reduce::plan::{self as rd, Count, Extreme, MapReduce};
+use crate::algo::scan::plan::Scan;
+use crate::algo::transform::plan::Collect;
+use crate::device::{CudaDevice, Ptr};
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::jit::SpecWriter;
+use crate::ops::{ranks_before, Add, Arith, Commutative, Identity, Max, Min, Monoid};
+use crate::pred::Predicate;
+use crate::value::Value;
+use crate::vec::raw::MemMut;
+use crate::vec::raw::SealedMut;
+use crate::vec::DeviceVec;
+
+/// `typedef <the input's type> In; typedef In::item T;`, after the
+/// typedefs of its nodes.
+pub(crate) fn write_input<E: Node, W: SpecWriter>(input: &E, w: &mut W) {
+    let root = input.write_type(w, &mut 0);
+    w.piece(root, |root| format!("typedef cuprim_e{root} In;\ntypedef In::item T;"));
+}
+
+/// Runs `launch` with the input's kernel parameter. An input that permutes
+/// gets the device's error flag and the call waits for the flag: a bad
+/// index is an [`Error::IndexOutOfBounds`].
+pub(crate) fn launch_checked<E: Node>(dev: &CudaDevice, input: &E, launch: impl FnOnce(ExprArgs) -> Result<()>) -> Result<()> {
+    let args = |flag: u64| {
+        let mut a = ArgWriter::new(flag);
+        input.write_args(&mut a);
+        a.finish()
+    };
+    if !E::CHECKED {
+        return launch(args(0)?);
+    }
+    let ((), bad) = dev.checked(|flag| launch(args(flag.raw())?))?;
+    if bad {
+        return Err(Error::IndexOutOfBounds {
+            op: "permute",
+            len: input.first_bound().unwrap_or(0),
+        });
+    }
+    Ok(())
+}
+
+/// Validation and the CUDA device of an expression about to be consumed.
+fn prepare<E: Node>(e: &E) -> Result<Option<&CudaDevice>> {
+    e.validate()?;
+    Ok(cuda_of(e))
+}
+
+/// Reads the accumulator bytes of a reduction as a value.
+fn acc<A: Value>(bytes: &[u8]) -> A {
+    A::read_c(bytes)
+}
+
+/// The primitives that consume an expression in one kernel. In
+/// [`prelude`](crate::prelude); see the [module docs](super).
+pub trait ExprOps: Expr {
+    /// Folds every element with `op`; the identity when empty. The fold is
+    /// grouped as [`ReduceOps::reduce`](crate::algo::reduce::ReduceOps::reduce)
+    /// groups a buffer of the same elements, so a fused reduction gives the
+    /// same bits as collecting first and reducing.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[3.0f32, 1.0, 2.0])?;
+    /// let (lo, hi) = zip(&x, &x).reduce(MinMax)?;
+    /// assert_eq!((lo, hi), (1.0, 3.0));
+    /// # use cuprim::ops::{Associative, BinaryOp, Commutative, Monoid};
+    /// # #[derive(Clone, Copy)] struct MinMax;
+    /// # impl BinaryOp<(f32, f32)> for MinMax {
+    /// #     fn apply(&self, a: (f32, f32), b: (f32, f32)) -> (f32, f32) { (a.0.min(b.0), a.1.max(b.1)) }
+    /// #     fn cuda_expr(&self) -> String { "cuprim_t2<float, float>{fminf(a.a0, b.a0), fmaxf(a.a1, b.a1)}".into() }
+    /// # }
+    /// # impl Associative for MinMax {}
+    /// # impl Commutative for MinMax {}
+    /// # impl Monoid<(f32, f32)> for MinMax { fn identity(&self) -> (f32, f32) { (f32::INFINITY, f32::NEG_INFINITY) } }
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn reduce<Op: Monoid<Self::Item> + Commutative>(&self, op: Op) -> Result<Self::Item> {
+        match prepare(self)? {
+            None => {
+                let v = host_values(self)?;
+                Ok(crate::algo::reduce::host::map_reduce(
+                    &v,
+                    op.identity(),
+                    |x, _| x,
+                    |a, b| op.apply(a, b),
+                ))
+            }
+            Some(dev) => {
+                let k = MapReduce {
+                    arch: dev.arch(),
+                    input: self,
+                    map: &Identity,
+                    op: &op,
+                };
+                Ok(acc(&rd::to_host(&k, dev)?))
+            }
+        }
+    }
+
+    /// Like [`reduce`](ExprOps::reduce), writing the result to `out[0]` on
+    /// the device: no host synchronisation (unless the expression permutes,
+    /// whose indices are checked). `out` must not be empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let mut out = DeviceVec::<u64>::zeros(&dev, 1)?;
+    /// counting(&dev, 1u64, 1, 10).reduce_to(Add, &mut out)?;
+    /// assert_eq!(out.to_vec()?, vec![55]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn reduce_to<Op: Monoid<Self::Item> + Commutative>(&self, op: Op, out: &mut impl crate::DeviceDataMut<Self::Item>) -> Result<()>
+    where
+        Self::Item: Element,
+    {
+        let dev = prepare(self)?;
+        crate::algo::same_device("reduce_to", self.device(), out.device())?;
+        if out.is_empty() {
+            return Err(Error::InvalidArgument("reduce_to: the output buffer is empty".into()));
+        }
+        match (dev, out.mem_mut()) {
+            (None, MemMut::Host(o)) => o[0] = self.reduce(op)?,
+            (Some(dev), MemMut::Cuda { ptr, .. }) => {
+                let k = MapReduce {
+                    arch: dev.arch(),
+                    input: self,
+                    map: &Identity,
+                    op: &op,
+                };
+                rd::to_device(&k, dev, Ptr::from_raw(ptr))?
+            }
+            _ => return Err(Error::DeviceMismatch { op: "reduce_to" }),
+        }
+        Ok(())
+    }
+
+    /// Sum of the elements (wrapping for integers); 0 when empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let a = DeviceVec::from_slice(&dev, &[1.0f64, 2.0, 3.0])?;
+    /// let b = DeviceVec::from_slice(&dev, &[4.0f64, 5.0, 6.0])?;
+    /// assert_eq!(zip(&a, &b).map(Mul).sum()?, 32.0);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sum(&self) -> Result<Self::Item>
+    where
+        Self::Item: Arith,
+    {
+        self.reduce(Add)
+    }
+
+    /// The least element, in [`Min`]'s order; `MAX` / `+inf` when empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Negate;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[2i32, -7, 5])?;
+    /// assert_eq!(v.map(Negate).min()?, -5);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn min(&self) -> Result<Self::Item>
+    where
+        Self::Item: Element,
+    {
+        self.reduce(Min)
+    }
+
+    /// The greatest element, in [`Max`]'s order; `MIN` / `-inf` when empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// assert_eq!(counting(&dev, 10u8, 7, 5).max()?, 38);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn max(&self) -> Result<Self::Item>
+    where
+        Self::Item: Element,
+    {
+        self.reduce(Max)
+    }
+
+    /// How many elements satisfy `pred`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Gt;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// assert_eq!(counting(&dev, 0i64, 1, 100).map(Square).count(Gt(2500))?, 49);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn count<P: Predicate<Self::Item>>(&self, pred: P) -> Result<usize>
+    where
+        Self::Item: Element,
+    {
+        match prepare(self)? {
+            None => {
+                let v = host_values(self)?;
+                Ok(crate::algo::reduce::host::map_reduce(
+                    &v,
+                    0usize,
+                    |x, _| pred.test(x) as usize,
+                    |a, b| a + b,
+                ))
+            }
+            Some(dev) => {
+                let k = Count {
+                    arch: dev.arch(),
+                    input: self,
+                    pred: &pred,
+                };
+                Ok(u64::read_c(&rd::to_host(&k, dev)?) as usize)
+            }
+        }
+    }
+
+    /// `(index, value)` of the least element, ties to the lowest index, as
+    /// [`ReduceOps::min_element`](crate::algo::reduce::ReduceOps::min_element);
+    /// `None` when empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[-4i32, 1, -1, 3])?;
+    /// assert_eq!(v.map(Abs).min_element()?, Some((1, 1)));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn min_element(&self) -> Result<Option<(usize, Self::Item)>>
+    where
+        Self::Item: Element,
+    {
+        arg_extreme(self, false)
+    }
+
+    /// `(index, value)` of the greatest element, ties to the lowest index.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[-4i32, 1, 4, 3])?;
+    /// assert_eq!(v.map(Abs).max_element()?, Some((0, 4)));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn max_element(&self) -> Result<Option<(usize, Self::Item)>>
+    where
+        Self::Item: Element,
+    {
+        arg_extreme(self, true)
+    }
+
+    /// Inclusive scan by `op` into a new vector, in one kernel with the
+    /// expression read in place ([`ScanOps::scan`](crate::algo::scan::ScanOps::scan)'s
+    /// grouping, so the same bits as collecting first).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// assert_eq!(constant(&dev, 2u32, 4).scan(Add)?.to_vec()?, vec![2, 4, 6, 8]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan<Op: Monoid<Self::Item>>(&self, op: Op) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        scan(self, op, false)
+    }
+
+    /// Exclusive scan by `op` into a new vector (the identity first).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1u64, 2, 3])?;
+    /// assert_eq!(v.map(Square).exclusive_scan(Add)?.to_vec()?, vec![0, 1, 5]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn exclusive_scan<Op: Monoid<Self::Item>>(&self, op: Op) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        scan(self, op, true)
+    }
+
+    /// The elements in a new vector (one pass, no other temporary): what
+    /// every primitive without a fused form takes.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// let squares: DeviceVec<u32> = counting(&dev, 0u32, 1, 5).map(Square).collect()?;
+    /// assert_eq!(squares.sort()?.to_vec()?, vec![0, 1, 4, 9, 16]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn collect(&self) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        let dev = prepare(self)?;
+        let mut out = DeviceVec::<Self::Item>::alloc_uninit(self.device(), self.length())?;
+        match (dev, out.mem_mut()) {
+            (None, MemMut::Host(o)) => o.copy_from_slice(&host_values(self)?),
+            (Some(dev), MemMut::Cuda { ptr, .. }) => {
+                Collect::new(dev.arch(), self, 1).run(dev, [Ptr::from_raw(ptr), Ptr::null(), Ptr::null()])?
+            }
+            _ => return Err(Error::DeviceMismatch { op: "collect" }),
+        }
+        Ok(out)
+    }
+
+    /// The two fields of a tuple expression in two new vectors, written in
+    /// one pass (no tuple array in between).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let (a, b) = zip(counting(&dev, 0u32, 1, 3), constant(&dev, 0.5f32, 3)).unzip()?;
+    /// assert_eq!((a.to_vec()?, b.to_vec()?), (vec![0, 1, 2], vec![0.5; 3]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn unzip<A: Element, B: Element>(&self) -> Result<(DeviceVec<A>, DeviceVec<B>)>
+    where
+        Self: Expr<Item = (A, B)>,
+    {
+        let dev = prepare(self)?;
+        let (n, d) = (self.length(), self.device());
+        let (mut a, mut b) = (DeviceVec::<A>::alloc_uninit(d, n)?, DeviceVec::<B>::alloc_uninit(d, n)?);
+        match (dev, a.mem_mut(), b.mem_mut()) {
+            (None, MemMut::Host(oa), MemMut::Host(ob)) => {
+                for (i, (x, y)) in host_values(self)?.into_iter().enumerate() {
+                    (oa[i], ob[i]) = (x, y);
+                }
+            }
+            (Some(dev), MemMut::Cuda { ptr: pa, .. }, MemMut::Cuda { ptr: pb, .. }) => {
+                Collect::new(dev.arch(), self, 2).run(dev, [Ptr::from_raw(pa), Ptr::from_raw(pb), Ptr::null()])?
+            }
+            _ => return Err(Error::DeviceMismatch { op: "unzip" }),
+        }
+        Ok((a, b))
+    }
+
+    /// The three fields of a triple expression in three new vectors, in one pass.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let t = zip3(counting(&dev, 1u8, 1, 2), constant(&dev, 7i64, 2), counting(&dev, 0.0f64, 0.5, 2));
+    /// let (a, b, c) = t.unzip3()?;
+    /// assert_eq!((a.to_vec()?, b.to_vec()?, c.to_vec()?), (vec![1, 2], vec![7, 7], vec![0.0, 0.5]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn unzip3<A: Element, B: Element, C: Element>(&self) -> Result<(DeviceVec<A>, DeviceVec<B>, DeviceVec<C>)>
+    where
+        Self: Expr<Item = (A, B, C)>,
+    {
+        let dev = prepare(self)?;
+        let (n, d) = (self.length(), self.device());
+        let mut a = DeviceVec::<A>::alloc_uninit(d, n)?;
+        let mut b = DeviceVec::<B>::alloc_uninit(d, n)?;
+        let mut c = DeviceVec::<C>::alloc_uninit(d, n)?;
+        match (dev, a.mem_mut(), b.mem_mut(), c.mem_mut()) {
+            (None, MemMut::Host(oa), MemMut::Host(ob), MemMut::Host(oc)) => {
+                for (i, (x, y, z)) in host_values(self)?.into_iter().enumerate() {
+                    (oa[i], ob[i], oc[i]) = (x, y, z);
+                }
+            }
+            (Some(dev), MemMut::Cuda { ptr: pa, .. }, MemMut::Cuda { ptr: pb, .. }, MemMut::Cuda { ptr: pc, .. }) => {
+                let out = [Ptr::from_raw(pa), Ptr::from_raw(pb), Ptr::from_raw(pc)];
+                Collect::new(dev.arch(), self, 3).run(dev, out)?
+            }
+            _ => return Err(Error::DeviceMismatch { op: "unzip3" }),
+        }
+        Ok((a, b, c))
+    }
+
+    /// The elements on the host, in order (tuples included).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// assert_eq!(counting(&dev, 5i8, -2, 4).to_vec()?, vec![5, 3, 1, -1]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn to_vec(&self) -> Result<Vec<Self::Item>> {
+        let Some(dev) = prepare(self)? else {
+            return host_values(self);
+        };
+        let size = <Self::Item as Value>::C_SIZE;
+        let mut bytes = DeviceVec::<u8>::alloc_uninit(self.device(), self.length() * size)?;
+        if let MemMut::Cuda { ptr, .. } = bytes.mem_mut() {
+            Collect::new(dev.arch(), self, 1).run(dev, [Ptr::from_raw(ptr), Ptr::null(), Ptr::null()])?;
+        }
+        let bytes = crate::DeviceData::to_vec(&bytes)?;
+        Ok(bytes.chunks_exact(size.max(1)).map(<Self::Item as Value>::read_c).collect())
+    }
+}
+
+impl<E: Expr> ExprOps for E {}
+
+fn scan<E: Expr, Op: Monoid<E::Item>>(e: &E, op: Op, exclusive: bool) -> Result<DeviceVec<E::Item>>
+where
+    E::Item: Element,
+{
+    let dev = prepare(e)?;
+    let mut out = DeviceVec::<E::Item>::alloc_uninit(e.device(), e.length())?;
+    match (dev, out.mem_mut()) {
+        (None, MemMut::Host(o)) => {
+            let v = host_values(e)?;
+            crate::algo::scan::host::scan(&v, o, op.identity(), exclusive, |a, b| op.apply(a, b));
+        }
+        (Some(dev), MemMut::Cuda { ptr, .. }) => {
+            Scan::new(dev.arch(), e, &op, dev.deterministic_for::<E::Item>()).run(dev, Ptr::from_raw(ptr), exclusive)?
+        }
+        _ => return Err(Error::DeviceMismatch { op: "scan" }),
+    }
+    Ok(out)
+}
+
+/// min_element / max_element of an expression: a reduction over (value,
+/// index) pairs, the buffer form's rule.
+pub(crate) fn arg_extreme<E: Node>(e: &E, greatest: bool) -> Result<Option<(usize, E::Item)>>
+where
+    E::Item: Element,
+{
+    let dev = prepare(e)?;
+    if e.length() == 0 {
+        return Ok(None);
+    }
+    let (value, index) = match dev {
+        None => {
+            let v = host_values(e)?;
+            let worst = rd::arg_identity::<E::Item>(greatest);
+            let better = |a: (E::Item, u64), b: (E::Item, u64)| {
+                let b_wins = ranks_before(b.0, a.0, greatest) || (!ranks_before(a.0, b.0, greatest) && b.1 < a.1);
+                if b_wins {
+                    b
+                } else {
+                    a
+                }
+            };
+            crate::algo::reduce::host::map_reduce(&v, (worst, u64::MAX), |x, i| (x, i as u64), better)
+        }
+        Some(dev) => {
+            let k = Extreme {
+                arch: dev.arch(),
+                input: e,
+                greatest,
+            };
+            let bytes = rd::to_host(&k, dev)?;
+            (<E::Item as Value>::read_c(&bytes), u64::read_c(&bytes[8..]))
+        }
+    };
+    Ok(Some((index as usize, value)))
+}

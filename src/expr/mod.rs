@@ -1,0 +1,360 @@
+//! Fused inputs: lazy expressions read by the consuming kernel itself.
+//!
+//! An expression is a recipe for element `i`: a buffer ([`LazyOps::lazy`]),
+//! a [`counting`] sequence, a [`constant`], a [`map`](Expr::map) of another
+//! expression, a [`zip`] / [`zip3`] of several (yielding tuples), a
+//! [`permute`](Expr::permute)d view, or a [`slice`](Expr::slice) of any of
+//! these. Nothing is computed when it is built. The primitive that consumes
+//! it compiles the whole recipe into its kernel as one device function, so
+//!
+//! ```
+//! use cuprim::prelude::*;
+//! let dev = Device::default()?;
+//! let a = DeviceVec::from_slice(&dev, &[1.0f32, 2.0, 3.0])?;
+//! let b = DeviceVec::from_slice(&dev, &[4.0f32, 5.0, 6.0])?;
+//! let dot = zip(&a, &b).map(Mul).sum()?;     // one kernel, no temporary
+//! assert_eq!(dot, 32.0);
+//! # Ok::<(), cuprim::Error>(())
+//! ```
+//!
+//! reads `a` and `b` once and writes nothing but the result. Plain buffers
+//! keep their 16-byte vector loads inside an expression whenever every
+//! buffer in it starts at the same offset from a vector boundary (always
+//! for whole vectors and equally offset slices); otherwise the kernel reads
+//! one element at a time.
+//!
+//! Consumers today: [`reduce`](Expr::reduce) and its conveniences
+//! ([`sum`](Expr::sum), [`min`](Expr::min), [`max`](Expr::max),
+//! [`count`](Expr::count), [`min_element`](Expr::min_element),
+//! [`max_element`](Expr::max_element)), [`scan`](Expr::scan) /
+//! [`exclusive_scan`](Expr::exclusive_scan), and materialisation
+//! ([`collect`](Expr::collect), [`unzip`](Expr::unzip), [`unzip3`](Expr::unzip3),
+//! [`to_vec`](Expr::to_vec)). Every other primitive takes the collected vector.
+//!
+//! On the host backend an expression is evaluated element by element into
+//! a vector and handed to the same host code as a buffer would be, so fused
+//! and unfused calls give the same bits there too.
+//!
+//! # Errors
+//! Parts of one expression must live on one device and (zipped parts) have
+//! one length: the consuming call fails with [`Error::DeviceMismatch`] or
+//! [`Error::LengthMismatch`] otherwise. A permutation index at or past its
+//! source's length fails the call with [`Error::IndexOutOfBounds`] (checked
+//! on the device; the call then waits for the GPU).
+
+pub(crate) mod args;
+pub(crate) mod consume;
+pub(crate) mod node;
+
+use crate::device::Device;
+use crate::element::{Element, IndexElement};
+use crate::error::{Error, Result};
+use crate::ops::{Arith, UnaryOp};
+use crate::vec::raw::Mem;
+use crate::vec::DeviceData;
+use std::ops::RangeBounds;
+
+pub use consume::ExprOps;
+pub use node::{Constant, Counting, Leaf, Map, Permute, Zip, Zip3};
+
+/// An input expression. Implemented by the node types of this module only
+/// (sealed); built with [`LazyOps`], [`counting`], [`constant`], [`zip`],
+/// [`zip3`] and the methods below. The consuming methods live in
+/// `consume.rs` and are listed in the [module docs](self).
+pub trait Expr: node::Node {
+    /// Number of elements.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// assert_eq!(counting(&dev, 0u32, 1, 10).len(), 10);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn len(&self) -> usize {
+        self.length()
+    }
+
+    /// True when there are no elements.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// assert!(constant(&dev, 1.5f32, 0).is_empty());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn is_empty(&self) -> bool {
+        self.length() == 0
+    }
+
+    /// The device the expression's data lives on.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// assert_eq!(counting(&dev, 0u8, 1, 3).device().is_cuda(), dev.is_cuda());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn device(&self) -> &Device {
+        self.device_ref()
+    }
+
+    /// `f(x)` for every element `x`, computed where it is read. Maps
+    /// compose: `x.map(f).map(g)` is one expression.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::{Cast, Square};
+    /// let dev = Device::default()?;
+    /// let squares = counting(&dev, 1u32, 1, 4).map(Square).map(Cast::<f64>::new());
+    /// assert_eq!(squares.to_vec()?, vec![1.0, 4.0, 9.0, 16.0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn map<F: UnaryOp<Self::Item>>(self, f: F) -> Map<Self, F> {
+        Map { inner: self, f }
+    }
+
+    /// The gathered view `self[idx[i]]`, as long as `idx`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let idx = DeviceVec::from_slice(&dev, &[3u32, 0, 3])?;
+    /// let v = counting(&dev, 10i32, 10, 4).permute(&idx);
+    /// assert_eq!(v.to_vec()?, vec![40, 10, 40]);
+    /// let bad = DeviceVec::from_slice(&dev, &[4u32])?;
+    /// assert!(counting(&dev, 10i32, 10, 4).permute(&bad).sum().is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn permute<'i, I: IndexElement>(self, idx: &'i (impl DeviceData<I> + ?Sized)) -> Permute<'i, Self, I> {
+        Permute { src: self, idx: leaf(idx) }
+    }
+
+    /// Elements `range` of the expression; a range past the end is an error.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = counting(&dev, 0u64, 2, 10).slice(3..6)?;
+    /// assert_eq!(v.to_vec()?, vec![6, 8, 10]);
+    /// assert!(counting(&dev, 0u64, 2, 10).slice(8..11).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
+        let (start, end) = crate::vec::bounds(range, self.length())?;
+        Ok(self.sliced(start, end - start))
+    }
+}
+
+impl<N: node::Node> Expr for N {}
+
+/// The elements of a buffer as an expression.
+fn leaf<T: Element, D: DeviceData<T> + ?Sized>(d: &D) -> Leaf<'_, T> {
+    match d.mem() {
+        Mem::Host(s) => Leaf {
+            device: d.device(),
+            host: s,
+            ptr: 0,
+            len: s.len(),
+        },
+        Mem::Cuda { ptr, len, .. } => Leaf {
+            device: d.device(),
+            host: &[],
+            ptr,
+            len,
+        },
+    }
+}
+
+impl<T: Element> Leaf<'static, T> {
+    /// A leaf with no data, for plans that only need its type.
+    pub(crate) fn type_only() -> Self {
+        Self::raw(0, 0)
+    }
+
+    /// `len` elements at device address `ptr`, for a plan inside a family
+    /// that holds the buffer (its device is not consulted).
+    pub(crate) fn raw(ptr: u64, len: usize) -> Self {
+        static DETACHED: std::sync::OnceLock<Device> = std::sync::OnceLock::new();
+        Leaf {
+            device: DETACHED.get_or_init(Device::host),
+            host: &[],
+            ptr,
+            len,
+        }
+    }
+}
+
+/// Expressions from buffers. In [`prelude`](crate::prelude).
+pub trait LazyOps<T: Element>: DeviceData<T> {
+    /// The buffer's elements as an expression (read in place).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1u32, 2, 3])?;
+    /// assert_eq!(v.lazy().len(), 3);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn lazy(&self) -> Leaf<'_, T> {
+        leaf(self)
+    }
+
+    /// `f(x)` of every element, computed where it is read: see [`Expr::map`].
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1.0f32, -2.0, 3.0])?;
+    /// assert_eq!(v.map(Square).sum()?, 14.0);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn map<F: UnaryOp<T>>(&self, f: F) -> Map<Leaf<'_, T>, F> {
+        leaf(self).map(f)
+    }
+
+    /// The gathered view `self[idx[i]]`: see [`Expr::permute`].
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[5u8, 6, 7])?;
+    /// let idx = DeviceVec::from_slice(&dev, &[2u64, 2, 1])?;
+    /// assert_eq!(v.permute(&idx).to_vec()?, vec![7, 7, 6]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn permute<'i, I: IndexElement>(&'i self, idx: &'i (impl DeviceData<I> + ?Sized)) -> Permute<'i, Leaf<'i, T>, I> {
+        leaf(self).permute(idx)
+    }
+}
+
+impl<T: Element, D: DeviceData<T> + ?Sized> LazyOps<T> for D {}
+
+/// What [`zip`] and [`zip3`] take: an expression, or a reference to a
+/// buffer (read in place).
+pub trait IntoExpr {
+    /// The expression.
+    type Expr: Expr;
+    /// Converts.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::expr::IntoExpr;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1i8, 2])?;
+    /// assert_eq!((&v).into_expr().len(), 2);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn into_expr(self) -> Self::Expr;
+}
+
+impl<N: node::Node> IntoExpr for N {
+    type Expr = N;
+    fn into_expr(self) -> N {
+        self
+    }
+}
+
+impl<'a, T: Element> IntoExpr for &'a crate::DeviceVec<T> {
+    type Expr = Leaf<'a, T>;
+    fn into_expr(self) -> Leaf<'a, T> {
+        leaf(self)
+    }
+}
+
+impl<'a, T: Element> IntoExpr for &'a crate::DeviceSlice<'_, T> {
+    type Expr = Leaf<'a, T>;
+    fn into_expr(self) -> Leaf<'a, T> {
+        leaf(self)
+    }
+}
+
+/// `start + step * i` for `i` in `0..n`, in `T`'s arithmetic: wrapping for
+/// integers; for floats the index is converted to `T` first
+/// ([`Element::cast`]) and `start + step * i` rounded as written.
+///
+/// ```
+/// # use cuprim::prelude::*;
+/// let dev = Device::default()?;
+/// assert_eq!(counting(&dev, 1.0f32, 0.5, 4).to_vec()?, vec![1.0, 1.5, 2.0, 2.5]);
+/// assert_eq!(counting(&dev, 250u8, 3, 3).to_vec()?, vec![250, 253, 0]);
+/// assert_eq!(counting(&dev, 0u64, 1, 1 << 20).sum()?, (1u64 << 20) * ((1 << 20) - 1) / 2);
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn counting<T: Arith>(device: &Device, start: T, step: T, n: usize) -> Counting<'_, T> {
+    Counting {
+        device,
+        start,
+        step,
+        first: 0,
+        len: n,
+    }
+}
+
+/// `value`, `n` times (any [`Value`](crate::Value), tuples included).
+///
+/// ```
+/// # use cuprim::prelude::*;
+/// let dev = Device::default()?;
+/// assert_eq!(constant(&dev, 2u32, 5).sum()?, 10);
+/// assert_eq!(constant(&dev, (1u8, 2.0f32), 2).to_vec()?, vec![(1, 2.0), (1, 2.0)]);
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn constant<V: crate::Value>(device: &Device, value: V, n: usize) -> Constant<'_, V> {
+    Constant { device, value, len: n }
+}
+
+/// `(a[i], b[i])`: two inputs of one length read together, as tuples.
+///
+/// ```
+/// # use cuprim::prelude::*;
+/// let dev = Device::default()?;
+/// let k = DeviceVec::from_slice(&dev, &[1u32, 2])?;
+/// assert_eq!(zip(&k, counting(&dev, 0.5f64, 1.0, 2)).to_vec()?, vec![(1, 0.5), (2, 1.5)]);
+/// let short = DeviceVec::from_slice(&dev, &[1u32])?;
+/// assert!(matches!(zip(&k, &short).to_vec(), Err(Error::LengthMismatch { .. })));
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn zip<A: IntoExpr, B: IntoExpr>(a: A, b: B) -> Zip<A::Expr, B::Expr>
+where
+    <A::Expr as node::Node>::Item: Element,
+    <B::Expr as node::Node>::Item: Element,
+{
+    Zip {
+        a: a.into_expr(),
+        b: b.into_expr(),
+    }
+}
+
+/// `(a[i], b[i], c[i])`: three inputs of one length read together.
+///
+/// ```
+/// # use cuprim::prelude::*;
+/// let dev = Device::default()?;
+/// let x = DeviceVec::from_slice(&dev, &[1.0f32, 2.0])?;
+/// let t = zip3(&x, &x, counting(&dev, 7u8, 1, 2));
+/// assert_eq!(t.to_vec()?, vec![(1.0, 1.0, 7), (2.0, 2.0, 8)]);
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn zip3<A: IntoExpr, B: IntoExpr, C: IntoExpr>(a: A, b: B, c: C) -> Zip3<A::Expr, B::Expr, C::Expr>
+where
+    <A::Expr as node::Node>::Item: Element,
+    <B::Expr as node::Node>::Item: Element,
+    <C::Expr as node::Node>::Item: Element,
+{
+    Zip3 {
+        a: a.into_expr(),
+        b: b.into_expr(),
+        c: c.into_expr(),
+    }
+}
+
+/// Host backend: the expression's elements, in order.
+pub(crate) fn host_values<E: Expr>(e: &E) -> Result<Vec<E::Item>> {
+    use rayon::prelude::*;
+    e.validate()?;
+    e.host_validate()?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(e.length()).map_err(|_| Error::OutOfMemory {
+        bytes: e.length().saturating_mul(std::mem::size_of::<E::Item>()),
+    })?;
+    (0..e.length()).into_par_iter().map(|i| e.at(i)).collect_into_vec(&mut out);
+    Ok(out)
+}
