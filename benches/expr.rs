@@ -1,5 +1,6 @@
 //! Fused inputs: a dot product `zip(&a, &b).map(Mul)` reduced into a device
-//! scalar, the one-pass Welford (count, mean, m2) of f32 in f64, and
+//! scalar, the one-pass Welford (count, mean, m2) of f32 in f64 and in f32
+//! (with a u32 count), and
 //! `map(Square).scan(Add)`, each beside the unfused call it replaces or the
 //! plain primitive over the same input (`reduce_to(Add)`, `scan(Add)`); and
 //! the warm host time of a fused call on 1024 elements against the plain sum.
@@ -54,10 +55,54 @@ impl UnaryOp<f32> for Observe {
     }
 }
 
+/// Welford in f32 with an exact u32 count: (n, mean, m2).
+#[derive(Clone, Copy)]
+struct Welford32;
+type Moments32 = (u32, f32, f32);
+impl BinaryOp<Moments32> for Welford32 {
+    fn apply(&self, a: Moments32, b: Moments32) -> Moments32 {
+        let n = a.0.wrapping_add(b.0);
+        if n == 0 {
+            return a;
+        }
+        let d = b.1 - a.1;
+        let w = b.0 as f32 / n as f32;
+        (n, a.1 + d * w, a.2 + b.2 + d * d * (a.0 as f32 * w))
+    }
+    fn cuda_expr(&self) -> String {
+        "([&] { const unsigned n = a.a0 + b.a0; if (n == 0u) return a; const float d = b.a1 - a.a1; \
+         const float w = (float)b.a0 / (float)n; \
+         return cuprim_t3<unsigned, float, float>{n, a.a1 + d * w, a.a2 + b.a2 + d * d * ((float)a.a0 * w)}; }())"
+            .into()
+    }
+}
+impl Associative for Welford32 {}
+impl Commutative for Welford32 {}
+impl Monoid<Moments32> for Welford32 {
+    fn identity(&self) -> Moments32 {
+        (0, 0.0, 0.0)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Observe32;
+impl UnaryOp<f32> for Observe32 {
+    type Output = Moments32;
+    fn apply(&self, x: f32) -> Moments32 {
+        (1, x, 0.0)
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t3<unsigned, float, float>{1u, x, 0.0f}".into()
+    }
+}
+
 fn first_call<R>(what: &str, call: impl FnOnce() -> cuprim::Result<R>) {
     let start = Instant::now();
     call().expect("first call");
-    eprintln!("first call (compile or cache load): {what} {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
+    eprintln!(
+        "first call (compile or cache load): {what} {:.1} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
 }
 
 fn fused_rows(c: &mut Criterion) {
@@ -86,6 +131,9 @@ fn fused_rows(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(4 * n as u64));
         group.bench_function(BenchmarkId::new("f32", n), |bch| {
             bch.iter_custom(|iters| common::time_calls(&dev, iters, || a.map(Observe).reduce(Welford)))
+        });
+        group.bench_function(BenchmarkId::new("f32_in_f32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || a.map(Observe32).reduce(Welford32)))
         });
         group.bench_function(BenchmarkId::new("f32_sum", n), |bch| {
             bch.iter_custom(|iters| common::time_calls(&dev, iters, || a.sum()))

@@ -166,15 +166,8 @@ pub fn precompile_expr_reduce<E: crate::expr::Expr, Op: Monoid<E::Item> + Commut
         map: &crate::ops::Identity,
         op: &op,
     };
-    let mut specs = vec![
-        KernelSpec::of(&plan),
-        KernelSpec::of(&crate::algo::transform::plan::Collect::new(arch, expr, 1)),
-    ];
-    if <E::Item as Value>::FIELDS > 1 {
-        let fields = <E::Item as Value>::FIELDS;
-        specs.push(KernelSpec::of(&crate::algo::transform::plan::Collect::new(arch, expr, fields)));
-    }
-    run(target, specs)
+    let collect = crate::algo::transform::plan::Collect::new(arch, expr, <E::Item as Value>::FIELDS);
+    run(target, vec![KernelSpec::of(&plan), KernelSpec::of(&collect)])
 }
 
 /// The fused scans (inclusive and exclusive, fast and deterministic

@@ -5,7 +5,8 @@
 // and the expression's buffers are equally far past a vector boundary (a
 // fresh output always starts on one), else one element at a time.
 //
-// Specialised on: In, T (its element), CUPRIM_UNROLL.
+// Specialised on: In, T (its element), CUPRIM_UNROLL. Every module has all
+// three entries; the unzip ones act only on tuples of 2 or 3 fields.
 
 // N consecutive elements to p (at an N-element boundary): 16-byte stores,
 // or one narrower store, where T's size divides 16; else element by element.
@@ -106,23 +107,38 @@ template <typename Sink> __device__ __forceinline__ void collect(const In& in, u
         [&](u64 v, const cuprim_arr<T, ITEMS>& x) { out.template store_n<ITEMS>(s.index(v, 0), x); });
 }
 
+// A value's fields: the tuple's, or the value itself (then the unzip
+// entries, which every module has, do nothing).
+template <typename V> struct collect_fields {
+    static constexpr int N = 1;
+    typedef V f0;
+    typedef V f1;
+    typedef V f2;
+};
+template <typename A, typename B> struct collect_fields<cuprim_t2<A, B>> {
+    static constexpr int N = 2;
+    typedef A f0;
+    typedef B f1;
+    typedef B f2;
+};
+template <typename A, typename B, typename C> struct collect_fields<cuprim_t3<A, B, C>> {
+    static constexpr int N = 3;
+    typedef A f0;
+    typedef B f1;
+    typedef C f2;
+};
+typedef collect_fields<T>::f0 F0;
+typedef collect_fields<T>::f1 F1;
+typedef collect_fields<T>::f2 F2;
+
 extern "C" __global__ void cuprim_collect(const In in, u64 n, T* out) {
     collect(in, n, collect_sink1<T>{out});
 }
 
-#if CUPRIM_FIELDS == 2
-typedef decltype(T::a0) F0;
-typedef decltype(T::a1) F1;
 extern "C" __global__ void cuprim_unzip2(const In in, u64 n, F0* a, F1* b) {
-    collect(in, n, collect_sink2<F0, F1>{a, b});
+    if constexpr (collect_fields<T>::N == 2) collect(in, n, collect_sink2<F0, F1>{a, b});
 }
-#endif
 
-#if CUPRIM_FIELDS == 3
-typedef decltype(T::a0) F0;
-typedef decltype(T::a1) F1;
-typedef decltype(T::a2) F2;
 extern "C" __global__ void cuprim_unzip3(const In in, u64 n, F0* a, F1* b, F2* c) {
-    collect(in, n, collect_sink3<F0, F1, F2>{a, b, c});
+    if constexpr (collect_fields<T>::N == 3) collect(in, n, collect_sink3<F0, F1, F2>{a, b, c});
 }
-#endif

@@ -93,7 +93,11 @@ fn shape<K: ReduceKernel>(k: &K, dev: &CudaDevice, len: usize, extra: u64) -> (G
         0 => <<K::Input as Node>::Item as Value>::C_SIZE,
         w => w,
     };
-    let grid = Grid::new(policy.grid_for_vectors(len, widest, dev.sm_count()), policy.block);
+    // The grid is the plain buffer's for the same length and width (not
+    // the input's unroll): a fused reduction groups its elements exactly as
+    // the reduction of a collected vector does.
+    let base = reduce_policy(k.arch());
+    let grid = Grid::new(base.grid_for_vectors(len, widest, dev.sm_count()), policy.block);
     let mut layout = ScratchLayout::new();
     let partials = layout.uninit::<u8>(grid.blocks as u64 * k.acc_bytes().next_multiple_of(16) as u64);
     let tail = layout.uninit::<u8>(extra);
@@ -135,6 +139,16 @@ pub(crate) fn to_host<K: ReduceKernel>(k: &K, dev: &CudaDevice) -> Result<[u8; M
     }
     let module = dev.module(k)?;
     let (grid, layout, partials, result) = shape(k, dev, k.input().length(), MAX_ACC as u64);
+    if <K::Input as Node>::CHECKED {
+        // The error flag is read back through the page-locked buffer, which
+        // result_to_host would hold: the result goes through scratch instead.
+        return dev.with_scratch(&layout, |s| {
+            // All MAX_ACC bytes are read back; the kernel writes the accumulator's.
+            dev.memset_bytes(s.at(result).raw(), 0, MAX_ACC, "clearing a reduction result")?;
+            queue(dev, &module, grid, k, s.at(partials), s.at(result))?;
+            dev.read_back::<MAX_ACC>(s.at(result).raw(), "copying a reduction result")
+        });
+    }
     dev.with_scratch(&layout, |s| {
         dev.result_to_host::<MAX_ACC>(s.at(result), "copying a reduction result", |out| {
             queue(dev, &module, grid, k, s.at(partials), out)

@@ -448,7 +448,6 @@ impl<E: Node> Specialise for Collect<'_, E> {
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
         w.constant("CUPRIM_UNROLL", self.policy.unroll as i64);
-        w.constant("CUPRIM_FIELDS", self.fields as i64);
         crate::expr::consume::write_input(self.input, w);
     }
 }
