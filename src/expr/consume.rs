@@ -301,8 +301,9 @@ pub trait ExprOps: Expr {
     /// # use cuprim::prelude::*;
     /// use cuprim::ops::Square;
     /// let dev = Device::default()?;
-    /// let squares: DeviceVec<u32> = counting(&dev, 0u32, 1, 5).map(Square).collect()?;
-    /// assert_eq!(squares.sort()?.to_vec()?, vec![0, 1, 4, 9, 16]);
+    /// let mut squares: DeviceVec<i32> = counting(&dev, -2i32, 1, 5).map(Square).collect()?;
+    /// squares.sort()?;                      // any primitive takes the collected vector
+    /// assert_eq!(squares.to_vec()?, vec![0, 1, 1, 4, 4]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn collect(&self) -> Result<DeviceVec<Self::Item>>
@@ -399,7 +400,8 @@ pub trait ExprOps: Expr {
             return host_values(self);
         };
         let size = <Self::Item as Value>::C_SIZE;
-        let mut bytes = DeviceVec::<u8>::alloc_uninit(self.device(), self.length() * size)?;
+        let total = self.length().checked_mul(size).ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
+        let mut bytes = DeviceVec::<u8>::alloc_uninit(self.device(), total)?;
         if let MemMut::Cuda { ptr, .. } = bytes.mem_mut() {
             Collect::new(dev.arch(), self, 1).run(dev, [Ptr::from_raw(ptr), Ptr::null(), Ptr::null()])?;
         }

@@ -23,13 +23,13 @@
 //! for whole vectors and equally offset slices); otherwise the kernel reads
 //! one element at a time.
 //!
-//! Consumers today: [`reduce`](Expr::reduce) and its conveniences
-//! ([`sum`](Expr::sum), [`min`](Expr::min), [`max`](Expr::max),
-//! [`count`](Expr::count), [`min_element`](Expr::min_element),
-//! [`max_element`](Expr::max_element)), [`scan`](Expr::scan) /
-//! [`exclusive_scan`](Expr::exclusive_scan), and materialisation
-//! ([`collect`](Expr::collect), [`unzip`](Expr::unzip), [`unzip3`](Expr::unzip3),
-//! [`to_vec`](Expr::to_vec)). Every other primitive takes the collected vector.
+//! Consumers today: [`reduce`](ExprOps::reduce) and its conveniences
+//! ([`sum`](ExprOps::sum), [`min`](ExprOps::min), [`max`](ExprOps::max),
+//! [`count`](ExprOps::count), [`min_element`](ExprOps::min_element),
+//! [`max_element`](ExprOps::max_element)), [`scan`](ExprOps::scan) /
+//! [`exclusive_scan`](ExprOps::exclusive_scan), and materialisation
+//! ([`collect`](ExprOps::collect), [`unzip`](ExprOps::unzip), [`unzip3`](ExprOps::unzip3),
+//! [`to_vec`](ExprOps::to_vec)). Every other primitive takes the collected vector.
 //!
 //! On the host backend an expression is evaluated element by element into
 //! a vector and handed to the same host code as a buffer would be, so fused
@@ -60,7 +60,7 @@ pub use node::{Constant, Counting, Leaf, Map, Permute, Zip, Zip3};
 /// An input expression. Implemented by the node types of this module only
 /// (sealed); built with [`LazyOps`], [`counting`], [`constant`], [`zip`],
 /// [`zip3`] and the methods below. The consuming methods live in
-/// `consume.rs` and are listed in the [module docs](self).
+/// [`ExprOps`] and are listed in the [module docs](self).
 pub trait Expr: node::Node {
     /// Number of elements.
     ///

@@ -10,7 +10,7 @@
 //! segments (an empty result); none is an error. Bad offsets (decreasing,
 //! or past the end) are never followed: the host backend checks them first,
 //! the CUDA kernel checks each pair as it goes and the call returns
-//! [`Error::InvalidArgument`](crate::Error::InvalidArgument) (the input is
+//! [`crate::Error::InvalidArgument`] (the input is
 //! untouched, the result is dropped).
 //!
 //! # Speed
