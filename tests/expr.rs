@@ -355,3 +355,53 @@ impl<E: Expr<Item = (u32, u32)>> SumFirst for E {
         self.clone().map(First).sum()
     }
 }
+
+#[test]
+fn histograms_of_expressions_equal_histograms_of_collected_vectors() {
+    use cuprim::algo::histogram::Bins;
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng("hist");
+            let a: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0..1.0)).collect();
+            let b: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0..1.0)).collect();
+            let (da, db) = (DeviceVec::from_slice(&dev, &a).unwrap(), DeviceVec::from_slice(&dev, &b).unwrap());
+            let ctx = common::ctx(&dev, "histogram", n, seed);
+            let products = da.transform2(&db, Mul).unwrap();
+            for bins in [
+                Bins::even(64, -0.5f32, 0.5),
+                Bins::even(100_000, -1.0f32, 1.0),
+                Bins::edges(&[-0.5f32, -0.1, 0.0, 0.02, 0.3]),
+            ] {
+                let fused = zip(&da, &db).map(Mul).histogram(&bins).unwrap();
+                let plain = products.histogram(&bins).unwrap();
+                assert_eq!(fused.to_vec().unwrap(), plain.to_vec().unwrap(), "{ctx}: counts");
+                assert_eq!(fused.dropped().unwrap(), plain.dropped().unwrap(), "{ctx}: dropped");
+                let wide = zip(&da, &db).map(Mul).histogram_u64(&bins).unwrap().to_vec().unwrap();
+                assert_eq!(
+                    wide,
+                    plain.to_vec().unwrap().iter().map(|&c| c as u64).collect::<Vec<_>>(),
+                    "{ctx}: u64"
+                );
+            }
+            let sq = counting(&dev, 0i64, 1, n)
+                .map(Square)
+                .histogram(Bins::even(7, 0i64, 1 << 20))
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            let mut want = vec![0u32; 7];
+            for i in 0..n as i64 {
+                let x = i * i;
+                if x < 1 << 20 {
+                    want[(x * 7 / (1 << 20)) as usize] += 1;
+                }
+            }
+            assert_eq!(sq, want, "{ctx}: counting squares");
+            if n > 0 {
+                let idx = DeviceVec::from_slice(&dev, &[0u32, n as u32]).unwrap();
+                let e = da.permute(&idx).histogram(Bins::even(4, -1.0f32, 1.0));
+                assert!(matches!(e, Err(Error::IndexOutOfBounds { .. })), "{ctx}: {e:?}");
+            }
+        }
+    }
+}

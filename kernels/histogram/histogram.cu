@@ -20,7 +20,8 @@
 // to `*dropped` once per block. Integer atomics only: the result does not
 // depend on timing.
 //
-// Specialised on: T (samples), C (counts: u32 or u64), F (float or double:
+// Specialised on: In (the input expression, block/expr.cuh; a plain buffer is
+// cuprim_x_buf<T>), T (samples), C (counts: u32 or u64), F (float or double:
 // arithmetic of even float bins), CUPRIM_HIST_MODE:
 //   0 even bins over floats: b = (u32)((x - lo) * scale), clamped to nb - 1
 //   1 even bins over integers, exact: b = floor((x - lo) * nb / range)
@@ -152,6 +153,44 @@ struct HistAddU64 {
     }
 };
 
+// Every sample of the input, in each thread's order, to add(v): a buffer
+// with this kernel's own vector loop (see the top), an input expression
+// with the shared consume loop.
+template <typename X, typename AddFn> __device__ __forceinline__ void hist_read(const X& in_expr, u64 n, AddFn& add) {
+    const u64 tid = cuprim_thread_id();
+    const u64 stride = cuprim_thread_count();
+    if constexpr (!X::IS_BUF) {
+        cuprim_consume_x<CUPRIM_UNROLL>(in_expr, n, [&](const T& v, u64) { add(v); });
+        return;
+    } else {
+        const T* __restrict__ in = in_expr.p;
+        if (cuprim_aligned_to<HiVec>(in)) {
+            const u64 nv = n / HI_ITEMS;
+            const HiVec* vin = (const HiVec*)in;
+            u64 v = tid;
+            for (; v + (CUPRIM_UNROLL - 1) * stride < nv; v += CUPRIM_UNROLL * stride) {
+                HiVec x[CUPRIM_UNROLL];
+#pragma unroll
+                for (int u = 0; u < CUPRIM_UNROLL; u++) x[u] = vin[v + u * stride];
+#pragma unroll
+                for (int u = 0; u < CUPRIM_UNROLL; u++) {
+#pragma unroll
+                    for (int k = 0; k < HI_ITEMS; k++) add(x[u].v[k]);
+                }
+            }
+            for (; v < nv; v += stride) {
+                const HiVec x = vin[v];
+#pragma unroll
+                for (int k = 0; k < HI_ITEMS; k++) add(x.v[k]);
+            }
+            const u64 t = nv * HI_ITEMS + tid;
+            if (t < n) add(in[t]);
+        } else {
+            for (u64 i = tid; i < n; i += stride) add(in[i]);
+        }
+    }
+}
+
 // A thread's current run: `run` samples of bin `bin` not yet counted.
 struct HistRun {
     u32 bin, run;
@@ -159,7 +198,7 @@ struct HistRun {
 };
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_histogram(const T* __restrict__ in, u64 n, HistParams p, u32 replicas, C* __restrict__ counts,
+    cuprim_histogram(const In in_expr, u64 n, HistParams p, u32 replicas, C* __restrict__ counts,
                      u64* __restrict__ dropped) {
     // Shared memory: [replicas x (nb + 1) u32 counters, if shared][staged
     // edges and cell table, if any].
@@ -215,32 +254,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         }
     };
 
-    const u64 tid = cuprim_thread_id();
-    const u64 stride = cuprim_thread_count();
-    if (cuprim_aligned_to<HiVec>(in)) {
-        const u64 nv = n / HI_ITEMS;
-        const HiVec* vin = (const HiVec*)in;
-        u64 v = tid;
-        for (; v + (CUPRIM_UNROLL - 1) * stride < nv; v += CUPRIM_UNROLL * stride) {
-            HiVec x[CUPRIM_UNROLL];
-#pragma unroll
-            for (int u = 0; u < CUPRIM_UNROLL; u++) x[u] = vin[v + u * stride];
-#pragma unroll
-            for (int u = 0; u < CUPRIM_UNROLL; u++) {
-#pragma unroll
-                for (int k = 0; k < HI_ITEMS; k++) add(x[u].v[k]);
-            }
-        }
-        for (; v < nv; v += stride) {
-            const HiVec x = vin[v];
-#pragma unroll
-            for (int k = 0; k < HI_ITEMS; k++) add(x.v[k]);
-        }
-        const u64 t = nv * HI_ITEMS + tid;
-        if (t < n) add(in[t]);
-    } else {
-        for (u64 i = tid; i < n; i += stride) add(in[i]);
-    }
+    hist_read(in_expr, n, add);
     if (r.run) count_run();
 
     const u64 block_dropped = cuprim_block_reduce<u64, HistAddU64, CUPRIM_BLOCK>(r.dropped);

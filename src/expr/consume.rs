@@ -5,6 +5,7 @@
 use super::args::{ArgWriter, ExprArgs};
 use super::node::{cuda_of, Node};
 use super::{host_values, Expr};
+use crate::algo::histogram::{Bins, Histogram};
 use crate::algo::reduce::plan::{self as rd, Count, Extreme, MapReduce};
 use crate::algo::scan::plan::Scan;
 use crate::algo::transform::plan::Collect;
@@ -259,6 +260,53 @@ pub trait ExprOps: Expr {
         Self::Item: Element,
     {
         arg_extreme(self, true)
+    }
+
+    /// A histogram of the elements by `bins` (`u32` counts), in one pass
+    /// with the expression read in place: the histogram of a computed
+    /// quantity with no buffer of it. Bin rules as
+    /// [`HistogramOps::histogram`](crate::algo::histogram::HistogramOps::histogram).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::histogram::Bins;
+    /// let dev = Device::default()?;
+    /// let a = DeviceVec::from_slice(&dev, &[0.5f32, 1.5, 2.5, 3.5])?;
+    /// let b = DeviceVec::from_slice(&dev, &[1.0f32, 1.0, 0.5, 2.0])?;
+    /// let h = zip(&a, &b).map(Mul).histogram(Bins::even(2, 0.0, 2.0))?; // 0.5 1.5 1.25 7.0
+    /// assert_eq!(h.to_vec()?, vec![1, 2]);
+    /// assert_eq!(h.dropped()?, 1);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn histogram(&self, bins: impl AsRef<Bins<Self::Item>>) -> Result<Histogram<u32>>
+    where
+        Self::Item: Element,
+    {
+        if self.length() as u64 > u32::MAX as u64 {
+            return Err(Error::InvalidArgument(format!(
+                "histogram: {} samples could overflow u32 counts; use histogram_u64",
+                self.length()
+            )));
+        }
+        crate::algo::histogram::fresh_of(self, bins.as_ref())
+    }
+
+    /// Like [`histogram`](ExprOps::histogram), with `u64` counts.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::histogram::Bins;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// let h = counting(&dev, 0i32, 1, 10).map(Square).histogram_u64(Bins::even(2, 0, 50))?;
+    /// assert_eq!(h.to_vec()?, vec![5u64, 3]);   // 0 1 4 9 16 | 25 36 49 | 64 81 dropped
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn histogram_u64(&self, bins: impl AsRef<Bins<Self::Item>>) -> Result<Histogram<u64>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::histogram::fresh_of(self, bins.as_ref())
     }
 
     /// Inclusive scan by `op` into a new vector, in one kernel with the

@@ -346,7 +346,15 @@ where
     }
 }
 
-/// Host backend: the expression's elements, in order.
+/// Host backend: the expression's elements, in order; a buffer's in place.
+pub(crate) fn host_items<E: Expr>(e: &E) -> Result<std::borrow::Cow<'_, [E::Item]>> {
+    match e.host_slice() {
+        Some(s) => Ok(std::borrow::Cow::Borrowed(s)),
+        None => Ok(std::borrow::Cow::Owned(host_values(e)?)),
+    }
+}
+
+/// Host backend: the expression's elements, in order, evaluated.
 pub(crate) fn host_values<E: Expr>(e: &E) -> Result<Vec<E::Item>> {
     use rayon::prelude::*;
     e.validate()?;

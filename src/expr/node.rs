@@ -45,6 +45,11 @@ pub trait Node: Sync + Sized + Clone {
     fn first_bound(&self) -> Option<usize> {
         None
     }
+    /// Host backend: the elements themselves when the node is a buffer
+    /// (read in place, no copy).
+    fn host_slice(&self) -> Option<&[Self::Item]> {
+        None
+    }
 }
 
 /// The CUDA device of a node, if it is on one.
@@ -94,6 +99,9 @@ impl<T: Element> Node for Leaf<'_, T> {
     }
     fn at(&self, i: usize) -> T {
         self.host[i]
+    }
+    fn host_slice(&self) -> Option<&[T]> {
+        self.device.is_host().then_some(self.host)
     }
     fn sliced(&self, start: usize, len: usize) -> Self {
         Leaf {

@@ -46,7 +46,9 @@ pub(crate) use plan::histogram_specs;
 use crate::device::Ptr;
 use crate::element::{Element, IntElement};
 use crate::error::{Error, Result};
-use crate::vec::raw::{Mem, MemMut, SealedMut};
+use crate::expr::node::Node;
+use crate::expr::LazyOps;
+use crate::vec::raw::{MemMut, SealedMut};
 use crate::vec::{DeviceData, DeviceVec};
 use crate::Device;
 use bins::{BinRule, BinsCache, BinsKind};
@@ -318,7 +320,7 @@ pub trait HistogramOps<T: Element>: DeviceData<T> {
     /// ```
     fn histogram_into<C: Count>(&self, bins: impl AsRef<Bins<T>>, hist: &mut Histogram<C>) -> Result<()> {
         let bins = bins.as_ref();
-        accumulate(self, bins, bins.rule()?, hist)
+        accumulate(&self.lazy(), bins, bins.rule()?, hist)
     }
 
     /// Counts each value `0 <= x < num_bins` (integers only); other values
@@ -346,41 +348,42 @@ pub trait HistogramOps<T: Element>: DeviceData<T> {
 impl<T: Element, D: DeviceData<T> + ?Sized> HistogramOps<T> for D {}
 
 fn fresh<T: Element, C: Count, D: DeviceData<T> + ?Sized>(src: &D, bins: &Bins<T>) -> Result<Histogram<C>> {
+    fresh_of(&src.lazy(), bins)
+}
+
+/// A new histogram of an input expression's samples.
+pub(crate) fn fresh_of<E: Node<Item = T>, T: Element, C: Count>(src: &E, bins: &Bins<T>) -> Result<Histogram<C>> {
     let rule = bins.rule()?;
-    let mut hist = Histogram::zeros(src.device(), rule.nb as usize)?;
+    let mut hist = Histogram::zeros(src.device_ref(), rule.nb as usize)?;
     accumulate(src, bins, rule, &mut hist)?;
     Ok(hist)
 }
 
 /// Adds `src`'s counts by `rule` (the checked rule of `bins`) to `hist`.
-fn accumulate<T: Element, C: Count, D: DeviceData<T> + ?Sized>(
-    src: &D,
-    bins: &Bins<T>,
-    rule: &BinRule<T>,
-    hist: &mut Histogram<C>,
-) -> Result<()> {
-    crate::algo::same_device("histogram_into", src.device(), hist.counts.device())?;
+fn accumulate<E: Node<Item = T>, T: Element, C: Count>(src: &E, bins: &Bins<T>, rule: &BinRule<T>, hist: &mut Histogram<C>) -> Result<()> {
+    src.validate()?;
+    crate::algo::same_device("histogram_into", src.device_ref(), hist.counts.device())?;
     crate::algo::same_len("histogram_into (bins vs counts)", rule.nb as usize, hist.counts.len())?;
-    if src.is_empty() {
+    if src.length() == 0 {
         return Ok(());
     }
     let Histogram { counts, dropped } = hist;
-    match (src.mem(), counts.mem_mut(), dropped.mem_mut()) {
-        (Mem::Host(s), MemMut::Host(c), MemMut::Host(d)) => {
-            let tally = host::count(s, rule.nb as usize, |x| rule.bin(x));
+    match (src.device_ref().cuda_ref(), counts.mem_mut(), dropped.mem_mut()) {
+        (None, MemMut::Host(c), MemMut::Host(d)) => {
+            let s = crate::expr::host_items(src)?;
+            let tally = host::count(&s, rule.nb as usize, |x| rule.bin(x));
             for (slot, n) in c.iter_mut().zip(&tally) {
                 *slot = slot.add_wrapping(*n);
             }
             d[0] = d[0].wrapping_add(tally[rule.nb as usize]);
             Ok(())
         }
-        (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: counts_ptr, .. }, MemMut::Cuda { ptr: dropped_ptr, .. }) => {
+        (Some(dev), MemMut::Cuda { ptr: counts_ptr, .. }, MemMut::Cuda { ptr: dropped_ptr, .. }) => {
             // Explicit edges: on the device since the first call with these
             // bins, held here until the launches are queued.
-            let table = bins.table_on(rule, src.device())?;
-            let io = plan::Io::<T, C> {
-                input: Ptr::from_raw(ptr),
-                len,
+            let table = bins.table_on(rule, src.device_ref())?;
+            let io = plan::Io::<E, C> {
+                input: src,
                 table: table.as_ref(),
                 counts: Ptr::from_raw(counts_ptr),
                 dropped: Ptr::from_raw(dropped_ptr),

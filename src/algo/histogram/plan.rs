@@ -12,6 +12,9 @@ use crate::device::launch::KernelArg;
 use crate::device::{CudaDevice, Entry, Grid, Ptr};
 use crate::element::{Element, Kind};
 use crate::error::Result;
+use crate::expr::args::ExprArgs;
+use crate::expr::consume::{launch_checked, write_input};
+use crate::expr::node::{Leaf, Node};
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use std::marker::PhantomData;
 
@@ -106,14 +109,15 @@ struct HistParams<T, F> {
 // the specialisation's typedefs, a Ptr is a 64-bit address as `const T*`).
 unsafe impl<T: Element, F: HistFloat> KernelArg for HistParams<T, F> {}
 
-/// The parameters of `cuprim_histogram(const T* in, u64 n, HistParams p,
+/// The parameters of `cuprim_histogram(const In in, u64 n, HistParams p,
 /// u32 replicas, C* counts, u64* dropped)`.
-type HistArgs<T, C, F> = (Ptr<T>, u64, HistParams<T, F>, u32, Ptr<C>, Ptr<u64>);
+type HistArgs<T, C, F> = (ExprArgs, u64, HistParams<T, F>, u32, Ptr<C>, Ptr<u64>);
 
 /// The histogram kernel.
 fn histogram_entry<T: Element, C: Count, F: HistFloat>() -> Entry<HistArgs<T, C, F>> {
-    // SAFETY: matches `cuprim_histogram` in kernels/histogram/histogram.cu:
-    // it reads n samples of `in` and, in mode 2, num_edges edges and
+    // SAFETY: matches `cuprim_histogram` in kernels/histogram/histogram.cu
+    // (`In` the struct whose fields ExprArgs holds): it reads n samples of
+    // `in` and, in mode 2, num_edges edges and
     // lut_cells cells at `p.edges` / `p.lut`; it adds to counts[bin_base ..
     // bin_base + window] (all nb when not shared) and to dropped[0]; its
     // dynamic shared memory is the grid's (replicas x (window + 1)
@@ -138,35 +142,36 @@ struct Counters {
 /// One histogram call on one device: the policy, the specialisation
 /// (samples `T`, counts `C`, arithmetic `F`, mode, shared or global
 /// counters) and the counter layout, all from one value.
-pub(crate) struct HistPlan<T, C, F> {
+pub(crate) struct HistPlan<'a, E: Node, C, F> {
+    input: &'a E,
     policy: HistogramPolicy,
     mode: Mode,
     /// Counters in block-private shared memory (`CUPRIM_HIST_SHARED`), else global atomics.
     shared: bool,
     counters: Counters,
-    _t: Types<T, C, F>,
+    _t: Types<C, F>,
 }
 
-/// The plan's samples, counts and arithmetic types.
-type Types<T, C, F> = PhantomData<fn() -> (T, C, F)>;
+/// The plan's counts and arithmetic types.
+type Types<C, F> = PhantomData<fn() -> (C, F)>;
 
-/// One call's device memory: the samples, the explicit edges (mode 2) and
-/// the histogram.
-pub(super) struct Io<'a, T, C> {
-    /// `len` samples.
-    pub input: Ptr<T>,
-    pub len: usize,
+/// One call's device memory: the samples (an input expression), the
+/// explicit edges (mode 2) and the histogram.
+pub(super) struct Io<'a, E: Node, C> {
+    /// The samples.
+    pub input: &'a E,
     /// Explicit edges and their cell table, held for the call.
-    pub table: Option<&'a DeviceTable<T>>,
+    pub table: Option<&'a DeviceTable<E::Item>>,
     /// `nb` counts.
     pub counts: Ptr<C>,
     /// One dropped count.
     pub dropped: Ptr<u64>,
 }
 
-impl<T: Element, C: Count, F: HistFloat> HistPlan<T, C, F> {
-    /// The plan for `rule` over `len` samples on `arch`.
-    fn new(arch: u32, rule: &BinRule<T>, len: usize) -> Self {
+impl<'a, E: Node<Item = T>, T: Element, C: Count, F: HistFloat> HistPlan<'a, E, C, F> {
+    /// The plan for `rule` over `input`'s samples on `arch`.
+    fn new(arch: u32, rule: &BinRule<T>, input: &'a E) -> Self {
+        let len = input.length();
         let policy = histogram_policy(arch);
         let passes = rule.nb.div_ceil(policy.max_shared_bins);
         // Windows pay a pass over the input each and a flush of every bin per
@@ -188,6 +193,7 @@ impl<T: Element, C: Count, F: HistFloat> HistPlan<T, C, F> {
             0
         };
         HistPlan {
+            input,
             policy,
             mode: rule.mode,
             shared,
@@ -202,8 +208,9 @@ impl<T: Element, C: Count, F: HistFloat> HistPlan<T, C, F> {
     }
 
     /// A specialisation only (for precompile): no counter layout.
-    fn kernel(arch: u32, mode: Mode, shared: bool) -> Self {
+    fn kernel(arch: u32, input: &'a E, mode: Mode, shared: bool) -> Self {
         HistPlan {
+            input,
             policy: histogram_policy(arch),
             mode,
             shared,
@@ -214,14 +221,14 @@ impl<T: Element, C: Count, F: HistFloat> HistPlan<T, C, F> {
 
     /// Counts the samples of `io` by `rule` into its histogram, on the
     /// device's stream.
-    fn run(&self, dev: &CudaDevice, rule: &BinRule<T>, io: &Io<'_, T, C>) -> Result<()> {
+    fn run(&self, dev: &CudaDevice, rule: &BinRule<T>, io: &Io<'_, E, C>) -> Result<()> {
         let Io {
             input,
-            len,
             table,
             counts,
             dropped,
         } = *io;
+        let len = input.length();
         let module = dev.module(self)?;
         let entry = histogram_entry::<T, C, F>();
         let launch = self.policy.launch;
@@ -233,7 +240,8 @@ impl<T: Element, C: Count, F: HistFloat> HistPlan<T, C, F> {
             blocks_per_sm: launch.blocks_per_sm.min(resident),
             ..launch
         };
-        grid.blocks = wave.grid_for_vectors(len, std::mem::size_of::<T>(), dev.sm_count());
+        let widest = if E::WIDEST == 0 { std::mem::size_of::<T>() } else { E::WIDEST };
+        grid.blocks = wave.grid_for_vectors(len, widest, dev.sm_count());
 
         let mut params = HistParams::<T, F> {
             lo: rule.lo,
@@ -257,12 +265,10 @@ impl<T: Element, C: Count, F: HistFloat> HistPlan<T, C, F> {
             let mut start = 0u64;
             while start < len as u64 {
                 let n = (len as u64 - start).min(max_launch_elems(grid.blocks));
-                dev.launch(
-                    &module,
-                    entry,
-                    grid,
-                    (input.add(start), n, params, self.counters.replicas, counts, dropped),
-                )?;
+                let part = input.sliced(start as usize, n as usize);
+                launch_checked(dev, &part, |part| {
+                    dev.launch(&module, entry, grid, (part, n, params, self.counters.replicas, counts, dropped))
+                })?;
                 start += n;
             }
         }
@@ -270,7 +276,7 @@ impl<T: Element, C: Count, F: HistFloat> HistPlan<T, C, F> {
     }
 }
 
-impl<T: Element, C: Count, F: HistFloat> Specialise for HistPlan<T, C, F> {
+impl<E: Node<Item = T>, T: Element, C: Count, F: HistFloat> Specialise for HistPlan<'_, E, C, F> {
     fn template(&self) -> &'static Template {
         &HISTOGRAM
     }
@@ -282,7 +288,7 @@ impl<T: Element, C: Count, F: HistFloat> Specialise for HistPlan<T, C, F> {
         w.constant("CUPRIM_HIST_MODE", self.mode as i64);
         w.constant("CUPRIM_HIST_SHARED", self.shared as i64);
         w.constant("CUPRIM_EDGES_SHARED", self.policy.edges_shared as i64);
-        w.elem::<T>("T");
+        write_input(self.input, w);
         w.elem::<C>("C");
         w.elem::<F>("F");
     }
@@ -296,11 +302,11 @@ fn max_launch_elems(grid: u32) -> u64 {
 
 /// Counts the samples of `io` by `rule` into its histogram: one plan per
 /// call, in the arithmetic type the rule needs.
-pub(super) fn count<T: Element, C: Count>(dev: &CudaDevice, rule: &BinRule<T>, io: &Io<'_, T, C>) -> Result<()> {
+pub(super) fn count<E: Node<Item = T>, T: Element, C: Count>(dev: &CudaDevice, rule: &BinRule<T>, io: &Io<'_, E, C>) -> Result<()> {
     if rule.double() {
-        HistPlan::<T, C, f64>::new(dev.arch(), rule, io.len).run(dev, rule, io)
+        HistPlan::<E, C, f64>::new(dev.arch(), rule, io.input).run(dev, rule, io)
     } else {
-        HistPlan::<T, C, f32>::new(dev.arch(), rule, io.len).run(dev, rule, io)
+        HistPlan::<E, C, f32>::new(dev.arch(), rule, io.input).run(dev, rule, io)
     }
 }
 
@@ -311,13 +317,14 @@ pub(crate) fn histogram_specs<T: Element, C: Count>(arch: u32) -> Vec<KernelSpec
         Kind::Float => &[Mode::EvenFloat, Mode::Edges],
         _ => &[Mode::EvenInt, Mode::Edges, Mode::Integers],
     };
+    let input = Leaf::<T>::type_only();
     let mut specs = Vec::new();
     for &mode in modes {
         for shared in [true, false] {
             specs.push(if double_for::<T>(mode) {
-                KernelSpec::of(&HistPlan::<T, C, f64>::kernel(arch, mode, shared))
+                KernelSpec::of(&HistPlan::<_, C, f64>::kernel(arch, &input, mode, shared))
             } else {
-                KernelSpec::of(&HistPlan::<T, C, f32>::kernel(arch, mode, shared))
+                KernelSpec::of(&HistPlan::<_, C, f32>::kernel(arch, &input, mode, shared))
             });
         }
     }
@@ -329,7 +336,7 @@ mod tests {
     use super::*;
 
     /// The generated declarations are those of the kernels measured before
-    /// the launch seam (only the template comment names the new path).
+    /// the launch seam, the input now spelled as an expression (a buffer).
     #[test]
     fn specialisation_text_is_unchanged() {
         let specs = histogram_specs::<f32, u32>(90);
@@ -338,7 +345,8 @@ mod tests {
             specs[0].key(),
             "// template: histogram/histogram.cu\n#define CUPRIM_BLOCK 256\n#define CUPRIM_MIN_BLOCKS 2\n\
              #define CUPRIM_UNROLL 2\n#define CUPRIM_HIST_MODE 0\n#define CUPRIM_HIST_SHARED 1\n\
-             #define CUPRIM_EDGES_SHARED 2048\ntypedef float T;\ntypedef unsigned int C;\ntypedef float F;\n"
+             #define CUPRIM_EDGES_SHARED 2048\ntypedef cuprim_x_buf<float> cuprim_e0;\ntypedef cuprim_e0 In;\n\
+             typedef In::item T;\ntypedef unsigned int C;\ntypedef float F;\n"
         );
         let u64s = histogram_specs::<u64, u64>(90);
         assert_eq!(u64s.len(), 6);
@@ -353,14 +361,19 @@ mod tests {
     #[test]
     fn counters_follow_the_bins() {
         let rule = BinRule::new(&super::super::Bins::even(256, 0.0f32, 1.0)).unwrap();
-        let p = HistPlan::<f32, u32, f32>::new(90, &rule, 1 << 20);
+        let (mid, small, big) = (
+            Leaf::<f32>::raw(0, 1 << 20),
+            Leaf::<f32>::raw(0, 1000),
+            Leaf::<f32>::raw(0, 1 << 24),
+        );
+        let p = HistPlan::<_, u32, f32>::new(90, &rule, &mid);
         assert!(p.shared);
         assert_eq!((p.counters.replicas, p.counters.window, p.counters.passes), (8, 256, 1));
         assert_eq!(p.counters.smem, 8 * 257 * 4);
         let wide = BinRule::new(&super::super::Bins::even(65536, 0.0f32, 1.0)).unwrap();
-        let short = HistPlan::<f32, u32, f32>::new(90, &wide, 1000);
+        let short = HistPlan::<_, u32, f32>::new(90, &wide, &small);
         assert!(!short.shared);
-        let long = HistPlan::<f32, u32, f32>::new(90, &wide, 1 << 24);
+        let long = HistPlan::<_, u32, f32>::new(90, &wide, &big);
         assert!(long.shared);
         assert_eq!((long.counters.window, long.counters.passes), (16384, 4));
         assert_ne!(crate::jit::SpecKey::of(&short), crate::jit::SpecKey::of(&long));
