@@ -405,3 +405,47 @@ fn histograms_of_expressions_equal_histograms_of_collected_vectors() {
         }
     }
 }
+
+#[test]
+fn copy_if_of_expressions_equals_copy_if_of_collected_vectors() {
+    use cuprim::pred::{Gt, IsNan};
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng("copy_if");
+            let mut a: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0..1.0)).collect();
+            let b: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0..1.0)).collect();
+            if n > 5 {
+                a[3] = f32::NAN;
+            }
+            let (da, db) = (DeviceVec::from_slice(&dev, &a).unwrap(), DeviceVec::from_slice(&dev, &b).unwrap());
+            let ctx = common::ctx(&dev, "copy_if", n, seed);
+            let fused = zip(&da, &db).map(Mul).copy_if(Gt(0.1f32)).unwrap().to_vec().unwrap();
+            let plain = da.transform2(&db, Mul).unwrap().copy_if(Gt(0.1f32)).unwrap().to_vec().unwrap();
+            assert_eq!(bits(&fused), bits(&plain), "{ctx}");
+            let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x * y).filter(|&p| p > 0.1).collect();
+            assert_eq!(bits(&fused), bits(&want), "{ctx}: reference");
+            assert_eq!(
+                zip(&da, &db).map(Mul).copy_if(IsNan).unwrap().len(),
+                usize::from(n > 5),
+                "{ctx}: NaN"
+            );
+            let k = counting(&dev, 0u64, 3, n).copy_if(Gt(100u64)).unwrap().to_vec().unwrap();
+            assert_eq!(
+                k,
+                (0..n as u64).map(|i| 3 * i).filter(|&x| x > 100).collect::<Vec<_>>(),
+                "{ctx}: counting"
+            );
+            if n > 2 {
+                let s = da.slice(1..).unwrap();
+                let f = s.map(Abs).copy_if(Gt(0.5f32)).unwrap().to_vec().unwrap();
+                let p = s.transform(Abs).unwrap().copy_if(Gt(0.5f32)).unwrap().to_vec().unwrap();
+                assert_eq!(bits(&f), bits(&p), "{ctx}: misaligned slice");
+                let idx = DeviceVec::from_slice(&dev, &[0u32, n as u32 + 4]).unwrap();
+                assert!(
+                    matches!(da.permute(&idx).copy_if(Gt(0.0f32)), Err(Error::IndexOutOfBounds { .. })),
+                    "{ctx}: permute"
+                );
+            }
+        }
+    }
+}

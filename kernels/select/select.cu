@@ -7,7 +7,9 @@
 // writes only what is kept. With a second output, the rejected elements go
 // to it the same way (a stable partition).
 //
-// Specialised on: T, PredFn (bool apply(T x, T p)), CUPRIM_BLOCK, CUPRIM_ITEMS.
+// Specialised on: In (the input expression, block/expr.cuh; a plain buffer is
+// cuprim_x_buf<T>), T (its element), PredFn (bool apply(T x, T p)), CUPRIM_BLOCK,
+// CUPRIM_ITEMS.
 
 constexpr int SEL_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 constexpr int SEL_PAD_EVERY = 128 / sizeof(T) < 16 ? 16 : 128 / sizeof(T);
@@ -28,7 +30,7 @@ struct CountOp {
 // The last tile's published prefix is the total number selected; the last
 // tile also writes it to count_out[0] unless count_out is null.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_select(const T* __restrict__ in, u64 n, T param, T* __restrict__ selected, T* __restrict__ rejected,
+    cuprim_select(const In in, u64 n, T param, T* __restrict__ selected, T* __restrict__ rejected,
                   u64* count_out, u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ T smem[SEL_SMEM];
     __shared__ C warp_totals[CUPRIM_BLOCK / 32];
@@ -42,17 +44,17 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const int valid = remaining < (u64)SEL_TILE ? (int)remaining : SEL_TILE;
     const int tid = threadIdx.x;
 
-    if (valid == SEL_TILE && cuprim_aligned_to<SelVec>(in + base)) {
-        const SelVec* vin = (const SelVec*)(in + base);
+    const u32 in_misalign = in.template misalign<SEL_VEC>();
+    if (valid == SEL_TILE && (in_misalign == 0 || in_misalign == CUPRIM_X_ANY)) {
 #pragma unroll
         for (int j = 0; j < SEL_TILE / SEL_VEC / CUPRIM_BLOCK; j++) {
             const int v = j * CUPRIM_BLOCK + tid;
-            const SelVec x = vin[v];
+            const cuprim_arr<T, SEL_VEC> x = in.template load_n<SEL_VEC>(base + (u64)v * SEL_VEC);
 #pragma unroll
             for (int k = 0; k < SEL_VEC; k++) smem[sel_pad(v * SEL_VEC + k)] = x.v[k];
         }
     } else {
-        for (int i = tid; i < valid; i += CUPRIM_BLOCK) smem[sel_pad(i)] = in[base + i];
+        for (int i = tid; i < valid; i += CUPRIM_BLOCK) smem[sel_pad(i)] = in.load(base + i);
     }
     __syncthreads();
 

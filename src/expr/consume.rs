@@ -4,10 +4,11 @@
 
 use super::args::{ArgWriter, ExprArgs};
 use super::node::{cuda_of, Node};
-use super::{host_values, Expr};
+use super::{host_items, host_values, Expr};
 use crate::algo::histogram::{Bins, Histogram};
 use crate::algo::reduce::plan::{self as rd, Count, Extreme, MapReduce};
 use crate::algo::scan::plan::Scan;
+use crate::algo::select::plan::Select;
 use crate::algo::transform::plan::Collect;
 use crate::device::{CudaDevice, Ptr};
 use crate::element::Element;
@@ -260,6 +261,37 @@ pub trait ExprOps: Expr {
         Self::Item: Element,
     {
         arg_extreme(self, true)
+    }
+
+    /// The elements that satisfy `pred`, in order, in a new vector: stream
+    /// compaction of a computed sequence in one pass (as
+    /// [`SelectOps::copy_if`](crate::algo::select::SelectOps::copy_if)).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// use cuprim::pred::Gt;
+    /// let dev = Device::default()?;
+    /// let big = counting(&dev, 0u32, 1, 10).map(Square).copy_if(Gt(40))?;
+    /// assert_eq!(big.to_vec()?, vec![49, 64, 81]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn copy_if<P: Predicate<Self::Item>>(&self, pred: P) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        let dev = prepare(self)?;
+        let Some(dev) = dev else {
+            let v = host_items(self)?;
+            return DeviceVec::from_slice(self.device(), &crate::algo::select::host::copy_if(&v, |x| pred.test(x)));
+        };
+        let mut out = DeviceVec::<Self::Item>::alloc_uninit(self.device(), self.length())?;
+        let MemMut::Cuda { ptr, .. } = out.mem_mut() else {
+            return Err(Error::DeviceMismatch { op: "copy_if" });
+        };
+        let kept = Select::new(dev.arch(), self, &pred).run(dev, Ptr::from_raw(ptr), Ptr::null())?;
+        out.truncate(kept)?;
+        Ok(out)
     }
 
     /// A histogram of the elements by `bins` (`u32` counts), in one pass

@@ -7,6 +7,7 @@ pub(crate) mod plan;
 use crate::device::Ptr;
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::expr::Leaf;
 use crate::pred::Predicate;
 use crate::vec::raw::{Mem, MemMut, Sealed as _, SealedMut as _};
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
@@ -32,7 +33,7 @@ pub trait SelectOps<T: Element>: DeviceData<T> {
                     MemMut::Cuda { ptr, .. } => ptr,
                     MemMut::Host(_) => return Err(Error::DeviceMismatch { op: "copy_if" }),
                 };
-                let kept = Select::new(dev.arch(), &pred, len).run(dev, Ptr::from_raw(ptr), len, Ptr::from_raw(out_ptr), Ptr::null())?;
+                let kept = Select::new(dev.arch(), &Leaf::<T>::raw(ptr, len), &pred).run(dev, Ptr::from_raw(out_ptr), Ptr::null())?;
                 out.truncate(kept)?;
                 Ok(out)
             }
@@ -80,8 +81,8 @@ pub trait SelectOps<T: Element>: DeviceData<T> {
                 Ok(())
             }
             (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: o, .. }, MemMut::Cuda { ptr: c, .. }) => {
-                Select::new(dev.arch(), &pred, len)
-                    .launch(dev, Ptr::from_raw(ptr), len, Ptr::from_raw(o), Ptr::null(), Some(Ptr::from_raw(c)))
+                Select::new(dev.arch(), &Leaf::<T>::raw(ptr, len), &pred)
+                    .launch(dev, Ptr::from_raw(o), Ptr::null(), Some(Ptr::from_raw(c)))
                     .map(|_| ())
             }
             _ => Err(Error::DeviceMismatch { op: OP }),
@@ -123,7 +124,7 @@ pub trait SelectMutOps<T: Element>: DeviceDataMut<T> {
                 };
                 let (data, selected) = (Ptr::<T>::from_raw(ptr), Ptr::<T>::from_raw(tmp_ptr));
                 let rejected = selected.add(len as u64);
-                let kept = Select::new(dev.arch(), &pred, len).run(dev, data, len, selected, rejected)?;
+                let kept = Select::new(dev.arch(), &Leaf::<T>::raw(ptr, len), &pred).run(dev, selected, rejected)?;
                 // The temporary holds `kept` selected, then `len - kept` rejected elements.
                 dev.copy(data, selected, kept as u64, "partition")?;
                 dev.copy(data.add(kept as u64), rejected, (len - kept) as u64, "partition")?;

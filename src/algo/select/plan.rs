@@ -7,10 +7,12 @@ use crate::algo::scan::plan::{scan_policy, TilePolicy};
 use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::Element;
 use crate::error::Result;
+use crate::expr::args::ExprArgs;
+use crate::expr::consume::{launch_checked, write_input};
+use crate::expr::node::{Leaf, Node};
 use crate::jit::spec::Pred;
 use crate::jit::{template, KernelSpec, OpText, SpecWriter, Specialise, Template};
 use crate::pred::Predicate;
-use std::marker::PhantomData;
 
 template!(SELECT, "select/select.cu", ["cuprim_select"], headers: [LOOKBACK]);
 
@@ -27,43 +29,38 @@ pub(crate) fn select_policy(arch: u32, elem_bytes: usize) -> TilePolicy {
     scan_policy(arch, elem_bytes)
 }
 
-/// One specialisation of the select kernel.
-pub(crate) struct Select<'a, T, P> {
+/// One specialisation of the select kernel, reading an input expression
+/// (a plain buffer being the simplest).
+pub(crate) struct Select<'a, E, P> {
     pub policy: TilePolicy,
+    pub input: &'a E,
     pub pred: &'a P,
     /// u64 counts (2^32 elements or more), else u32 (whose look-back state packs into one word per tile).
     pub wide: bool,
-    _t: PhantomData<T>,
 }
 
-impl<'a, T: Element, P: Predicate<T>> Select<'a, T, P> {
-    pub fn new(arch: u32, pred: &'a P, len: usize) -> Self {
+impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
+    pub fn new(arch: u32, input: &'a E, pred: &'a P) -> Self {
         Select {
             policy: select_policy(arch, std::mem::size_of::<T>()),
+            input,
             pred,
-            wide: len as u64 > u32::MAX as u64,
-            _t: PhantomData,
+            wide: input.length() as u64 > u32::MAX as u64,
         }
     }
 
-    /// Writes the selected elements of `len` at `src` to `selected` (and
-    /// the rejected ones to `rejected`, unless null); returns how many were
+    /// Writes the selected elements of the input to `selected` (and the
+    /// rejected ones to `rejected`, unless null); returns how many were
     /// selected (one small synchronous read of the last tile's prefix).
-    pub fn run(&self, dev: &CudaDevice, src: Ptr<T>, len: usize, selected: Ptr<T>, rejected: Ptr<T>) -> Result<usize> {
-        Ok(self.launch(dev, src, len, selected, rejected, None)?.unwrap_or(0))
+    pub fn run(&self, dev: &CudaDevice, selected: Ptr<T>, rejected: Ptr<T>) -> Result<usize> {
+        Ok(self.launch(dev, selected, rejected, None)?.unwrap_or(0))
     }
 
     /// Like [`run`](Self::run), but with `count_out` the kernel writes the
-    /// number selected there (a u64, on the device) and nothing is read back.
-    pub fn launch(
-        &self,
-        dev: &CudaDevice,
-        src: Ptr<T>,
-        len: usize,
-        selected: Ptr<T>,
-        rejected: Ptr<T>,
-        count_out: Option<Ptr<u64>>,
-    ) -> Result<Option<usize>> {
+    /// number selected there (a u64, on the device) and nothing is read back
+    /// (unless the input permutes: its indices are checked).
+    pub fn launch(&self, dev: &CudaDevice, selected: Ptr<T>, rejected: Ptr<T>, count_out: Option<Ptr<u64>>) -> Result<Option<usize>> {
+        let len = self.input.length();
         if len == 0 {
             return match count_out {
                 Some(c) => dev.memset_bytes(c.raw(), 0, 8, "writing the copy_if count").map(|()| None),
@@ -74,29 +71,42 @@ impl<'a, T: Element, P: Predicate<T>> Select<'a, T, P> {
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
         let lookback = Lookback::place(&mut layout, tiles as u64, if self.wide { 8 } else { 4 });
-        // SAFETY: matches `cuprim_select(const T* in, u64 n, T p, T* selected, T* rejected, u64* count_out,
-        // u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles)`: reads n elements,
-        // writes at most n to selected (and to rejected unless null) and one count unless null, look-back
-        // arrays of num_tiles entries.
-        let entry: Entry<(Ptr<T>, u64, T, Ptr<T>, Ptr<T>, Ptr<u64>, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> =
-            unsafe { Entry::declare("cuprim_select") };
+        // SAFETY: matches `cuprim_select(const In in, u64 n, T p, T* selected, T* rejected, u64* count_out,
+        // u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles)`, `In` the struct
+        // whose fields ExprArgs holds: reads n elements, writes at most n to selected (and to rejected
+        // unless null) and one count unless null, look-back arrays of num_tiles entries.
+        let entry: Entry<(
+            ExprArgs,
+            u64,
+            T,
+            Ptr<T>,
+            Ptr<T>,
+            Ptr<u64>,
+            Ptr<u32>,
+            Ptr<u8>,
+            Ptr<u8>,
+            Ptr<u32>,
+            u32,
+        )> = unsafe { Entry::declare("cuprim_select") };
         let counter = dev.counter(Counter::SelectTile);
         let total = dev.with_scratch(&layout, |s| {
             let (status, aggregates, prefixes) = lookback.args(&s);
-            let args = (
-                src,
-                len as u64,
-                self.pred.param(),
-                selected,
-                rejected,
-                count_out.unwrap_or(Ptr::null()),
-                status,
-                aggregates,
-                prefixes,
-                counter,
-                tiles,
-            );
-            dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)?;
+            launch_checked(dev, self.input, |input| {
+                let args = (
+                    input,
+                    len as u64,
+                    self.pred.param(),
+                    selected,
+                    rejected,
+                    count_out.unwrap_or(Ptr::null()),
+                    status,
+                    aggregates,
+                    prefixes,
+                    counter,
+                    tiles,
+                );
+                dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
+            })?;
             if count_out.is_some() {
                 return Ok(None);
             }
@@ -109,13 +119,13 @@ impl<'a, T: Element, P: Predicate<T>> Select<'a, T, P> {
     }
 }
 
-impl<T: Element, P: Predicate<T>> Specialise for Select<'_, T, P> {
+impl<E: Node<Item = T>, T: Element, P: Predicate<T>> Specialise for Select<'_, E, P> {
     fn template(&self) -> &'static Template {
         &SELECT
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
         self.policy.write(w);
-        w.elem::<T>("T");
+        write_input(self.input, w);
         w.typedef("C", if self.wide { "u64" } else { "u32" });
         w.piece(OpText::<P, T, Pred>::predicate(*self.pred), |pred| {
             format!(
@@ -128,10 +138,11 @@ impl<T: Element, P: Predicate<T>> Specialise for Select<'_, T, P> {
 
 /// Both select modules (u32 and u64 counts) of `T` and `pred`, for precompile.
 pub(crate) fn select_specs<T: Element, P: Predicate<T>>(arch: u32, pred: &P) -> Vec<KernelSpec> {
-    let narrow = Select::<T, P>::new(arch, pred, 0);
+    let input = Leaf::<T>::type_only();
+    let narrow = Select::new(arch, &input, pred);
     let wide = Select {
         wide: true,
-        ..Select::<T, P>::new(arch, pred, 0)
+        ..Select::new(arch, &input, pred)
     };
     vec![KernelSpec::of(&narrow), KernelSpec::of(&wide)]
 }
