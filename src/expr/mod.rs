@@ -28,6 +28,7 @@
 //! [`count`](ExprOps::count), [`min_element`](ExprOps::min_element),
 //! [`max_element`](ExprOps::max_element)), [`scan`](ExprOps::scan) /
 //! [`exclusive_scan`](ExprOps::exclusive_scan), [`histogram`](ExprOps::histogram),
+//! [`copy_if`](ExprOps::copy_if),
 //! and materialisation
 //! ([`collect`](ExprOps::collect), [`unzip`](ExprOps::unzip), [`unzip3`](ExprOps::unzip3),
 //! [`to_vec`](ExprOps::to_vec)). Every other primitive takes the collected vector.
