@@ -15,6 +15,15 @@
 // Every data member is 8-byte aligned, so the host writes a node's bytes
 // field by field without knowing the node's type (src/expr/args.rs).
 
+// How a kernel takes an expression: in place in parameter memory, never
+// copied to a thread's stack when a node's member function takes its
+// address (the by-value copy made sm_80's f32 scan spill 8 bytes).
+#if __CUDA_ARCH__ >= 700
+#define CUPRIM_INPUT const __grid_constant__
+#else
+#define CUPRIM_INPUT const
+#endif
+
 template <typename A, typename B> struct cuprim_t2 {
     A a0;
     B a1;

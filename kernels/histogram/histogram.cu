@@ -198,7 +198,7 @@ struct HistRun {
 };
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_histogram(const In in_expr, u64 n, HistParams p, u32 replicas, C* __restrict__ counts,
+    cuprim_histogram(CUPRIM_INPUT In in_expr, u64 n, HistParams p, u32 replicas, C* __restrict__ counts,
                      u64* __restrict__ dropped) {
     // Shared memory: [replicas x (nb + 1) u32 counters, if shared][staged
     // edges and cell table, if any].

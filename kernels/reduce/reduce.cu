@@ -17,7 +17,7 @@ constexpr bool RD_STREAM = CUPRIM_STREAM_LOADS != 0;
 
 // CUPRIM_MIN_BLOCKS resident blocks per SM: the grid is sized for exactly that.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_reduce(const In in, u64 n, P param, A* __restrict__ partials, u32* ticket, A* __restrict__ out) {
+    cuprim_reduce(CUPRIM_INPUT In in, u64 n, P param, A* __restrict__ partials, u32* ticket, A* __restrict__ out) {
     A acc = ReduceOp::identity();
     cuprim_consume_x<CUPRIM_UNROLL, RD_STREAM>(
         in, n, [&](const T& x, u64 i) { acc = ReduceOp::apply(acc, MapFn::apply(x, i, param)); });

@@ -21,8 +21,53 @@ typedef cuprim_vec<T, SCAN_VEC> ScanVec;
 // the two of the fused block scan / look-back.
 constexpr int SCAN_WARP_VECS = 32 * SCAN_THREAD_VECS;  // vectors per warp
 
+// Whether the tile at `first` can be read in 16-byte vectors.
+template <typename X> __device__ __forceinline__ bool scan_vectors_at(const X& in, u64 first) {
+    if constexpr (X::IS_BUF) {
+        return cuprim_aligned_to<ScanVec>(in.p + first);
+    } else {
+        const u32 m = in.template misalign<SCAN_VEC>();
+        return m == 0 || m == CUPRIM_X_ANY;
+    }
+}
+
+// Element i, one at a time (a partial tile): a buffer with a plain load.
+template <typename X> __device__ __forceinline__ T scan_load_one(const X& in, u64 i) {
+    if constexpr (X::IS_BUF) {
+        return in.p[i];
+    } else {
+        return in.load(i);
+    }
+}
+
+// A full tile's part of this warp into its shared memory, coalesced: a
+// buffer with plain 16-byte vector loads (the fewest registers: sm_80 at
+// 8 blocks per SM spilled with the expression form), an input expression
+// with load_n.
+template <typename X> __device__ __forceinline__ void scan_load_full(const X& in, u64 first, ScanVec* wsmem, int lane) {
+    if constexpr (X::IS_BUF) {
+        const ScanVec* vin = (const ScanVec*)(in.p + first);
+        ScanVec x[SCAN_THREAD_VECS];
+#pragma unroll
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) x[j] = vin[j * 32 + lane];
+#pragma unroll
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) wsmem[j * 32 + lane] = x[j];
+    } else {
+        cuprim_arr<T, SCAN_VEC> x[SCAN_THREAD_VECS];
+#pragma unroll
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) x[j] = in.template load_n<SCAN_VEC>(first + (u64)(j * 32 + lane) * SCAN_VEC);
+#pragma unroll
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) {
+            ScanVec y;
+#pragma unroll
+            for (int k = 0; k < SCAN_VEC; k++) y.v[k] = x[j].v[k];
+            wsmem[j * 32 + lane] = y;
+        }
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_scan(const In in, T* out, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
+    cuprim_scan(CUPRIM_INPUT In in, T* out, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
                 u32* tile_counter, u32 num_tiles) {
     __shared__ ScanVec smem[SCAN_TILE / SCAN_VEC];
     __shared__ T warp_totals[SCAN_WARPS];
@@ -37,26 +82,15 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     ScanVec* wsmem = smem + warp * SCAN_WARP_VECS;       // this warp's part
     const int wbase = warp * SCAN_WARP_VECS * SCAN_VEC;  // its first element in the tile
-    const u32 in_misalign = in.template misalign<SCAN_VEC>();
-    const bool full = valid == SCAN_TILE && (in_misalign == 0 || in_misalign == CUPRIM_X_ANY) &&
-                      cuprim_aligned_to<ScanVec>(out + base);
+    const bool full = valid == SCAN_TILE && scan_vectors_at(in, base) && cuprim_aligned_to<ScanVec>(out + base);
 
     // Load: coalesced within the warp, into the warp's shared memory.
     if (full) {
-        cuprim_arr<T, SCAN_VEC> x[SCAN_THREAD_VECS];
-#pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) x[j] = in.template load_n<SCAN_VEC>(base + wbase + (u64)(j * 32 + lane) * SCAN_VEC);
-#pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) {
-            ScanVec y;
-#pragma unroll
-            for (int k = 0; k < SCAN_VEC; k++) y.v[k] = x[j].v[k];
-            wsmem[j * 32 + lane] = y;
-        }
+        scan_load_full(in, base + wbase, wsmem, lane);
     } else {
         T* flat = (T*)wsmem;
         for (int i = lane; i < SCAN_WARP_VECS * SCAN_VEC; i += 32)
-            flat[i] = wbase + i < valid ? in.load(base + wbase + i) : ScanOp::identity();
+            flat[i] = wbase + i < valid ? scan_load_one(in, base + wbase + i) : ScanOp::identity();
     }
     __syncwarp();
 

@@ -30,7 +30,7 @@ struct CountOp {
 // The last tile's published prefix is the total number selected; the last
 // tile also writes it to count_out[0] unless count_out is null.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_select(const In in, u64 n, T param, T* __restrict__ selected, T* __restrict__ rejected,
+    cuprim_select(CUPRIM_INPUT In in, u64 n, T param, T* __restrict__ selected, T* __restrict__ rejected,
                   u64* count_out, u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ T smem[SEL_SMEM];
     __shared__ C warp_totals[CUPRIM_BLOCK / 32];

@@ -131,14 +131,14 @@ typedef collect_fields<T>::f0 F0;
 typedef collect_fields<T>::f1 F1;
 typedef collect_fields<T>::f2 F2;
 
-extern "C" __global__ void cuprim_collect(const In in, u64 n, T* out) {
+extern "C" __global__ void cuprim_collect(CUPRIM_INPUT In in, u64 n, T* out) {
     collect(in, n, collect_sink1<T>{out});
 }
 
-extern "C" __global__ void cuprim_unzip2(const In in, u64 n, F0* a, F1* b) {
+extern "C" __global__ void cuprim_unzip2(CUPRIM_INPUT In in, u64 n, F0* a, F1* b) {
     if constexpr (collect_fields<T>::N == 2) collect(in, n, collect_sink2<F0, F1>{a, b});
 }
 
-extern "C" __global__ void cuprim_unzip3(const In in, u64 n, F0* a, F1* b, F2* c) {
+extern "C" __global__ void cuprim_unzip3(CUPRIM_INPUT In in, u64 n, F0* a, F1* b, F2* c) {
     if constexpr (collect_fields<T>::N == 3) collect(in, n, collect_sink3<F0, F1, F2>{a, b, c});
 }
