@@ -17,26 +17,31 @@ pub trait Node: Sync + Sized + Clone {
     /// The element type the node yields.
     type Item: Value;
     /// Bytes of the widest buffer element below this node (0: no buffer).
-    const WIDEST: usize;
+    const WIDEST: usize = 0;
     /// True when a permutation below this node checks indices on the device.
-    const CHECKED: bool;
+    const CHECKED: bool = false;
     /// Memory streams an element costs: one per buffer read in order, three
     /// for a permutation (its indices and a gather). Kernels keep fewer
     /// loads in flight per thread when there are several.
-    const STREAMS: usize;
+    const STREAMS: usize = 0;
     /// The device of the expression (of its first part).
     fn device_ref(&self) -> &Device;
     /// Number of elements.
     fn length(&self) -> usize;
-    /// Fails unless every part has the same length and device.
-    fn validate(&self) -> Result<()>;
+    /// Fails unless every part has the same length and device (a leaf
+    /// has one part).
+    fn validate(&self) -> Result<()> {
+        Ok(())
+    }
     /// Writes the typedefs of this subtree and returns this node's number
     /// (its type is `cuprim_e<number>`); `next` numbers the nodes.
     fn write_type<W: SpecWriter>(&self, w: &mut W, next: &mut u32) -> u32;
     /// Writes this node's fields, in its struct's order.
     fn write_args(&self, a: &mut ArgWriter);
     /// Host backend: fails when a permutation has an index out of range.
-    fn host_validate(&self) -> Result<()>;
+    fn host_validate(&self) -> Result<()> {
+        Ok(())
+    }
     /// Host backend: element `i` (only after `host_validate`).
     fn at(&self, i: usize) -> Self::Item;
     /// Elements `start .. start + len` (in range: the caller checked).
@@ -75,16 +80,12 @@ impl<T> Copy for Leaf<'_, T> {}
 impl<T: Element> Node for Leaf<'_, T> {
     type Item = T;
     const WIDEST: usize = std::mem::size_of::<T>();
-    const CHECKED: bool = false;
     const STREAMS: usize = 1;
     fn device_ref(&self) -> &Device {
         self.device
     }
     fn length(&self) -> usize {
         self.len
-    }
-    fn validate(&self) -> Result<()> {
-        Ok(())
     }
     fn write_type<W: SpecWriter>(&self, w: &mut W, next: &mut u32) -> u32 {
         let id = bump(next);
@@ -93,9 +94,6 @@ impl<T: Element> Node for Leaf<'_, T> {
     }
     fn write_args(&self, a: &mut ArgWriter) {
         a.field(&self.ptr);
-    }
-    fn host_validate(&self) -> Result<()> {
-        Ok(())
     }
     fn at(&self, i: usize) -> T {
         self.host[i]
@@ -140,17 +138,11 @@ pub struct Counting<'a, T> {
 
 impl<T: Arith> Node for Counting<'_, T> {
     type Item = T;
-    const WIDEST: usize = 0;
-    const CHECKED: bool = false;
-    const STREAMS: usize = 0;
     fn device_ref(&self) -> &Device {
         self.device
     }
     fn length(&self) -> usize {
         self.len
-    }
-    fn validate(&self) -> Result<()> {
-        Ok(())
     }
     fn write_type<W: SpecWriter>(&self, w: &mut W, next: &mut u32) -> u32 {
         let id = bump(next);
@@ -161,9 +153,6 @@ impl<T: Arith> Node for Counting<'_, T> {
         a.field(&self.start);
         a.field(&self.step);
         a.field(&self.first);
-    }
-    fn host_validate(&self) -> Result<()> {
-        Ok(())
     }
     fn at(&self, i: usize) -> T {
         self.start.add(self.step.mul(T::from_scalar(Scalar::U64(self.first + i as u64))))
@@ -187,17 +176,11 @@ pub struct Constant<'a, V> {
 
 impl<V: Value> Node for Constant<'_, V> {
     type Item = V;
-    const WIDEST: usize = 0;
-    const CHECKED: bool = false;
-    const STREAMS: usize = 0;
     fn device_ref(&self) -> &Device {
         self.device
     }
     fn length(&self) -> usize {
         self.len
-    }
-    fn validate(&self) -> Result<()> {
-        Ok(())
     }
     fn write_type<W: SpecWriter>(&self, w: &mut W, next: &mut u32) -> u32 {
         let id = bump(next);
@@ -206,9 +189,6 @@ impl<V: Value> Node for Constant<'_, V> {
     }
     fn write_args(&self, a: &mut ArgWriter) {
         a.field(&self.value);
-    }
-    fn host_validate(&self) -> Result<()> {
-        Ok(())
     }
     fn at(&self, _: usize) -> V {
         self.value
