@@ -604,7 +604,18 @@ impl CudaDevice {
         let _flag = self.error_flag_lock.lock().unwrap_or_else(|e| e.into_inner());
         let flag = self.error_flag_addr;
         let r = enqueue(Ptr::from_raw(flag))?;
-        let set = u32::from_le_bytes(self.read_back::<4>(flag, "reading the error flag")?) != 0;
+        // Read without the page-locked result buffer: `enqueue` may be
+        // queuing a kernel that writes there for `result_to_host`, which
+        // holds that buffer's lock (a fused reduction of a permutation).
+        self.sync("reading the error flag")?;
+        let mut word = 0u32;
+        // SAFETY: `flag` addresses the device's 4-byte flag; `word` is 4
+        // writable bytes; the copy is synchronous and the stream that
+        // writes the flag has finished.
+        unsafe { cudarc::driver::sys::cuMemcpyDtoH_v2((&mut word as *mut u32).cast(), flag, 4) }
+            .result()
+            .map_err(|e| self.fail("reading the error flag", e))?;
+        let set = word != 0;
         if set {
             self.memset_bytes(flag, 0, 4, "clearing the error flag")?;
         }

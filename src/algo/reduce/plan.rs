@@ -139,16 +139,6 @@ pub(crate) fn to_host<K: ReduceKernel>(k: &K, dev: &CudaDevice) -> Result<[u8; M
     }
     let module = dev.module(k)?;
     let (grid, layout, partials, result) = shape(k, dev, k.input().length(), MAX_ACC as u64);
-    if <K::Input as Node>::CHECKED {
-        // The error flag is read back through the page-locked buffer, which
-        // result_to_host would hold: the result goes through scratch instead.
-        return dev.with_scratch(&layout, |s| {
-            // All MAX_ACC bytes are read back; the kernel writes the accumulator's.
-            dev.memset_bytes(s.at(result).raw(), 0, MAX_ACC, "clearing a reduction result")?;
-            queue(dev, &module, grid, k, s.at(partials), s.at(result))?;
-            dev.read_back::<MAX_ACC>(s.at(result).raw(), "copying a reduction result")
-        });
-    }
     dev.with_scratch(&layout, |s| {
         dev.result_to_host::<MAX_ACC>(s.at(result), "copying a reduction result", |out| {
             queue(dev, &module, grid, k, s.at(partials), out)
