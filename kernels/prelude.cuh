@@ -192,15 +192,39 @@ template <bool Greatest, typename T> __device__ __forceinline__ bool cuprim_rank
 }
 // Min / Max: NaN is contagious and -0.0 < +0.0, so the result does not
 // depend on the order operands are combined in (matches cuprim::ops::Min/Max).
+// min_element / max_element: an element's place in the order of Min (Max)
+// as one unsigned integer, smaller first, equal exactly when tied: 0 for
+// NaN, then the order-preserving key of the value (-0.0 before +0.0 for
+// the least), reversed for the greatest. One integer compare per element.
+template <bool Greatest, typename T> __device__ __forceinline__ auto cuprim_arg_rank(T x) {
+    if constexpr (cuprim_traits<T>::is_half) {
+        return cuprim_half_rank<Greatest>(x);
+    } else if constexpr (cuprim_traits<T>::is_float && sizeof(T) == 4) {
+        const u32 b = __float_as_uint(x);
+        if ((b & 0x7fffffffu) > 0x7f800000u) return 0u;
+        const u32 key = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+        return Greatest ? 0xffffffffu - key : key + 1u;
+    } else if constexpr (cuprim_traits<T>::is_float) {
+        const u64 b = (u64)__double_as_longlong(x);
+        if ((b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull) return (u64)0;
+        const u64 key = (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
+        return Greatest ? 0xffffffffffffffffull - key : key + 1ull;
+    } else if constexpr (sizeof(T) == 8) {
+        const u64 key = (u64)x ^ (((T)-1 < (T)0) ? 0x8000000000000000ull : 0ull);
+        return Greatest ? ~key : key;
+    } else {
+        // 8- and 32-bit integers, widened to u32 with their order kept.
+        constexpr u32 sign = ((T)-1 < (T)0) ? (1u << (8 * sizeof(T) - 1)) : 0u;
+        constexpr u32 mask = 0xffffffffu >> (32 - 8 * sizeof(T));
+        const u32 key = ((u32)x & mask) ^ sign;
+        return Greatest ? ~key : key;
+    }
+}
 // min_element / max_element: true when (bv, bi) replaces (av, ai): b comes
 // first in the order, or ties with a at a lower index.
 template <bool Greatest, typename T> __device__ __forceinline__ bool cuprim_arg_wins(T av, u64 ai, T bv, u64 bi) {
-    if constexpr (cuprim_traits<T>::is_half) {
-        const u32 ra = cuprim_half_rank<Greatest>(av), rb = cuprim_half_rank<Greatest>(bv);
-        return rb < ra || (rb == ra && bi < ai);
-    } else {
-        return cuprim_ranks_before<Greatest>(bv, av) || (!cuprim_ranks_before<Greatest>(av, bv) && bi < ai);
-    }
+    const auto ra = cuprim_arg_rank<Greatest>(av), rb = cuprim_arg_rank<Greatest>(bv);
+    return rb < ra || (rb == ra && bi < ai);
 }
 template <typename T> __device__ __forceinline__ T cuprim_min(T a, T b) {
     return cuprim_ranks_before<false>(b, a) ? b : a;

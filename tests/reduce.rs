@@ -267,3 +267,59 @@ fn find_first_at_both_ends() {
         assert!(!v.all(Eq(1u32)).unwrap());
     }
 }
+
+/// `min_element_to` / `max_element_to` write what `min_element` /
+/// `max_element` return (into poisoned outputs), for every element type,
+/// on random values with specials (NaN, -0.0, extremes) and on small
+/// values (ties), at sizes around one block's share and across many.
+#[test]
+fn element_to_matches_element() {
+    fn check<T: common::Sample>(dev: &Device, tag: &str) {
+        for &n in &[0usize, 1, 2, 31, 4095, 4096, 4097, 70_001, (1 << 20) + 5] {
+            let (mut r, seed) = common::rng(&format!("element-to-{tag}-{n}"));
+            for data in [common::random_vec::<T>(&mut r, n), common::small_vec::<T>(&mut r, n)] {
+                let v = DeviceVec::from_slice(dev, &data).unwrap();
+                let ctx = common::ctx(dev, &format!("element_to {tag}"), n, seed);
+                let mut index = DeviceVec::from_slice(dev, &[0x5a5a_5a5a_5a5a_5a5au64]).unwrap();
+                let mut value = DeviceVec::from_slice(dev, &[T::small(&mut r)]).unwrap();
+                for greatest in [false, true] {
+                    let (want, identity) = if greatest {
+                        (v.max_element().unwrap(), T::lowest())
+                    } else {
+                        (v.min_element().unwrap(), T::highest())
+                    };
+                    if greatest {
+                        v.max_element_to(&mut index, &mut value).unwrap();
+                    } else {
+                        v.min_element_to(&mut index, &mut value).unwrap();
+                    }
+                    let (i, x) = want.map_or((u64::MAX, identity), |(i, x)| (i as u64, x));
+                    assert_eq!(index.to_vec().unwrap(), vec![i], "index, greatest={greatest} {ctx}");
+                    common::assert_same(&value.to_vec().unwrap(), &[x], &format!("value, greatest={greatest} {ctx}"));
+                    if let Some((wi, wx)) = want {
+                        assert!(common::same(data[wi], wx), "min/max_element's value is the element {ctx}");
+                    }
+                }
+            }
+        }
+    }
+    for dev in common::devices() {
+        check::<u8>(&dev, "u8");
+        check::<i8>(&dev, "i8");
+        check::<u32>(&dev, "u32");
+        check::<i32>(&dev, "i32");
+        check::<u64>(&dev, "u64");
+        check::<i64>(&dev, "i64");
+        check::<f32>(&dev, "f32");
+        check::<f64>(&dev, "f64");
+        check::<half::f16>(&dev, "f16");
+        check::<half::bf16>(&dev, "bf16");
+        let v = DeviceVec::from_slice(&dev, &[1.0f32]).unwrap();
+        let mut empty = DeviceVec::<u64>::zeros(&dev, 0).unwrap();
+        let mut value = DeviceVec::<f32>::zeros(&dev, 1).unwrap();
+        assert!(matches!(
+            v.min_element_to(&mut empty, &mut value),
+            Err(cuprim::Error::InvalidArgument(_))
+        ));
+    }
+}

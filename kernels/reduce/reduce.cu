@@ -8,12 +8,25 @@
 // given input length, alignment and device the combine order is fixed: float
 // results are bit-identical run to run.
 //
+// A grid of one block (short inputs) writes its result directly: no ticket,
+// no second fold.
+//
 // Specialised on: In (the input expression, block/expr.cuh; a plain buffer
 // is cuprim_x_buf<T>, the same bytes as a pointer), T (its element), P (the
 // parameter), A (accumulator), MapFn (A apply(T x, u64 i, P p)), ReduceOp
-// (A apply(A, A), A identity()).
+// (A apply(A, A), A identity()), and optionally CUPRIM_REDUCE_STORE (void store(A* out, A total, P p): how
+// the result is written; by default *out = total).
 
 constexpr bool RD_STREAM = CUPRIM_STREAM_LOADS != 0;
+
+__device__ __forceinline__ void rd_store(A* out, const A& total, P param) {
+#ifdef CUPRIM_REDUCE_STORE
+    CUPRIM_REDUCE_STORE(out, total, param);
+#else
+    (void)param;
+    *out = total;
+#endif
+}
 
 // CUPRIM_MIN_BLOCKS resident blocks per SM: the grid is sized for exactly that.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
@@ -23,6 +36,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         in, n, [&](const T& x, u64 i) { acc = ReduceOp::apply(acc, MapFn::apply(x, i, param)); });
 
     acc = cuprim_block_reduce<A, ReduceOp, CUPRIM_BLOCK>(acc);
+    if (gridDim.x == 1) {
+        if (threadIdx.x == 0) rd_store(out, acc, param);
+        return;
+    }
     if (threadIdx.x == 0) partials[blockIdx.x] = acc;
     if (!cuprim_last_block(ticket)) return;
 
@@ -31,5 +48,5 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     A total = ReduceOp::identity();
     for (u32 b = threadIdx.x; b < gridDim.x; b += CUPRIM_BLOCK) total = ReduceOp::apply(total, cuprim_load_cg(partials + b));
     total = cuprim_block_reduce<A, ReduceOp, CUPRIM_BLOCK>(total);
-    if (threadIdx.x == 0) *out = total;
+    if (threadIdx.x == 0) rd_store(out, total, param);
 }

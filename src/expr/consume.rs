@@ -522,28 +522,80 @@ where
         return Ok(None);
     }
     let (value, index) = match dev {
-        None => {
-            let v = host_values(e)?;
-            let worst = rd::arg_identity::<E::Item>(greatest);
-            let better = |a: (E::Item, u64), b: (E::Item, u64)| {
-                let b_wins = ranks_before(b.0, a.0, greatest) || (!ranks_before(a.0, b.0, greatest) && b.1 < a.1);
-                if b_wins {
-                    b
-                } else {
-                    a
-                }
-            };
-            crate::algo::reduce::host::map_reduce(&v, (worst, u64::MAX), |x, i| (x, i as u64), better)
-        }
+        None => host_arg_extreme(e, greatest)?,
         Some(dev) => {
             let k = Extreme {
                 arch: dev.arch(),
                 input: e,
                 greatest,
+                index_out: 0,
             };
             let bytes = rd::to_host(&k, dev)?;
             (<E::Item as Value>::read_c(&bytes), u64::read_c(&bytes[8..]))
         }
     };
     Ok(Some((index as usize, value)))
+}
+
+/// The host backend's (value, index) of the least (greatest) item, ties to
+/// the lower index; `(identity, u64::MAX)` when empty.
+fn host_arg_extreme<E: Node>(e: &E, greatest: bool) -> Result<(E::Item, u64)>
+where
+    E::Item: Element,
+{
+    let v = host_values(e)?;
+    let worst = rd::arg_identity::<E::Item>(greatest);
+    let better = |a: (E::Item, u64), b: (E::Item, u64)| {
+        let b_wins = ranks_before(b.0, a.0, greatest) || (!ranks_before(a.0, b.0, greatest) && b.1 < a.1);
+        if b_wins {
+            b
+        } else {
+            a
+        }
+    };
+    Ok(crate::algo::reduce::host::map_reduce(
+        &v,
+        (worst, u64::MAX),
+        |x, i| (x, i as u64),
+        better,
+    ))
+}
+
+/// min_element_to / max_element_to: the index to `index[0]` and the value
+/// to `value[0]`, queued on the device (no host synchronisation); for an
+/// empty input `u64::MAX` and the order's identity.
+pub(crate) fn arg_extreme_to<E: Node>(
+    e: &E,
+    greatest: bool,
+    index: &mut (impl crate::vec::DeviceDataMut<u64> + ?Sized),
+    value: &mut (impl crate::vec::DeviceDataMut<E::Item> + ?Sized),
+) -> Result<()>
+where
+    E::Item: Element,
+{
+    let op = if greatest { "max_element_to" } else { "min_element_to" };
+    let dev = prepare(e)?;
+    crate::algo::same_device(op, e.device_ref(), index.device())?;
+    crate::algo::same_device(op, e.device_ref(), value.device())?;
+    if index.len() == 0 || value.len() == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "{op}: the index and value outputs need one element each"
+        )));
+    }
+    match (dev, index.mem_mut(), value.mem_mut()) {
+        (None, MemMut::Host(i), MemMut::Host(v)) => {
+            (v[0], i[0]) = host_arg_extreme(e, greatest)?;
+            Ok(())
+        }
+        (Some(dev), MemMut::Cuda { ptr: index_ptr, .. }, MemMut::Cuda { ptr: value_ptr, .. }) => {
+            let k = Extreme {
+                arch: dev.arch(),
+                input: e,
+                greatest,
+                index_out: index_ptr,
+            };
+            rd::to_device(&k, dev, Ptr::from_raw(value_ptr))
+        }
+        _ => Err(Error::DeviceMismatch { op }),
+    }
 }

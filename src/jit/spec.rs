@@ -416,6 +416,7 @@ mod tests {
             arch: 90,
             input: &f,
             greatest,
+            index_out: 0,
         };
         assert_ne!(SpecKey::of(&min(false)), SpecKey::of(&min(true)), "a generated piece's value");
         let count = |pred| Count { arch: 90, input: &f, pred };

@@ -23,7 +23,7 @@ use crate::ops::{Add, Arith, Commutative, Identity, Max, Min, Monoid, Mul, Unary
 use crate::pred::{Not, Predicate};
 use crate::value::Value;
 use crate::vec::raw::{Mem, MemMut};
-use crate::vec::{DeviceData, DeviceVec};
+use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
 use plan::{Count, FindPlan, MapReduce};
 
 /// Reductions and collectives. In [`prelude`](crate::prelude).
@@ -209,6 +209,42 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
     /// ```
     fn max_element(&self) -> Result<Option<(usize, T)>> {
         arg_extreme(self, true)
+    }
+
+    /// Like [`min_element`](ReduceOps::min_element), leaving the index in
+    /// `index[0]` and the value in `value[0]` on the device (CUB's
+    /// `ArgMin`): no host synchronisation. An empty input writes index
+    /// `u64::MAX` and the value [`Min`]'s identity (`T::MAX`, `+inf`).
+    /// Fails when either output is empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[4.0f32, -1.0, 7.0, -1.0])?;
+    /// let (mut index, mut value) = (DeviceVec::<u64>::zeros(&dev, 1)?, DeviceVec::<f32>::zeros(&dev, 1)?);
+    /// v.min_element_to(&mut index, &mut value)?;
+    /// assert_eq!((index.to_vec()?, value.to_vec()?), (vec![1], vec![-1.0]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn min_element_to(&self, index: &mut impl DeviceDataMut<u64>, value: &mut impl DeviceDataMut<T>) -> Result<()> {
+        crate::expr::consume::arg_extreme_to(&self.lazy(), false, index, value)
+    }
+
+    /// Like [`max_element`](ReduceOps::max_element), on the device as
+    /// [`min_element_to`](ReduceOps::min_element_to); an empty input writes
+    /// index `u64::MAX` and [`Max`]'s identity (`T::MIN`, `-inf`).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[2u8, 9, 9])?;
+    /// let (mut index, mut value) = (DeviceVec::<u64>::zeros(&dev, 1)?, DeviceVec::<u8>::zeros(&dev, 1)?);
+    /// v.max_element_to(&mut index, &mut value)?;
+    /// assert_eq!((index.to_vec()?, value.to_vec()?), (vec![1], vec![9]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn max_element_to(&self, index: &mut impl DeviceDataMut<u64>, value: &mut impl DeviceDataMut<T>) -> Result<()> {
+        crate::expr::consume::arg_extreme_to(&self.lazy(), true, index, value)
     }
 
     /// How many elements satisfy `pred`.

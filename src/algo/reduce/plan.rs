@@ -258,6 +258,9 @@ pub(crate) struct Extreme<'a, E> {
     pub arch: u32,
     pub input: &'a E,
     pub greatest: bool,
+    /// Where the index goes when the value and index are written apart
+    /// (the kernel's parameter; 0: both to `out` as one accumulator).
+    pub index_out: u64,
 }
 
 impl<E: Node> Specialise for Extreme<'_, E>
@@ -273,6 +276,11 @@ where
         w.typedef("P", "u64");
         w.typedef("A", "cuprim_kv<T>");
         w.text("struct MapFn { __device__ __forceinline__ static A apply(T x, u64 i, P p) { (void)p; return A{x, i}; } };");
+        // A non-zero parameter is the address of a u64 index output; the
+        // value then goes alone to `out` (min/max_element_to).
+        w.text(
+            "#define CUPRIM_REDUCE_STORE(out, total, p) do { if (p) { *(T*)(out) = (total).v; *(u64*)(p) = (total).i; } else { *(out) = (total); } } while (0)",
+        );
         w.piece(self.greatest, |&greatest| {
             format!(
                 "struct ReduceOp {{ __device__ __forceinline__ static A apply(A a, A b) {{ \
@@ -300,7 +308,7 @@ where
         self.arch
     }
     fn param(&self) -> u64 {
-        0
+        self.index_out
     }
 }
 
@@ -396,6 +404,7 @@ pub(crate) fn extreme_specs<T: Element>(arch: u32) -> Vec<KernelSpec> {
                 arch,
                 input: &input,
                 greatest,
+                index_out: 0,
             })
         })
         .collect()
