@@ -43,6 +43,8 @@ fn sweep_rows(c: &mut Criterion) {
         let mut scratch_u = DeviceVec::from_slice(&dev, &keys).expect("allocating");
         drop((keys, unit, sorted));
         let mut out_f = DeviceVec::<f32>::zeros(&dev, 1).expect("allocating");
+        let mut arg_value = DeviceVec::<f32>::zeros(&dev, 1).expect("allocating");
+        let mut arg_index = DeviceVec::<u64>::zeros(&dev, 1).expect("allocating");
         let even = Bins::even(256, 0.0f32, 1.0);
         let even_u = Bins::even(256, 0u32, u32::MAX);
         let mut hist = Histogram::<u32>::zeros(&dev, 256).expect("allocating");
@@ -59,6 +61,9 @@ fn sweep_rows(c: &mut Criterion) {
         row("sweep_reduce_sum", "f32", n4, &mut || f.reduce_to(Add, &mut out_f));
         row("sweep_reduce_sum_alloc", "f32", n4, &mut || f.reduce_into(Add).map(drop));
         row("sweep_min_element", "f32", n4, &mut || f.min_element().map(drop));
+        row("sweep_min_element_to", "f32", n4, &mut || {
+            f.min_element_to(&mut arg_index, &mut arg_value)
+        });
         row("sweep_scan_incl_sum_alloc", "f32", 2 * n4, &mut || f.scan(Add).map(drop));
         row("sweep_scan_excl_sum_in_place", "u32", 2 * n4, &mut || {
             scratch_u.scan_exclusive_in_place(Add)
@@ -87,6 +92,10 @@ fn sweep_rows(c: &mut Criterion) {
                 common::host_call_micros(&dev, calls, || f.histogram_into(&even, &mut hist)),
             );
             report("histogram_f32_4096", common::host_call_micros(&dev, calls, || f.histogram(&even)));
+            report(
+                "min_element_to_f32_4096",
+                common::host_call_micros(&dev, calls, || f.min_element_to(&mut arg_index, &mut arg_value)),
+            );
             report("sort_u32_4096", common::host_call_micros(&dev, calls, || scratch_u.sort()));
         }
     }

@@ -454,3 +454,35 @@ fn empty_and_single_bin() {
         assert_eq!(h.dropped().unwrap(), 1);
     }
 }
+
+/// New histograms are counted through accumulators the device keeps zeroed
+/// (up to 4096 bins, one launch) or zeroed first (more bins): interleaved
+/// with accumulating calls, with both count types and grids of one block
+/// and of many, every result is exact and nothing carries over.
+#[test]
+fn new_histograms_start_from_zero() {
+    let (mut r, seed) = common::rng("fresh");
+    for dev in common::devices() {
+        for &nb in &[1usize, 255, 4095, 4096, 4097] {
+            for &n in &[1usize, 3000, 200_003] {
+                let data: Vec<f32> = (0..n).map(|_| r.gen::<f32>() * 1.2 - 0.1).collect();
+                let want = tally(&data, nb, |x| float_rule_f32(x, 0.0, 1.0, nb));
+                let c = ctx(&dev, &format!("fresh {nb} bins"), n, seed);
+                let v = DeviceVec::from_slice(&dev, &data).unwrap();
+                let bins = Bins::even(nb, 0.0f32, 1.0);
+                for round in 0..2 {
+                    let h32 = v.histogram(&bins).unwrap();
+                    let got: Vec<u64> = h32.to_vec().unwrap().iter().map(|&x| x as u64).collect();
+                    assert_eq!(got[..], want[..nb], "u32 counts, round {round}: {c}");
+                    assert_eq!(h32.dropped().unwrap(), want[nb], "dropped, round {round}: {c}");
+                    let mut h64 = v.histogram_u64(&bins).unwrap();
+                    assert_eq!(h64.to_vec().unwrap()[..], want[..nb], "u64 counts, round {round}: {c}");
+                    v.histogram_into(&bins, &mut h64).unwrap();
+                    let twice: Vec<u64> = want[..nb].iter().map(|&x| 2 * x).collect();
+                    assert_eq!(h64.to_vec().unwrap(), twice, "accumulated, round {round}: {c}");
+                    assert_eq!(h64.dropped().unwrap(), 2 * want[nb], "dropped accumulated, round {round}: {c}");
+                }
+            }
+        }
+    }
+}

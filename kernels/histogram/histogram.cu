@@ -18,7 +18,9 @@
 //   CUPRIM_HIST_SHARED 0 (more bins still): global atomics directly.
 // Dropped samples are counted in a register, reduced per block and added
 // to `*dropped` once per block. Integer atomics only: the result does not
-// depend on timing.
+// depend on timing. A new histogram (one launch of one pass) is counted
+// into accumulators the device keeps zeroed and written by the last block
+// (block/ticket.cuh), so it needs no memset before the launch.
 //
 // Specialised on: In (the input expression, block/expr.cuh; a plain buffer is
 // cuprim_x_buf<T>), T (samples), C (counts: u32 or u64), F (float or double:
@@ -199,7 +201,13 @@ struct HistRun {
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_histogram(CUPRIM_INPUT In in_expr, u64 n, HistParams p, u32 replicas, C* __restrict__ counts,
-                     u64* __restrict__ dropped) {
+                     u64* __restrict__ dropped, C* fresh, u64* fresh_dropped, u32* ticket) {
+    // A fresh histogram (`fresh` not null): the blocks add into `fresh` and
+    // `fresh_dropped`, zero-filled accumulators the device keeps, and the
+    // last block writes (not adds) the totals to `counts` and `dropped`,
+    // then zeroes the accumulators again: one launch, no memset.
+    C* const sums = fresh ? fresh : counts;
+    u64* const sum_dropped = fresh ? fresh_dropped : dropped;
     // Shared memory: [replicas x (nb + 1) u32 counters, if shared][staged
     // edges and cell table, if any].
     extern __shared__ __align__(16) unsigned char hist_smem[];
@@ -239,7 +247,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             const u32 b = r.bin - p.bin_base;  // wraps past the window when below it
             if (b < p.window) atomicAdd(mine + b, r.run);
 #else
-            atomicAdd(counts + r.bin, (C)r.run);
+            atomicAdd(sums + r.bin, (C)r.run);
 #endif
         }
     };
@@ -258,13 +266,22 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     if (r.run) count_run();
 
     const u64 block_dropped = cuprim_block_reduce<u64, HistAddU64, CUPRIM_BLOCK>(r.dropped);
-    if (threadIdx.x == 0 && block_dropped && p.count_dropped) atomicAdd((unsigned long long*)dropped, (unsigned long long)block_dropped);
+    if (threadIdx.x == 0 && block_dropped && p.count_dropped) atomicAdd((unsigned long long*)sum_dropped, (unsigned long long)block_dropped);
 #if CUPRIM_HIST_SHARED
     // cuprim_block_reduce ended with a barrier: every run is in `bins`.
     for (u32 b = threadIdx.x; b < p.window; b += CUPRIM_BLOCK) {
         u32 s = 0;
         for (u32 k = 0; k < replicas; k++) s += bins[k * (p.window + 1) + b];
-        if (s) atomicAdd(counts + p.bin_base + b, (C)s);
+        if (s) atomicAdd(sums + p.bin_base + b, (C)s);
     }
 #endif
+    if (!fresh || !cuprim_last_block(ticket)) return;
+    for (u32 b = threadIdx.x; b < p.nb; b += CUPRIM_BLOCK) {
+        counts[b] = cuprim_load_cg(fresh + b);
+        fresh[b] = 0;
+    }
+    if (threadIdx.x == 0) {
+        *dropped = cuprim_load_cg(fresh_dropped);
+        *fresh_dropped = 0;
+    }
 }

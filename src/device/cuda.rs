@@ -173,6 +173,10 @@ fn address<T>(slice: &CudaSlice<T>, stream: &CudaStream) -> u64 {
 /// Counter slots in the device's counter block.
 const COUNTER_SLOTS: usize = 64;
 
+/// 64-bit words of the zeroed accumulators after the counters (see
+/// [`CudaDevice::zeroed_accumulators`]).
+pub(crate) const ACCUMULATOR_WORDS: usize = 4097;
+
 /// Stream-ordered allocations come from the device's default memory pool,
 /// which by default hands freed memory back to the driver at every
 /// synchronisation; the next large allocation then maps it again. Keep it
@@ -210,9 +214,8 @@ impl CudaDevice {
         let shared_optin = attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
         let name = ctx.name().during("reading the device name")?;
         let error_flag = stream.alloc_zeros::<u32>(1).map_err(|e| Error::alloc(4, e))?;
-        let counters = stream
-            .alloc_zeros::<u32>(COUNTER_SLOTS)
-            .map_err(|e| Error::alloc(4 * COUNTER_SLOTS, e))?;
+        let words = COUNTER_SLOTS + 2 * ACCUMULATOR_WORDS;
+        let counters = stream.alloc_zeros::<u32>(words).map_err(|e| Error::alloc(4 * words, e))?;
         let pinned = PinnedBytes::new(&ctx)?;
         let (error_flag_addr, counters_addr) = (address(&error_flag, &stream), address(&counters, &stream));
         Ok(CudaDevice {
@@ -370,6 +373,14 @@ impl CudaDevice {
     /// The address of one of the device's zeroed counters.
     pub fn counter(&self, which: Counter) -> Ptr<u32> {
         Ptr::from_raw(self.counters_addr + 4 * which as u64)
+    }
+
+    /// [`ACCUMULATOR_WORDS`] zero-filled 64-bit words that a kernel may add
+    /// into, as long as it leaves them zero when it finishes (its last
+    /// block copies the totals out and clears them), like the counters:
+    /// work on the device's one stream never overlaps.
+    pub fn zeroed_accumulators(&self) -> Ptr<u64> {
+        Ptr::from_raw(self.counters_addr + 4 * COUNTER_SLOTS as u64)
     }
 
     /// Binds the context to the calling thread and returns the raw stream;

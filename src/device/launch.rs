@@ -88,6 +88,8 @@ pub(crate) enum Counter {
     TopkTicket = 8,
     /// reduce_by_key / unique / run_length_encode's tile counter.
     ByKeyTile = 10,
+    /// A new histogram's last-block ticket.
+    HistogramTicket = 11,
 }
 
 /// A typed region of a [`ScratchLayout`].

@@ -320,7 +320,7 @@ pub trait HistogramOps<T: Element>: DeviceData<T> {
     /// ```
     fn histogram_into<C: Count>(&self, bins: impl AsRef<Bins<T>>, hist: &mut Histogram<C>) -> Result<()> {
         let bins = bins.as_ref();
-        accumulate(&self.lazy(), bins, bins.rule()?, hist)
+        accumulate(&self.lazy(), bins, bins.rule()?, hist, false)
     }
 
     /// Counts each value `0 <= x < num_bins` (integers only); other values
@@ -354,13 +354,32 @@ fn fresh<T: Element, C: Count, D: DeviceData<T> + ?Sized>(src: &D, bins: &Bins<T
 /// A new histogram of an input expression's samples.
 pub(crate) fn fresh_of<E: Node<Item = T>, T: Element, C: Count>(src: &E, bins: &Bins<T>) -> Result<Histogram<C>> {
     let rule = bins.rule()?;
-    let mut hist = Histogram::zeros(src.device_ref(), rule.nb as usize)?;
-    accumulate(src, bins, rule, &mut hist)?;
+    src.validate()?;
+    let dev = src.device_ref();
+    if src.length() == 0 || !dev.is_cuda() {
+        let mut hist = Histogram::zeros(dev, rule.nb as usize)?;
+        accumulate(src, bins, rule, &mut hist, false)?;
+        return Ok(hist);
+    }
+    // The kernel writes every count (and zeroes first when it cannot).
+    let mut hist = Histogram {
+        counts: DeviceVec::alloc_uninit(dev, rule.nb as usize)?,
+        dropped: DeviceVec::alloc_uninit(dev, 1)?,
+    };
+    accumulate(src, bins, rule, &mut hist, true)?;
     Ok(hist)
 }
 
-/// Adds `src`'s counts by `rule` (the checked rule of `bins`) to `hist`.
-fn accumulate<E: Node<Item = T>, T: Element, C: Count>(src: &E, bins: &Bins<T>, rule: &BinRule<T>, hist: &mut Histogram<C>) -> Result<()> {
+/// Adds `src`'s counts by `rule` (the checked rule of `bins`) to `hist`;
+/// `fresh`: `hist` is a new, uninitialised histogram on a GPU and `src` is
+/// not empty, so the counts are written instead.
+fn accumulate<E: Node<Item = T>, T: Element, C: Count>(
+    src: &E,
+    bins: &Bins<T>,
+    rule: &BinRule<T>,
+    hist: &mut Histogram<C>,
+    fresh: bool,
+) -> Result<()> {
     src.validate()?;
     crate::algo::same_device("histogram_into", src.device_ref(), hist.counts.device())?;
     crate::algo::same_len("histogram_into (bins vs counts)", rule.nb as usize, hist.counts.len())?;
@@ -387,6 +406,7 @@ fn accumulate<E: Node<Item = T>, T: Element, C: Count>(src: &E, bins: &Bins<T>, 
                 table: table.as_ref(),
                 counts: Ptr::from_raw(counts_ptr),
                 dropped: Ptr::from_raw(dropped_ptr),
+                fresh,
             };
             plan::count(dev, rule, &io)
         }

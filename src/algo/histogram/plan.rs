@@ -8,8 +8,9 @@
 use super::bins::{double_for, BinRule, DeviceTable, Mode};
 use super::Count;
 use crate::algo::policy::Policy;
+use crate::device::cuda::ACCUMULATOR_WORDS;
 use crate::device::launch::KernelArg;
-use crate::device::{CudaDevice, Entry, Grid, Ptr};
+use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr};
 use crate::element::{Element, Kind};
 use crate::error::Result;
 use crate::expr::args::ExprArgs;
@@ -110,8 +111,9 @@ struct HistParams<T, F> {
 unsafe impl<T: Element, F: HistFloat> KernelArg for HistParams<T, F> {}
 
 /// The parameters of `cuprim_histogram(const In in, u64 n, HistParams p,
-/// u32 replicas, C* counts, u64* dropped)`.
-type HistArgs<T, C, F> = (ExprArgs, u64, HistParams<T, F>, u32, Ptr<C>, Ptr<u64>);
+/// u32 replicas, C* counts, u64* dropped, C* fresh, u64* fresh_dropped,
+/// u32* ticket)`.
+type HistArgs<T, C, F> = (ExprArgs, u64, HistParams<T, F>, u32, Ptr<C>, Ptr<u64>, Ptr<C>, Ptr<u64>, Ptr<u32>);
 
 /// The histogram kernel.
 fn histogram_entry<T: Element, C: Count, F: HistFloat>() -> Entry<HistArgs<T, C, F>> {
@@ -119,9 +121,12 @@ fn histogram_entry<T: Element, C: Count, F: HistFloat>() -> Entry<HistArgs<T, C,
     // (`In` the struct whose fields ExprArgs holds): it reads n samples of
     // `in` and, in mode 2, num_edges edges and
     // lut_cells cells at `p.edges` / `p.lut`; it adds to counts[bin_base ..
-    // bin_base + window] (all nb when not shared) and to dropped[0]; its
-    // dynamic shared memory is the grid's (replicas x (window + 1)
-    // counters, then the staged edges and cells).
+    // bin_base + window] (all nb when not shared) and to dropped[0], or
+    // with `fresh` not null adds into fresh[0..nb] and fresh_dropped[0]
+    // (zeroed), then writes counts[0..nb] and dropped[0] and zeroes them
+    // again, with the zeroed `ticket`; its dynamic shared memory is the
+    // grid's (replicas x (window + 1) counters, then the staged edges and
+    // cells).
     unsafe { Entry::declare("cuprim_histogram") }
 }
 
@@ -166,6 +171,9 @@ pub(super) struct Io<'a, E: Node, C> {
     pub counts: Ptr<C>,
     /// One dropped count.
     pub dropped: Ptr<u64>,
+    /// The histogram is new and not initialised: the call writes every
+    /// count instead of adding to it.
+    pub fresh: bool,
 }
 
 impl<'a, E: Node<Item = T>, T: Element, C: Count, F: HistFloat> HistPlan<'a, E, C, F> {
@@ -227,6 +235,7 @@ impl<'a, E: Node<Item = T>, T: Element, C: Count, F: HistFloat> HistPlan<'a, E, 
             table,
             counts,
             dropped,
+            fresh,
         } = *io;
         let len = input.length();
         let module = dev.module(self)?;
@@ -258,6 +267,24 @@ impl<'a, E: Node<Item = T>, T: Element, C: Count, F: HistFloat> HistPlan<'a, E, 
             window: self.counters.window,
             count_dropped: 1,
         };
+        // A new histogram counted in one launch goes through the device's
+        // zeroed accumulators (no memset); otherwise it is zeroed first.
+        let one_launch = self.counters.passes == 1 && len as u64 <= max_launch_elems(grid.blocks);
+        let (acc, acc_dropped) = if fresh && one_launch && (rule.nb as usize) < ACCUMULATOR_WORDS {
+            let acc = dev.zeroed_accumulators();
+            (
+                Ptr::<C>::from_raw(acc.raw()),
+                Ptr::<u64>::from_raw(acc.raw() + 8 * (ACCUMULATOR_WORDS as u64 - 1)),
+            )
+        } else {
+            if fresh {
+                let bytes = rule.nb as usize * std::mem::size_of::<C>();
+                dev.memset_bytes(counts.raw(), 0, bytes, "zeroing a new histogram")?;
+                dev.memset_bytes(dropped.raw(), 0, 8, "zeroing a new histogram")?;
+            }
+            (Ptr::null(), Ptr::null())
+        };
+        let ticket = dev.counter(Counter::HistogramTicket);
         for pass in 0..self.counters.passes {
             params.bin_base = pass * self.counters.window;
             params.window = self.counters.window.min(rule.nb - params.bin_base);
@@ -267,7 +294,12 @@ impl<'a, E: Node<Item = T>, T: Element, C: Count, F: HistFloat> HistPlan<'a, E, 
                 let n = (len as u64 - start).min(max_launch_elems(grid.blocks));
                 let part = input.sliced(start as usize, n as usize);
                 launch_checked(dev, &part, |part| {
-                    dev.launch(&module, entry, grid, (part, n, params, self.counters.replicas, counts, dropped))
+                    dev.launch(
+                        &module,
+                        entry,
+                        grid,
+                        (part, n, params, self.counters.replicas, counts, dropped, acc, acc_dropped, ticket),
+                    )
                 })?;
                 start += n;
             }
