@@ -59,6 +59,14 @@ template <typename T> struct cuprim_kv {
     u64 i;
 };
 
+// The same with the value's rank in the order (prelude.cuh:
+// cuprim_arg_rank), carried so that a fold ranks each element once.
+template <typename T, typename R> struct cuprim_arg_acc {
+    T v;
+    u64 i;
+    R r;
+};
+
 // __shfl_sync for a value of any size: every lane gets lane `src`'s value.
 template <typename V> __device__ __forceinline__ V cuprim_shfl(const V& v, int src) {
     return cuprim_shfl_words(v, [src](unsigned w) { return __shfl_sync(0xffffffffu, w, src); });

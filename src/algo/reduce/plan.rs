@@ -274,8 +274,9 @@ where
     fn write<W: SpecWriter>(&self, w: &mut W) {
         write_common(self, w);
         w.typedef("P", "u64");
-        w.typedef("A", "cuprim_kv<T>");
-        w.text("struct MapFn { __device__ __forceinline__ static A apply(T x, u64 i, P p) { (void)p; return A{x, i}; } };");
+        // The accumulator carries the value's rank (one integer compare per
+        // element); the value and index lead, as the host reads them.
+        w.typedef("A", if std::mem::size_of::<E::Item>() <= 4 { "cuprim_arg_acc<T, u32>" } else { "cuprim_arg_acc<T, u64>" });
         // A non-zero parameter is the address of a u64 index output; the
         // value then goes alone to `out` (min/max_element_to).
         w.text(
@@ -283,9 +284,11 @@ where
         );
         w.piece(self.greatest, |&greatest| {
             format!(
-                "struct ReduceOp {{ __device__ __forceinline__ static A apply(A a, A b) {{ \
-                 return cuprim_arg_wins<{greatest}>(a.v, a.i, b.v, b.i) ? b : a; }} \
-                 __device__ __forceinline__ static A identity() {{ return A{{{}, ~0ull}}; }} }};",
+                "struct MapFn {{ __device__ __forceinline__ static A apply(T x, u64 i, P p) {{ (void)p; \
+                 return A{{x, i, cuprim_arg_rank<{greatest}>(x)}}; }} }};\n\
+                 struct ReduceOp {{ __device__ __forceinline__ static A apply(A a, A b) {{ \
+                 return (b.r < a.r || (b.r == a.r && b.i < a.i)) ? b : a; }} \
+                 __device__ __forceinline__ static A identity() {{ const T x = {}; return A{{x, ~0ull, cuprim_arg_rank<{greatest}>(x)}}; }} }};",
                 arg_identity::<E::Item>(greatest).cuda_literal(),
             )
         });
@@ -302,7 +305,8 @@ where
         self.input
     }
     fn acc_bytes(&self) -> usize {
-        16
+        // { T v; u64 i; R r; }: three 8-byte slots.
+        24
     }
     fn arch(&self) -> u32 {
         self.arch
