@@ -41,6 +41,7 @@ fn sweep_rows(c: &mut Criterion) {
         let fs = DeviceVec::from_slice(&dev, &sorted).expect("allocating");
         let one = DeviceVec::filled(&dev, n, 0.5f32).expect("allocating");
         let mut scratch_u = DeviceVec::from_slice(&dev, &keys).expect("allocating");
+        let mut scratch_f = DeviceVec::from_slice(&dev, &unit).expect("allocating");
         drop((keys, unit, sorted));
         let mut out_f = DeviceVec::<f32>::zeros(&dev, 1).expect("allocating");
         let mut arg_value = DeviceVec::<f32>::zeros(&dev, 1).expect("allocating");
@@ -67,6 +68,9 @@ fn sweep_rows(c: &mut Criterion) {
         row("sweep_scan_incl_sum_alloc", "f32", 2 * n4, &mut || f.scan(Add).map(drop));
         row("sweep_scan_excl_sum_in_place", "u32", 2 * n4, &mut || {
             scratch_u.scan_exclusive_in_place(Add)
+        });
+        row("sweep_scan_incl_sum_in_place", "f32", 2 * n4, &mut || {
+            scratch_f.scan_inclusive_in_place(Add)
         });
         row("sweep_histogram_even256", "f32", n4, &mut || f.histogram_into(&even, &mut hist));
         row("sweep_histogram_even256_alloc", "f32", n4, &mut || f.histogram(&even).map(drop));

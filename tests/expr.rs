@@ -160,6 +160,17 @@ fn maps_compose_and_match_transform() {
                 v.transform(Negate).unwrap().min_element().unwrap().map(|(i, _)| i),
                 "{ctx}: argmin"
             );
+            let (mut index, mut value) = (
+                DeviceVec::from_slice(&dev, &[7u64]).unwrap(),
+                DeviceVec::from_slice(&dev, &[7.0f32]).unwrap(),
+            );
+            v.map(Negate).max_element_to(&mut index, &mut value).unwrap();
+            let want = v.transform(Negate).unwrap().max_element().unwrap();
+            let got = (index.to_vec().unwrap()[0], value.to_vec().unwrap()[0]);
+            match want {
+                Some((i, x)) => assert!(got.0 == i as u64 && common::same(got.1, x), "{ctx}: argmax to the device"),
+                None => assert!(got.0 == u64::MAX && got.1 == f32::NEG_INFINITY, "{ctx}: empty argmax to the device"),
+            }
             assert_eq!(
                 v.map(Abs).count(Gt(0.5f32)).unwrap(),
                 x.iter().filter(|y| y.abs() > 0.5).count(),

@@ -263,6 +263,55 @@ pub trait ExprOps: Expr {
         arg_extreme(self, true)
     }
 
+    /// [`min_element`](ExprOps::min_element) into `index[0]` and `value[0]`
+    /// on the device, as
+    /// [`ReduceOps::min_element_to`](crate::algo::reduce::ReduceOps::min_element_to).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[-4i32, 2, -1, 3])?;
+    /// let (mut index, mut value) = (DeviceVec::<u64>::zeros(&dev, 1)?, DeviceVec::<i32>::zeros(&dev, 1)?);
+    /// v.map(Abs).min_element_to(&mut index, &mut value)?;
+    /// assert_eq!((index.to_vec()?, value.to_vec()?), (vec![2], vec![1]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn min_element_to(
+        &self,
+        index: &mut impl crate::vec::DeviceDataMut<u64>,
+        value: &mut impl crate::vec::DeviceDataMut<Self::Item>,
+    ) -> Result<()>
+    where
+        Self::Item: Element,
+    {
+        arg_extreme_to(self, false, index, value)
+    }
+
+    /// [`max_element`](ExprOps::max_element) into `index[0]` and `value[0]`
+    /// on the device.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[-4i32, 2, 4])?;
+    /// let (mut index, mut value) = (DeviceVec::<u64>::zeros(&dev, 1)?, DeviceVec::<i32>::zeros(&dev, 1)?);
+    /// v.map(Abs).max_element_to(&mut index, &mut value)?;
+    /// assert_eq!((index.to_vec()?, value.to_vec()?), (vec![0], vec![4]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn max_element_to(
+        &self,
+        index: &mut impl crate::vec::DeviceDataMut<u64>,
+        value: &mut impl crate::vec::DeviceDataMut<Self::Item>,
+    ) -> Result<()>
+    where
+        Self::Item: Element,
+    {
+        arg_extreme_to(self, true, index, value)
+    }
+
     /// The elements that satisfy `pred`, in order, in a new vector: stream
     /// compaction of a computed sequence in one pass (as
     /// [`SelectOps::copy_if`](crate::algo::select::SelectOps::copy_if)).

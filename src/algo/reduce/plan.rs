@@ -276,7 +276,14 @@ where
         w.typedef("P", "u64");
         // The accumulator carries the value's rank (one integer compare per
         // element); the value and index lead, as the host reads them.
-        w.typedef("A", if std::mem::size_of::<E::Item>() <= 4 { "cuprim_arg_acc<T, u32>" } else { "cuprim_arg_acc<T, u64>" });
+        w.typedef(
+            "A",
+            if std::mem::size_of::<E::Item>() <= 4 {
+                "cuprim_arg_acc<T, u32>"
+            } else {
+                "cuprim_arg_acc<T, u64>"
+            },
+        );
         // A non-zero parameter is the address of a u64 index output; the
         // value then goes alone to `out` (min/max_element_to).
         w.text(
