@@ -76,3 +76,32 @@ pub(crate) struct Rows<F> {
     /// Slots per row.
     pub k: usize,
 }
+
+/// Queries [`KnnMethod::Auto`](super::KnnMethod::Auto) runs through a
+/// built tree to estimate the cost of the rest.
+// 1024: the mean visits of 1024 evenly spaced queries were within TBD of the 1M-query mean on every bench distribution (H100, run TBD).
+pub(crate) const COST_SAMPLE: usize = 1024;
+
+// The cost model of `KnnMethod::Auto`, in nanoseconds of the GPU; only
+// ratios matter (the host backend uses the same decision).
+// Per (query, point, dimension + 2) of brute force: TBD (H100, run TBD).
+const BRUTE_NS: f64 = 1.1e-4;
+// Per (point, pass) of the build, D + depth sorting passes: TBD (H100, run TBD).
+const BUILD_NS: f64 = 0.35;
+// Per node a tree query visits, per (dimension + 2): TBD (H100, run TBD).
+const VISIT_NS: f64 = 6.5e-3;
+
+/// Estimated time of brute force: `q` queries against `n` points of `dim` coordinates.
+pub(crate) fn brute_cost(n: usize, q: usize, dim: usize) -> f64 {
+    n as f64 * q as f64 * (dim + 2) as f64 * BRUTE_NS
+}
+
+/// Estimated time of building a tree over `n` points of `dim` coordinates.
+pub(crate) fn build_cost(n: usize, dim: usize) -> f64 {
+    n as f64 * (dim + super::geometry::depth(n) as usize) as f64 * BUILD_NS
+}
+
+/// Estimated time of `q` tree queries visiting `visits` nodes each.
+pub(crate) fn tree_query_cost(q: usize, visits: f64, dim: usize) -> f64 {
+    q as f64 * visits * (dim + 2) as f64 * VISIT_NS
+}
