@@ -18,12 +18,16 @@
 //!
 //! The distribution matrix (1M points, 1M queries on a GPU): points
 //! `uniform` in the unit cube, `clustered` (100 Gaussian clusters of sigma
-//! 1e-3), `surface` (a sphere shell of radius 0.4, radial noise 1e-3) and
-//! `mixed` (half uniform, half in 10 clusters of sigma 1e-3); queries
+//! 1e-3), `surface` (3-D: a torus of radii 0.35 and 0.12, noise 1e-3 in
+//! the tube radius; 2-D and 8-D: a sphere shell of radius 0.4, radial
+//! noise 1e-3), `shell` (the sphere shell in 3-D, k = 8 only: queries
+//! near its centre are equidistant from all of it) and `mixed` (half
+//! uniform, half in 10 clusters of sigma 1e-3); queries
 //! `near` (drawn like the points, another seed) or `away` (uniform over the
-//! points' bounding box). Rows `knn_<points>_<queries>_k<k>_q<q>/<D>d_f32/<n>`
-//! for D = 2, 3, 8 and k = 1, 8, 64 (every combination in 3-D; uniform and
-//! clustered, plus surface and mixed at k = 8, in 2-D and 8-D), the build
+//! points' bounding box; 100K of them in 8-D). Rows
+//! `knn_<points>_<queries>_k<k>_q<q>/<D>d_f32/<n>` for D = 2, 3, 8 and
+//! k = 1, 8, 64 (every combination in 3-D; uniform and clustered, plus
+//! surface and mixed at k = 8, in 2-D and 8-D), the build
 //! of each point set `knn_build_<points>/<D>d_f32/<n>`, and all-k-nearest
 //! `knn_all_<points>_k8/3d_f32/<n>` beside the same points as queries
 //! `knn_selfquery_<points>_k8/3d_f32/<n>`. Each row also prints the mean
@@ -33,22 +37,23 @@
 //!
 //! `CUPRIM_KNN_POINTS_DIR=DIR` also writes every matrix point and query set
 //! there (`<name>.bin`: the bytes "CPKN", u32 D, u64 count, then count x D
-//! little-endian f32) and `DIR/manifest.txt`, one line per 3-D row: `row D
-//! k points-file queries-file`, which `benchmarks/anchors/cukd_anchor.cu`
+//! little-endian f32) and `DIR/manifest.txt`, one line per matrix row: `row
+//! D k points-file queries-file`, which `benchmarks/anchors/cukd_anchor.cu`
 //! reads to time cudaKDTree on the same inputs. `CUPRIM_KNN_MATRIX=3d`
 //! keeps only the 3-D matrix, `=0` drops the matrix. With the
-//! `knn-tuning` feature, `knn_tune_free<L>_<points>_<queries>_k8` rows
-//! sweep the number of box-free levels.
+//! `knn-tuning` feature, `knn_tune_<child|entry><L>_<points>_<queries>_k8`
+//! rows (3-D) sweep the traversal's use of the boxes and the number of
+//! box-free levels (`knn_tune_plane_*`: no boxes).
 
 mod common;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use criterion::SamplingMode;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cuprim::algo::knn::{KnnMethod, KnnOptions, QueryOrder};
 use cuprim::prelude::*;
 use rayon::prelude::*;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// `n` points uniform in the unit cube, from a hash of the index.
@@ -92,6 +97,7 @@ enum Shape {
     Uniform,
     Clustered,
     Surface,
+    Shell,
     Mixed,
 }
 
@@ -101,6 +107,7 @@ impl Shape {
             Shape::Uniform => "uniform",
             Shape::Clustered => "clustered",
             Shape::Surface => "surface",
+            Shape::Shell => "shell",
             Shape::Mixed => "mixed",
         }
     }
@@ -118,13 +125,21 @@ fn sample<const D: usize>(shape: Shape, n: usize, seed: u64) -> Vec<[f32; D]> {
             match shape {
                 Shape::Uniform => std::array::from_fn(|j| unit(j as u64, i, seed) as f32),
                 Shape::Clustered => std::array::from_fn(|j| (centre(i % 100, j) + 1e-3 * gauss(j as u64, i, seed)) as f32),
-                Shape::Surface => {
+                Shape::Surface if D == 3 => {
+                    // A torus around the z axis through the centre: radii 0.35 and 0.12.
+                    let (u, v) = (std::f64::consts::TAU * unit(0, i, seed), std::f64::consts::TAU * unit(1, i, seed));
+                    let r = 0.12 + 1e-3 * gauss(1, i, seed);
+                    let ring = 0.35 + r * v.cos();
+                    let p = [0.5 + ring * u.cos(), 0.5 + ring * u.sin(), 0.5 + r * v.sin()];
+                    std::array::from_fn(|j| p[j] as f32)
+                }
+                Shape::Surface | Shape::Shell => {
                     let g: [f64; D] = std::array::from_fn(|j| gauss(j as u64, i, seed));
                     let norm = g.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
                     let r = 0.4 + 1e-3 * gauss(d, i, seed);
                     std::array::from_fn(|j| (0.5 + r * g[j] / norm) as f32)
                 }
-                Shape::Mixed if i % 2 == 0 => std::array::from_fn(|j| unit(j as u64, i, seed) as f32),
+                Shape::Mixed if i.is_multiple_of(2) => std::array::from_fn(|j| unit(j as u64, i, seed) as f32),
                 Shape::Mixed => std::array::from_fn(|j| (centre(1000 + (i / 2) % 10, j) + 1e-3 * gauss(j as u64, i, seed)) as f32),
             }
         })
@@ -148,7 +163,7 @@ fn away<const D: usize>(points: &[[f32; D]], q: usize, seed: u64) -> Vec<[f32; D
 }
 
 /// Writes `set` to `dir/name.bin` ("CPKN", u32 D, u64 count, f32 LE data).
-fn write_set<const D: usize>(dir: &PathBuf, name: &str, set: &[[f32; D]]) -> PathBuf {
+fn write_set<const D: usize>(dir: &Path, name: &str, set: &[[f32; D]]) -> PathBuf {
     let path = dir.join(format!("{name}.bin"));
     let mut bytes = Vec::with_capacity(16 + set.len() * D * 4);
     bytes.extend_from_slice(b"CPKN");
@@ -218,10 +233,16 @@ fn matrix<const D: usize>(c: &mut Criterion, dev: &Device, n: usize, q: usize, s
                 }
             }
             #[cfg(feature = "knn-tuning")]
-            if D == 3 && matches!((shape, *qname), (Shape::Uniform, _) | (Shape::Clustered, "away") | (Shape::Surface, "away")) {
-                for free in 1..=4u32 {
-                    let t = KdTree::build_with_box_free_levels(&points, free).expect("build");
-                    let op = format!("knn_tune_free{free}_{}_{qname}_k8", shape.name());
+            if D == 3 && (shape == Shape::Uniform || *qname == "away") {
+                // (free levels, child boxes); 40 free levels: no boxes, planes only.
+                for (free, child) in [(1u32, true), (2, true), (3, true), (1, false), (2, false), (3, false), (40, false)] {
+                    let t = KdTree::build_tuned(&points, free, child).expect("build");
+                    let variant = match (free, child) {
+                        (40, _) => "plane".to_string(),
+                        (_, true) => format!("child{free}"),
+                        (_, false) => format!("entry{free}"),
+                    };
+                    let op = format!("knn_tune_{variant}_{}_{qname}_k8", shape.name());
                     let v = t.mean_visits(&queries, 8).expect("visits");
                     eprintln!("KNN_VISITS {op}/{elem}/{n} {v:.1}");
                     let mut group = matrix_config(c, &op);
@@ -232,7 +253,7 @@ fn matrix<const D: usize>(c: &mut Criterion, dev: &Device, n: usize, q: usize, s
                 }
             }
         }
-        if D == 3 && shape != Shape::Mixed {
+        if D == 3 && matches!(shape, Shape::Uniform | Shape::Clustered | Shape::Surface) {
             let op = format!("knn_all_{}_k8", shape.name());
             let mut group = matrix_config(c, &op);
             group.bench_function(BenchmarkId::new(&elem, n), |b| {
@@ -267,12 +288,20 @@ fn knn_matrix(c: &mut Criterion) {
     let (n, q) = if dev.is_cuda() { (1_000_000, 1_000_000) } else { (100_000, 10_000) };
     let all = [Shape::Uniform, Shape::Clustered, Shape::Surface, Shape::Mixed];
     matrix::<3>(c, &dev, n, q, &all, |_| vec![1, 8, 64]);
+    matrix::<3>(c, &dev, n, q, &[Shape::Shell], |_| vec![8]);
     if which == "3d" {
         return;
     }
-    let ks = |s: Shape| if matches!(s, Shape::Uniform | Shape::Clustered) { vec![1, 8, 64] } else { vec![8] };
+    let ks = |s: Shape| {
+        if matches!(s, Shape::Uniform | Shape::Clustered) {
+            vec![1, 8, 64]
+        } else {
+            vec![8]
+        }
+    };
     matrix::<2>(c, &dev, n, q, &all, ks);
-    matrix::<8>(c, &dev, n, q, &all, ks);
+    // 8-D: a tenth of the queries (a uniform 8-D query visits thousands of nodes).
+    matrix::<8>(c, &dev, n, q / 10, &all, ks);
 }
 
 fn max_log2() -> u32 {

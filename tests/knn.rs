@@ -832,9 +832,16 @@ fn all_nearest_equals_query_without_self() {
         for i in 0..p.len() {
             // Drop the point itself from its query row (there, unless a
             // lower-index duplicate crowds it out of the k + 1).
-            let row: Vec<(u32, f32)> = (0..=k).map(|j| (qi[i * (k + 1) + j], qd[i * (k + 1) + j])).filter(|&(x, _)| x != i as u32).collect();
+            let row: Vec<(u32, f32)> = (0..=k)
+                .map(|j| (qi[i * (k + 1) + j], qd[i * (k + 1) + j]))
+                .filter(|&(x, _)| x != i as u32)
+                .collect();
             for j in 0..k {
-                assert_eq!((ai[i * k + j], ad[i * k + j].to_bits()), (row[j].0, row[j].1.to_bits()), "point {i} slot {j}, seed={seed} on {dev:?}");
+                assert_eq!(
+                    (ai[i * k + j], ad[i * k + j].to_bits()),
+                    (row[j].0, row[j].1.to_bits()),
+                    "point {i} slot {j}, seed={seed} on {dev:?}"
+                );
             }
         }
     }

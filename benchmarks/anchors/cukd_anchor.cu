@@ -89,7 +89,8 @@ __global__ void cct_knn(const point_t* queries, int q, const cukd::box_t<point_t
     kth[t] = cukd::cct::knn<cukd::FixedCandidateList<K>, point_t>(list, queries[t], *bounds, nodes, n);
 }
 
-// Median of single timed calls of `run` (after one warm-up call).
+// Median of `reps` single timed calls of `run` after one warm-up call
+// (reps = 0: the one call, timed).
 template <typename F>
 static double time_ms(F run, int reps) {
     cudaEvent_t a, b;
@@ -104,7 +105,7 @@ static double time_ms(F run, int reps) {
         CHECK(cudaGetLastError());
         float m = 0;
         CHECK(cudaEventElapsedTime(&m, a, b));
-        if (i > 0) ms.push_back(m);
+        if (i > 0 || reps == 0) ms.push_back(m);
         if (m > 500.0f) {
             ms.assign(1, m);  // a slow call: once is enough
             break;

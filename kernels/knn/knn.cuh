@@ -73,6 +73,10 @@ __device__ __forceinline__ KnnBox knn_load_box(const KnnBox* __restrict__ boxes,
     return u.b;
 }
 
+// max(x, 0), and 0 for NaN.
+__device__ __forceinline__ float knn_max0(float x) { return fmaxf(x, 0.0f); }
+__device__ __forceinline__ double knn_max0(double x) { return fmax(x, 0.0); }
+
 // Squared distance from the query to a box: the fma chain of the squared
 // distances, in dimension order, of the per-axis gaps (0 inside the slab).
 // A lower bound of the squared distance to every point in the box (each gap
@@ -83,7 +87,9 @@ __device__ __forceinline__ F knn_box_dist(const F (&q)[CUPRIM_DIM], const KnnBox
     F acc = F(0);
 #pragma unroll
     for (int j = 0; j < CUPRIM_DIM; j++) {
-        const F e = q[j] < b.lo[j] ? b.lo[j] - q[j] : (q[j] > b.hi[j] ? q[j] - b.hi[j] : F(0));
+        // Branch-free: at most one term is positive; a NaN difference (an
+        // infinite query coordinate on an infinite bound) counts as 0.
+        const F e = knn_max0(b.lo[j] - q[j]) + knn_max0(q[j] - b.hi[j]);
         acc = knn_fma(e, e, acc);
     }
     return acc;

@@ -3,14 +3,14 @@
 // i has children 2i+1 and 2i+2; the split dimension of a node at level L is
 // L % CUPRIM_DIM; nodes below nb have the tight box of their subtree).
 // Also the Morton codes that order queries spatially.
-// Specialised on: F, CUPRIM_DIM, CUPRIM_K (see knn.cuh).
+// Specialised on: F, CUPRIM_DIM, CUPRIM_K (see knn.cuh), CUPRIM_KNN_CHILD_BOXES.
 //
 // Traversal: depth first, every subtree with a lower bound of the squared
 // distance to its points: the distance to its box where it has one, else
 // (the last levels) the larger of its parent's bound and, for the far
 // child, the squared distance to the splitting plane. At a node, the child
-// with the smaller bound is visited first (by the plane's side below the
-// boxes), the other is pushed with its bound on a stack in shared memory
+// with the smaller bound is visited first (see CUPRIM_KNN_CHILD_BOXES
+// below), the other is pushed with its bound on a stack in shared memory
 // (one column per thread, `depth` entries: the levels on the stack strictly
 // increase, so it never holds more). A subtree is skipped, when pushed or
 // popped, only when its bound is strictly greater than the current k-th
@@ -22,6 +22,13 @@
 // nodes: offers every visited node but the one of index `self` to `list`
 // (RADIUS: only those within `bound`, counted in `count`). Returns the
 // number of nodes visited.
+//
+// CUPRIM_KNN_CHILD_BOXES 1: at a node whose children have boxes, both
+// children's boxes are loaded (with the node) and the nearer is visited
+// first, the other pushed with its box distance. 0: children are ordered by
+// the splitting plane and pushed with the plane bound; a node with a box
+// checks it (loaded with the node) on entry and is skipped with its whole
+// subtree when it is beyond the k-th candidate.
 template <bool RADIUS>
 __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
                                         const F (&qc)[CUPRIM_DIM], u32 self, F bound, KnnList& list, u32& count, F* st_d, u32* st_n,
@@ -31,7 +38,26 @@ __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const
     while (true) {
         while (true) {
             visits++;
+            const u32 c = 2 * node + 1;
+            // Every load of this visit is issued before any is waited for.
             const KnnNode nd = knn_load_node(nodes, node);
+#if CUPRIM_KNN_CHILD_BOXES
+            const bool boxed = c < nb;  // then both children exist and have boxes
+            KnnBox box_l, box_r;
+            if (boxed) {
+                box_l = knn_load_box(boxes, c);
+                box_r = knn_load_box(boxes, c + 1);
+            }
+#else
+            const bool boxed = node < nb;
+            KnnBox box_m;
+            if (boxed) box_m = knn_load_box(boxes, node);
+            if (boxed) {
+                const F b = knn_box_dist(qc, box_m);
+                if (b > (RADIUS ? bound : list.worst_d())) break;
+                lb = b;
+            }
+#endif
             F diffs[CUPRIM_DIM];
             F acc = F(0);
 #pragma unroll
@@ -49,17 +75,18 @@ __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const
                     list.offer(acc, nd.idx);
                 }
             }
-            const u32 c = 2 * node + 1;
             if (c >= n) break;
             const F limit = RADIUS ? bound : list.worst_d();
             F bl, br;
             bool right_first;
-            if (c < nb) {
-                // Both children exist and have boxes.
-                bl = knn_box_dist(qc, knn_load_box(boxes, c));
-                br = knn_box_dist(qc, knn_load_box(boxes, c + 1));
+#if CUPRIM_KNN_CHILD_BOXES
+            if (boxed) {
+                bl = knn_box_dist(qc, box_l);
+                br = knn_box_dist(qc, box_r);
                 right_first = br < bl;
-            } else {
+            } else
+#endif
+            {
                 F diff = diffs[0];
 #pragma unroll
                 for (int j = 1; j < CUPRIM_DIM; j++) {
@@ -181,16 +208,46 @@ extern "C" __global__ void cuprim_knn_radius(const KnnNode* __restrict__ nodes, 
     list.finish(rd, ri, true);
 }
 
-// All-k-nearest: thread t takes node t (tree order: neighbouring threads
-// hold nearby points) and writes the row of the node's point, its original
-// index: the k nearest other points, the point itself excluded by index. A
-// point with a NaN coordinate gets an all-missing row.
+// Nodes in the subtree of node m at level l of a left-balanced tree of n
+// nodes and h levels, in O(1): the full levels l..h-2 of the subtree, plus
+// its share of the (possibly partial) last level.
+__device__ __forceinline__ u32 knn_size_at(u32 m, u32 l, u32 n, u32 h) {
+    if (m >= n || l >= h) return 0;
+    const u64 width = 1ull << (h - 1 - l);
+    const u64 first = ((u64)m + 1) * width - 1;  // its first node on the last level
+    const u64 last = (u64)n > first ? ((u64)n - first < width ? (u64)n - first : width) : 0;
+    return (u32)(width - 1 + last);
+}
+
+// The node at in-order position t (< n) of the tree: the kd-tree's own
+// space-filling order, in which consecutive positions are neighbouring
+// points (a node and the extreme points of its two subtrees).
+__device__ __forceinline__ u32 knn_inorder_node(u32 t, u32 n, u32 h) {
+    u32 m = 0, lo = 0, l = 0;
+    while (true) {
+        const u32 r = lo + knn_size_at(2 * m + 1, l + 1, n, h);  // m's position
+        if (t == r) return m;
+        if (t < r) {
+            m = 2 * m + 1;
+        } else {
+            m = 2 * m + 2;
+            lo = r + 1;
+        }
+        l++;
+    }
+}
+
+// All-k-nearest: thread t takes the node at in-order position t (tree
+// order: neighbouring threads hold neighbouring points, with no sort) and
+// writes the row of the node's point, its original index: the k nearest
+// other points, the point itself excluded by index. A point with a NaN
+// coordinate gets an all-missing row.
 extern "C" __global__ void cuprim_knn_all(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb, u32 depth,
                                           u32 k, F* __restrict__ out_d, u32* __restrict__ out_i) {
     KnnStack st(depth);
     const u64 t = cuprim_thread_id();
     if (t >= n) return;
-    const KnnNode me = knn_load_node(nodes, (u32)t);
+    const KnnNode me = knn_load_node(nodes, knn_inorder_node((u32)t, n, depth));
     F* rd = out_d + (u64)me.idx * k;
     u32* ri = out_i + (u64)me.idx * k;
     F qc[CUPRIM_DIM];

@@ -22,7 +22,9 @@ mod sealed {
 }
 
 /// A coordinate type: `f32` or `f64`. Sealed.
-pub trait Coord: Element + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + sealed::Sealed {
+pub trait Coord:
+    Element + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + sealed::Sealed
+{
     /// `self * a + b` with one rounding.
     #[doc(hidden)]
     fn fma(self, a: Self, b: Self) -> Self;
@@ -186,19 +188,17 @@ pub(crate) fn boxed_nodes(n: usize, free: u32) -> usize {
 /// gaps (0 inside the slab). For every point `p` in the box with no NaN
 /// coordinate, `box_dist2(q, lo, hi) <= dist2(q, p)`: each gap is at most
 /// `|q[j] - p[j]|` (rounding is monotone) and the fma chain is monotone in
-/// its terms. Never NaN for a query without NaN (the gap is only formed
-/// when strictly outside), `+inf` for an empty box (`lo = +inf`, `hi = -inf`).
+/// its terms. Never NaN for a query without NaN (a NaN gap, from an infinite
+/// query coordinate on an infinite bound, counts as 0), `+inf` for an empty
+/// box (`lo = +inf`, `hi = -inf`) and a finite query.
 #[inline]
 pub(crate) fn box_dist2<F: Coord>(q: &[F], lo: &[F], hi: &[F]) -> F {
-    let mut acc = F::zero();
+    let zero = F::zero();
+    // max(x, 0), and 0 for NaN (`knn_max0`).
+    let max0 = |x: F| if x > zero { x } else { zero };
+    let mut acc = zero;
     for j in 0..q.len() {
-        let e = if q[j] < lo[j] {
-            lo[j] - q[j]
-        } else if q[j] > hi[j] {
-            q[j] - hi[j]
-        } else {
-            F::zero()
-        };
+        let e = max0(lo[j] - q[j]) + max0(q[j] - hi[j]);
         acc = e.fma(e, acc);
     }
     acc

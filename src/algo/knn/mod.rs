@@ -72,8 +72,9 @@
 //! Large query sets are first put in Morton order along the tree's
 //! bounding box ([`QueryOrder`]), so neighbouring threads walk similar paths.
 //! [`KdTree::all_nearest`] (all-k-nearest, Brown 2015 ch. 7) runs the same
-//! traversal from every node's point in tree order, the point itself
-//! excluded by index.
+//! traversal from every node's point in tree order (in-order: thread `t`
+//! finds the node at in-order position `t` in `log2(n)` steps of closed-form
+//! subtree sizes, so no sort is needed), the point itself excluded by index.
 //!
 //! **Brute force.** Blocks of queries (one per thread) stream tiles of
 //! points through shared memory; for many points per query the points are
@@ -446,6 +447,8 @@ pub struct KdTree<P: Point> {
     device: Device,
     nodes: Nodes<P>,
     len: usize,
+    /// How the device traversal uses the boxes (`plan::CHILD_BOXES`).
+    child_boxes: bool,
     _p: PhantomData<P>,
 }
 
@@ -475,14 +478,18 @@ impl<P: Point> KdTree<P> {
     }
 
     /// [`build`](KdTree::build) with boxes above the last `free` full
-    /// levels (1 or more): the tuning sweep of `benches/knn.rs`.
+    /// levels (1 or more) and the traversal's use of them (`child_boxes`:
+    /// order children by their boxes, else by the plane with a box check on
+    /// entry): the tuning sweep of `benches/knn.rs`.
     #[cfg(feature = "knn-tuning")]
     #[doc(hidden)]
-    pub fn build_with_box_free_levels(points: &impl DeviceData<P>, free: u32) -> Result<Self> {
+    pub fn build_tuned(points: &impl DeviceData<P>, free: u32, child_boxes: bool) -> Result<Self> {
         if free == 0 {
             return Err(Error::InvalidArgument("free levels must be 1 or more".into()));
         }
-        Self::build_boxed(points, free)
+        let mut tree = Self::build_boxed(points, free)?;
+        tree.child_boxes = child_boxes;
+        Ok(tree)
     }
 
     fn build_boxed(points: &impl DeviceData<P>, free: u32) -> Result<Self> {
@@ -499,6 +506,7 @@ impl<P: Point> KdTree<P> {
             device: points.device().clone(),
             nodes,
             len: n,
+            child_boxes: plan::CHILD_BOXES,
             _p: PhantomData,
         })
     }
@@ -593,13 +601,14 @@ impl<P: Point> KdTree<P> {
     }
 
     /// The device buffers of a CUDA tree.
-    fn cuda_tree(built: &build::Built<P::Coord>, n: usize) -> query::Tree<'_, P::Coord> {
+    fn cuda_tree<'a>(&self, built: &'a build::Built<P::Coord>) -> query::Tree<'a, P::Coord> {
         query::Tree {
             words: &built.words,
             bounds: &built.bounds,
             boxes: &built.boxes,
             nb: built.nb,
-            n,
+            n: self.len,
+            child_boxes: self.child_boxes,
         }
     }
 
@@ -625,9 +634,19 @@ impl<P: Point> KdTree<P> {
                     QueryOrder::Spatial => true,
                     QueryOrder::AsGiven => false,
                 };
-                let tree = Self::cuda_tree(built, self.len);
+                let tree = self.cuda_tree(built);
                 let mode = query::Mode::Nearest(None);
-                query::run::<P>(dev, &self.device, &tree, Ptr::from_raw(ptr), q, spatial, None, mode, rows(ip, dp, k))?
+                query::run::<P>(
+                    dev,
+                    &self.device,
+                    &tree,
+                    Ptr::from_raw(ptr),
+                    q,
+                    spatial,
+                    None,
+                    mode,
+                    rows(ip, dp, k),
+                )?
             }
             _ => return Err(Error::DeviceMismatch { op: "KdTree::query" }),
         }
@@ -659,7 +678,7 @@ impl<P: Point> KdTree<P> {
             (Nodes::Cuda(built), Mem::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
                 let order = DeviceVec::from_slice(&self.device, &sample)?;
                 let mut visits = DeviceVec::<u32>::alloc_uninit(&self.device, s)?;
-                let tree = Self::cuda_tree(built, self.len);
+                let tree = self.cuda_tree(built);
                 let mode = query::Mode::Nearest(Some(plan::ptr_mut(&mut visits)?));
                 let given = Some(plan::ptr(&order)?);
                 query::run::<P>(dev, &self.device, &tree, Ptr::from_raw(ptr), s, false, given, mode, rows(ip, dp, k))?;
@@ -694,8 +713,9 @@ impl<P: Point> KdTree<P> {
     /// [`query`](KdTree::query)'s; with `k` above `len() - 1` the rest of a
     /// row is missing (`u32::MAX` / `+inf`), and a point with a NaN
     /// coordinate gets an all-missing row (and is no one's neighbour). The
-    /// points are processed in tree order, so neighbouring threads walk
-    /// similar paths without sorting queries. `k` must be 1 to 1024 (0 is
+    /// points are processed in the tree's in-order (its own space-filling
+    /// order), so neighbouring threads walk similar paths without sorting
+    /// queries. `k` must be 1 to 1024 (0 is
     /// an error, as for [`query`](KdTree::query)); an empty tree gives an
     /// empty result.
     ///
@@ -722,7 +742,7 @@ impl<P: Point> KdTree<P> {
             match (&self.nodes, indices.mem_mut(), distances.mem_mut()) {
                 (Nodes::Host(tree), MemMut::Host(oi), MemMut::Host(od)) => host::all(tree, k, od, oi),
                 (Nodes::Cuda(built), MemMut::Cuda { dev, ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
-                    query::run_all::<P>(dev, &Self::cuda_tree(built, n), rows(ip, dp, k))?
+                    query::run_all::<P>(dev, &self.cuda_tree(built), rows(ip, dp, k))?
                 }
                 _ => return Err(Error::DeviceMismatch { op: "KdTree::all_nearest" }),
             }
@@ -790,9 +810,19 @@ impl<P: Point> KdTree<P> {
                     MemMut::Cuda { ptr: dp, .. },
                     MemMut::Cuda { ptr: cp, .. },
                 ) => {
-                    let tree = Self::cuda_tree(built, self.len);
+                    let tree = self.cuda_tree(built);
                     let mode = query::Mode::Radius(bound, Ptr::from_raw(cp));
-                    query::run::<P>(dev, &self.device, &tree, Ptr::from_raw(ptr), q, q >= 16384, None, mode, rows(ip, dp, k))?
+                    query::run::<P>(
+                        dev,
+                        &self.device,
+                        &tree,
+                        Ptr::from_raw(ptr),
+                        q,
+                        q >= 16384,
+                        None,
+                        mode,
+                        rows(ip, dp, k),
+                    )?
                 }
                 _ => {
                     return Err(Error::DeviceMismatch {
@@ -826,7 +856,11 @@ mod tests {
             keys,
             [
                 format!("// template: knn/build.cu\n{common}#define CUPRIM_K 1\n#define CUPRIM_NODE_BYTES 16\n"),
-                format!("// template: knn/query.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n"),
+                format!(
+                    "// template: knn/query.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n\
+                     #define CUPRIM_KNN_CHILD_BOXES {}\n",
+                    plan::CHILD_BOXES as i64
+                ),
                 format!(
                     "// template: knn/brute.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n\
                      #define CUPRIM_BQ 128\n#define CUPRIM_TILE 256\n#define CUPRIM_REG_QUERY 1\n"

@@ -21,6 +21,11 @@ pub(crate) fn query_policy(_arch: u32) -> Policy {
     }
 }
 
+/// The kd-tree traversal orders children by their boxes (loading both with
+/// the node) rather than by the splitting plane with a box check on entry.
+// TBD (H100 sweep, run TBD).
+pub(crate) const CHILD_BOXES: bool = true;
+
 /// Brute force for points of `point_bytes` bytes: (queries per block,
 /// points per shared tile).
 pub(crate) fn brute_shape(_arch: u32, point_bytes: usize) -> (u32, u32) {

@@ -3,7 +3,7 @@
 //! Morton order.
 
 use super::geometry::{depth, Coord, Point};
-use super::plan::{bucket, ptr, ptr_mut, query_policy, write_common, Rows};
+use super::plan::{bucket, ptr, ptr_mut, query_policy, write_common, Rows, CHILD_BOXES};
 use crate::algo::policy::{elementwise, Policy};
 use crate::algo::sort::{SortMutOps, SortOptions};
 use crate::device::{CudaDevice, Device, Entry, Grid, Ptr};
@@ -19,18 +19,27 @@ template!(
     headers: [header!("knn/knn.cuh")]
 );
 
-/// The query kernels for points `P` with the candidate list compiled for `k`.
+/// The query kernels for points `P` with the candidate list compiled for
+/// `k`, and how the traversal uses the boxes.
 pub(crate) struct QueryPlan<P> {
     k_bucket: u32,
     policy: Policy,
+    child_boxes: bool,
     _p: PhantomData<P>,
 }
 
 impl<P: Point> QueryPlan<P> {
     pub fn new(arch: u32, k: usize) -> Self {
+        Self::with_child_boxes(arch, k, CHILD_BOXES)
+    }
+
+    /// `child_boxes`: order children by their boxes (else by the plane,
+    /// with each box checked on entry); see `kernels/knn/query.cu`.
+    pub fn with_child_boxes(arch: u32, k: usize, child_boxes: bool) -> Self {
         QueryPlan {
             k_bucket: bucket(k),
             policy: query_policy(arch),
+            child_boxes,
             _p: PhantomData,
         }
     }
@@ -43,12 +52,26 @@ impl<P: Point> Specialise for QueryPlan<P> {
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
         write_common::<P, W>(w, self.k_bucket);
+        w.constant("CUPRIM_KNN_CHILD_BOXES", self.child_boxes as i64);
     }
 }
 
 /// `cuprim_knn_query(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, visits)`.
 #[allow(clippy::type_complexity)]
-fn nearest<F: Coord>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, Ptr<F>, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>, Ptr<u32>)> {
+fn nearest<F: Coord>() -> Entry<(
+    Ptr<u32>,
+    Ptr<u32>,
+    u32,
+    u32,
+    u32,
+    Ptr<F>,
+    Ptr<u32>,
+    u64,
+    u32,
+    Ptr<F>,
+    Ptr<u32>,
+    Ptr<u32>,
+)> {
     // SAFETY: cuprim_knn_query(const KnnNode* nodes, const KnnBox* boxes, u32
     // n, u32 nb, u32 depth, const F* queries, const u32* order, u64 q, u32 k,
     // F* out_d, u32* out_i, u32* visits) in kernels/knn/query.cu reads n node
@@ -62,7 +85,21 @@ fn nearest<F: Coord>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, Ptr<F>, Ptr<
 
 /// `cuprim_knn_radius(nodes, boxes, n, nb, depth, queries, order, q, k, bound, out_d, out_i, counts)`.
 #[allow(clippy::type_complexity)]
-fn radius<F: Coord>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, Ptr<F>, Ptr<u32>, u64, u32, F, Ptr<F>, Ptr<u32>, Ptr<u32>)> {
+fn radius<F: Coord>() -> Entry<(
+    Ptr<u32>,
+    Ptr<u32>,
+    u32,
+    u32,
+    u32,
+    Ptr<F>,
+    Ptr<u32>,
+    u64,
+    u32,
+    F,
+    Ptr<F>,
+    Ptr<u32>,
+    Ptr<u32>,
+)> {
     // SAFETY: as cuprim_knn_query, with F bound after k and u32* counts
     // last (one per row written) in place of visits.
     unsafe { Entry::declare("cuprim_knn_radius") }
@@ -93,6 +130,8 @@ pub(crate) struct Tree<'a, F: Coord> {
     pub boxes: &'a DeviceVec<u32>,
     pub nb: usize,
     pub n: usize,
+    /// The traversal's use of the boxes (`QueryPlan::with_child_boxes`).
+    pub child_boxes: bool,
 }
 
 /// What a query launch computes.
@@ -108,8 +147,7 @@ pub(crate) enum Mode<F> {
 fn tree_grid<F>(block: u32, items: u64, n: usize) -> Result<Grid> {
     let depth = depth(n).max(1);
     Ok(Grid {
-        blocks: u32::try_from(items.div_ceil(block as u64))
-            .map_err(|_| Error::InvalidArgument(format!("{items} queries are too many")))?,
+        blocks: u32::try_from(items.div_ceil(block as u64)).map_err(|_| Error::InvalidArgument(format!("{items} queries are too many")))?,
         threads: block,
         shared: depth * block * (std::mem::size_of::<F>() as u32 + 4),
     })
@@ -130,7 +168,7 @@ pub(crate) fn run<P: Point>(
     mode: Mode<P::Coord>,
     rows: Rows<P::Coord>,
 ) -> Result<()> {
-    let plan = QueryPlan::<P>::new(dev.arch(), rows.k);
+    let plan = QueryPlan::<P>::with_child_boxes(dev.arch(), rows.k, tree.child_boxes);
     let module = dev.module(&plan)?;
     let (q64, queries) = (q as u64, queries.cast::<P::Coord>());
     let mut order = None;
@@ -159,7 +197,20 @@ pub(crate) fn run<P: Point>(
     match mode {
         Mode::Nearest(visits) => {
             let visits = visits.unwrap_or(Ptr::null());
-            let args = (nodes, boxes, n32, nb32, depth, queries, order_ptr, q64, k32, rows.distances, rows.indices, visits);
+            let args = (
+                nodes,
+                boxes,
+                n32,
+                nb32,
+                depth,
+                queries,
+                order_ptr,
+                q64,
+                k32,
+                rows.distances,
+                rows.indices,
+                visits,
+            );
             dev.launch(&module, nearest::<P::Coord>(), grid, args)?;
         }
         Mode::Radius(bound, counts) => {
@@ -192,7 +243,7 @@ pub(crate) fn run_all<P: Point>(dev: &CudaDevice, tree: &Tree<'_, P::Coord>, row
     if tree.n == 0 {
         return Ok(());
     }
-    let plan = QueryPlan::<P>::new(dev.arch(), rows.k);
+    let plan = QueryPlan::<P>::with_child_boxes(dev.arch(), rows.k, tree.child_boxes);
     let module = dev.module(&plan)?;
     let grid = tree_grid::<P::Coord>(plan.policy.block, tree.n as u64, tree.n)?;
     let args = (
