@@ -7,21 +7,21 @@
 //
 // Traversal: depth first, every subtree with a lower bound of the squared
 // distance to its points: the distance to its box where it has one, else
-// (the last levels) the larger of its parent's bound and, for the far
-// child, the squared distance to the splitting plane. At a node, the child
-// with the smaller bound is visited first (see CUPRIM_KNN_CHILD_BOXES
-// below), the other is pushed with its bound on a stack in shared memory
-// (one column per thread, `depth` entries: the levels on the stack strictly
-// increase, so it never holds more). A subtree is skipped, when pushed or
-// popped, only when its bound is strictly greater than the current k-th
-// candidate (or the radius), so ties (equal distance, lower index) are
-// never lost, and the result is the one defined in knn.cuh whatever the
-// order of the visits.
+// (the last level) the larger of its parent's bound and, for the far child,
+// the squared distance to the splitting plane. The child on the query's
+// side is visited first (see CUPRIM_KNN_CHILD_BOXES below for the
+// alternative, box order), the other is pushed with its bound on a stack in
+// shared memory (one column per thread, `depth` entries: the levels on the
+// stack strictly increase, so it never holds more). A subtree is skipped,
+// when pushed, popped or entered, only when its bound is strictly greater
+// than the current k-th candidate (or the radius), so ties (equal distance,
+// lower index) are never lost, and the result is the one defined in
+// knn.cuh whatever the order of the visits.
 
 // The traversal of one query `qc` (no NaN coordinate) over a tree of n > 0
-// nodes: offers every visited node but the one of index `self` to `list`
-// (RADIUS: only those within `bound`, counted in `count`). Returns the
-// number of nodes visited.
+// nodes: offers every visited node (EXCLUDE: but the one of index `self`)
+// to `list` (RADIUS: only those within `bound`, counted in `count`).
+// Returns the number of nodes visited when COUNT (else 0).
 //
 // CUPRIM_KNN_CHILD_BOXES 1: at a node whose children have boxes, both
 // children's boxes are loaded (with the node) and the nearer is visited
@@ -29,7 +29,7 @@
 // the splitting plane and pushed with the plane bound; a node with a box
 // checks it (loaded with the node) on entry and is skipped with its whole
 // subtree when it is beyond the k-th candidate.
-template <bool RADIUS>
+template <bool RADIUS, bool EXCLUDE, bool COUNT>
 __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
                                         const F (&qc)[CUPRIM_DIM], u32 self, F bound, KnnList& list, u32& count, F* st_d, u32* st_n,
                                         u32 stride) {
@@ -37,7 +37,7 @@ __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const
     F lb = F(0);
     while (true) {
         while (true) {
-            visits++;
+            if (COUNT) visits++;
             const u32 c = 2 * node + 1;
             // Every load of this visit is issued before any is waited for.
             const KnnNode nd = knn_load_node(nodes, node);
@@ -65,7 +65,7 @@ __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const
                 diffs[j] = qc[j] - nd.c[j];
                 acc = knn_fma(diffs[j], diffs[j], acc);
             }
-            if (nd.idx != self) {
+            if (!EXCLUDE || nd.idx != self) {
                 if (RADIUS) {
                     if (acc <= bound) {
                         count++;
@@ -158,11 +158,12 @@ __device__ __forceinline__ bool knn_load_query(const F* __restrict__ queries, u6
 
 // The k nearest tree points of each query (rows of `out_*` in the caller's
 // query order; `order`, when not null, is the order to process them in).
-// When `visits` is not null, visits[t] = nodes visited by the t-th query
-// processed (the cost estimate of KnnMethod::Auto).
-extern "C" __global__ void cuprim_knn_query(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
-                                            u32 depth, const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
-                                            F* __restrict__ out_d, u32* __restrict__ out_i, u32* __restrict__ visits) {
+// COUNT: visits[t] = nodes visited by the t-th query processed (the cost
+// estimate of KnnMethod::Auto).
+template <bool COUNT>
+__device__ __forceinline__ void knn_query(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb, u32 depth,
+                                          const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
+                                          F* __restrict__ out_d, u32* __restrict__ out_i, u32* __restrict__ visits) {
     KnnStack st(depth);
     const u64 t = cuprim_thread_id();
     if (t >= q) return;
@@ -172,15 +173,28 @@ extern "C" __global__ void cuprim_knn_query(const KnnNode* __restrict__ nodes, c
     F qc[CUPRIM_DIM];
     if (knn_load_query(queries, row, qc) || n == 0) {
         knn_missing_row(rd, ri, k);
-        if (visits) visits[t] = 0;
+        if (COUNT) visits[t] = 0;
         return;
     }
     KnnList list;
     list.init(k, rd, ri);
     u32 count = 0;
-    const u32 v = knn_walk<false>(nodes, boxes, n, nb, qc, KNN_MISSING, F(0), list, count, st.d, st.n, st.stride);
-    if (visits) visits[t] = v;
+    const u32 v = knn_walk<false, false, COUNT>(nodes, boxes, n, nb, qc, KNN_MISSING, F(0), list, count, st.d, st.n, st.stride);
+    if (COUNT) visits[t] = v;
     list.finish(rd, ri, true);
+}
+
+extern "C" __global__ void cuprim_knn_query(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
+                                            u32 depth, const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
+                                            F* __restrict__ out_d, u32* __restrict__ out_i) {
+    knn_query<false>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, nullptr);
+}
+
+// cuprim_knn_query, also writing the visits of each query processed.
+extern "C" __global__ void cuprim_knn_visits(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
+                                             u32 depth, const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
+                                             F* __restrict__ out_d, u32* __restrict__ out_i, u32* __restrict__ visits) {
+    knn_query<true>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, visits);
 }
 
 // Radius search: the (at most k) nearest tree points whose squared distance
@@ -203,7 +217,7 @@ extern "C" __global__ void cuprim_knn_radius(const KnnNode* __restrict__ nodes, 
     KnnList list;
     list.init(k, rd, ri);
     u32 count = 0;
-    knn_walk<true>(nodes, boxes, n, nb, qc, KNN_MISSING, bound, list, count, st.d, st.n, st.stride);
+    knn_walk<true, false, false>(nodes, boxes, n, nb, qc, KNN_MISSING, bound, list, count, st.d, st.n, st.stride);
     counts[row] = count;
     list.finish(rd, ri, true);
 }
@@ -264,7 +278,7 @@ extern "C" __global__ void cuprim_knn_all(const KnnNode* __restrict__ nodes, con
     KnnList list;
     list.init(k, rd, ri);
     u32 count = 0;
-    knn_walk<false>(nodes, boxes, n, nb, qc, me.idx, F(0), list, count, st.d, st.n, st.stride);
+    knn_walk<false, true, false>(nodes, boxes, n, nb, qc, me.idx, F(0), list, count, st.d, st.n, st.stride);
     list.finish(rd, ri, true);
 }
 

@@ -170,8 +170,8 @@ pub(crate) fn box_bytes<P: Point>() -> usize {
 /// Full levels at the bottom of the tree whose nodes keep no box: their
 /// subtrees (at most `2^BOX_FREE_LEVELS - 1` nodes, plus any nodes of the
 /// partial last level) are pruned by splitting planes.
-// 2: TBD (H100 sweep of 1, 2, 3 on clustered and uniform 3-D f32, 1M points, 1M queries, k = 8).
-pub(crate) const BOX_FREE_LEVELS: u32 = 2;
+// 1: 1.496 / 8.15 / 16.2 ms against 1.555 / 9.40 / 20.3 ms with 2 and 1.564 / 11.4 / 27.4 ms with 3 free levels on uniform, clustered-away and torus-away 3-D k = 8 (1M x 1M; no boxes at all: 1.43 / 200 / 251 ms) (H100, run of ae63d3d).
+pub(crate) const BOX_FREE_LEVELS: u32 = 1;
 
 /// Nodes with a stored box when the last `free` full levels keep none:
 /// node ids `0..boxed_nodes(n, free)`, the levels above them (`2^L - 1`

@@ -200,7 +200,9 @@ fn box_add_box<P: Point>(b: &mut (P, P), c: &(P, P)) {
     }
 }
 
-/// The traversal of `kernels/knn/query.cu` (`knn_walk`) for one query
+/// The traversal of `kernels/knn/query.cu` (`knn_walk`, box-ordered: the
+/// child with the nearer box first; the device's default orders by plane,
+/// which visits in another order but returns the same rows) for one query
 /// without NaN over a non-empty tree: offers every visited node but the
 /// one of index `skip`. With `bound` (radius search), only points with
 /// squared distance `<= bound` count and pruning is by the bound. Returns

@@ -51,24 +51,26 @@
 //! orders each subtree along the level's dimension, and one kernel moves
 //! every point to its left or right child subtree or makes it the node.
 //! `log2(n)` sorts of a few passes each; no atomics, deterministic. Last,
-//! the nodes of the upper levels (all but the last two full levels) get the
+//! the nodes of the upper levels (all but the last full level) get the
 //! tight bounding box of their subtree's points, one kernel per level from
-//! the bottom up.
+//! the bottom up (a box costs twice a point's coordinates; about half the
+//! nodes have one).
 //!
 //! Queries run one thread each, depth first, with a lower bound of the
 //! squared distance for every subtree: the distance to its box where it has
 //! one (the gaps per axis, fma-chained in dimension order like the
 //! distance, so the bound never exceeds a rounded point distance), else
-//! the parent's bound or, on the far side, the squared distance to the
-//! splitting plane. The child with the smaller bound is visited first, the
-//! other waits on a stack in shared memory, and a subtree is skipped only
-//! when its bound is strictly greater than the current k-th candidate, so
-//! ties (equal distance, lower index) are never lost. Boxes make queries
-//! far from dense data cheap: a plane through empty space prunes nothing,
-//! the box of a distant cluster prunes all of it. The candidate list is a
-//! sorted array in registers for `k <= 64` (`k <= 32` for `f64`;
-//! sizes 1, 4, 8, 16, 32, 64 compiled on demand) and a max-heap in the
-//! output row beyond that.
+//! the larger of the parent's bound and, on the far side, the squared
+//! distance to the splitting plane. The child on the query's side of the
+//! plane is visited first, the other waits on a stack in shared memory
+//! with its bound; a node with a box checks it on entry (the box is loaded
+//! beside the node). A subtree is skipped only when its bound is strictly
+//! greater than the current k-th candidate, so ties (equal distance, lower
+//! index) are never lost. Boxes make queries far from dense data cheap: a
+//! plane through empty space prunes nothing, the box of a distant cluster
+//! prunes all of it. The candidate list is a sorted array in registers for
+//! `k <= 64` (`k <= 32` for `f64`; sizes 1, 4, 8, 16, 32, 64 compiled on
+//! demand) and a max-heap in the output row beyond that.
 //! Large query sets are first put in Morton order along the tree's
 //! bounding box ([`QueryOrder`]), so neighbouring threads walk similar paths.
 //! [`KdTree::all_nearest`] (all-k-nearest, Brown 2015 ch. 7) runs the same
@@ -287,11 +289,11 @@ fn rows<F: Coord>(indices: u64, distances: u64, k: usize) -> Rows<F> {
 /// [`KnnMethod::Auto`] before building anything: brute force when the tree
 /// cannot hold the points, for small inputs, or when brute force costs no
 /// more than building the tree and visiting `depth` nodes per query.
-fn brute_first<P: Point>(n: usize, q: usize) -> bool {
+fn brute_first<P: Point>(n: usize, q: usize, k: usize) -> bool {
     P::DIM > MAX_TREE_DIM
         || n <= 4096
         || (n as u128) * (q as u128) <= 1 << 26
-        || plan::brute_cost(n, q, P::DIM) <= plan::build_cost(n, P::DIM) + plan::tree_query_cost(q, depth(n) as f64, P::DIM)
+        || plan::brute_cost(n, q, P::DIM) <= plan::build_cost(n, P::DIM) + plan::tree_query_cost::<P>(q, depth(n) as f64, k)
 }
 
 /// The `k` nearest `points` of every query ([`KnnMethod::Auto`]); see the
@@ -345,13 +347,13 @@ pub fn nearest_neighbors_with<P: Point>(
     match opts.method {
         KnnMethod::KdTree => KdTree::build(points)?.query_with(queries, k, opts.order),
         KnnMethod::BruteForce => brute_force(points, queries, k),
-        KnnMethod::Auto if brute_first::<P>(n, q) => brute_force(points, queries, k),
+        KnnMethod::Auto if brute_first::<P>(n, q, k) => brute_force(points, queries, k),
         KnnMethod::Auto => {
             // Build, then measure the traversal on a sample of the queries.
             let tree = KdTree::build(points)?;
             let (mut indices, mut distances) = alloc_rows::<P::Coord>(points.device(), q, k)?;
             let visits = tree.sampled_visits(queries, k, &mut indices, &mut distances)?;
-            if plan::tree_query_cost(q, visits, P::DIM) <= plan::brute_cost(n, q, P::DIM) {
+            if plan::tree_query_cost::<P>(q, visits, k) <= plan::brute_cost(n, q, P::DIM) {
                 tree.query_into(queries, k, opts.order, &mut indices, &mut distances)?;
             } else {
                 brute_into(points, queries, k, &mut indices, &mut distances)?;

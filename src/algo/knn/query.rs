@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 template!(
     KNN_QUERY,
     "knn/query.cu",
-    ["cuprim_knn_query", "cuprim_knn_radius", "cuprim_knn_all", "cuprim_knn_morton"],
+    ["cuprim_knn_query", "cuprim_knn_visits", "cuprim_knn_radius", "cuprim_knn_all", "cuprim_knn_morton"],
     headers: [header!("knn/knn.cuh")]
 );
 
@@ -56,9 +56,22 @@ impl<P: Point> Specialise for QueryPlan<P> {
     }
 }
 
-/// `cuprim_knn_query(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, visits)`.
+/// `cuprim_knn_query(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i)`.
 #[allow(clippy::type_complexity)]
-fn nearest<F: Coord>() -> Entry<(
+fn nearest<F: Coord>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, Ptr<F>, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>)> {
+    // SAFETY: cuprim_knn_query(const KnnNode* nodes, const KnnBox* boxes, u32
+    // n, u32 nb, u32 depth, const F* queries, const u32* order, u64 q, u32 k,
+    // F* out_d, u32* out_i) in kernels/knn/query.cu reads n node records, nb
+    // boxes, q queries and, when order is not null, q row ids below the rows
+    // of out_*; writes those rows of k; its traversal stack (depth entries
+    // per thread, never more) is the dynamic shared memory, depth * blockDim
+    // * (sizeof(F) + 4) bytes.
+    unsafe { Entry::declare("cuprim_knn_query") }
+}
+
+/// `cuprim_knn_visits(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, visits)`.
+#[allow(clippy::type_complexity)]
+fn nearest_counted<F: Coord>() -> Entry<(
     Ptr<u32>,
     Ptr<u32>,
     u32,
@@ -72,15 +85,9 @@ fn nearest<F: Coord>() -> Entry<(
     Ptr<u32>,
     Ptr<u32>,
 )> {
-    // SAFETY: cuprim_knn_query(const KnnNode* nodes, const KnnBox* boxes, u32
-    // n, u32 nb, u32 depth, const F* queries, const u32* order, u64 q, u32 k,
-    // F* out_d, u32* out_i, u32* visits) in kernels/knn/query.cu reads n node
-    // records, nb boxes, q queries and, when order is not null, q row ids
-    // below the rows of out_*; writes those rows of k and, when visits is not
-    // null, q counts; its traversal stack (depth entries per thread, never
-    // more) is the dynamic shared memory, depth * blockDim * (sizeof(F) + 4)
-    // bytes.
-    unsafe { Entry::declare("cuprim_knn_query") }
+    // SAFETY: as cuprim_knn_query, with u32* visits last, of which it
+    // writes q.
+    unsafe { Entry::declare("cuprim_knn_visits") }
 }
 
 /// `cuprim_knn_radius(nodes, boxes, n, nb, depth, queries, order, q, k, bound, out_d, out_i, counts)`.
@@ -101,7 +108,7 @@ fn radius<F: Coord>() -> Entry<(
     Ptr<u32>,
 )> {
     // SAFETY: as cuprim_knn_query, with F bound after k and u32* counts
-    // last (one per row written) in place of visits.
+    // last, one per row written.
     unsafe { Entry::declare("cuprim_knn_radius") }
 }
 
@@ -195,8 +202,23 @@ pub(crate) fn run<P: Point>(
     let depth = depth(tree.n).max(1);
     let grid = tree_grid::<P::Coord>(plan.policy.block, q64, tree.n)?;
     match mode {
-        Mode::Nearest(visits) => {
-            let visits = visits.unwrap_or(Ptr::null());
+        Mode::Nearest(None) => {
+            let args = (
+                nodes,
+                boxes,
+                n32,
+                nb32,
+                depth,
+                queries,
+                order_ptr,
+                q64,
+                k32,
+                rows.distances,
+                rows.indices,
+            );
+            dev.launch(&module, nearest::<P::Coord>(), grid, args)?;
+        }
+        Mode::Nearest(Some(visits)) => {
             let args = (
                 nodes,
                 boxes,
@@ -211,7 +233,7 @@ pub(crate) fn run<P: Point>(
                 rows.indices,
                 visits,
             );
-            dev.launch(&module, nearest::<P::Coord>(), grid, args)?;
+            dev.launch(&module, nearest_counted::<P::Coord>(), grid, args)?;
         }
         Mode::Radius(bound, counts) => {
             let args = (
