@@ -1,7 +1,9 @@
-//! kNN (nearest_neighbors, KdTree: query, nearest, radius_search) against a
-//! plain Rust brute-force oracle, on every device: uniform, clustered and
-//! duplicate-heavy points, awkward sizes, k from 1 to 1024, D from 1 to
-//! 128, f32 and f64, NaN coordinates, bad arguments.
+//! kNN (nearest_neighbors, KdTree: query, nearest, radius_search,
+//! all_nearest) against a plain Rust brute-force oracle, on every device:
+//! uniform, clustered and duplicate-heavy points, tight clusters, shells
+//! and mixed densities with queries near and far from them, awkward sizes,
+//! k from 1 to 1024, D from 1 to 128, f32 and f64, NaN coordinates, bad
+//! arguments, and Auto's sampled cost estimate.
 //!
 //! The oracle computes the squared distance as the crate documents (an fma
 //! chain over the dimensions in order), orders by (squared distance,
