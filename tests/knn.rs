@@ -1,7 +1,9 @@
-//! kNN (nearest_neighbors, KdTree: query, nearest, radius_search) against a
-//! plain Rust brute-force oracle, on every device: uniform, clustered and
-//! duplicate-heavy points, awkward sizes, k from 1 to 1024, D from 1 to
-//! 128, f32 and f64, NaN coordinates, bad arguments.
+//! kNN (nearest_neighbors, KdTree: query, nearest, radius_search,
+//! all_nearest) against a plain Rust brute-force oracle, on every device:
+//! uniform, clustered and duplicate-heavy points, tight clusters, shells
+//! and mixed densities with queries near and far from them, awkward sizes,
+//! k from 1 to 1024, D from 1 to 128, f32 and f64, NaN coordinates, bad
+//! arguments, and Auto's sampled cost estimate.
 //!
 //! The oracle computes the squared distance as the crate documents (an fma
 //! chain over the dimensions in order), orders by (squared distance,
@@ -557,4 +559,292 @@ fn gpu_tree_equals_host_tree_and_runs_repeat() {
     let (wi, wd, _) = oracle(&p, &q[..2000], 8, None);
     let got_i = a.indices.to_vec().unwrap();
     assert_rows(&got_i[..2000 * 8], &da[..2000 * 8], &wi, &wd, 8, "200K points, first 2000 queries");
+}
+
+/// Tight clusters far apart, a thin sphere shell, and half uniform / half
+/// dense clusters: the inputs on which pruning by splitting planes alone
+/// visits whole clusters.
+#[derive(Clone, Copy, Debug)]
+enum Hard {
+    /// 20 Gaussian clusters of sigma 1e-3.
+    Tight,
+    /// A sphere shell of radius 0.4 around the cube's centre, noise 1e-3.
+    Shell,
+    /// Half uniform, half in 5 clusters of sigma 1e-3.
+    Mixed,
+}
+
+fn make_hard<F: TestCoord, const D: usize>(r: &mut TestRng, n: usize, dist: Hard) -> Vec<[F; D]> {
+    let centres: Vec<[f64; D]> = (0..20).map(|_| std::array::from_fn(|_| unit(r))).collect();
+    (0..n)
+        .map(|i| match dist {
+            Hard::Tight => {
+                let c = centres[(r.next_u32() % 20) as usize];
+                std::array::from_fn(|j| F::of(c[j] + 1e-3 * gauss(r)))
+            }
+            Hard::Shell => {
+                let g: [f64; D] = std::array::from_fn(|_| gauss(r));
+                let norm = g.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
+                let radius = 0.4 + 1e-3 * gauss(r);
+                std::array::from_fn(|j| F::of(0.5 + radius * g[j] / norm))
+            }
+            Hard::Mixed if i % 2 == 0 => std::array::from_fn(|_| F::of(unit(r))),
+            Hard::Mixed => {
+                let c = centres[(r.next_u32() % 5) as usize];
+                std::array::from_fn(|j| F::of(c[j] + 1e-3 * gauss(r)))
+            }
+        })
+        .collect()
+}
+
+/// Queries near the points (jittered copies) and away from them (uniform
+/// over a box larger than the data's).
+fn near_and_away<F: TestCoord, const D: usize>(r: &mut TestRng, points: &[[F; D]], q: usize) -> Vec<[F; D]> {
+    (0..q)
+        .map(|i| {
+            if i % 2 == 0 {
+                let p = points[(r.next_u32() as usize) % points.len()];
+                std::array::from_fn(|j| F::of(p[j].to_f64() + 2e-3 * gauss(r)))
+            } else {
+                std::array::from_fn(|_| F::of(unit(r) * 1.6 - 0.3))
+            }
+        })
+        .collect()
+}
+
+/// The subtree boxes prune exactly: tight clusters, shells and mixed
+/// densities with queries near and away, D = 2, 3, 8, k = 1, 8, 64.
+#[test]
+fn hard_distributions_match_oracle() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_hard");
+        for dist in [Hard::Tight, Hard::Shell, Hard::Mixed] {
+            let what = format!("{dist:?}, seed={seed}");
+            let p = make_hard::<f32, 3>(&mut r, 20_011, dist);
+            let q = near_and_away(&mut r, &p, 400);
+            let lists = oracle_lists(&p, &q, None);
+            for k in [1, 8, 64] {
+                check_with(&dev, &p, &q, &lists, k, &what);
+            }
+            let p = make_hard::<f32, 2>(&mut r, 9_001, dist);
+            let q = near_and_away(&mut r, &p, 300);
+            let lists = oracle_lists(&p, &q, None);
+            for k in [1, 8, 64] {
+                check_with(&dev, &p, &q, &lists, k, &what);
+            }
+            let p = make_hard::<f32, 8>(&mut r, 6_007, dist);
+            let q = near_and_away(&mut r, &p, 200);
+            let lists = oracle_lists(&p, &q, None);
+            for k in [1, 8, 64] {
+                check_with(&dev, &p, &q, &lists, k, &what);
+            }
+            let p = make_hard::<f64, 3>(&mut r, 5_003, dist);
+            let q = near_and_away(&mut r, &p, 200);
+            check_all(&dev, &p, &q, 8, &what);
+        }
+    }
+}
+
+/// `KnnMethod::Auto` past the small-input rule: it builds the tree, times a
+/// sample of the queries and then takes the tree (3-D) or brute force (8-D
+/// uniform); either way the rows are the oracle's (checked on a subset).
+#[test]
+fn auto_with_cost_estimate() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_auto");
+        let what = format!("seed={seed} on {dev:?}");
+        let p = make_hard::<f32, 3>(&mut r, 20_000, Hard::Tight);
+        let q = near_and_away(&mut r, &p, 20_000);
+        let (wi, wd, _) = oracle(&p, &q[..600], 8, None);
+        let (pd, qd) = (DeviceVec::from_slice(&dev, &p).unwrap(), DeviceVec::from_slice(&dev, &q).unwrap());
+        let nn = nearest_neighbors(&pd, &qd, 8).unwrap();
+        let (gi, gd) = (nn.indices.to_vec().unwrap(), nn.distances.to_vec().unwrap());
+        assert_rows(&gi[..600 * 8], &gd[..600 * 8], &wi, &wd, 8, &format!("3-D tight, {what}"));
+        // The sampled rows (every q/1024-th) are rewritten by the full run.
+        let tree = KdTree::build(&pd).unwrap();
+        let all = tree.query(&qd, 8).unwrap();
+        assert_eq!(all.indices.to_vec().unwrap(), gi, "{what}");
+        assert!(tree.mean_visits(&qd, 8).unwrap() >= 1.0);
+
+        let p = make::<f32, 8>(&mut r, 20_000, Dist::Uniform);
+        let q = make::<f32, 8>(&mut r, 10_000, Dist::Uniform);
+        let (wi, wd, _) = oracle(&p, &q[..300], 5, None);
+        let (pd, qd) = (DeviceVec::from_slice(&dev, &p).unwrap(), DeviceVec::from_slice(&dev, &q).unwrap());
+        let nn = nearest_neighbors(&pd, &qd, 5).unwrap();
+        let (gi, gd) = (nn.indices.to_vec().unwrap(), nn.distances.to_vec().unwrap());
+        assert_rows(&gi[..300 * 5], &gd[..300 * 5], &wi, &wd, 5, &format!("8-D uniform, {what}"));
+    }
+}
+
+/// All-kNN oracle: for every point, the `kmax` first of every other
+/// eligible point (not itself by index, no NaN distance), sorted by
+/// (squared distance, index).
+fn oracle_all_lists<F: TestCoord, const D: usize>(points: &[[F; D]], kmax: usize) -> Vec<Vec<(F, u32)>> {
+    use rayon::prelude::*;
+    let order = |a: &(F, u32), b: &(F, u32)| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1));
+    points
+        .par_iter()
+        .enumerate()
+        .map(|(me, q)| {
+            let mut all: Vec<(F, u32)> = Vec::new();
+            if !q.iter().any(|x| x.is_nan()) {
+                for (i, p) in points.iter().enumerate() {
+                    if i == me {
+                        continue;
+                    }
+                    let mut acc = F::of(0.0);
+                    for j in 0..D {
+                        let d = q[j] - p[j];
+                        acc = d.fused(d, acc);
+                    }
+                    if !acc.is_nan() {
+                        all.push((acc, i as u32));
+                    }
+                }
+            }
+            if all.len() > kmax {
+                all.select_nth_unstable_by(kmax, order);
+                all.truncate(kmax);
+            }
+            all.sort_by(order);
+            all
+        })
+        .collect()
+}
+
+/// all_nearest(k) for each k against the oracle.
+fn check_all_nearest_ks<F: TestCoord, const D: usize>(dev: &Device, points: &[[F; D]], ks: &[usize], what: &str)
+where
+    [F; D]: Point<Coord = F>,
+{
+    let lists = oracle_all_lists(points, ks.iter().copied().max().unwrap_or(0));
+    let tree = KdTree::build(&DeviceVec::from_slice(dev, points).unwrap()).unwrap();
+    for &k in ks {
+        let (wi, wd) = rows(&lists, k);
+        let nn = tree.all_nearest(k).unwrap();
+        assert_eq!((nn.k, nn.queries), (k, points.len()));
+        let what = format!("all_nearest {what}, n={}, k={k}, D={D} on {dev:?}", points.len());
+        assert_rows(&nn.indices.to_vec().unwrap(), &nn.distances.to_vec().unwrap(), &wi, &wd, k, &what);
+    }
+}
+
+fn check_all_nearest<F: TestCoord, const D: usize>(dev: &Device, points: &[[F; D]], k: usize, what: &str)
+where
+    [F; D]: Point<Coord = F>,
+{
+    check_all_nearest_ks(dev, points, &[k], what)
+}
+
+#[test]
+fn all_nearest_matches_oracle() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_all");
+        for dist in [Dist::Uniform, Dist::Clustered, Dist::Duplicates] {
+            let what = format!("{dist:?}, seed={seed}");
+            for n in [2usize, 3, 7, 64, 65, 1000, 4097, 20_011] {
+                let p = make::<f32, 3>(&mut r, n, dist);
+                check_all_nearest_ks(&dev, &p, &[1, 3, 8, 17, 100], &what);
+            }
+            check_all_nearest(&dev, &make::<f32, 2>(&mut r, 3001, dist), 8, &what);
+            check_all_nearest(&dev, &make::<f32, 8>(&mut r, 2500, dist), 8, &what);
+            check_all_nearest(&dev, &make::<f64, 3>(&mut r, 2999, dist), 33, &what);
+            check_all_nearest(&dev, &make::<f32, 16>(&mut r, 800, dist), 5, &what);
+        }
+        for dist in [Hard::Tight, Hard::Shell, Hard::Mixed] {
+            let p = make_hard::<f32, 3>(&mut r, 20_011, dist);
+            check_all_nearest_ks(&dev, &p, &[1, 8, 64], &format!("{dist:?}, seed={seed}"));
+        }
+        let p = make::<f32, 3>(&mut r, 3000, Dist::Clustered);
+        check_all_nearest(&dev, &p, 1024, &format!("k = 1024, seed={seed}"));
+    }
+}
+
+/// All-kNN at the edges: no points, one point, k = 0 and past the limit,
+/// k > n - 1, duplicates of one point, NaN coordinates.
+#[test]
+fn all_nearest_edge_cases() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_all_edges");
+        let what = format!("seed={seed} on {dev:?}");
+        // n = 0: an empty result.
+        let tree = KdTree::build(&DeviceVec::<[f32; 3]>::from_slice(&dev, &[]).unwrap()).unwrap();
+        let nn = tree.all_nearest(4).unwrap();
+        assert_eq!((nn.queries, nn.k), (0, 4));
+        assert!(nn.indices.is_empty() && nn.distances.is_empty());
+        // n = 1: no other point, an all-missing row.
+        let tree = KdTree::build(&DeviceVec::from_slice(&dev, &[[0.5f32, 0.5]]).unwrap()).unwrap();
+        let nn = tree.all_nearest(3).unwrap();
+        assert_eq!(nn.indices.to_vec().unwrap(), vec![u32::MAX; 3], "{what}");
+        assert_eq!(nn.distances.to_vec().unwrap(), vec![f32::INFINITY; 3], "{what}");
+        // k = 0 and k past 1024: errors, as for query.
+        assert!(matches!(tree.all_nearest(0), Err(Error::InvalidArgument(_))));
+        assert!(matches!(tree.all_nearest(1025), Err(Error::InvalidArgument(_))));
+        // k > n - 1: the other n - 1 points, then missing slots.
+        for n in [2usize, 5, 9, 33] {
+            let p = make::<f32, 3>(&mut r, n, Dist::Uniform);
+            check_all_nearest_ks(&dev, &p, &[n - 1, n, n + 7], &what);
+            let tree = KdTree::build(&DeviceVec::from_slice(&dev, &p).unwrap()).unwrap();
+            let idx = tree.all_nearest(n + 2).unwrap().indices.to_vec().unwrap();
+            for (row, chunk) in idx.chunks(n + 2).enumerate() {
+                assert!(chunk[..n - 1].iter().all(|&i| i != row as u32 && i != u32::MAX), "{what}");
+                assert_eq!(&chunk[n - 1..], &[u32::MAX; 3], "{what}");
+            }
+        }
+        // Every point the same: each row is the lowest other indices, at 0.
+        let same = vec![[0.25f64, -1.0, 3.0]; 300];
+        check_all_nearest(&dev, &same, 8, &what);
+        let tree = KdTree::build(&DeviceVec::from_slice(&dev, &same).unwrap()).unwrap();
+        let nn = tree.all_nearest(2).unwrap();
+        let idx = nn.indices.to_vec().unwrap();
+        assert_eq!(&idx[..6], &[1, 2, 0, 2, 0, 1], "{what}");
+        assert!(nn.distances.to_vec().unwrap().iter().all(|&d| d == 0.0), "{what}");
+        // NaN coordinates: missing rows for those points, never neighbours;
+        // infinities are neighbours at +inf.
+        let mut p = make::<f32, 3>(&mut r, 5000, Dist::Clustered);
+        for j in (0..p.len()).step_by(11) {
+            p[j][j % 3] = f32::NAN;
+        }
+        p[1] = [f32::INFINITY, 0.0, 0.0];
+        p[2] = [f32::NEG_INFINITY, 1.0, 0.5];
+        p[3] = [-0.0, 0.0, -0.0];
+        check_all_nearest_ks(&dev, &p, &[1, 8, 70], &what);
+        let tree = KdTree::build(&DeviceVec::from_slice(&dev, &p).unwrap()).unwrap();
+        let idx = tree.all_nearest(4).unwrap().indices.to_vec().unwrap();
+        assert_eq!(&idx[..4], &[u32::MAX; 4], "{what}");
+        assert!(idx.iter().all(|&i| i == u32::MAX || !p[i as usize].iter().any(|x| x.is_nan())));
+        // Only NaN points: all rows missing.
+        let all_nan = vec![[f32::NAN, 0.0]; 40];
+        check_all_nearest(&dev, &all_nan, 3, &what);
+    }
+}
+
+/// all_nearest is query with the points as queries, less the point itself.
+#[test]
+fn all_nearest_equals_query_without_self() {
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_all_query");
+        let p = make::<f32, 3>(&mut r, 30_000, Dist::Clustered);
+        let pd = DeviceVec::from_slice(&dev, &p).unwrap();
+        let tree = KdTree::build(&pd).unwrap();
+        let k = 8;
+        let all = tree.all_nearest(k).unwrap();
+        let q = tree.query(&pd, k + 1).unwrap();
+        let (ai, ad) = (all.indices.to_vec().unwrap(), all.distances.to_vec().unwrap());
+        let (qi, qd) = (q.indices.to_vec().unwrap(), q.distances.to_vec().unwrap());
+        for i in 0..p.len() {
+            // Drop the point itself from its query row (there, unless a
+            // lower-index duplicate crowds it out of the k + 1).
+            let row: Vec<(u32, f32)> = (0..=k)
+                .map(|j| (qi[i * (k + 1) + j], qd[i * (k + 1) + j]))
+                .filter(|&(x, _)| x != i as u32)
+                .collect();
+            for j in 0..k {
+                assert_eq!(
+                    (ai[i * k + j], ad[i * k + j].to_bits()),
+                    (row[j].0, row[j].1.to_bits()),
+                    "point {i} slot {j}, seed={seed} on {dev:?}"
+                );
+            }
+        }
+    }
 }

@@ -2,6 +2,7 @@
 // friendly, parallel, and (almost) in-place construction of left-balanced
 // k-d trees"), with cuprim's radix sort doing the sorting between kernels.
 // Specialised on: F, CUPRIM_DIM (and CUPRIM_K = 1, unused here).
+// Last, the boxes of the upper levels' subtrees, bottom-up (cuprim_knn_boxes).
 //
 // Every point carries the id of the subtree it belongs to (its tag, 0 at
 // the start). Coordinates are replaced by their rank along each dimension
@@ -95,5 +96,63 @@ extern "C" __global__ void cuprim_knn_scatter(const u64* __restrict__ keys, cons
         uint4* dst = reinterpret_cast<uint4*>(nodes + node);
 #pragma unroll
         for (int j = 0; j < KNN_NODE_VECS; j++) dst[j] = u.w[j];
+    }
+}
+
+// Widens box b by the point of node `nd` (nothing for a point with a NaN
+// coordinate: it is never a neighbour).
+__device__ __forceinline__ void knn_box_add(KnnBox& b, const KnnNode& nd) {
+    bool nan = false;
+#pragma unroll
+    for (int j = 0; j < CUPRIM_DIM; j++) nan |= nd.c[j] != nd.c[j];
+    if (nan) return;
+#pragma unroll
+    for (int j = 0; j < CUPRIM_DIM; j++) {
+        b.lo[j] = nd.c[j] < b.lo[j] ? nd.c[j] : b.lo[j];
+        b.hi[j] = nd.c[j] > b.hi[j] ? nd.c[j] : b.hi[j];
+    }
+}
+
+// The boxes of the nodes of one level, bottom-up (the levels below are
+// done): the node's point, then each child's box where the child has one
+// (id below nb), else every point of the child's subtree (the levels
+// without boxes: a few nodes).
+extern "C" __global__ void cuprim_knn_boxes(const KnnNode* __restrict__ nodes, u64 n, u32 level, u64 nb, KnnBox* __restrict__ boxes) {
+    const u64 first = (1ull << level) - 1, count = 1ull << level;
+    for (u64 t = cuprim_thread_id(); t < count; t += cuprim_thread_count()) {
+        const u64 m = first + t;
+        KnnBox b;
+#pragma unroll
+        for (int j = 0; j < CUPRIM_DIM; j++) {
+            b.lo[j] = knn_inf(F(0));
+            b.hi[j] = -knn_inf(F(0));
+        }
+        knn_box_add(b, knn_load_node(nodes, (u32)m));
+        for (u64 c = 2 * m + 1; c <= 2 * m + 2; c++) {
+            if (c < nb) {
+                const KnnBox cb = knn_load_box(boxes, (u32)c);
+#pragma unroll
+                for (int j = 0; j < CUPRIM_DIM; j++) {
+                    b.lo[j] = cb.lo[j] < b.lo[j] ? cb.lo[j] : b.lo[j];
+                    b.hi[j] = cb.hi[j] > b.hi[j] ? cb.hi[j] : b.hi[j];
+                }
+            } else {
+                for (u64 lo = c, w = 1; lo < n; lo = 2 * lo + 1, w *= 2) {
+                    const u64 hi = lo + w < n ? lo + w : n;
+                    for (u64 i = lo; i < hi; i++) knn_box_add(b, knn_load_node(nodes, (u32)i));
+                }
+            }
+        }
+        KnnBoxWords u;
+#pragma unroll
+        for (int j = 0; j < KNN_BOX_VECS; j++) u.w[j] = make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int j = 0; j < CUPRIM_DIM; j++) {
+            u.b.lo[j] = b.lo[j];
+            u.b.hi[j] = b.hi[j];
+        }
+        uint4* dst = reinterpret_cast<uint4*>(boxes + m);
+#pragma unroll
+        for (int j = 0; j < KNN_BOX_VECS; j++) dst[j] = u.w[j];
     }
 }

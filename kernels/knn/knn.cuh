@@ -50,6 +50,51 @@ __device__ __forceinline__ KnnNode knn_load_node(const KnnNode* __restrict__ nod
     return u.n;
 }
 
+// The tight bounding box of a subtree's points (those without a NaN
+// coordinate; an empty box is lo = +inf, hi = -inf), padded to a multiple
+// of 16 bytes. The upper levels of the tree keep one per node.
+struct __align__(16) KnnBox {
+    F lo[CUPRIM_DIM];
+    F hi[CUPRIM_DIM];
+};
+constexpr int KNN_BOX_VECS = sizeof(KnnBox) / 16;
+
+union KnnBoxWords {
+    KnnBox b;
+    uint4 w[KNN_BOX_VECS];
+    __device__ __forceinline__ KnnBoxWords() {}
+};
+
+__device__ __forceinline__ KnnBox knn_load_box(const KnnBox* __restrict__ boxes, u32 i) {
+    KnnBoxWords u;
+    const uint4* src = reinterpret_cast<const uint4*>(boxes + i);
+#pragma unroll
+    for (int j = 0; j < KNN_BOX_VECS; j++) u.w[j] = __ldg(src + j);
+    return u.b;
+}
+
+// max(x, 0), and 0 for NaN.
+__device__ __forceinline__ float knn_max0(float x) { return fmaxf(x, 0.0f); }
+__device__ __forceinline__ double knn_max0(double x) { return fmax(x, 0.0); }
+
+// Squared distance from the query to a box: the fma chain of the squared
+// distances, in dimension order, of the per-axis gaps (0 inside the slab).
+// A lower bound of the squared distance to every point in the box (each gap
+// is at most |q[j] - p[j]| since rounding is monotone, and the chain is
+// monotone in its terms), so a subtree is pruned only when this is strictly
+// greater than the k-th candidate. Never NaN for a query without NaN.
+__device__ __forceinline__ F knn_box_dist(const F (&q)[CUPRIM_DIM], const KnnBox& b) {
+    F acc = F(0);
+#pragma unroll
+    for (int j = 0; j < CUPRIM_DIM; j++) {
+        // Branch-free: at most one term is positive; a NaN difference (an
+        // infinite query coordinate on an infinite bound) counts as 0.
+        const F e = knn_max0(b.lo[j] - q[j]) + knn_max0(q[j] - b.hi[j]);
+        acc = knn_fma(e, e, acc);
+    }
+    return acc;
+}
+
 // The candidate list of one query: the k best (squared distance, index)
 // pairs seen so far, ascending. `wd`/`wi` is the k-th (the one to beat).
 //

@@ -1,54 +1,63 @@
-// kd-tree queries: k nearest neighbours and radius search, one thread per
-// query, over the left-balanced tree built by build.cu (node i has
-// children 2i+1 and 2i+2; the split dimension of a node at level L is
-// L % CUPRIM_DIM). Also the Morton codes that order queries spatially.
-// Specialised on: F, CUPRIM_DIM, CUPRIM_K (see knn.cuh).
+// kd-tree queries: k nearest neighbours, radius search and all-k-nearest,
+// one thread per query, over the left-balanced tree built by build.cu (node
+// i has children 2i+1 and 2i+2; the split dimension of a node at level L is
+// L % CUPRIM_DIM; nodes below nb have the tight box of their subtree).
+// Also the Morton codes that order queries spatially.
+// Specialised on: F, CUPRIM_DIM, CUPRIM_K (see knn.cuh), CUPRIM_KNN_CHILD_BOXES.
 //
-// Traversal: descend towards the query (the near child first), pushing the
-// far child with its squared distance to the splitting plane on a stack in
+// Traversal: depth first, every subtree with a lower bound of the squared
+// distance to its points: the distance to its box where it has one, else
+// (the last level) the larger of its parent's bound and, for the far child,
+// the squared distance to the splitting plane. The child on the query's
+// side is visited first (see CUPRIM_KNN_CHILD_BOXES below for the
+// alternative, box order), the other is pushed with its bound on a stack in
 // shared memory (one column per thread, `depth` entries: the levels on the
-// stack strictly increase, so it never holds more); pop when a leaf is
-// passed, skipping entries farther than the current k-th candidate. A node
-// is pruned only when its plane is strictly farther than the k-th
-// candidate, so ties (equal distance, lower index) are never lost.
+// stack strictly increase, so it never holds more). A subtree is skipped,
+// when pushed, popped or entered, only when its bound is strictly greater
+// than the current k-th candidate (or the radius), so ties (equal distance,
+// lower index) are never lost, and the result is the one defined in
+// knn.cuh whatever the order of the visits.
 
-template <bool RADIUS>
-__device__ __forceinline__ void knn_tree_query(const KnnNode* __restrict__ nodes, u32 n, u32 depth, const F* __restrict__ queries,
-                                               const u32* __restrict__ order, u64 q, u32 k, F bound, F* __restrict__ out_d,
-                                               u32* __restrict__ out_i, u32* __restrict__ counts) {
-    extern __shared__ __align__(16) unsigned char knn_smem[];
-    const u32 stride = blockDim.x;
-    F* st_d = reinterpret_cast<F*>(knn_smem) + threadIdx.x;
-    u32* st_n = reinterpret_cast<u32*>(knn_smem + (size_t)depth * stride * sizeof(F)) + threadIdx.x;
-
-    const u64 t = cuprim_thread_id();
-    if (t >= q) return;
-    const u64 row = order ? (u64)order[t] : t;
-    F* rd = out_d + row * k;
-    u32* ri = out_i + row * k;
-
-    F qc[CUPRIM_DIM];
-    bool nan = false;
-#pragma unroll
-    for (int j = 0; j < CUPRIM_DIM; j++) {
-        qc[j] = queries[row * CUPRIM_DIM + j];
-        nan |= qc[j] != qc[j];
-    }
-    if (nan || n == 0) {
-        knn_missing_row(rd, ri, k);
-        if (RADIUS) counts[row] = 0;
-        return;
-    }
-
-    KnnList list;
-    list.init(k, rd, ri);
-    u32 count = 0;
-    u32 sp = 0;
-    u32 node = 0;
-    u32 dim = 0;
+// The traversal of one query `qc` (no NaN coordinate) over a tree of n > 0
+// nodes: offers every visited node (EXCLUDE: but the one of index `self`)
+// to `list` (RADIUS: only those within `bound`, counted in `count`).
+// Returns the number of nodes visited when COUNT (else 0).
+//
+// CUPRIM_KNN_CHILD_BOXES 1: at a node whose children have boxes, both
+// children's boxes are loaded (with the node) and the nearer is visited
+// first, the other pushed with its box distance. 0: children are ordered by
+// the splitting plane and pushed with the plane bound; a node with a box
+// checks it (loaded with the node) on entry and is skipped with its whole
+// subtree when it is beyond the k-th candidate.
+template <bool RADIUS, bool EXCLUDE, bool COUNT>
+__device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
+                                        const F (&qc)[CUPRIM_DIM], u32 self, F bound, KnnList& list, u32& count, F* st_d, u32* st_n,
+                                        u32 stride) {
+    u32 visits = 0, sp = 0, node = 0, dim = 0;
+    F lb = F(0);
     while (true) {
-        while (node < n) {
+        while (true) {
+            if (COUNT) visits++;
+            const u32 c = 2 * node + 1;
+            // Every load of this visit is issued before any is waited for.
             const KnnNode nd = knn_load_node(nodes, node);
+#if CUPRIM_KNN_CHILD_BOXES
+            const bool boxed = c < nb;  // then both children exist and have boxes
+            KnnBox box_l, box_r;
+            if (boxed) {
+                box_l = knn_load_box(boxes, c);
+                box_r = knn_load_box(boxes, c + 1);
+            }
+#else
+            const bool boxed = node < nb;
+            KnnBox box_m;
+            if (boxed) box_m = knn_load_box(boxes, node);
+            if (boxed) {
+                const F b = knn_box_dist(qc, box_m);
+                if (b > (RADIUS ? bound : list.worst_d())) break;
+                lb = b;
+            }
+#endif
             F diffs[CUPRIM_DIM];
             F acc = F(0);
 #pragma unroll
@@ -56,65 +65,221 @@ __device__ __forceinline__ void knn_tree_query(const KnnNode* __restrict__ nodes
                 diffs[j] = qc[j] - nd.c[j];
                 acc = knn_fma(diffs[j], diffs[j], acc);
             }
-            if (RADIUS) {
-                if (acc <= bound) {
-                    count++;
+            if (!EXCLUDE || nd.idx != self) {
+                if (RADIUS) {
+                    if (acc <= bound) {
+                        count++;
+                        list.offer(acc, nd.idx);
+                    }
+                } else {
                     list.offer(acc, nd.idx);
                 }
-            } else {
-                list.offer(acc, nd.idx);
             }
-            F diff = diffs[0];
-#pragma unroll
-            for (int j = 1; j < CUPRIM_DIM; j++) {
-                if (dim == (u32)j) diff = diffs[j];
-            }
-            const F diff2 = diff * diff;
-            const u32 near = 2 * node + (diff > F(0) ? 2 : 1);
-            const u32 far = (near & 1) ? near + 1 : near - 1;
+            if (c >= n) break;
             const F limit = RADIUS ? bound : list.worst_d();
-            // NaN planes (a NaN split coordinate) are never pruned.
-            if (far < n && !(diff2 > limit)) {
-                st_d[sp * stride] = diff2;
+            F bl, br;
+            bool right_first;
+#if CUPRIM_KNN_CHILD_BOXES
+            if (boxed) {
+                bl = knn_box_dist(qc, box_l);
+                br = knn_box_dist(qc, box_r);
+                right_first = br < bl;
+            } else
+#endif
+            {
+                F diff = diffs[0];
+#pragma unroll
+                for (int j = 1; j < CUPRIM_DIM; j++) {
+                    if (dim == (u32)j) diff = diffs[j];
+                }
+                const F d2 = diff * diff;
+                // A NaN plane (NaN split coordinate) bounds nothing: the parent's bound.
+                const F plane = d2 > lb ? d2 : lb;
+                right_first = diff > F(0);
+                bl = right_first ? plane : lb;
+                br = right_first ? lb : plane;
+            }
+            const u32 near = right_first ? c + 1 : c;
+            const u32 far = right_first ? c : c + 1;
+            const F b_near = right_first ? br : bl;
+            const F b_far = right_first ? bl : br;
+            if (far < n && !(b_far > limit)) {
+                st_d[sp * stride] = b_far;
                 st_n[sp * stride] = far;
                 sp++;
             }
+            if (near >= n || b_near > limit) break;
             node = near;
+            lb = b_near;
             dim = (dim + 1 == CUPRIM_DIM) ? 0 : dim + 1;
         }
         bool found = false;
         while (sp > 0) {
             sp--;
-            const F d2m = st_d[sp * stride];
+            const F b = st_d[sp * stride];
             const F limit = RADIUS ? bound : list.worst_d();
-            if (!(d2m > limit)) {
+            if (!(b > limit)) {
                 node = st_n[sp * stride];
+                lb = b;
                 found = true;
                 break;
             }
         }
-        if (!found) break;
+        if (!found) return visits;
         dim = (31 - __clz(node + 1)) % CUPRIM_DIM;
     }
-    if (RADIUS) counts[row] = count;
-    list.finish(rd, ri, true);
+}
+
+// This thread's traversal stack: `depth` entries of (bound, node) in
+// columns of the dynamic shared memory, depth * blockDim * (sizeof(F) + 4)
+// bytes.
+struct KnnStack {
+    F* d;
+    u32* n;
+    u32 stride;
+    __device__ __forceinline__ explicit KnnStack(u32 depth) {
+        extern __shared__ __align__(16) unsigned char knn_smem[];
+        stride = blockDim.x;
+        d = reinterpret_cast<F*>(knn_smem) + threadIdx.x;
+        n = reinterpret_cast<u32*>(knn_smem + (size_t)depth * stride * sizeof(F)) + threadIdx.x;
+    }
+};
+
+// Loads query `row` into qc; true when it has a NaN coordinate.
+__device__ __forceinline__ bool knn_load_query(const F* __restrict__ queries, u64 row, F (&qc)[CUPRIM_DIM]) {
+    bool nan = false;
+#pragma unroll
+    for (int j = 0; j < CUPRIM_DIM; j++) {
+        qc[j] = queries[row * CUPRIM_DIM + j];
+        nan |= qc[j] != qc[j];
+    }
+    return nan;
 }
 
 // The k nearest tree points of each query (rows of `out_*` in the caller's
 // query order; `order`, when not null, is the order to process them in).
-// Dynamic shared memory: depth * blockDim * (sizeof(F) + 4) bytes.
-extern "C" __global__ void cuprim_knn_query(const KnnNode* __restrict__ nodes, u32 n, u32 depth, const F* __restrict__ queries,
-                                            const u32* __restrict__ order, u64 q, u32 k, F* __restrict__ out_d,
-                                            u32* __restrict__ out_i) {
-    knn_tree_query<false>(nodes, n, depth, queries, order, q, k, F(0), out_d, out_i, nullptr);
+// COUNT: visits[t] = nodes visited by the t-th query processed (the cost
+// estimate of KnnMethod::Auto).
+template <bool COUNT>
+__device__ __forceinline__ void knn_query(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb, u32 depth,
+                                          const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
+                                          F* __restrict__ out_d, u32* __restrict__ out_i, u32* __restrict__ visits) {
+    KnnStack st(depth);
+    const u64 t = cuprim_thread_id();
+    if (t >= q) return;
+    const u64 row = order ? (u64)order[t] : t;
+    F* rd = out_d + row * k;
+    u32* ri = out_i + row * k;
+    F qc[CUPRIM_DIM];
+    if (knn_load_query(queries, row, qc) || n == 0) {
+        knn_missing_row(rd, ri, k);
+        if (COUNT) visits[t] = 0;
+        return;
+    }
+    KnnList list;
+    list.init(k, rd, ri);
+    u32 count = 0;
+    const u32 v = knn_walk<false, false, COUNT>(nodes, boxes, n, nb, qc, KNN_MISSING, F(0), list, count, st.d, st.n, st.stride);
+    if (COUNT) visits[t] = v;
+    list.finish(rd, ri, true);
+}
+
+extern "C" __global__ void cuprim_knn_query(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
+                                            u32 depth, const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
+                                            F* __restrict__ out_d, u32* __restrict__ out_i) {
+    knn_query<false>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, nullptr);
+}
+
+// cuprim_knn_query, also writing the visits of each query processed.
+extern "C" __global__ void cuprim_knn_visits(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
+                                             u32 depth, const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
+                                             F* __restrict__ out_d, u32* __restrict__ out_i, u32* __restrict__ visits) {
+    knn_query<true>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, visits);
 }
 
 // Radius search: the (at most k) nearest tree points whose squared distance
 // is at most `bound`, and in counts[row] how many there are in all.
-extern "C" __global__ void cuprim_knn_radius(const KnnNode* __restrict__ nodes, u32 n, u32 depth, const F* __restrict__ queries,
-                                             const u32* __restrict__ order, u64 q, u32 k, F bound, F* __restrict__ out_d,
-                                             u32* __restrict__ out_i, u32* __restrict__ counts) {
-    knn_tree_query<true>(nodes, n, depth, queries, order, q, k, bound, out_d, out_i, counts);
+extern "C" __global__ void cuprim_knn_radius(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
+                                             u32 depth, const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
+                                             F bound, F* __restrict__ out_d, u32* __restrict__ out_i, u32* __restrict__ counts) {
+    KnnStack st(depth);
+    const u64 t = cuprim_thread_id();
+    if (t >= q) return;
+    const u64 row = order ? (u64)order[t] : t;
+    F* rd = out_d + row * k;
+    u32* ri = out_i + row * k;
+    F qc[CUPRIM_DIM];
+    if (knn_load_query(queries, row, qc) || n == 0) {
+        knn_missing_row(rd, ri, k);
+        counts[row] = 0;
+        return;
+    }
+    KnnList list;
+    list.init(k, rd, ri);
+    u32 count = 0;
+    knn_walk<true, false, false>(nodes, boxes, n, nb, qc, KNN_MISSING, bound, list, count, st.d, st.n, st.stride);
+    counts[row] = count;
+    list.finish(rd, ri, true);
+}
+
+// Nodes in the subtree of node m at level l of a left-balanced tree of n
+// nodes and h levels, in O(1): the full levels l..h-2 of the subtree, plus
+// its share of the (possibly partial) last level.
+__device__ __forceinline__ u32 knn_size_at(u32 m, u32 l, u32 n, u32 h) {
+    if (m >= n || l >= h) return 0;
+    const u64 width = 1ull << (h - 1 - l);
+    const u64 first = ((u64)m + 1) * width - 1;  // its first node on the last level
+    const u64 last = (u64)n > first ? ((u64)n - first < width ? (u64)n - first : width) : 0;
+    return (u32)(width - 1 + last);
+}
+
+// The node at in-order position t (< n) of the tree: the kd-tree's own
+// space-filling order, in which consecutive positions are neighbouring
+// points (a node and the extreme points of its two subtrees).
+__device__ __forceinline__ u32 knn_inorder_node(u32 t, u32 n, u32 h) {
+    u32 m = 0, lo = 0, l = 0;
+    while (true) {
+        const u32 r = lo + knn_size_at(2 * m + 1, l + 1, n, h);  // m's position
+        if (t == r) return m;
+        if (t < r) {
+            m = 2 * m + 1;
+        } else {
+            m = 2 * m + 2;
+            lo = r + 1;
+        }
+        l++;
+    }
+}
+
+// All-k-nearest: thread t takes the node at in-order position t (tree
+// order: neighbouring threads hold neighbouring points, with no sort) and
+// writes the row of the node's point, its original index: the k nearest
+// other points, the point itself excluded by index. A point with a NaN
+// coordinate gets an all-missing row.
+extern "C" __global__ void cuprim_knn_all(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb, u32 depth,
+                                          u32 k, F* __restrict__ out_d, u32* __restrict__ out_i) {
+    KnnStack st(depth);
+    const u64 t = cuprim_thread_id();
+    if (t >= n) return;
+    const KnnNode me = knn_load_node(nodes, knn_inorder_node((u32)t, n, depth));
+    F* rd = out_d + (u64)me.idx * k;
+    u32* ri = out_i + (u64)me.idx * k;
+    F qc[CUPRIM_DIM];
+    bool nan = false;
+#pragma unroll
+    for (int j = 0; j < CUPRIM_DIM; j++) {
+        qc[j] = me.c[j];
+        nan |= qc[j] != qc[j];
+    }
+    if (nan) {
+        knn_missing_row(rd, ri, k);
+        return;
+    }
+    KnnList list;
+    list.init(k, rd, ri);
+    u32 count = 0;
+    knn_walk<false, true, false>(nodes, boxes, n, nb, qc, me.idx, F(0), list, count, st.d, st.n, st.stride);
+    list.finish(rd, ri, true);
 }
 
 // Morton code of each query in the box `bounds` (lo, hi per dimension) on

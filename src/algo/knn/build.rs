@@ -2,9 +2,10 @@
 //! coordinate replaced by its rank along its dimension (one radix sort per
 //! dimension), then per level one radix sort of packed (subtree, rank) keys
 //! and one kernel that moves each point to its child subtree or makes it
-//! the node, then one scatter into node records.
+//! the node, then one scatter into node records; last, the boxes of the
+//! upper levels' subtrees, one kernel per level from the bottom up.
 
-use super::geometry::{depth, node_bytes, rank_bits, tag_bits, Coord, Point};
+use super::geometry::{box_bytes, boxed_nodes, depth, node_bytes, rank_bits, tag_bits, Coord, Point};
 use super::plan::{ptr, ptr_mut, write_common};
 use crate::algo::policy::elementwise;
 use crate::algo::sort::{SortMutOps, SortOptions};
@@ -17,7 +18,14 @@ use std::marker::PhantomData;
 template!(
     KNN_BUILD,
     "knn/build.cu",
-    ["cuprim_knn_extract", "cuprim_knn_rank", "cuprim_knn_init", "cuprim_knn_level", "cuprim_knn_scatter"],
+    [
+        "cuprim_knn_extract",
+        "cuprim_knn_rank",
+        "cuprim_knn_init",
+        "cuprim_knn_level",
+        "cuprim_knn_scatter",
+        "cuprim_knn_boxes"
+    ],
     headers: [header!("knn/knn.cuh")]
 );
 
@@ -83,14 +91,43 @@ fn scatter<F: Coord>() -> Entry<(Ptr<u64>, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>)
     unsafe { Entry::declare("cuprim_knn_scatter") }
 }
 
-/// Builds the tree over `n` points at `points`; returns the node records
-/// (as u32 words) and the bounding box (lo, hi per dimension).
-pub(crate) fn run<P: Point>(dev: &CudaDevice, device: &Device, points: Ptr<P>, n: usize) -> Result<(DeviceVec<u32>, DeviceVec<P::Coord>)> {
+/// The boxes of one level's nodes, from their children's boxes or points.
+fn boxes() -> Entry<(Ptr<u32>, u64, u32, u64, Ptr<u32>)> {
+    // SAFETY: cuprim_knn_boxes(const KnnNode* nodes, u64 n, u32 level, u64
+    // nb, KnnBox* boxes): the nodes of `level` are below nb <= n (the
+    // caller's levels), so it reads node records below n and boxes below nb
+    // (box_bytes::<P>() bytes each, here as u32 words) and writes the boxes
+    // of that level's nodes.
+    unsafe { Entry::declare("cuprim_knn_boxes") }
+}
+
+/// The device buffers of a built tree.
+pub(crate) struct Built<F: Coord> {
+    /// Node records (`node_bytes` each) as u32 words.
+    pub words: DeviceVec<u32>,
+    /// The points' bounding box: lo, hi per dimension.
+    pub bounds: DeviceVec<F>,
+    /// Boxes of the nodes below `nb` (`box_bytes` each) as u32 words.
+    pub boxes: DeviceVec<u32>,
+    /// Nodes with a box.
+    pub nb: usize,
+}
+
+/// Builds the tree over `n` points at `points`, with boxes for the nodes
+/// above the last `box_free` full levels.
+pub(crate) fn run<P: Point>(dev: &CudaDevice, device: &Device, points: Ptr<P>, n: usize, box_free: u32) -> Result<Built<P::Coord>> {
     let dims = P::DIM;
     let mut words = DeviceVec::<u32>::alloc_uninit(device, n * node_bytes::<P>() / 4)?;
     let mut bounds = DeviceVec::<P::Coord>::alloc_uninit(device, 2 * dims)?;
+    let nb = boxed_nodes(n, box_free);
+    let mut boxes_out = DeviceVec::<u32>::alloc_uninit(device, nb * box_bytes::<P>() / 4)?;
     if n == 0 {
-        return Ok((words, bounds));
+        return Ok(Built {
+            words,
+            bounds,
+            boxes: boxes_out,
+            nb,
+        });
     }
     let module = dev.module(&BuildPlan::<P>::new(dev.arch()))?;
     let policy = elementwise(dev.arch());
@@ -123,5 +160,20 @@ pub(crate) fn run<P: Point>(dev: &CudaDevice, device: &Device, points: Ptr<P>, n
     }
     let args = (ptr(&keys)?, ptr(&perm)?, n64, rb, coords, ptr_mut(&mut words)?);
     dev.launch(&module, scatter::<P::Coord>(), grid, args)?;
-    Ok((words, bounds))
+    drop((keys, perm, ranks));
+
+    // Boxes, bottom-up: level L holds nodes 2^L - 1 .. 2^(L+1) - 1, all below nb.
+    let levels = usize::BITS - nb.leading_zeros();
+    let (nodes, box_ptr, nb64) = (ptr(&words)?, ptr_mut(&mut boxes_out)?, nb as u64);
+    for lvl in (0..levels).rev() {
+        let width = 1u64 << lvl;
+        let g = Grid::new(policy.grid(width, dev.sm_count()), policy.block);
+        dev.launch(&module, boxes(), g, (nodes, n64, lvl, nb64, box_ptr))?;
+    }
+    Ok(Built {
+        words,
+        bounds,
+        boxes: boxes_out,
+        nb,
+    })
 }

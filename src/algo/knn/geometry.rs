@@ -22,7 +22,9 @@ mod sealed {
 }
 
 /// A coordinate type: `f32` or `f64`. Sealed.
-pub trait Coord: Element + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + sealed::Sealed {
+pub trait Coord:
+    Element + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + sealed::Sealed
+{
     /// `self * a + b` with one rounding.
     #[doc(hidden)]
     fn fma(self, a: Self, b: Self) -> Self;
@@ -159,6 +161,49 @@ pub(crate) fn node_bytes<P: Point>() -> usize {
     (std::mem::size_of::<P>() + 4).next_multiple_of(16)
 }
 
+/// Bytes of one device subtree box (`KnnBox` in `kernels/knn/knn.cuh`):
+/// the low corner, then the high corner, padded to 16.
+pub(crate) fn box_bytes<P: Point>() -> usize {
+    (2 * std::mem::size_of::<P>()).next_multiple_of(16)
+}
+
+/// Full levels at the bottom of the tree whose nodes keep no box: their
+/// subtrees (at most `2^BOX_FREE_LEVELS - 1` nodes, plus any nodes of the
+/// partial last level) are pruned by splitting planes.
+// 1: 1.496 / 8.15 / 16.2 ms against 1.555 / 9.40 / 20.3 ms with 2 and 1.564 / 11.4 / 27.4 ms with 3 free levels on uniform, clustered-away and torus-away 3-D k = 8 (1M x 1M; no boxes at all: 1.43 / 200 / 251 ms) (H100, run of ae63d3d).
+pub(crate) const BOX_FREE_LEVELS: u32 = 1;
+
+/// Nodes with a stored box when the last `free` full levels keep none:
+/// node ids `0..boxed_nodes(n, free)`, the levels above them (`2^L - 1`
+/// nodes, `L = floor(log2(n + 1)) - free`, 0 for small trees). Those levels
+/// are full in a left-balanced tree, so every boxed node exists, and both
+/// children of a boxed node exist.
+pub(crate) fn boxed_nodes(n: usize, free: u32) -> usize {
+    let full = usize::BITS - 1 - (n + 1).leading_zeros();
+    (1usize << full.saturating_sub(free)) - 1
+}
+
+/// The lower bound the traversal prunes by: the squared distance from `q`
+/// to the box `lo..=hi`, as an fma chain in dimension order of the per-axis
+/// gaps (0 inside the slab). For every point `p` in the box with no NaN
+/// coordinate, `box_dist2(q, lo, hi) <= dist2(q, p)`: each gap is at most
+/// `|q[j] - p[j]|` (rounding is monotone) and the fma chain is monotone in
+/// its terms. Never NaN for a query without NaN (a NaN gap, from an infinite
+/// query coordinate on an infinite bound, counts as 0), `+inf` for an empty
+/// box (`lo = +inf`, `hi = -inf`) and a finite query.
+#[inline]
+pub(crate) fn box_dist2<F: Coord>(q: &[F], lo: &[F], hi: &[F]) -> F {
+    let zero = F::zero();
+    // max(x, 0), and 0 for NaN (`knn_max0`).
+    let max0 = |x: F| if x > zero { x } else { zero };
+    let mut acc = zero;
+    for j in 0..q.len() {
+        let e = max0(lo[j] - q[j]) + max0(q[j] - hi[j]);
+        acc = e.fma(e, acc);
+    }
+    acc
+}
+
 /// Bits of `n - 1` (0 for n <= 1): the width of a coordinate rank.
 pub(crate) fn rank_bits(n: usize) -> u32 {
     if n <= 1 {
@@ -239,5 +284,13 @@ mod tests {
         assert_eq!(tag_bits(3, 100), 4);
         assert_eq!(node_bytes::<[f32; 3]>(), 16);
         assert_eq!(node_bytes::<[f64; 3]>(), 32);
+        assert_eq!(box_bytes::<[f32; 3]>(), 32);
+        assert_eq!(box_bytes::<[f32; 2]>(), 16);
+        assert_eq!(boxed_nodes(0, 2), 0);
+        assert_eq!(boxed_nodes(6, 2), 0);
+        assert_eq!(boxed_nodes(7, 2), 1);
+        assert_eq!(boxed_nodes(7, 1), 3);
+        assert_eq!(boxed_nodes(1 << 20, 2), (1 << 18) - 1);
+        assert_eq!(boxed_nodes((1 << 20) - 1, 2), (1 << 18) - 1);
     }
 }

@@ -1,6 +1,7 @@
 //! k-nearest-neighbour search: [`nearest_neighbors`] for one-off queries,
 //! [`KdTree`] to build once and query many times ([`KdTree::query`],
-//! [`KdTree::nearest`], [`KdTree::radius_search`]).
+//! [`KdTree::nearest`], [`KdTree::radius_search`], and every point's own
+//! neighbours with [`KdTree::all_nearest`]).
 //!
 //! Points and queries are `DeviceVec<[F; D]>` (or views of one) with `F`
 //! `f32` or `f64`: D from 1 to 128 through brute force, 1 to 16 through the
@@ -49,22 +50,47 @@
 //! sort of `(subtree, rank)` keys packed into `log2(n) + level + 1` bits
 //! orders each subtree along the level's dimension, and one kernel moves
 //! every point to its left or right child subtree or makes it the node.
-//! `log2(n)` sorts of a few passes each; no atomics, deterministic.
-//! Queries run one thread each: descend to the nearer child first, keep the
-//! far child on a stack in shared memory, skip subtrees whose splitting
-//! plane is strictly farther than the current k-th candidate. The candidate
-//! list is a sorted array in registers for `k <= 64` (`k <= 32` for `f64`;
-//! sizes 1, 4, 8, 16, 32, 64 compiled on demand) and a max-heap in the
-//! output row beyond that.
+//! `log2(n)` sorts of a few passes each; no atomics, deterministic. Last,
+//! the nodes of the upper levels (all but the last full level) get the
+//! tight bounding box of their subtree's points, one kernel per level from
+//! the bottom up (a box costs twice a point's coordinates; about half the
+//! nodes have one).
+//!
+//! Queries run one thread each, depth first, with a lower bound of the
+//! squared distance for every subtree: the distance to its box where it has
+//! one (the gaps per axis, fma-chained in dimension order like the
+//! distance, so the bound never exceeds a rounded point distance), else
+//! the larger of the parent's bound and, on the far side, the squared
+//! distance to the splitting plane. The child on the query's side of the
+//! plane is visited first, the other waits on a stack in shared memory
+//! with its bound; a node with a box checks it on entry (the box is loaded
+//! beside the node). A subtree is skipped only when its bound is strictly
+//! greater than the current k-th candidate, so ties (equal distance, lower
+//! index) are never lost. Boxes make queries far from dense data cheap: a
+//! plane through empty space prunes nothing, the box of a distant cluster
+//! prunes all of it. The candidate list is a sorted array in registers for
+//! `k <= 64` (`k <= 32` for `f64`; sizes 1, 4, 8, 16, 32, 64 compiled on
+//! demand) and a max-heap in the output row beyond that.
 //! Large query sets are first put in Morton order along the tree's
 //! bounding box ([`QueryOrder`]), so neighbouring threads walk similar paths.
+//! [`KdTree::all_nearest`] (all-k-nearest, Brown 2015 ch. 7) runs the same
+//! traversal from every node's point in tree order (in-order: thread `t`
+//! finds the node at in-order position `t` in `log2(n)` steps of closed-form
+//! subtree sizes, so no sort is needed), the point itself excluded by index.
 //!
 //! **Brute force.** Blocks of queries (one per thread) stream tiles of
 //! points through shared memory; for many points per query the points are
 //! split into chunks whose candidate lists are merged by a second kernel.
 //!
-//! [`KnnMethod::Auto`] uses brute force for `D > 8`, for at most 4096
-//! points, or when `points x queries <= 2^26`; the kd-tree otherwise.
+//! [`KnnMethod::Auto`] estimates both costs: brute force, `q x n x (D + 2)`;
+//! the tree, its build (`n x (D + depth)` sorting passes) plus `q x` the
+//! nodes a query visits. Without building anything it takes brute force
+//! for `D > 16`, at most 4096 points, `points x queries <= 2^26`, or when
+//! brute force costs no more than the build and `depth` visits per query.
+//! Otherwise it builds the tree, runs 1024 evenly spaced queries through
+//! it counting the nodes they visit, and finishes with whichever of the
+//! tree and brute force the measured mean predicts faster (so inputs a tree
+//! cannot prune go to brute force). Either way the result is the same.
 //!
 //! # Limits
 //! `k` is 1 to 1024 (`radius_search`'s `max_count` too). Point indices are
@@ -91,15 +117,16 @@ use crate::error::{Error, Result};
 use crate::jit::KernelSpec;
 use crate::vec::raw::{Mem, MemMut, SealedMut as _};
 use crate::vec::{DeviceData, DeviceVec};
-use geometry::{depth, node_bytes, squared_bound};
+use geometry::{depth, node_bytes, squared_bound, BOX_FREE_LEVELS};
 use plan::Rows;
 use std::marker::PhantomData;
 
 /// How to search.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum KnnMethod {
-    /// Brute force for `D > 8`, at most 4096 points or `points x queries <=
-    /// 2^26`; a kd-tree otherwise.
+    /// Whichever of the kd-tree and brute force a cost estimate predicts
+    /// faster, measured on a sample of the queries when it is close (see
+    /// the [module docs](self)).
     #[default]
     Auto,
     /// Build a [`KdTree`] and query it (`D <= 16`).
@@ -259,17 +286,14 @@ fn rows<F: Coord>(indices: u64, distances: u64, k: usize) -> Rows<F> {
     }
 }
 
-fn choose<P: Point>(method: KnnMethod, n: usize, q: usize) -> KnnMethod {
-    match method {
-        KnnMethod::Auto => {
-            if P::DIM > 8 || n <= 4096 || (n as u128) * (q as u128) <= 1 << 26 {
-                KnnMethod::BruteForce
-            } else {
-                KnnMethod::KdTree
-            }
-        }
-        m => m,
-    }
+/// [`KnnMethod::Auto`] before building anything: brute force when the tree
+/// cannot hold the points, for small inputs, or when brute force costs no
+/// more than building the tree and visiting `depth` nodes per query.
+fn brute_first<P: Point>(n: usize, q: usize, k: usize) -> bool {
+    P::DIM > MAX_TREE_DIM
+        || n <= 4096
+        || (n as u128) * (q as u128) <= 1 << 26
+        || plan::brute_cost(n, q, P::DIM) <= plan::build_cost(n, P::DIM) + plan::tree_query_cost::<P>(q, depth(n) as f64, k)
 }
 
 /// The `k` nearest `points` of every query ([`KnnMethod::Auto`]); see the
@@ -320,21 +344,63 @@ pub fn nearest_neighbors_with<P: Point>(
     check_dim::<P>(MAX_DIM, "nearest_neighbors")?;
     same_device("nearest_neighbors", points.device(), queries.device())?;
     let (n, q) = (points.len(), queries.len());
-    match choose::<P>(opts.method, n, q) {
+    match opts.method {
         KnnMethod::KdTree => KdTree::build(points)?.query_with(queries, k, opts.order),
-        _ => brute_force(points, queries, k),
+        KnnMethod::BruteForce => brute_force(points, queries, k),
+        KnnMethod::Auto if brute_first::<P>(n, q, k) => brute_force(points, queries, k),
+        KnnMethod::Auto => {
+            // Build, then measure the traversal on a sample of the queries.
+            let tree = KdTree::build(points)?;
+            let (mut indices, mut distances) = alloc_rows::<P::Coord>(points.device(), q, k)?;
+            let visits = tree.sampled_visits(queries, k, &mut indices, &mut distances)?;
+            if plan::tree_query_cost::<P>(q, visits, k) <= plan::brute_cost(n, q, P::DIM) {
+                tree.query_into(queries, k, opts.order, &mut indices, &mut distances)?;
+            } else {
+                brute_into(points, queries, k, &mut indices, &mut distances)?;
+            }
+            Ok(Neighbors {
+                indices,
+                distances,
+                k,
+                queries: q,
+            })
+        }
     }
 }
 
-fn brute_force<P: Point>(points: &impl DeviceData<P>, queries: &impl DeviceData<P>, k: usize) -> Result<Neighbors<P::Coord>> {
-    let (n, q) = (points.len(), queries.len());
+fn check_brute_points(n: usize) -> Result<()> {
     if n > u32::MAX as usize - 1 {
         return Err(Error::InvalidArgument(format!(
             "brute-force kNN takes at most 2^32 - 2 points, not {n}"
         )));
     }
+    Ok(())
+}
+
+fn brute_force<P: Point>(points: &impl DeviceData<P>, queries: &impl DeviceData<P>, k: usize) -> Result<Neighbors<P::Coord>> {
+    check_brute_points(points.len())?;
+    let q = queries.len();
+    let (mut indices, mut distances) = alloc_rows::<P::Coord>(points.device(), q, k)?;
+    brute_into(points, queries, k, &mut indices, &mut distances)?;
+    Ok(Neighbors {
+        indices,
+        distances,
+        k,
+        queries: q,
+    })
+}
+
+/// Brute force into rows allocated for `queries.len()` x `k`.
+fn brute_into<P: Point>(
+    points: &impl DeviceData<P>,
+    queries: &impl DeviceData<P>,
+    k: usize,
+    indices: &mut DeviceVec<u32>,
+    distances: &mut DeviceVec<P::Coord>,
+) -> Result<()> {
+    let (n, q) = (points.len(), queries.len());
+    check_brute_points(n)?;
     let dev = points.device();
-    let (mut indices, mut distances) = alloc_rows::<P::Coord>(dev, q, k)?;
     if q > 0 {
         match (points.mem(), queries.mem(), indices.mem_mut(), distances.mem_mut()) {
             (Mem::Host(p), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od)) => host::brute(p, qs, k, od, oi),
@@ -344,24 +410,16 @@ fn brute_force<P: Point>(points: &impl DeviceData<P>, queries: &impl DeviceData<
             _ => return Err(Error::DeviceMismatch { op: "nearest_neighbors" }),
         }
     }
-    Ok(Neighbors {
-        indices,
-        distances,
-        k,
-        queries: q,
-    })
+    Ok(())
 }
 
 enum Nodes<P: Point> {
-    /// Host backend: node j is (point, original index).
-    Host(Vec<(P, u32)>),
+    /// Host backend: the nodes as (point, original index) and the boxes.
+    Host(host::HostTree<P>),
     /// CUDA: node records of `geometry::node_bytes::<P>()` bytes (coordinates,
-    /// then the u32 index, padded to 16 bytes), and the points' bounding
-    /// box (lo, hi per dimension).
-    Cuda {
-        words: DeviceVec<u32>,
-        bounds: DeviceVec<P::Coord>,
-    },
+    /// then the u32 index, padded to 16 bytes), the points' bounding box
+    /// (lo, hi per dimension) and the upper nodes' subtree boxes.
+    Cuda(Box<build::Built<P::Coord>>),
 }
 
 /// A left-balanced kd-tree over a point set, built on the device (see the
@@ -391,6 +449,8 @@ pub struct KdTree<P: Point> {
     device: Device,
     nodes: Nodes<P>,
     len: usize,
+    /// How the device traversal uses the boxes (`plan::CHILD_BOXES`).
+    child_boxes: bool,
     _p: PhantomData<P>,
 }
 
@@ -416,22 +476,39 @@ impl<P: Point> KdTree<P> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     pub fn build(points: &impl DeviceData<P>) -> Result<Self> {
+        Self::build_boxed(points, BOX_FREE_LEVELS)
+    }
+
+    /// [`build`](KdTree::build) with boxes above the last `free` full
+    /// levels (1 or more) and the traversal's use of them (`child_boxes`:
+    /// order children by their boxes, else by the plane with a box check on
+    /// entry): the tuning sweep of `benches/knn.rs`.
+    #[cfg(feature = "knn-tuning")]
+    #[doc(hidden)]
+    pub fn build_tuned(points: &impl DeviceData<P>, free: u32, child_boxes: bool) -> Result<Self> {
+        if free == 0 {
+            return Err(Error::InvalidArgument("free levels must be 1 or more".into()));
+        }
+        let mut tree = Self::build_boxed(points, free)?;
+        tree.child_boxes = child_boxes;
+        Ok(tree)
+    }
+
+    fn build_boxed(points: &impl DeviceData<P>, free: u32) -> Result<Self> {
         check_dim::<P>(MAX_TREE_DIM, "KdTree")?;
         let n = points.len();
         if n > MAX_TREE_POINTS {
             return Err(Error::InvalidArgument(format!("a KdTree takes at most 2^31 - 1 points, not {n}")));
         }
         let nodes = match points.mem() {
-            Mem::Host(p) => Nodes::Host(host::build(p)),
-            Mem::Cuda { dev, ptr, .. } => {
-                let (words, bounds) = build::run::<P>(dev, points.device(), Ptr::from_raw(ptr), n)?;
-                Nodes::Cuda { words, bounds }
-            }
+            Mem::Host(p) => Nodes::Host(host::build(p, free)),
+            Mem::Cuda { dev, ptr, .. } => Nodes::Cuda(Box::new(build::run::<P>(dev, points.device(), Ptr::from_raw(ptr), n, free)?)),
         };
         Ok(KdTree {
             device: points.device().clone(),
             nodes,
             len: n,
+            child_boxes: plan::CHILD_BOXES,
             _p: PhantomData,
         })
     }
@@ -461,9 +538,9 @@ impl<P: Point> KdTree<P> {
     #[doc(hidden)]
     pub fn nodes(&self) -> Result<Vec<(P, u32)>> {
         match &self.nodes {
-            Nodes::Host(v) => Ok(v.clone()),
-            Nodes::Cuda { words, .. } => {
-                let words = words.to_vec()?;
+            Nodes::Host(t) => Ok(t.nodes.clone()),
+            Nodes::Cuda(built) => {
+                let words = built.words.to_vec()?;
                 let bytes: &[u8] = bytemuck::cast_slice(&words);
                 let stride = node_bytes::<P>();
                 let size = std::mem::size_of::<P>();
@@ -516,30 +593,167 @@ impl<P: Point> KdTree<P> {
         same_device("KdTree::query", &self.device, queries.device())?;
         let q = queries.len();
         let (mut indices, mut distances) = alloc_rows::<P::Coord>(&self.device, q, k)?;
-        if q > 0 {
-            match (&self.nodes, queries.mem(), indices.mem_mut(), distances.mem_mut()) {
-                (Nodes::Host(nodes), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od)) => host::query(nodes, qs, k, od, oi),
-                (Nodes::Cuda { words, bounds }, Mem::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
-                    let spatial = match order {
-                        QueryOrder::Auto => q >= 16384,
-                        QueryOrder::Spatial => true,
-                        QueryOrder::AsGiven => false,
-                    };
-                    let tree = query::Tree {
-                        words,
-                        bounds,
-                        n: self.len,
-                    };
-                    query::run::<P>(dev, &self.device, &tree, Ptr::from_raw(ptr), q, spatial, None, rows(ip, dp, k))?
+        self.query_into(queries, k, order, &mut indices, &mut distances)?;
+        Ok(Neighbors {
+            indices,
+            distances,
+            k,
+            queries: q,
+        })
+    }
+
+    /// The device buffers of a CUDA tree.
+    fn cuda_tree<'a>(&self, built: &'a build::Built<P::Coord>) -> query::Tree<'a, P::Coord> {
+        query::Tree {
+            words: &built.words,
+            bounds: &built.bounds,
+            boxes: &built.boxes,
+            nb: built.nb,
+            n: self.len,
+            child_boxes: self.child_boxes,
+        }
+    }
+
+    /// [`query_with`](KdTree::query_with) into rows allocated for
+    /// `queries.len()` x `k` (arguments checked).
+    fn query_into(
+        &self,
+        queries: &impl DeviceData<P>,
+        k: usize,
+        order: QueryOrder,
+        indices: &mut DeviceVec<u32>,
+        distances: &mut DeviceVec<P::Coord>,
+    ) -> Result<()> {
+        let q = queries.len();
+        if q == 0 {
+            return Ok(());
+        }
+        match (&self.nodes, queries.mem(), indices.mem_mut(), distances.mem_mut()) {
+            (Nodes::Host(tree), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od)) => host::query(tree, qs, k, od, oi),
+            (Nodes::Cuda(built), Mem::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
+                let spatial = match order {
+                    QueryOrder::Auto => q >= 16384,
+                    QueryOrder::Spatial => true,
+                    QueryOrder::AsGiven => false,
+                };
+                let tree = self.cuda_tree(built);
+                let mode = query::Mode::Nearest(None);
+                query::run::<P>(
+                    dev,
+                    &self.device,
+                    &tree,
+                    Ptr::from_raw(ptr),
+                    q,
+                    spatial,
+                    None,
+                    mode,
+                    rows(ip, dp, k),
+                )?
+            }
+            _ => return Err(Error::DeviceMismatch { op: "KdTree::query" }),
+        }
+        Ok(())
+    }
+
+    /// The mean number of nodes the traversal visits for a sample of the
+    /// queries (evenly spaced, at most [`plan::COST_SAMPLE`]): the cost
+    /// estimate of [`KnnMethod::Auto`]. On CUDA the sample's rows of
+    /// `indices` / `distances` (allocated for every query) are written.
+    fn sampled_visits(
+        &self,
+        queries: &impl DeviceData<P>,
+        k: usize,
+        indices: &mut DeviceVec<u32>,
+        distances: &mut DeviceVec<P::Coord>,
+    ) -> Result<f64> {
+        let q = queries.len();
+        let s = q.min(plan::COST_SAMPLE);
+        if s == 0 || self.len == 0 {
+            return Ok(0.0);
+        }
+        let sample: Vec<u32> = (0..s).map(|i| (i * q / s) as u32).collect();
+        let counts = match (&self.nodes, queries.mem(), indices.mem_mut(), distances.mem_mut()) {
+            (Nodes::Host(tree), Mem::Host(qs), _, _) => {
+                let picked: Vec<P> = sample.iter().map(|&i| qs[i as usize]).collect();
+                host::visits(tree, &picked, k)
+            }
+            (Nodes::Cuda(built), Mem::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
+                let order = DeviceVec::from_slice(&self.device, &sample)?;
+                let mut visits = DeviceVec::<u32>::alloc_uninit(&self.device, s)?;
+                let tree = self.cuda_tree(built);
+                let mode = query::Mode::Nearest(Some(plan::ptr_mut(&mut visits)?));
+                let given = Some(plan::ptr(&order)?);
+                query::run::<P>(dev, &self.device, &tree, Ptr::from_raw(ptr), s, false, given, mode, rows(ip, dp, k))?;
+                visits.to_vec()?
+            }
+            _ => return Err(Error::DeviceMismatch { op: "KdTree::query" }),
+        };
+        Ok(counts.iter().map(|&v| v as f64).sum::<f64>() / s as f64)
+    }
+
+    /// The mean number of nodes a k-nearest query visits, over a sample
+    /// of `queries` (what [`KnnMethod::Auto`] estimates the tree's cost
+    /// with); for benchmarks and tuning.
+    #[doc(hidden)]
+    pub fn mean_visits(&self, queries: &impl DeviceData<P>, k: usize) -> Result<f64> {
+        check_k(k, "k")?;
+        same_device("KdTree::mean_visits", &self.device, queries.device())?;
+        // The sample alone, so that the rows are only the sample's.
+        let (q, all) = (queries.len(), queries.to_vec()?);
+        let s = q.min(plan::COST_SAMPLE);
+        let picked: Vec<P> = (0..s).map(|i| all[i * q / s]).collect();
+        let picked = DeviceVec::from_slice(&self.device, &picked)?;
+        let (mut indices, mut distances) = alloc_rows::<P::Coord>(&self.device, s, k)?;
+        self.sampled_visits(&picked, k, &mut indices, &mut distances)
+    }
+
+    /// All-k-nearest: for every point of the tree, its `k` nearest *other*
+    /// points. Row `i` (of `k`, in [`Neighbors`]' layout with `queries =
+    /// len()`) belongs to the point of original index `i`; the point itself
+    /// is excluded by index, so a duplicate of it (another point at
+    /// distance 0) is a neighbour. Rows are sorted like
+    /// [`query`](KdTree::query)'s; with `k` above `len() - 1` the rest of a
+    /// row is missing (`u32::MAX` / `+inf`), and a point with a NaN
+    /// coordinate gets an all-missing row (and is no one's neighbour). The
+    /// points are processed in the tree's in-order (its own space-filling
+    /// order), so neighbouring threads walk similar paths without sorting
+    /// queries. `k` must be 1 to 1024 (0 is
+    /// an error, as for [`query`](KdTree::query)); an empty tree gives an
+    /// empty result.
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let pts = DeviceVec::from_slice(&dev, &[[0.0f32, 0.0], [1.0, 0.0], [3.0, 0.0], [1.0, 0.0]])?;
+    /// let tree = KdTree::build(&pts)?;
+    /// let nn = tree.all_nearest(2)?;
+    /// assert_eq!(nn.queries, 4);
+    /// // Point 1's duplicate (3) is its nearest, at distance 0; then point 0.
+    /// assert_eq!(nn.indices.to_vec()?, vec![1, 3, 3, 0, 1, 3, 1, 0]);
+    /// assert_eq!(&nn.distances.to_vec()?[2..4], &[0.0, 1.0]);
+    /// // More neighbours than other points: the rest of each row is missing.
+    /// assert_eq!(&tree.all_nearest(4)?.indices.to_vec()?[..4], &[1, 3, 2, u32::MAX]);
+    /// assert!(tree.all_nearest(0).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn all_nearest(&self, k: usize) -> Result<Neighbors<P::Coord>> {
+        check_k(k, "k")?;
+        let n = self.len;
+        let (mut indices, mut distances) = alloc_rows::<P::Coord>(&self.device, n, k)?;
+        if n > 0 {
+            match (&self.nodes, indices.mem_mut(), distances.mem_mut()) {
+                (Nodes::Host(tree), MemMut::Host(oi), MemMut::Host(od)) => host::all(tree, k, od, oi),
+                (Nodes::Cuda(built), MemMut::Cuda { dev, ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
+                    query::run_all::<P>(dev, &self.cuda_tree(built), rows(ip, dp, k))?
                 }
-                _ => return Err(Error::DeviceMismatch { op: "KdTree::query" }),
+                _ => return Err(Error::DeviceMismatch { op: "KdTree::all_nearest" }),
             }
         }
         Ok(Neighbors {
             indices,
             distances,
             k,
-            queries: q,
+            queries: n,
         })
     }
 
@@ -588,23 +802,29 @@ impl<P: Point> KdTree<P> {
         let mut counts = DeviceVec::<u32>::alloc_uninit(&self.device, q)?;
         if q > 0 {
             match (&self.nodes, queries.mem(), indices.mem_mut(), distances.mem_mut(), counts.mem_mut()) {
-                (Nodes::Host(nodes), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od), MemMut::Host(oc)) => {
-                    host::radius(nodes, qs, k, bound, od, oi, oc)
+                (Nodes::Host(tree), Mem::Host(qs), MemMut::Host(oi), MemMut::Host(od), MemMut::Host(oc)) => {
+                    host::radius(tree, qs, k, bound, od, oi, oc)
                 }
                 (
-                    Nodes::Cuda { words, bounds },
+                    Nodes::Cuda(built),
                     Mem::Cuda { dev, ptr, .. },
                     MemMut::Cuda { ptr: ip, .. },
                     MemMut::Cuda { ptr: dp, .. },
                     MemMut::Cuda { ptr: cp, .. },
                 ) => {
-                    let tree = query::Tree {
-                        words,
-                        bounds,
-                        n: self.len,
-                    };
-                    let radius = Some((bound, Ptr::from_raw(cp)));
-                    query::run::<P>(dev, &self.device, &tree, Ptr::from_raw(ptr), q, q >= 16384, radius, rows(ip, dp, k))?
+                    let tree = self.cuda_tree(built);
+                    let mode = query::Mode::Radius(bound, Ptr::from_raw(cp));
+                    query::run::<P>(
+                        dev,
+                        &self.device,
+                        &tree,
+                        Ptr::from_raw(ptr),
+                        q,
+                        q >= 16384,
+                        None,
+                        mode,
+                        rows(ip, dp, k),
+                    )?
                 }
                 _ => {
                     return Err(Error::DeviceMismatch {
@@ -638,7 +858,11 @@ mod tests {
             keys,
             [
                 format!("// template: knn/build.cu\n{common}#define CUPRIM_K 1\n#define CUPRIM_NODE_BYTES 16\n"),
-                format!("// template: knn/query.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n"),
+                format!(
+                    "// template: knn/query.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n\
+                     #define CUPRIM_KNN_CHILD_BOXES {}\n",
+                    plan::CHILD_BOXES as i64
+                ),
                 format!(
                     "// template: knn/brute.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n\
                      #define CUPRIM_BQ 128\n#define CUPRIM_TILE 256\n#define CUPRIM_REG_QUERY 1\n"

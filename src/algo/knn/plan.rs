@@ -21,6 +21,11 @@ pub(crate) fn query_policy(_arch: u32) -> Policy {
     }
 }
 
+/// The kd-tree traversal orders children by their boxes (loading both with
+/// the node) rather than by the splitting plane with a box check on entry.
+// false: plane order with entry checks took 1.496 / 8.15 / 2.17 ms against 1.672 / 9.66 / 2.29 ms by box order on uniform, clustered-away and mixed-away 3-D k = 8 (1M x 1M, 1 box-free level); box order won only on the torus and sphere-shell away rows (13.5 / 59.8 against 16.2 / 74.0 ms) (H100, run of ae63d3d).
+pub(crate) const CHILD_BOXES: bool = false;
+
 /// Brute force for points of `point_bytes` bytes: (queries per block,
 /// points per shared tile).
 pub(crate) fn brute_shape(_arch: u32, point_bytes: usize) -> (u32, u32) {
@@ -75,4 +80,35 @@ pub(crate) struct Rows<F> {
     pub distances: Ptr<F>,
     /// Slots per row.
     pub k: usize,
+}
+
+/// Queries [`KnnMethod::Auto`](super::KnnMethod::Auto) runs through a
+/// built tree to estimate the cost of the rest.
+// 1024: one thread per query, so the sample is a few blocks (under 0.2% of a 1M-query call's work), and large enough that one slow region does not decide alone.
+pub(crate) const COST_SAMPLE: usize = 1024;
+
+// The cost model of `KnnMethod::Auto`, in nanoseconds of the GPU; only
+// ratios matter (the host backend uses the same decision).
+// Brute force per (query, point) is BRUTE_NS x (D + 7): 8.48 ms for 10K x 1M 3-D, 19.8 ms for 10K x 1M 16-D, k = 8 (H100, run of ae63d3d).
+const BRUTE_NS: f64 = 8.7e-5;
+// Build per (point, pass), D + depth passes: 2.49 / 2.61 / 3.32 ms for 1M points of D = 2 / 3 / 8 (H100, run of ae63d3d).
+const BUILD_NS: f64 = 0.11;
+// Tree query per visited node is VISIT_NS x (D + 2 + k / 3) x node bytes / 16: 3-D k = 8 1M queries, 82 visits each, 1.50 ms; 8-D 100K, 1964 visits, 17.1 ms; 3-D k = 64 26.4 ms at 330 visits (H100, run of ae63d3d).
+const VISIT_NS: f64 = 2.3e-3;
+
+/// Estimated time of brute force: `q` queries against `n` points of `dim` coordinates.
+pub(crate) fn brute_cost(n: usize, q: usize, dim: usize) -> f64 {
+    n as f64 * q as f64 * (dim + 7) as f64 * BRUTE_NS
+}
+
+/// Estimated time of building a tree over `n` points of `dim` coordinates.
+pub(crate) fn build_cost(n: usize, dim: usize) -> f64 {
+    n as f64 * (dim + super::geometry::depth(n) as usize) as f64 * BUILD_NS
+}
+
+/// Estimated time of `q` tree queries for `k` neighbours visiting `visits`
+/// nodes each, for points `P`.
+pub(crate) fn tree_query_cost<P: Point>(q: usize, visits: f64, k: usize) -> f64 {
+    let per_visit = (P::DIM + 2) as f64 + k as f64 / 3.0;
+    q as f64 * visits * per_visit * (node_bytes::<P>() / 16) as f64 * VISIT_NS
 }

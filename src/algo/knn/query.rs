@@ -1,8 +1,9 @@
-//! kd-tree queries on the device (`kernels/knn/query.cu`): k nearest and
-//! radius search, one thread per query, optionally in Morton order.
+//! kd-tree queries on the device (`kernels/knn/query.cu`): k nearest,
+//! radius search and all-k-nearest, one thread per query, optionally in
+//! Morton order.
 
 use super::geometry::{depth, Coord, Point};
-use super::plan::{bucket, ptr, ptr_mut, query_policy, write_common, Rows};
+use super::plan::{bucket, ptr, ptr_mut, query_policy, write_common, Rows, CHILD_BOXES};
 use crate::algo::policy::{elementwise, Policy};
 use crate::algo::sort::{SortMutOps, SortOptions};
 use crate::device::{CudaDevice, Device, Entry, Grid, Ptr};
@@ -14,22 +15,31 @@ use std::marker::PhantomData;
 template!(
     KNN_QUERY,
     "knn/query.cu",
-    ["cuprim_knn_query", "cuprim_knn_radius", "cuprim_knn_morton"],
+    ["cuprim_knn_query", "cuprim_knn_visits", "cuprim_knn_radius", "cuprim_knn_all", "cuprim_knn_morton"],
     headers: [header!("knn/knn.cuh")]
 );
 
-/// The query kernels for points `P` with the candidate list compiled for `k`.
+/// The query kernels for points `P` with the candidate list compiled for
+/// `k`, and how the traversal uses the boxes.
 pub(crate) struct QueryPlan<P> {
     k_bucket: u32,
     policy: Policy,
+    child_boxes: bool,
     _p: PhantomData<P>,
 }
 
 impl<P: Point> QueryPlan<P> {
     pub fn new(arch: u32, k: usize) -> Self {
+        Self::with_child_boxes(arch, k, CHILD_BOXES)
+    }
+
+    /// `child_boxes`: order children by their boxes (else by the plane,
+    /// with each box checked on entry); see `kernels/knn/query.cu`.
+    pub fn with_child_boxes(arch: u32, k: usize, child_boxes: bool) -> Self {
         QueryPlan {
             k_bucket: bucket(k),
             policy: query_policy(arch),
+            child_boxes,
             _p: PhantomData,
         }
     }
@@ -42,25 +52,74 @@ impl<P: Point> Specialise for QueryPlan<P> {
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
         write_common::<P, W>(w, self.k_bucket);
+        w.constant("CUPRIM_KNN_CHILD_BOXES", self.child_boxes as i64);
     }
 }
 
-/// `cuprim_knn_query(nodes, n, depth, queries, order, q, k, out_d, out_i)`.
-fn nearest<F: Coord>() -> Entry<(Ptr<u32>, u32, u32, Ptr<F>, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>)> {
-    // SAFETY: cuprim_knn_query(const KnnNode* nodes, u32 n, u32 depth, const
-    // F* queries, const u32* order, u64 q, u32 k, F* out_d, u32* out_i) in
-    // kernels/knn/query.cu reads n node records, q queries and, when order
-    // is not null, a permutation of 0..q; writes q rows of k; its traversal
-    // stack (depth entries per thread, never more) is the dynamic shared
-    // memory, depth * blockDim * (sizeof(F) + 4) bytes.
+/// `cuprim_knn_query(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i)`.
+#[allow(clippy::type_complexity)]
+fn nearest<F: Coord>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, Ptr<F>, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>)> {
+    // SAFETY: cuprim_knn_query(const KnnNode* nodes, const KnnBox* boxes, u32
+    // n, u32 nb, u32 depth, const F* queries, const u32* order, u64 q, u32 k,
+    // F* out_d, u32* out_i) in kernels/knn/query.cu reads n node records, nb
+    // boxes, q queries and, when order is not null, q row ids below the rows
+    // of out_*; writes those rows of k; its traversal stack (depth entries
+    // per thread, never more) is the dynamic shared memory, depth * blockDim
+    // * (sizeof(F) + 4) bytes.
     unsafe { Entry::declare("cuprim_knn_query") }
 }
 
-/// `cuprim_knn_radius(nodes, n, depth, queries, order, q, k, bound, out_d, out_i, counts)`.
-fn radius<F: Coord>() -> Entry<(Ptr<u32>, u32, u32, Ptr<F>, Ptr<u32>, u64, u32, F, Ptr<F>, Ptr<u32>, Ptr<u32>)> {
+/// `cuprim_knn_visits(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, visits)`.
+#[allow(clippy::type_complexity)]
+fn nearest_counted<F: Coord>() -> Entry<(
+    Ptr<u32>,
+    Ptr<u32>,
+    u32,
+    u32,
+    u32,
+    Ptr<F>,
+    Ptr<u32>,
+    u64,
+    u32,
+    Ptr<F>,
+    Ptr<u32>,
+    Ptr<u32>,
+)> {
+    // SAFETY: as cuprim_knn_query, with u32* visits last, of which it
+    // writes q.
+    unsafe { Entry::declare("cuprim_knn_visits") }
+}
+
+/// `cuprim_knn_radius(nodes, boxes, n, nb, depth, queries, order, q, k, bound, out_d, out_i, counts)`.
+#[allow(clippy::type_complexity)]
+fn radius<F: Coord>() -> Entry<(
+    Ptr<u32>,
+    Ptr<u32>,
+    u32,
+    u32,
+    u32,
+    Ptr<F>,
+    Ptr<u32>,
+    u64,
+    u32,
+    F,
+    Ptr<F>,
+    Ptr<u32>,
+    Ptr<u32>,
+)> {
     // SAFETY: as cuprim_knn_query, with F bound after k and u32* counts
-    // last, of which it writes q.
+    // last, one per row written.
     unsafe { Entry::declare("cuprim_knn_radius") }
+}
+
+/// `cuprim_knn_all(nodes, boxes, n, nb, depth, k, out_d, out_i)`.
+#[allow(clippy::type_complexity)]
+fn all<F: Coord>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, u32, Ptr<F>, Ptr<u32>)> {
+    // SAFETY: cuprim_knn_all(const KnnNode* nodes, const KnnBox* boxes, u32
+    // n, u32 nb, u32 depth, u32 k, F* out_d, u32* out_i) reads n node records
+    // (whose indices are a permutation of 0..n) and nb boxes, writes n rows
+    // of k; the same shared-memory stack as cuprim_knn_query.
+    unsafe { Entry::declare("cuprim_knn_all") }
 }
 
 /// Morton codes of the queries in the tree's bounding box, and `order = 0..q`.
@@ -75,12 +134,35 @@ fn morton<F: Coord>() -> Entry<(Ptr<F>, u64, Ptr<F>, Ptr<u32>, Ptr<u32>)> {
 pub(crate) struct Tree<'a, F: Coord> {
     pub words: &'a DeviceVec<u32>,
     pub bounds: &'a DeviceVec<F>,
+    pub boxes: &'a DeviceVec<u32>,
+    pub nb: usize,
     pub n: usize,
+    /// The traversal's use of the boxes (`QueryPlan::with_child_boxes`).
+    pub child_boxes: bool,
+}
+
+/// What a query launch computes.
+pub(crate) enum Mode<F> {
+    /// k nearest; with `Some(visits)`, the nodes each query visited.
+    Nearest(Option<Ptr<u32>>),
+    /// Radius search: (squared bound, counts).
+    Radius(F, Ptr<u32>),
+}
+
+/// The block shape of the tree kernels: `items` threads with the stack of
+/// a tree of `n` nodes.
+fn tree_grid<F>(block: u32, items: u64, n: usize) -> Result<Grid> {
+    let depth = depth(n).max(1);
+    Ok(Grid {
+        blocks: u32::try_from(items.div_ceil(block as u64)).map_err(|_| Error::InvalidArgument(format!("{items} queries are too many")))?,
+        threads: block,
+        shared: depth * block * (std::mem::size_of::<F>() as u32 + 4),
+    })
 }
 
 /// kd-tree queries: `q` queries at `queries`, `rows.k` slots per row;
-/// `radius` = (squared bound, counts) for a radius search; `spatial`
-/// processes the queries in Morton order.
+/// `order`, when given, the row of each of the q threads (otherwise
+/// `spatial` processes the queries in Morton order, or in theirs).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run<P: Point>(
     dev: &CudaDevice,
@@ -89,14 +171,15 @@ pub(crate) fn run<P: Point>(
     queries: Ptr<P>,
     q: usize,
     spatial: bool,
-    radius_bound: Option<(P::Coord, Ptr<u32>)>,
+    given_order: Option<Ptr<u32>>,
+    mode: Mode<P::Coord>,
     rows: Rows<P::Coord>,
 ) -> Result<()> {
-    let plan = QueryPlan::<P>::new(dev.arch(), rows.k);
+    let plan = QueryPlan::<P>::with_child_boxes(dev.arch(), rows.k, tree.child_boxes);
     let module = dev.module(&plan)?;
     let (q64, queries) = (q as u64, queries.cast::<P::Coord>());
     let mut order = None;
-    if spatial && tree.n > 0 {
+    if given_order.is_none() && spatial && tree.n > 0 {
         let policy = elementwise(dev.arch());
         let mut codes = DeviceVec::<u32>::alloc_uninit(device, q)?;
         let mut ids = DeviceVec::<u32>::alloc_uninit(device, q)?;
@@ -110,26 +193,54 @@ pub(crate) fn run<P: Point>(
         codes.sort_pairs_with(&mut ids, SortOptions::new().bits(0, 30))?;
         order = Some(ids);
     }
-    let order_ptr = match &order {
-        Some(o) => ptr(o)?,
-        None => Ptr::null(),
+    let order_ptr = match (&order, given_order) {
+        (_, Some(p)) => p,
+        (Some(o), None) => ptr(o)?,
+        (None, None) => Ptr::null(),
     };
-    let (nodes, n32, k32, depth) = (ptr(tree.words)?, tree.n as u32, rows.k as u32, depth(tree.n).max(1));
-    let block = plan.policy.block;
-    let grid = Grid {
-        blocks: u32::try_from(q64.div_ceil(block as u64)).map_err(|_| Error::InvalidArgument(format!("{q} queries are too many")))?,
-        threads: block,
-        shared: depth * block * (std::mem::size_of::<P::Coord>() as u32 + 4),
-    };
-    match radius_bound {
-        None => {
-            let args = (nodes, n32, depth, queries, order_ptr, q64, k32, rows.distances, rows.indices);
-            dev.launch(&module, nearest::<P::Coord>(), grid, args)?;
-        }
-        Some((bound, counts)) => {
+    let (nodes, boxes, n32, nb32, k32) = (ptr(tree.words)?, ptr(tree.boxes)?, tree.n as u32, tree.nb as u32, rows.k as u32);
+    let depth = depth(tree.n).max(1);
+    let grid = tree_grid::<P::Coord>(plan.policy.block, q64, tree.n)?;
+    match mode {
+        Mode::Nearest(None) => {
             let args = (
                 nodes,
+                boxes,
                 n32,
+                nb32,
+                depth,
+                queries,
+                order_ptr,
+                q64,
+                k32,
+                rows.distances,
+                rows.indices,
+            );
+            dev.launch(&module, nearest::<P::Coord>(), grid, args)?;
+        }
+        Mode::Nearest(Some(visits)) => {
+            let args = (
+                nodes,
+                boxes,
+                n32,
+                nb32,
+                depth,
+                queries,
+                order_ptr,
+                q64,
+                k32,
+                rows.distances,
+                rows.indices,
+                visits,
+            );
+            dev.launch(&module, nearest_counted::<P::Coord>(), grid, args)?;
+        }
+        Mode::Radius(bound, counts) => {
+            let args = (
+                nodes,
+                boxes,
+                n32,
+                nb32,
                 depth,
                 queries,
                 order_ptr,
@@ -146,4 +257,26 @@ pub(crate) fn run<P: Point>(
     // Freed in stream order, after the launch that reads it.
     drop(order);
     Ok(())
+}
+
+/// All-k-nearest over the tree's own points: one row per point (`tree.n`
+/// rows of `rows.k`), in the points' original order.
+pub(crate) fn run_all<P: Point>(dev: &CudaDevice, tree: &Tree<'_, P::Coord>, rows: Rows<P::Coord>) -> Result<()> {
+    if tree.n == 0 {
+        return Ok(());
+    }
+    let plan = QueryPlan::<P>::with_child_boxes(dev.arch(), rows.k, tree.child_boxes);
+    let module = dev.module(&plan)?;
+    let grid = tree_grid::<P::Coord>(plan.policy.block, tree.n as u64, tree.n)?;
+    let args = (
+        ptr(tree.words)?,
+        ptr(tree.boxes)?,
+        tree.n as u32,
+        tree.nb as u32,
+        depth(tree.n).max(1),
+        rows.k as u32,
+        rows.distances,
+        rows.indices,
+    );
+    dev.launch(&module, all::<P::Coord>(), grid, args)
 }
