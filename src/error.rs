@@ -82,6 +82,23 @@ pub enum Error {
     },
     /// The element type, operator or architecture is not supported here.
     Unsupported(String),
+    /// NCCL (for a [`Communicator`](crate::multi::Communicator) over several
+    /// GPUs) could not be found or opened. Like
+    /// [`CudaUnavailable`](Error::CudaUnavailable): what is missing and what
+    /// to do, then the places tried.
+    NcclUnavailable {
+        /// The whole statement: what is missing or broken, and what to do.
+        what: String,
+        /// The places tried, in order.
+        searched: Vec<String>,
+    },
+    /// An NCCL call failed.
+    Collective {
+        /// What cuprim was doing.
+        during: String,
+        /// NCCL's code and its own description.
+        message: String,
+    },
 }
 
 /// `Result` with cuprim's [`Error`].
@@ -139,6 +156,17 @@ impl fmt::Display for Error {
                 write!(f, "{op}: the buffers live on different devices")
             }
             Error::Unsupported(msg) => write!(f, "unsupported: {msg}"),
+            Error::NcclUnavailable { what, searched } => {
+                write!(f, "NCCL is not available: {what}")?;
+                if !searched.is_empty() {
+                    write!(f, "\nsearched, in order:")?;
+                    for place in searched {
+                        write!(f, "\n  {place}")?;
+                    }
+                }
+                Ok(())
+            }
+            Error::Collective { during, message } => write!(f, "{message}, while {during}"),
         }
     }
 }

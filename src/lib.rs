@@ -41,6 +41,7 @@ pub mod element;
 pub mod error;
 pub mod expr;
 pub mod jit;
+pub mod multi;
 pub mod ops;
 pub mod precompile;
 pub mod pred;

@@ -226,6 +226,22 @@ pub fn precompile_segmented<T: Element, Op: Monoid<T>>(target: Target<'_>, op: O
     run(target, crate::algo::segmented::plan::kernel_specs::<T, Op>(arch, &op))
 }
 
+/// The kernels that join the shards of a [`ShardedVec`](crate::multi::ShardedVec)
+/// reduced or scanned with `op` (the shards themselves use the reduce and
+/// scan kernels).
+///
+/// ```
+/// use cuprim::precompile::{precompile_sharded, Target};
+/// use cuprim::ops::Add;
+/// let dev = cuprim::Device::default()?;
+/// precompile_sharded::<f32, _>(Target::Device(&dev), Add)?;
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_sharded<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, crate::multi::plan::shard_specs::<T, Op>(arch, &op))
+}
+
 /// The `count`, `find_first` / `any` / `all` and `copy_if` / `partition` kernels for `T` and `pred`.
 ///
 /// ```

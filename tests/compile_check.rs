@@ -490,6 +490,9 @@ fn collective_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
         precompile_collectives::<T, _>(t(arch), IsNan)
     });
     job(jobs, name("fill, broadcast, gather/scatter"), move || precompile::<T>(t(arch)));
+    job(jobs, name("sharded fold / carry / total Add"), move || {
+        cuprim::precompile::precompile_sharded::<T, _>(t(arch), cuprim::ops::Add)
+    });
 }
 
 #[test]

@@ -263,7 +263,7 @@ impl CudaDevice {
         &self.name
     }
 
-    pub(super) fn ordinal(&self) -> usize {
+    pub(crate) fn ordinal(&self) -> usize {
         self.ordinal
     }
 

@@ -1,5 +1,6 @@
 //! Finding and loading the CUDA libraries cuprim opens at run time: NVRTC
-//! (`libnvrtc.so.13`) and the driver (`libcuda.so.1`).
+//! (`libnvrtc.so.13`), the driver (`libcuda.so.1`) and NCCL
+//! (`libnccl.so.2`, only for [`multi`](crate::multi)).
 //!
 //! cudarc opens both by file name and panics when it cannot, so cuprim looks
 //! for them first, place by place, and turns a miss into an
@@ -95,6 +96,22 @@ impl Wanted {
                  or set CUPRIM_NVRTC_DIR to a folder that holds a working libnvrtc.so.13",
     };
 
+    /// NCCL 2, from the `nvidia-nccl-cu13` wheel, a CUDA install or the
+    /// system's packages (`libnccl2`). `libnccl.so` (no version) is the
+    /// development link to the same file; it is asked for second.
+    ///
+    /// ```
+    /// assert_eq!(cuprim::jit::dylib::Wanted::NCCL.names, ["libnccl.so.2", "libnccl.so"]);
+    /// ```
+    pub const NCCL: Wanted = Wanted {
+        what: "NCCL 2",
+        names: &["libnccl.so.2", "libnccl.so"],
+        install: "install it with `pip install nvidia-nccl-cu13` or your system's libnccl2 package, \
+                  or set CUPRIM_NCCL_DIR to the folder that holds libnccl.so.2",
+        repair: "reinstall it (`pip install --force-reinstall nvidia-nccl-cu13`, or libnccl2), \
+                 or set CUPRIM_NCCL_DIR to a folder that holds a working libnccl.so.2",
+    };
+
     /// The NVIDIA driver's library. `libcuda.so` (no version) is the
     /// development link to the same file; it is asked for second.
     ///
@@ -109,6 +126,79 @@ impl Wanted {
         repair: "reinstall the NVIDIA driver; on a machine without an NVIDIA GPU use Device::host() \
                  (Device::default() falls back to it by itself)",
     };
+}
+
+/// Where cuprim looks for a CUDA library that a toolkit or a pip wheel
+/// installs, in order: the folder in `env_var`, the dynamic loader's search
+/// path, `CUDA_PATH` and `CUDA_HOME` (`lib64`, `lib`),
+/// `/usr/local/cuda/lib64`, then each of `wheel_dirs` (e.g.
+/// `nvidia/cu13/lib`) in the site-packages of `VIRTUAL_ENV`,
+/// `CONDA_PREFIX`, `~/.local`, pyenv's versions, `/usr`, `/usr/local` and
+/// `/opt/conda`. Unset and empty variables add nothing; a folder reached
+/// twice is listed once.
+///
+/// ```
+/// use cuprim::jit::dylib::{toolkit_places, Place};
+/// let places = toolkit_places("CUPRIM_EXAMPLE_DIR", &["nvidia/nccl/lib"], "pip wheel nvidia-nccl-cu13");
+/// assert!(places.contains(&Place::Loader));
+/// ```
+pub fn toolkit_places(env_var: &str, wheel_dirs: &[&str], wheel: &str) -> Vec<Place> {
+    let mut places = Vec::new();
+    if let Some(dir) = env_dir(env_var) {
+        places.push(Place::dir(dir, env_var));
+    }
+    places.push(Place::Loader);
+    for var in ["CUDA_PATH", "CUDA_HOME"] {
+        if let Some(root) = env_dir(var) {
+            for sub in ["lib64", "lib"] {
+                places.push(Place::dir(root.join(sub), var));
+            }
+        }
+    }
+    places.push(Place::dir("/usr/local/cuda/lib64", "the CUDA toolkit's default folder"));
+    // pip wheels: `wheel_dirs` inside any site-packages we can name.
+    let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"].into_iter().filter_map(env_dir).collect();
+    if let Some(home) = env_dir("HOME") {
+        prefixes.push(home.join(".local"));
+        if let Ok(versions) = std::fs::read_dir(home.join(".pyenv/versions")) {
+            let mut versions: Vec<PathBuf> = versions.flatten().map(|e| e.path()).collect();
+            versions.sort();
+            prefixes.extend(versions);
+        }
+    }
+    prefixes.extend(["/usr", "/usr/local", "/opt/conda"].iter().map(PathBuf::from));
+    for prefix in prefixes {
+        let Ok(libs) = std::fs::read_dir(prefix.join("lib")) else {
+            continue;
+        };
+        let mut pythons: Vec<PathBuf> = libs
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+            .map(|e| e.path())
+            .collect();
+        pythons.sort();
+        for python in pythons {
+            for site in ["site-packages", "dist-packages"] {
+                let site = python.join(site);
+                if site.is_dir() {
+                    for sub in wheel_dirs {
+                        places.push(Place::dir(site.join(sub), wheel));
+                    }
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    places.retain(|p| match p {
+        Place::Dir { dir, .. } => seen.insert(dir.clone()),
+        Place::Loader => true,
+    });
+    places
+}
+
+/// A folder named by an environment variable; unset or empty is `None`.
+fn env_dir(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
 /// Where cuprim looks for the driver library, in order: the dynamic
@@ -145,6 +235,9 @@ pub struct Found {
     pub at: String,
     /// The folder it was loaded from, when it was found by full path.
     pub dir: Option<PathBuf>,
+    /// What was opened: the full path, or the bare file name the loader
+    /// resolved. Opening it again yields the loaded copy.
+    pub file: PathBuf,
 }
 
 /// Looks for `wanted` in `places`, in order, and loads the first copy found
@@ -169,6 +262,7 @@ pub fn find(wanted: &Wanted, places: &[Place]) -> Result<Found> {
                             return Ok(Found {
                                 at: format!("{name} (through the dynamic loader)"),
                                 dir: None,
+                                file: PathBuf::from(name),
                             })
                         }
                         // A name the loader could not resolve: its message
@@ -198,6 +292,7 @@ pub fn find(wanted: &Wanted, places: &[Place]) -> Result<Found> {
                         Ok(()) => Ok(Found {
                             at: path.display().to_string(),
                             dir: Some(dir.clone()),
+                            file: path.clone(),
                         }),
                         Err(msg) => Err(broken(wanted, &format!("{} ({from})", path.display()), &msg, searched)),
                     };

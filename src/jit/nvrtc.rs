@@ -15,7 +15,7 @@ use super::dylib::{self, Place, Wanted};
 use crate::error::{Error, Result};
 use cudarc::nvrtc::sys as nv;
 use std::ffi::{CStr, CString};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 /// Where NVRTC was found and which version it is.
@@ -39,60 +39,7 @@ pub struct NvrtcInfo {
 /// assert!(nvrtc::places().iter().take(2).any(|p| *p == Place::Loader));
 /// ```
 pub fn places() -> Vec<Place> {
-    let mut places = Vec::new();
-    if let Some(dir) = env_dir("CUPRIM_NVRTC_DIR") {
-        places.push(Place::dir(dir, "CUPRIM_NVRTC_DIR"));
-    }
-    places.push(Place::Loader);
-    for var in ["CUDA_PATH", "CUDA_HOME"] {
-        if let Some(root) = env_dir(var) {
-            for sub in ["lib64", "lib"] {
-                places.push(Place::dir(root.join(sub), var));
-            }
-        }
-    }
-    places.push(Place::dir("/usr/local/cuda/lib64", "the CUDA toolkit's default folder"));
-    // pip wheels: nvidia/cu13/lib inside any site-packages we can name.
-    let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"].into_iter().filter_map(env_dir).collect();
-    if let Some(home) = env_dir("HOME") {
-        prefixes.push(home.join(".local"));
-        if let Ok(versions) = std::fs::read_dir(home.join(".pyenv/versions")) {
-            let mut versions: Vec<PathBuf> = versions.flatten().map(|e| e.path()).collect();
-            versions.sort();
-            prefixes.extend(versions);
-        }
-    }
-    prefixes.extend(["/usr", "/usr/local", "/opt/conda"].iter().map(PathBuf::from));
-    for prefix in prefixes {
-        let Ok(libs) = std::fs::read_dir(prefix.join("lib")) else {
-            continue;
-        };
-        let mut pythons: Vec<PathBuf> = libs
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
-            .map(|e| e.path())
-            .collect();
-        pythons.sort();
-        for python in pythons {
-            for site in ["site-packages", "dist-packages"] {
-                let site = python.join(site);
-                if site.is_dir() {
-                    places.push(Place::dir(site.join("nvidia/cu13/lib"), "pip wheel nvidia-cuda-nvrtc"));
-                }
-            }
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    places.retain(|p| match p {
-        Place::Dir { dir, .. } => seen.insert(dir.clone()),
-        Place::Loader => true,
-    });
-    places
-}
-
-/// A folder named by an environment variable; unset or empty is `None`.
-fn env_dir(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from)
+    dylib::toolkit_places("CUPRIM_NVRTC_DIR", &["nvidia/cu13/lib"], "pip wheel nvidia-cuda-nvrtc")
 }
 
 /// Finds and loads `libnvrtc.so.13` from `places` (see [`dylib::find`]),

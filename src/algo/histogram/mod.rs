@@ -264,6 +264,12 @@ impl<C: Count> Histogram<C> {
     pub fn dropped(&self) -> Result<u64> {
         Ok(self.dropped.to_vec()?[0])
     }
+
+    /// The counts and the dropped count, for the sharded histogram's
+    /// all-reduce.
+    pub(crate) fn parts_mut(&mut self) -> (&mut DeviceVec<C>, &mut DeviceVec<u64>) {
+        (&mut self.counts, &mut self.dropped)
+    }
 }
 
 /// Histograms. In [`prelude`](crate::prelude).

@@ -1,0 +1,269 @@
+//! Reduce, scan and histogram of a [`ShardedVec`]: the single-device
+//! primitive on every shard, then one collective of the communicator.
+
+use super::plan::ShardPlan;
+use super::sharded::{addr, addr_mut};
+use super::transport::Word;
+use super::ShardedVec;
+use crate::algo::histogram::{Bins, Count, Histogram, HistogramOps};
+use crate::algo::reduce::ReduceOps;
+use crate::algo::scan::ScanOps;
+use crate::device::{Backend, Device, Ptr};
+use crate::element::Element;
+use crate::error::Result;
+use crate::ops::{Add, Arith, Commutative, Monoid};
+use crate::vec::raw::{Mem, MemMut, Sealed, SealedMut};
+use crate::vec::{DeviceData, DeviceVec};
+
+impl<T: Element> ShardedVec<T> {
+    /// Reduces every element with `op`: each shard reduces on its device,
+    /// the shard values are gathered to every rank and folded there in rank
+    /// order (so all ranks hold the same bits). An empty vector gives the
+    /// identity. Floats: deterministic when the device is.
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// use cuprim::multi::{Communicator, ShardedVec};
+    /// let comm = Communicator::in_process(&[Device::host(), Device::host()])?;
+    /// let v = ShardedVec::from_slice(&comm, &[3i32, -7, 5])?;
+    /// assert_eq!(v.reduce(Max)?, 5);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn reduce<Op: Monoid<T> + Commutative>(&self, op: Op) -> Result<T> {
+        let mut on_each = self.reduce_on_each(op)?;
+        let first = on_each.swap_remove(0);
+        Ok(first.to_vec()?[0])
+    }
+
+    /// Like [`reduce`](Self::reduce), leaving the result on every rank's
+    /// device (one element each, rank order) with no host synchronisation.
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// use cuprim::multi::{Communicator, ShardedVec};
+    /// let comm = Communicator::in_process(&[Device::host(), Device::host()])?;
+    /// let v = ShardedVec::from_slice(&comm, &[1u32, 2, 3, 4])?;
+    /// let each = v.reduce_on_each(Add)?;
+    /// assert_eq!((each[0].to_vec()?, each[1].to_vec()?), (vec![10], vec![10]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn reduce_on_each<Op: Monoid<T> + Commutative>(&self, op: Op) -> Result<Vec<DeviceVec<T>>> {
+        let partials = self.shards().iter().map(|s| s.reduce_into(op)).collect::<Result<Vec<_>>>()?;
+        if partials.len() == 1 {
+            return Ok(partials);
+        }
+        let gathered = self.gather_values(&partials)?;
+        let devices = self.communicator().devices();
+        let mut out = Vec::with_capacity(devices.len());
+        for (dev, parts) in devices.iter().zip(&gathered) {
+            let mut one = DeviceVec::alloc_uninit(dev, 1)?;
+            fold_into(&op, parts, parts.len(), &mut one)?;
+            out.push(one);
+        }
+        Ok(out)
+    }
+
+    /// The sum of every element ([`reduce`](Self::reduce) with `Add`).
+    ///
+    /// ```
+    /// use cuprim::{multi::{Communicator, ShardedVec}, Device};
+    /// let comm = Communicator::in_process(&vec![Device::host(); 3])?;
+    /// assert_eq!(ShardedVec::from_slice(&comm, &[1.5f64, 2.0, 4.0, 0.5])?.sum()?, 8.0);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn sum(&self) -> Result<T>
+    where
+        T: Arith,
+    {
+        self.reduce(Add)
+    }
+
+    /// Inclusive scan with `op` (a monoid; need not commute): element i of
+    /// the result is `x[0] op ... op x[i]` over the whole vector, sharded as
+    /// `self`. Each shard scans on its device; the shard totals are gathered
+    /// to every rank, and each rank after the first applies the fold of the
+    /// totals before it to its elements.
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// use cuprim::multi::{Communicator, ShardedVec};
+    /// let comm = Communicator::in_process(&[Device::host(), Device::host()])?;
+    /// let v = ShardedVec::from_slice(&comm, &[1u32, 2, 3, 4, 5])?;
+    /// assert_eq!(v.scan(Add)?.to_vec()?, vec![1, 3, 6, 10, 15]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn scan<Op: Monoid<T>>(&self, op: Op) -> Result<ShardedVec<T>> {
+        self.scan_with(op, false)
+    }
+
+    /// Exclusive scan with `op`: element i is the fold of the elements
+    /// before it (the identity for element 0).
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// use cuprim::multi::{Communicator, ShardedVec};
+    /// let comm = Communicator::in_process(&[Device::host(), Device::host()])?;
+    /// let v = ShardedVec::from_slice(&comm, &[1u32, 2, 3, 4, 5])?;
+    /// assert_eq!(v.scan_exclusive(Add)?.to_vec()?, vec![0, 1, 3, 6, 10]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn scan_exclusive<Op: Monoid<T>>(&self, op: Op) -> Result<ShardedVec<T>> {
+        self.scan_with(op, true)
+    }
+
+    fn scan_with<Op: Monoid<T>>(&self, op: Op, exclusive: bool) -> Result<ShardedVec<T>> {
+        let comm = self.communicator();
+        let mut scanned = Vec::with_capacity(comm.size());
+        for s in self.shards() {
+            scanned.push(if exclusive { s.scan_exclusive(op)? } else { s.scan_inclusive(op)? });
+        }
+        if comm.size() > 1 {
+            let mut totals = Vec::with_capacity(comm.size());
+            for (s, out) in self.shards().iter().zip(&scanned) {
+                let mut total = DeviceVec::alloc_uninit(s.device(), 1)?;
+                total_into(s.device(), &op, out, s, exclusive, &mut total)?;
+                totals.push(total);
+            }
+            let gathered = self.gather_values(&totals)?;
+            for (r, (out, parts)) in scanned.iter_mut().zip(&gathered).enumerate().skip(1) {
+                carry_into(&op, parts, r, out)?;
+            }
+        }
+        Ok(ShardedVec::from_parts(comm, scanned))
+    }
+
+    /// A histogram of every element, with `u32` counts: each shard counts on
+    /// its device, then the bins (and the dropped count) are added across
+    /// the ranks (an all-reduce). The result lives on rank 0's device.
+    /// Counts wrap past `u32::MAX` as the single-device histogram's do; see
+    /// [`histogram_u64`](Self::histogram_u64).
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// use cuprim::multi::{Communicator, ShardedVec};
+    /// let comm = Communicator::in_process(&[Device::host(), Device::host()])?;
+    /// let v = ShardedVec::from_slice(&comm, &[0.5f32, 1.5, 1.7, 9.0, f32::NAN])?;
+    /// let h = v.histogram(Bins::even(2, 0.0, 2.0))?;
+    /// assert_eq!((h.to_vec()?, h.dropped()?), (vec![1, 2], 2));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn histogram(&self, bins: impl AsRef<Bins<T>>) -> Result<Histogram<u32>> {
+        self.histogram_with(|s| s.histogram(bins.as_ref()), Word::U32)
+    }
+
+    /// Like [`histogram`](Self::histogram), with `u64` counts.
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// use cuprim::multi::{Communicator, ShardedVec};
+    /// let comm = Communicator::in_process(&[Device::host(), Device::host()])?;
+    /// let v = ShardedVec::from_slice(&comm, &[1u8, 1, 2, 3])?;
+    /// assert_eq!(v.histogram_u64(Bins::even(4, 0, 4))?.to_vec()?, vec![0, 2, 1, 1]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn histogram_u64(&self, bins: impl AsRef<Bins<T>>) -> Result<Histogram<u64>> {
+        self.histogram_with(|s| s.histogram_u64(bins.as_ref()), Word::U64)
+    }
+
+    fn histogram_with<C: Count>(&self, count: impl Fn(&DeviceVec<T>) -> Result<Histogram<C>>, word: Word) -> Result<Histogram<C>> {
+        let comm = self.communicator();
+        let hists = self.shards().iter().map(count);
+        let mut hists = hists.collect::<Result<Vec<_>>>()?;
+        let num_bins = hists[0].num_bins();
+        if comm.size() > 1 {
+            let (mut counts, mut dropped) = (Vec::new(), Vec::new());
+            for h in &mut hists {
+                let (c, d) = h.parts_mut();
+                counts.push(addr_mut(c));
+                dropped.push(addr_mut(d));
+            }
+            // SAFETY: each rank's counts hold num_bins words of `word`'s width
+            // and its dropped count one u64, all on that rank's device and
+            // borrowed from `hists` until the calls return (their work is
+            // queued on the ranks' streams, where `hists` is used next).
+            unsafe {
+                comm.transport().all_reduce_sum(&counts, num_bins, word)?;
+                comm.transport().all_reduce_sum(&dropped, 1, Word::U64)?;
+            }
+        }
+        Ok(hists.swap_remove(0))
+    }
+
+    /// Every rank's copy of the shards' one-element `values`, in rank order
+    /// (`ranks` elements on each rank's device).
+    fn gather_values(&self, values: &[DeviceVec<T>]) -> Result<Vec<DeviceVec<T>>> {
+        let comm = self.communicator();
+        let mut gathered = comm
+            .devices()
+            .iter()
+            .map(|d| DeviceVec::alloc_uninit(d, comm.size()))
+            .collect::<Result<Vec<_>>>()?;
+        let send: Vec<u64> = values.iter().map(addr).collect();
+        let recv: Vec<u64> = gathered.iter_mut().map(addr_mut).collect();
+        // SAFETY: send[r] is one live element on rank r's device and recv[r]
+        // `ranks` elements there, a new buffer; both are borrowed until the
+        // gather is queued, and used next on the same streams.
+        unsafe { comm.transport().all_gather(&send, &recv, std::mem::size_of::<T>())? };
+        Ok(gathered)
+    }
+}
+
+/// `out[0]` = the left-to-right fold of the first `count` (>= 1) of `parts`.
+fn fold_into<T: Element, Op: Monoid<T>>(op: &Op, parts: &DeviceVec<T>, count: usize, out: &mut DeviceVec<T>) -> Result<()> {
+    match (parts.mem(), out.mem_mut()) {
+        (Mem::Host(p), MemMut::Host(o)) => o[0] = host_fold(op, &p[..count]),
+        (Mem::Cuda { ptr: p, .. }, MemMut::Cuda { dev: c, ptr: o, .. }) => {
+            ShardPlan::new(c.arch(), op).fold(c, Ptr::from_raw(p), count as u32, Ptr::from_raw(o))?
+        }
+        _ => unreachable!("one device's buffers share its backend"),
+    }
+    Ok(())
+}
+
+/// `total[0]` = the total of `input` scanned into `scanned`.
+fn total_into<T: Element, Op: Monoid<T>>(
+    dev: &Device,
+    op: &Op,
+    scanned: &DeviceVec<T>,
+    input: &DeviceVec<T>,
+    exclusive: bool,
+    total: &mut DeviceVec<T>,
+) -> Result<()> {
+    let n = input.len();
+    match (dev.backend(), scanned.mem(), input.mem(), total.mem_mut()) {
+        (Backend::Host, Mem::Host(s), Mem::Host(x), MemMut::Host(t)) => {
+            t[0] = match n {
+                0 => op.identity(),
+                _ if exclusive => op.apply(s[n - 1], x[n - 1]),
+                _ => s[n - 1],
+            }
+        }
+        (Backend::Cuda(c), Mem::Cuda { ptr: s, .. }, Mem::Cuda { ptr: x, .. }, MemMut::Cuda { ptr: t, .. }) => {
+            ShardPlan::new(c.arch(), op).total(c, Ptr::from_raw(s), Ptr::from_raw(x), n as u64, exclusive, Ptr::from_raw(t))?
+        }
+        _ => unreachable!("one device's buffers share its backend"),
+    }
+    Ok(())
+}
+
+/// `data[i]` = (fold of the first `upto` (>= 1) of `parts`) op `data[i]`.
+fn carry_into<T: Element, Op: Monoid<T>>(op: &Op, parts: &DeviceVec<T>, upto: usize, data: &mut DeviceVec<T>) -> Result<()> {
+    match (parts.mem(), data.mem_mut()) {
+        (Mem::Host(p), MemMut::Host(d)) => {
+            use rayon::prelude::*;
+            let carry = host_fold(op, &p[..upto]);
+            d.par_iter_mut()
+                .with_min_len(crate::algo::HOST_MIN_SPLIT)
+                .for_each(|x| *x = op.apply(carry, *x));
+        }
+        (Mem::Cuda { ptr: p, .. }, MemMut::Cuda { dev: c, ptr: d, len, .. }) => {
+            ShardPlan::new(c.arch(), op).carry(c, Ptr::from_raw(p), upto as u32, Ptr::from_raw(d), len as u64)?
+        }
+        _ => unreachable!("one device's buffers share its backend"),
+    }
+    Ok(())
+}
+
+fn host_fold<T: Element, Op: Monoid<T>>(op: &Op, parts: &[T]) -> T {
+    parts[1..].iter().fold(parts[0], |acc, &x| op.apply(acc, x))
+}

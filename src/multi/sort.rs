@@ -1,0 +1,264 @@
+//! The sharded sort: sort every shard, choose splitters from regular
+//! samples, move every element to its rank in one all-to-all, merge the
+//! runs each rank receives.
+//!
+//! Stability across shards comes from the splitters: a splitter is a sample
+//! `(key, rank s, sorted position p in shard s)`, and an element `(k, r, q)`
+//! goes below it iff `(k, r, q) < (key, s, p)` lexicographically. Within a
+//! stably sorted shard equal keys keep their input order, so this is the
+//! order of `(key, input position)`: a shard's cut is `upper_bound(key)` when
+//! `r < s`, `lower_bound(key)` when `r > s` and `p` itself when `r == s`.
+//! Equal keys therefore spread over ranks (all-equal input balances like any
+//! other), and a rank's runs, merged with ties to the lower source rank,
+//! come out in input order.
+
+use super::sharded::{addr, addr_mut, copy_of};
+use super::transport::Move;
+use super::{Communicator, ShardedVec};
+use crate::algo::merge::MergeOps;
+use crate::algo::search::{Mode, SearchOps};
+use crate::algo::sort::{ordered_bits, SortMutOps};
+use crate::algo::transform::{TransformMutOps, TransformOps};
+use crate::cmp::Less;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::vec::{DeviceData, DeviceVec};
+
+/// Samples taken from each shard: the splitters then cut within about
+/// total / (ranks * SAMPLES) elements of an even split.
+const SAMPLES: usize = 1024;
+
+impl<K: Element> ShardedVec<K> {
+    /// Sorts every element ascending (the radix sort's order: floats by
+    /// `total_cmp`), stably across shards. The result is sharded over the
+    /// same communicator with lengths close to even (within about
+    /// `len / (ranks * 1024)` of it; equal keys spread over ranks too).
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// use cuprim::multi::{Communicator, ShardedVec};
+    /// let comm = Communicator::in_process(&[Device::host(), Device::host()])?;
+    /// let v = ShardedVec::from_slice(&comm, &[3.0f32, -1.0, 2.5, -0.0, 0.0])?;
+    /// assert_eq!(v.sort()?.to_vec()?, vec![-1.0, -0.0, 0.0, 2.5, 3.0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn sort(&self) -> Result<ShardedVec<K>> {
+        let (keys, _) = self.sort_impl::<u8>(None)?;
+        Ok(keys)
+    }
+
+    /// Sorts by key, moving `values` along (stable: equal keys keep their
+    /// input order). `values` must be sharded like `self` (same
+    /// communicator, same shard lengths).
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// use cuprim::multi::{Communicator, ShardedVec};
+    /// let comm = Communicator::in_process(&[Device::host(), Device::host()])?;
+    /// let k = ShardedVec::from_slice(&comm, &[2u32, 1, 2, 1])?;
+    /// let v = ShardedVec::from_slice(&comm, &[b'a', b'b', b'c', b'd'])?;
+    /// let (k, v) = k.sort_pairs(&v)?;
+    /// assert_eq!((k.to_vec()?, v.to_vec()?), (vec![1, 1, 2, 2], b"bdac".to_vec()));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn sort_pairs<V: Element>(&self, values: &ShardedVec<V>) -> Result<(ShardedVec<K>, ShardedVec<V>)> {
+        if !values.communicator().same(self.communicator()) {
+            return Err(Error::InvalidArgument(
+                "sort_pairs: the keys and values are sharded over different communicators".into(),
+            ));
+        }
+        if values.shard_lens() != self.shard_lens() {
+            return Err(Error::InvalidArgument(format!(
+                "sort_pairs: keys in shards of {:?} but values in shards of {:?}",
+                self.shard_lens(),
+                values.shard_lens()
+            )));
+        }
+        let (keys, values) = self.sort_impl(Some(values))?;
+        Ok((keys, values.expect("values were given")))
+    }
+
+    fn sort_impl<V: Element>(&self, values: Option<&ShardedVec<V>>) -> Result<(ShardedVec<K>, Option<ShardedVec<V>>)> {
+        let comm = self.communicator();
+        let mut keys = self.shards().iter().map(copy_of).collect::<Result<Vec<_>>>()?;
+        let mut vals = match values {
+            Some(v) => Some(v.shards().iter().map(copy_of).collect::<Result<Vec<_>>>()?),
+            None => None,
+        };
+        for (r, k) in keys.iter_mut().enumerate() {
+            match &mut vals {
+                Some(v) => k.sort_pairs(&mut v[r])?,
+                None => k.sort()?,
+            }
+        }
+        if comm.size() == 1 {
+            return Ok((ShardedVec::from_parts(comm, keys), vals.map(|v| ShardedVec::from_parts(comm, v))));
+        }
+        let cuts = cuts(comm, &keys)?;
+        let (keys, runs) = exchange(comm, &keys, &cuts)?;
+        let vals = match vals {
+            Some(v) => Some(exchange(comm, &v, &cuts)?.0),
+            None => None,
+        };
+        let mut out_keys = Vec::with_capacity(comm.size());
+        let mut out_vals = Vec::with_capacity(comm.size());
+        for (d, k) in keys.into_iter().enumerate() {
+            let (k, v) = merge_runs(k, vals.as_ref().map(|v| &v[d]), &runs[d])?;
+            out_keys.push(k);
+            out_vals.push(v);
+        }
+        let out_vals = vals.map(|_| ShardedVec::from_parts(comm, out_vals.into_iter().flatten().collect()));
+        Ok((ShardedVec::from_parts(comm, out_keys), out_vals))
+    }
+}
+
+/// `cuts[s]`: shard s's positions where each rank's part begins, plus its
+/// length: `ranks + 1` non-decreasing positions from 0 to the shard's length.
+fn cuts<K: Element>(comm: &Communicator, sorted: &[DeviceVec<K>]) -> Result<Vec<Vec<usize>>> {
+    let ranks = comm.size();
+    let total: usize = sorted.iter().map(|s| s.len()).sum();
+    // Regular samples of every sorted shard, each weighted by the elements
+    // it stands for: (order bits, rank, position, weight, key).
+    let mut samples: Vec<(u64, usize, usize, f64, K)> = Vec::new();
+    for (r, s) in sorted.iter().enumerate() {
+        let n = s.len();
+        let count = n.min(SAMPLES);
+        if count == 0 {
+            continue;
+        }
+        let positions: Vec<u64> = (0..count).map(|j| (j * n / count) as u64).collect();
+        let at = DeviceVec::from_slice(s.device(), &positions)?;
+        let keys = s.gather(&at)?.to_vec()?;
+        let weight = n as f64 / count as f64;
+        samples.extend(
+            keys.iter()
+                .zip(&positions)
+                .map(|(&k, &p)| (ordered_bits(k), r, p as usize, weight, k)),
+        );
+    }
+    samples.sort_unstable_by_key(|s| (s.0, s.1, s.2));
+    // Splitter i (1..ranks) is the first sample with at least i / ranks of
+    // the elements' weight before it: (key, rank, position).
+    let mut splitters: Vec<(K, usize, usize)> = Vec::with_capacity(ranks - 1);
+    let mut before = 0.0;
+    for sample in &samples {
+        while splitters.len() + 1 < ranks && before >= ((splitters.len() + 1) * total) as f64 / ranks as f64 {
+            splitters.push((sample.4, sample.1, sample.2));
+        }
+        before += sample.3;
+    }
+    // Cuts past the last splitter take the rest of the shard.
+    let mut cuts: Vec<Vec<usize>> = sorted.iter().map(|s| vec![s.len(); ranks + 1]).collect();
+    if splitters.is_empty() {
+        for c in &mut cuts {
+            c[0] = 0;
+        }
+        return Ok(cuts);
+    }
+    let split_keys: Vec<K> = splitters.iter().map(|s| s.0).collect();
+    for (r, s) in sorted.iter().enumerate() {
+        cuts[r][0] = 0;
+        let queries = DeviceVec::from_slice(s.device(), &split_keys)?;
+        let lower = s.search_with::<u64, _, _>(&queries, Less, Mode::Lower)?.to_vec()?;
+        let upper = s.search_with::<u64, _, _>(&queries, Less, Mode::Upper)?.to_vec()?;
+        for (i, &(_, owner, pos)) in splitters.iter().enumerate() {
+            cuts[r][i + 1] = match r.cmp(&owner) {
+                std::cmp::Ordering::Less => upper[i] as usize,
+                std::cmp::Ordering::Greater => lower[i] as usize,
+                std::cmp::Ordering::Equal => pos,
+            };
+        }
+    }
+    Ok(cuts)
+}
+
+/// Moves part d of every shard s (`cuts[s][d]..cuts[s][d + 1]`) to rank d,
+/// the parts in source-rank order. Returns each rank's buffer and the
+/// lengths of the runs in it.
+fn exchange<T: Element>(comm: &Communicator, shards: &[DeviceVec<T>], cuts: &[Vec<usize>]) -> Result<(Vec<DeviceVec<T>>, Vec<Vec<usize>>)> {
+    let ranks = comm.size();
+    let size = std::mem::size_of::<T>();
+    let runs: Vec<Vec<usize>> = (0..ranks)
+        .map(|d| (0..ranks).map(|s| cuts[s][d + 1] - cuts[s][d]).collect())
+        .collect();
+    let mut recv = Vec::with_capacity(ranks);
+    for (d, dev) in comm.devices().iter().enumerate() {
+        recv.push(DeviceVec::alloc_uninit(dev, runs[d].iter().sum())?);
+    }
+    let moves: Vec<Vec<Move>> = (0..ranks)
+        .map(|s| {
+            (0..ranks)
+                .map(|d| Move {
+                    from: cuts[s][d] * size,
+                    to: runs[d][..s].iter().sum::<usize>() * size,
+                    bytes: runs[d][s] * size,
+                })
+                .collect()
+        })
+        .collect();
+    let send: Vec<u64> = shards.iter().map(addr).collect();
+    let recv_at: Vec<u64> = recv.iter_mut().map(addr_mut).collect();
+    // SAFETY: each move reads cuts[s][d]..cuts[s][d + 1] of shard s (inside
+    // it: the cuts run from 0 to its length) and writes run s of rank d's
+    // new buffer, sized as the sum of its runs; runs do not overlap. Both
+    // buffers outlive the queued exchange's use (next used on the same streams).
+    unsafe { comm.transport().all_to_all(&send, &recv_at, &moves)? };
+    Ok((recv, runs))
+}
+
+/// Merges the sorted runs of `keys` (lengths `runs`, in source-rank order;
+/// ties to the earlier run), with `values` along.
+fn merge_runs<K: Element, V: Element>(
+    keys: DeviceVec<K>,
+    values: Option<&DeviceVec<V>>,
+    runs: &[usize],
+) -> Result<(DeviceVec<K>, Option<DeviceVec<V>>)> {
+    // First level: adjacent runs of the received buffer, merged pairwise.
+    let mut level: Vec<(DeviceVec<K>, Option<DeviceVec<V>>)> = Vec::new();
+    let mut start = 0;
+    let mut r = 0;
+    while r < runs.len() {
+        let a = start..start + runs[r];
+        if r + 1 == runs.len() {
+            let k = copy_of_slice(&keys, a.clone())?;
+            let v = values.map(|v| copy_of_slice(v, a)).transpose()?;
+            level.push((k, v));
+            break;
+        }
+        let b = a.end..a.end + runs[r + 1];
+        let (ka, kb) = (keys.slice(a.clone())?, keys.slice(b.clone())?);
+        level.push(match values {
+            Some(v) => {
+                let (k, v) = ka.merge_by_key(&v.slice(a)?, &kb, &v.slice(b.clone())?)?;
+                (k, Some(v))
+            }
+            None => (ka.merge(&kb)?, None),
+        });
+        start = b.end;
+        r += 2;
+    }
+    while level.len() > 1 {
+        let mut next = Vec::with_capacity(level.len().div_ceil(2));
+        let mut it = level.into_iter();
+        while let Some((ka, va)) = it.next() {
+            match it.next() {
+                Some((kb, vb)) => next.push(match (va, vb) {
+                    (Some(va), Some(vb)) => {
+                        let (k, v) = ka.merge_by_key(&va, &kb, &vb)?;
+                        (k, Some(v))
+                    }
+                    _ => (ka.merge(&kb)?, None),
+                }),
+                None => next.push((ka, va)),
+            }
+        }
+        level = next;
+    }
+    Ok(level.pop().expect("at least one run"))
+}
+
+fn copy_of_slice<T: Element>(v: &DeviceVec<T>, range: std::ops::Range<usize>) -> Result<DeviceVec<T>> {
+    let mut out = DeviceVec::alloc_uninit(v.device(), range.len())?;
+    out.copy_from(&v.slice(range)?)?;
+    Ok(out)
+}
