@@ -246,6 +246,63 @@ fn sorted_shards_are_balanced_even_for_equal_keys() {
 }
 
 #[test]
+fn all_to_all_moves_blocks_in_source_order() {
+    for dev in common::devices() {
+        for comm in comms(&dev) {
+            let ranks = comm.size();
+            for &n in SIZES {
+                let (mut r, seed) = common::rng(&format!("multi-a2a-{n}"));
+                let data: Vec<u64> = (0..n as u64).collect();
+                for lens in layouts(n, ranks) {
+                    // Random counts per row that add up to each shard.
+                    let counts: Vec<Vec<usize>> = lens
+                        .iter()
+                        .map(|&len| {
+                            let mut cut: Vec<usize> = (0..ranks - 1).map(|_| r.gen_range(0..=len)).collect();
+                            cut.sort_unstable();
+                            let mut row = Vec::with_capacity(ranks);
+                            let mut prev = 0;
+                            for c in cut.into_iter().chain(std::iter::once(len)) {
+                                row.push(c - prev);
+                                prev = c;
+                            }
+                            row
+                        })
+                        .collect();
+                    let mut starts = vec![0; ranks];
+                    for s in 1..ranks {
+                        starts[s] = starts[s - 1] + lens[s - 1];
+                    }
+                    let mut want = Vec::new();
+                    let mut want_lens = Vec::new();
+                    for d in 0..ranks {
+                        let before = want.len();
+                        for s in 0..ranks {
+                            let from = starts[s] + counts[s][..d].iter().sum::<usize>();
+                            want.extend(&data[from..from + counts[s][d]]);
+                        }
+                        want_lens.push(want.len() - before);
+                    }
+                    let ctx = format!("{dev:?} ranks={ranks} lens={lens:?} counts={counts:?} seed={seed}");
+                    let v = ShardedVec::from_slice_with_lens(&comm, &data, &lens).unwrap();
+                    let w = v.all_to_all(&counts).unwrap();
+                    assert_eq!(w.shard_lens(), want_lens, "{ctx}");
+                    assert_eq!(w.to_vec().unwrap(), want, "{ctx}");
+                    if n > 0 {
+                        let mut bad = counts.clone();
+                        bad[0][0] += 1;
+                        assert!(matches!(v.all_to_all(&bad), Err(Error::InvalidArgument(_))), "{ctx}");
+                        assert!(matches!(v.all_to_all(&counts[1..]), Err(Error::InvalidArgument(_))), "{ctx}");
+                        let huge = vec![vec![usize::MAX; ranks]; ranks];
+                        assert!(matches!(v.all_to_all(&huge), Err(Error::InvalidArgument(_))), "{ctx}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn bad_arguments_are_errors() {
     let host = Device::host();
     let comm = Communicator::in_process(&[host.clone(), host.clone()]).unwrap();

@@ -95,11 +95,15 @@ impl<K: Element> ShardedVec<K> {
             return Ok((ShardedVec::from_parts(comm, keys), vals.map(|v| ShardedVec::from_parts(comm, v))));
         }
         let cuts = cuts(comm, &keys)?;
-        let (keys, runs) = exchange(comm, &keys, &cuts)?;
+        // The sorted shards go as soon as their parts are sent (in stream
+        // order: the frees queue after the exchange).
+        let (received, runs) = exchange(comm, &keys, &cuts)?;
+        drop(keys);
         let vals = match vals {
             Some(v) => Some(exchange(comm, &v, &cuts)?.0),
             None => None,
         };
+        let keys = received;
         let mut out_keys = Vec::with_capacity(comm.size());
         let mut out_vals = Vec::with_capacity(comm.size());
         for (d, k) in keys.into_iter().enumerate() {
@@ -175,7 +179,7 @@ fn cuts<K: Element>(comm: &Communicator, sorted: &[DeviceVec<K>]) -> Result<Vec<
 /// Moves part d of every shard s (`cuts[s][d]..cuts[s][d + 1]`) to rank d,
 /// the parts in source-rank order. Returns each rank's buffer and the
 /// lengths of the runs in it.
-fn exchange<T: Element>(comm: &Communicator, shards: &[DeviceVec<T>], cuts: &[Vec<usize>]) -> Result<(Vec<DeviceVec<T>>, Vec<Vec<usize>>)> {
+pub(crate) fn exchange<T: Element>(comm: &Communicator, shards: &[DeviceVec<T>], cuts: &[Vec<usize>]) -> Result<(Vec<DeviceVec<T>>, Vec<Vec<usize>>)> {
     let ranks = comm.size();
     let size = std::mem::size_of::<T>();
     let runs: Vec<Vec<usize>> = (0..ranks)
@@ -261,4 +265,50 @@ fn copy_of_slice<T: Element>(v: &DeviceVec<T>, range: std::ops::Range<usize>) ->
     let mut out = DeviceVec::alloc_uninit(v.device(), range.len())?;
     out.copy_from(&v.slice(range)?)?;
     Ok(out)
+}
+
+impl<T: Element> ShardedVec<T> {
+    /// Exchanges elements between ranks (MPI's `alltoallv`): rank s sends
+    /// `counts[s][d]` consecutive elements of its shard to rank d, in order
+    /// (row s must add up to shard s's length). Rank d's new shard holds what
+    /// it received, in source-rank order. One NCCL group of sends and
+    /// receives on a NCCL communicator.
+    ///
+    /// ```
+    /// use cuprim::{multi::{Communicator, ShardedVec}, Device};
+    /// let comm = Communicator::in_process(&[Device::host(), Device::host()])?;
+    /// let v = ShardedVec::from_slice_with_lens(&comm, &[1u32, 2, 3, 4, 5], &[3, 2])?;
+    /// // Rank 0 keeps 1 and sends 2, 3; rank 1 sends 4 and keeps 5.
+    /// let w = v.all_to_all(&[vec![1, 2], vec![1, 1]])?;
+    /// assert_eq!(w.shard_lens(), vec![2, 3]);
+    /// assert_eq!(w.to_vec()?, vec![1, 4, 2, 3, 5]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn all_to_all(&self, counts: &[Vec<usize>]) -> Result<ShardedVec<T>> {
+        let ranks = self.communicator().size();
+        let lens = self.shard_lens();
+        if counts.len() != ranks || counts.iter().any(|row| row.len() != ranks) {
+            return Err(Error::InvalidArgument(format!(
+                "all_to_all: counts must be {ranks} rows of {ranks} (one per sending and receiving rank)"
+            )));
+        }
+        let mut cuts = Vec::with_capacity(ranks);
+        for (s, row) in counts.iter().enumerate() {
+            let mut c = Vec::with_capacity(ranks + 1);
+            c.push(0usize);
+            for &n in row {
+                let next = c[c.len() - 1] as u128 + n as u128;
+                c.push(next.min(usize::MAX as u128) as usize);
+            }
+            if c[ranks] != lens[s] || row.iter().map(|&n| n as u128).sum::<u128>() != lens[s] as u128 {
+                return Err(Error::InvalidArgument(format!(
+                    "all_to_all: rank {s} sends {row:?}, which does not add up to its {} elements",
+                    lens[s]
+                )));
+            }
+            cuts.push(c);
+        }
+        let (shards, _) = exchange(self.communicator(), self.shards(), &cuts)?;
+        Ok(ShardedVec::from_parts(self.communicator(), shards))
+    }
 }
