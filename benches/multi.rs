@@ -25,7 +25,10 @@ use std::time::{Duration, Instant};
 
 fn total_log2(dev: &Device) -> u32 {
     let default = if dev.is_cuda() { 28 } else { 18 };
-    std::env::var("CUPRIM_MULTI_LOG2").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var("CUPRIM_MULTI_LOG2")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Wall time of `iters` calls, each from every device idle to every device idle.

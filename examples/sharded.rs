@@ -40,7 +40,9 @@ fn communicator() -> Result<Communicator, Error> {
 
 fn run() -> Result<(), Error> {
     let gib: f64 = match std::env::args().nth(1) {
-        Some(a) => a.parse().map_err(|_| Error::InvalidArgument(format!("{a:?} is not a size in GiB")))?,
+        Some(a) => a
+            .parse()
+            .map_err(|_| Error::InvalidArgument(format!("{a:?} is not a size in GiB")))?,
         None => 0.25,
     };
     let comm = communicator()?;
@@ -66,7 +68,11 @@ fn run() -> Result<(), Error> {
     for d in comm.devices() {
         d.synchronize()?;
     }
-    println!("sort: {:.1} ms, shards of {:?}", t.elapsed().as_secs_f64() * 1e3, sorted.shard_lens());
+    println!(
+        "sort: {:.1} ms, shards of {:?}",
+        t.elapsed().as_secs_f64() * 1e3,
+        sorted.shard_lens()
+    );
 
     let mut previous_last: Option<u32> = None;
     for s in sorted.shards() {
@@ -82,7 +88,10 @@ fn run() -> Result<(), Error> {
 
     let wide = ShardedVec::from_shards(
         &comm,
-        keys.shards().iter().map(|s| s.transform(cuprim::ops::Cast::<u64>::new())).collect::<Result<_, _>>()?,
+        keys.shards()
+            .iter()
+            .map(|s| s.transform(cuprim::ops::Cast::<u64>::new()))
+            .collect::<Result<_, _>>()?,
     )?;
     let t = Instant::now();
     let prefix = wide.scan(Add)?;

@@ -226,9 +226,9 @@ pub fn precompile_segmented<T: Element, Op: Monoid<T>>(target: Target<'_>, op: O
     run(target, crate::algo::segmented::plan::kernel_specs::<T, Op>(arch, &op))
 }
 
-/// The kernels that join the shards of a [`ShardedVec`](crate::multi::ShardedVec)
-/// reduced or scanned with `op` (the shards themselves use the reduce and
-/// scan kernels).
+/// The kernel that joins the shards of a [`ShardedVec`](crate::multi::ShardedVec)
+/// reduced or scanned with `op` (the shards themselves use the reduce,
+/// segmented reduce and scan kernels).
 ///
 /// ```
 /// use cuprim::precompile::{precompile_sharded, Target};
@@ -238,8 +238,7 @@ pub fn precompile_segmented<T: Element, Op: Monoid<T>>(target: Target<'_>, op: O
 /// # Ok::<(), cuprim::Error>(())
 /// ```
 pub fn precompile_sharded<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
-    let arch = arch_of(target);
-    run(target, crate::multi::plan::shard_specs::<T, Op>(arch, &op))
+    run(target, crate::multi::plan::shard_specs::<T, Op>(&op))
 }
 
 /// The `count`, `find_first` / `any` / `all` and `copy_if` / `partition` kernels for `T` and `pred`.

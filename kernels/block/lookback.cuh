@@ -297,14 +297,15 @@ __device__ __forceinline__ V block_exclusive_scan(V value, V* warp_totals, V& to
 // the tile total, publishes it and looks back before the second barrier.
 // Every thread gets the fold of the threads before it in the tile (`before`,
 // if any) and the tile's exclusive prefix (`prefix`, returned true unless
-// tile 0). Afterwards warp_totals holds the inclusive scan of the warp
+// tile 0). With `seed` (one value in global memory), the scan starts from it:
+// tile 0's prefix is *seed and every later tile's includes it. Afterwards warp_totals holds the inclusive scan of the warp
 // totals, so warp_totals[BLOCK / 32 - 1] is the tile total.
 // Shared memory: warp_totals (BLOCK / 32 values), staged (32 *
 // LOOKBACK_WINDOWS values in deterministic mode, else unused), s_prefix.
 template <typename V, typename Op, int BLOCK, bool DETERMINISTIC>
 __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* status, V* aggregates, V* prefixes,
                                                     V* warp_totals, V* staged, V* s_prefix, V& before,
-                                                    bool& has_before, V& prefix) {
+                                                    bool& has_before, V& prefix, const V* seed = nullptr) {
     constexpr int WARPS = BLOCK / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const V x = warp_inclusive_scan<V, Op>(value);
@@ -315,7 +316,10 @@ __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* stat
         const V w = warp_inclusive_scan<V, Op>(lane < WARPS ? warp_totals[lane] : Op::identity());
         if (lane < WARPS) warp_totals[lane] = w;  // now inclusive
         // The tile total is lane WARPS-1's; lane 0 (which publishes) takes it.
-        const V total = cuprim_shfl_down(w, WARPS - 1);
+        V total = cuprim_shfl_down(w, WARPS - 1);
+        // A seeded scan: tile 0 publishes seed op total, so every later
+        // tile's prefix starts with the seed.
+        if (seed != nullptr && tile == 0) total = Op::apply(*seed, total);
         warp_publish_lookback<V, Op, DETERMINISTIC>(tile, total, status, aggregates, prefixes, staged, s_prefix);
     }
     __syncthreads();
@@ -328,7 +332,11 @@ __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* stat
         before = has_before ? Op::apply(before, before_in_warp) : before_in_warp;
         has_before = true;
     }
-    if (tile == 0) return false;
+    if (tile == 0) {
+        if (seed == nullptr) return false;
+        prefix = *seed;
+        return true;
+    }
     prefix = *s_prefix;
     return true;
 }

@@ -4,6 +4,10 @@
 // block, chained to earlier tiles by the look-back of kernels/block/lookback.cuh,
 // and stored the same way. About 2n bytes of traffic: a copy's worth.
 //
+// `seed` (nullptr for a plain scan) starts the scan from a value in device
+// memory: out[i] = seed op x[0] op ... (the sharded scan's carry from the
+// shards before).
+//
 // Specialised on: In (the input expression, block/expr.cuh; a plain buffer is
 // cuprim_x_buf<T>), T (its element), ScanOp (apply, identity), CUPRIM_BLOCK,
 // CUPRIM_ITEMS.
@@ -68,7 +72,7 @@ template <typename X> __device__ __forceinline__ void scan_load_full(const X& in
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_scan(CUPRIM_INPUT In in, T* out, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
-                u32* tile_counter, u32 num_tiles) {
+                u32* tile_counter, u32 num_tiles, const T* __restrict__ seed) {
     __shared__ ScanVec smem[SCAN_TILE / SCAN_VEC];
     __shared__ T warp_totals[SCAN_WARPS];
     __shared__ T staged[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
@@ -110,7 +114,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     bool has_before;
     const bool has_tile_prefix = block_scan_lookback<T, ScanOp, CUPRIM_BLOCK, CUPRIM_DETERMINISTIC>(
         thread_total, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before,
-        tile_prefix);
+        tile_prefix, seed);
 
     // This thread's first element's exclusive prefix: tile prefix, then
     // earlier threads -- each only where it exists.

@@ -553,7 +553,7 @@ where
             crate::algo::scan::host::scan(&v, o, op.identity(), exclusive, |a, b| op.apply(a, b));
         }
         (Some(dev), MemMut::Cuda { ptr, .. }) => {
-            Scan::new(dev.arch(), e, &op, dev.deterministic_for::<E::Item>()).run(dev, Ptr::from_raw(ptr), exclusive)?
+            Scan::new(dev.arch(), e, &op, dev.deterministic_for::<E::Item>()).run(dev, Ptr::from_raw(ptr), exclusive, Ptr::null())?
         }
         _ => return Err(Error::DeviceMismatch { op: "scan" }),
     }

@@ -7,8 +7,9 @@ use super::transport::Word;
 use super::ShardedVec;
 use crate::algo::histogram::{Bins, Count, Histogram, HistogramOps};
 use crate::algo::reduce::ReduceOps;
-use crate::algo::scan::ScanOps;
-use crate::device::{Backend, Device, Ptr};
+use crate::algo::scan::{scan_seeded, ScanOps};
+use crate::algo::segmented::SegmentedOps;
+use crate::device::Ptr;
 use crate::element::Element;
 use crate::error::Result;
 use crate::ops::{Add, Arith, Commutative, Monoid};
@@ -48,7 +49,7 @@ impl<T: Element> ShardedVec<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     pub fn reduce_on_each<Op: Monoid<T> + Commutative>(&self, op: Op) -> Result<Vec<DeviceVec<T>>> {
-        let partials = self.shards().iter().map(|s| s.reduce_into(op)).collect::<Result<Vec<_>>>()?;
+        let partials = self.communicator().per_rank(|r| self.shards()[r].reduce_into(op))?;
         if partials.len() == 1 {
             return Ok(partials);
         }
@@ -113,22 +114,28 @@ impl<T: Element> ShardedVec<T> {
 
     fn scan_with<Op: Monoid<T>>(&self, op: Op, exclusive: bool) -> Result<ShardedVec<T>> {
         let comm = self.communicator();
-        let mut scanned = Vec::with_capacity(comm.size());
-        for s in self.shards() {
-            scanned.push(if exclusive { s.scan_exclusive(op)? } else { s.scan_inclusive(op)? });
+        let plain = |s: &DeviceVec<T>| if exclusive { s.scan_exclusive(op) } else { s.scan_inclusive(op) };
+        if comm.size() == 1 {
+            return Ok(ShardedVec::from_parts(comm, vec![plain(&self.shards()[0])?]));
         }
-        if comm.size() > 1 {
-            let mut totals = Vec::with_capacity(comm.size());
-            for (s, out) in self.shards().iter().zip(&scanned) {
-                let mut total = DeviceVec::alloc_uninit(s.device(), 1)?;
-                total_into(s.device(), &op, out, s, exclusive, &mut total)?;
-                totals.push(total);
+        // Each shard's total, in order (a segmented reduce of one segment:
+        // any monoid, commutative or not).
+        let totals = comm.per_rank(|r| {
+            let s = &self.shards()[r];
+            let whole = DeviceVec::from_slice(s.device(), &[0u64, s.len() as u64])?;
+            s.segmented_reduce(&whole, op)
+        })?;
+        let gathered = self.gather_values(&totals)?;
+        // Rank r scans from the fold of the totals before it.
+        let scanned = comm.map_ranks(gathered, |r, parts| {
+            let s = &self.shards()[r];
+            if r == 0 {
+                return plain(s);
             }
-            let gathered = self.gather_values(&totals)?;
-            for (r, (out, parts)) in scanned.iter_mut().zip(&gathered).enumerate().skip(1) {
-                carry_into(&op, parts, r, out)?;
-            }
-        }
+            let mut seed = DeviceVec::alloc_uninit(s.device(), 1)?;
+            fold_into(&op, &parts, r, &mut seed)?;
+            scan_seeded(s, &op, exclusive, &seed)
+        })?;
         Ok(ShardedVec::from_parts(comm, scanned))
     }
 
@@ -148,7 +155,8 @@ impl<T: Element> ShardedVec<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     pub fn histogram(&self, bins: impl AsRef<Bins<T>>) -> Result<Histogram<u32>> {
-        self.histogram_with(|s| s.histogram(bins.as_ref()), Word::U32)
+        let bins = bins.as_ref();
+        self.histogram_with(|s| s.histogram(bins), Word::U32)
     }
 
     /// Like [`histogram`](Self::histogram), with `u64` counts.
@@ -162,13 +170,13 @@ impl<T: Element> ShardedVec<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     pub fn histogram_u64(&self, bins: impl AsRef<Bins<T>>) -> Result<Histogram<u64>> {
-        self.histogram_with(|s| s.histogram_u64(bins.as_ref()), Word::U64)
+        let bins = bins.as_ref();
+        self.histogram_with(|s| s.histogram_u64(bins), Word::U64)
     }
 
-    fn histogram_with<C: Count>(&self, count: impl Fn(&DeviceVec<T>) -> Result<Histogram<C>>, word: Word) -> Result<Histogram<C>> {
+    fn histogram_with<C: Count>(&self, count: impl Fn(&DeviceVec<T>) -> Result<Histogram<C>> + Sync, word: Word) -> Result<Histogram<C>> {
         let comm = self.communicator();
-        let hists = self.shards().iter().map(count);
-        let mut hists = hists.collect::<Result<Vec<_>>>()?;
+        let mut hists = comm.per_rank(|r| count(&self.shards()[r]))?;
         let num_bins = hists[0].num_bins();
         if comm.size() > 1 {
             let (mut counts, mut dropped) = (Vec::new(), Vec::new());
@@ -213,51 +221,7 @@ fn fold_into<T: Element, Op: Monoid<T>>(op: &Op, parts: &DeviceVec<T>, count: us
     match (parts.mem(), out.mem_mut()) {
         (Mem::Host(p), MemMut::Host(o)) => o[0] = host_fold(op, &p[..count]),
         (Mem::Cuda { ptr: p, .. }, MemMut::Cuda { dev: c, ptr: o, .. }) => {
-            ShardPlan::new(c.arch(), op).fold(c, Ptr::from_raw(p), count as u32, Ptr::from_raw(o))?
-        }
-        _ => unreachable!("one device's buffers share its backend"),
-    }
-    Ok(())
-}
-
-/// `total[0]` = the total of `input` scanned into `scanned`.
-fn total_into<T: Element, Op: Monoid<T>>(
-    dev: &Device,
-    op: &Op,
-    scanned: &DeviceVec<T>,
-    input: &DeviceVec<T>,
-    exclusive: bool,
-    total: &mut DeviceVec<T>,
-) -> Result<()> {
-    let n = input.len();
-    match (dev.backend(), scanned.mem(), input.mem(), total.mem_mut()) {
-        (Backend::Host, Mem::Host(s), Mem::Host(x), MemMut::Host(t)) => {
-            t[0] = match n {
-                0 => op.identity(),
-                _ if exclusive => op.apply(s[n - 1], x[n - 1]),
-                _ => s[n - 1],
-            }
-        }
-        (Backend::Cuda(c), Mem::Cuda { ptr: s, .. }, Mem::Cuda { ptr: x, .. }, MemMut::Cuda { ptr: t, .. }) => {
-            ShardPlan::new(c.arch(), op).total(c, Ptr::from_raw(s), Ptr::from_raw(x), n as u64, exclusive, Ptr::from_raw(t))?
-        }
-        _ => unreachable!("one device's buffers share its backend"),
-    }
-    Ok(())
-}
-
-/// `data[i]` = (fold of the first `upto` (>= 1) of `parts`) op `data[i]`.
-fn carry_into<T: Element, Op: Monoid<T>>(op: &Op, parts: &DeviceVec<T>, upto: usize, data: &mut DeviceVec<T>) -> Result<()> {
-    match (parts.mem(), data.mem_mut()) {
-        (Mem::Host(p), MemMut::Host(d)) => {
-            use rayon::prelude::*;
-            let carry = host_fold(op, &p[..upto]);
-            d.par_iter_mut()
-                .with_min_len(crate::algo::HOST_MIN_SPLIT)
-                .for_each(|x| *x = op.apply(carry, *x));
-        }
-        (Mem::Cuda { ptr: p, .. }, MemMut::Cuda { dev: c, ptr: d, len, .. }) => {
-            ShardPlan::new(c.arch(), op).carry(c, Ptr::from_raw(p), upto as u32, Ptr::from_raw(d), len as u64)?
+            ShardPlan::new(op).fold(c, Ptr::from_raw(p), count as u32, Ptr::from_raw(o))?
         }
         _ => unreachable!("one device's buffers share its backend"),
     }

@@ -128,6 +128,33 @@ impl Communicator {
         self.transport.kind()
     }
 
+    /// `f(r, items[r])` for every rank, in rank order of the results: each
+    /// on its own thread when the ranks are distinct GPUs (a call that waits
+    /// for one GPU then holds up no other), else one after another (ranks
+    /// sharing a stream, or the host backend, which has its own threads).
+    pub(crate) fn map_ranks<A: Send, X: Send>(&self, items: Vec<A>, f: impl Fn(usize, A) -> Result<X> + Sync) -> Result<Vec<X>> {
+        let devices = self.devices();
+        let distinct_gpus = devices.len() > 1
+            && devices.iter().all(|d| d.is_cuda())
+            && (1..devices.len()).all(|i| (0..i).all(|j| !devices[i].same(&devices[j])));
+        if !distinct_gpus {
+            return items.into_iter().enumerate().map(|(r, a)| f(r, a)).collect();
+        }
+        std::thread::scope(|s| {
+            let f = &f;
+            let handles: Vec<_> = items.into_iter().enumerate().map(|(r, a)| s.spawn(move || f(r, a))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                .collect()
+        })
+    }
+
+    /// [`map_ranks`](Self::map_ranks) with nothing but the rank.
+    pub(crate) fn per_rank<X: Send>(&self, f: impl Fn(usize) -> Result<X> + Sync) -> Result<Vec<X>> {
+        self.map_ranks(vec![(); self.size()], |r, ()| f(r))
+    }
+
     pub(crate) fn transport(&self) -> &dyn Transport {
         &*self.transport
     }

@@ -80,17 +80,22 @@ impl<K: Element> ShardedVec<K> {
 
     fn sort_impl<V: Element>(&self, values: Option<&ShardedVec<V>>) -> Result<(ShardedVec<K>, Option<ShardedVec<V>>)> {
         let comm = self.communicator();
-        let mut keys = self.shards().iter().map(copy_of).collect::<Result<Vec<_>>>()?;
-        let mut vals = match values {
-            Some(v) => Some(v.shards().iter().map(copy_of).collect::<Result<Vec<_>>>()?),
-            None => None,
-        };
-        for (r, k) in keys.iter_mut().enumerate() {
-            match &mut vals {
-                Some(v) => k.sort_pairs(&mut v[r])?,
-                None => k.sort()?,
+        let locals = comm.per_rank(|r| {
+            let mut k = copy_of(&self.shards()[r])?;
+            match values {
+                Some(values) => {
+                    let mut v = copy_of(&values.shards()[r])?;
+                    k.sort_pairs(&mut v)?;
+                    Ok((k, Some(v)))
+                }
+                None => {
+                    k.sort()?;
+                    Ok((k, None))
+                }
             }
-        }
+        })?;
+        let (keys, vals): (Vec<_>, Vec<_>) = locals.into_iter().unzip();
+        let vals: Option<Vec<DeviceVec<V>>> = vals.into_iter().collect();
         if comm.size() == 1 {
             return Ok((ShardedVec::from_parts(comm, keys), vals.map(|v| ShardedVec::from_parts(comm, v))));
         }
@@ -99,20 +104,18 @@ impl<K: Element> ShardedVec<K> {
         // order: the frees queue after the exchange).
         let (received, runs) = exchange(comm, &keys, &cuts)?;
         drop(keys);
-        let vals = match vals {
-            Some(v) => Some(exchange(comm, &v, &cuts)?.0),
-            None => None,
+        let received_vals = match vals {
+            Some(v) => exchange(comm, &v, &cuts)?.0.into_iter().map(Some).collect(),
+            None => (0..comm.size()).map(|_| None).collect::<Vec<_>>(),
         };
-        let keys = received;
-        let mut out_keys = Vec::with_capacity(comm.size());
-        let mut out_vals = Vec::with_capacity(comm.size());
-        for (d, k) in keys.into_iter().enumerate() {
-            let (k, v) = merge_runs(k, vals.as_ref().map(|v| &v[d]), &runs[d])?;
-            out_keys.push(k);
-            out_vals.push(v);
-        }
-        let out_vals = vals.map(|_| ShardedVec::from_parts(comm, out_vals.into_iter().flatten().collect()));
-        Ok((ShardedVec::from_parts(comm, out_keys), out_vals))
+        let items: Vec<_> = received.into_iter().zip(received_vals).collect();
+        let merged = comm.map_ranks(items, |d, (k, v)| merge_runs(k, v.as_ref(), &runs[d]))?;
+        let (out_keys, out_vals): (Vec<_>, Vec<_>) = merged.into_iter().unzip();
+        let out_vals: Option<Vec<DeviceVec<V>>> = out_vals.into_iter().collect();
+        Ok((
+            ShardedVec::from_parts(comm, out_keys),
+            out_vals.map(|v| ShardedVec::from_parts(comm, v)),
+        ))
     }
 }
 
@@ -123,23 +126,24 @@ fn cuts<K: Element>(comm: &Communicator, sorted: &[DeviceVec<K>]) -> Result<Vec<
     let total: usize = sorted.iter().map(|s| s.len()).sum();
     // Regular samples of every sorted shard, each weighted by the elements
     // it stands for: (order bits, rank, position, weight, key).
-    let mut samples: Vec<(u64, usize, usize, f64, K)> = Vec::new();
-    for (r, s) in sorted.iter().enumerate() {
+    let per_rank = comm.per_rank(|r| {
+        let s = &sorted[r];
         let n = s.len();
         let count = n.min(SAMPLES);
         if count == 0 {
-            continue;
+            return Ok(Vec::new());
         }
         let positions: Vec<u64> = (0..count).map(|j| (j * n / count) as u64).collect();
         let at = DeviceVec::from_slice(s.device(), &positions)?;
         let keys = s.gather(&at)?.to_vec()?;
         let weight = n as f64 / count as f64;
-        samples.extend(
-            keys.iter()
-                .zip(&positions)
-                .map(|(&k, &p)| (ordered_bits(k), r, p as usize, weight, k)),
-        );
-    }
+        Ok(keys
+            .iter()
+            .zip(&positions)
+            .map(|(&k, &p)| (ordered_bits(k), r, p as usize, weight, k))
+            .collect::<Vec<_>>())
+    })?;
+    let mut samples: Vec<(u64, usize, usize, f64, K)> = per_rank.into_iter().flatten().collect();
     samples.sort_unstable_by_key(|s| (s.0, s.1, s.2));
     // Splitter i (1..ranks) is the first sample with at least i / ranks of
     // the elements' weight before it: (key, rank, position).
@@ -160,11 +164,15 @@ fn cuts<K: Element>(comm: &Communicator, sorted: &[DeviceVec<K>]) -> Result<Vec<
         return Ok(cuts);
     }
     let split_keys: Vec<K> = splitters.iter().map(|s| s.0).collect();
-    for (r, s) in sorted.iter().enumerate() {
-        cuts[r][0] = 0;
+    let bounds = comm.per_rank(|r| {
+        let s = &sorted[r];
         let queries = DeviceVec::from_slice(s.device(), &split_keys)?;
         let lower = s.search_with::<u64, _, _>(&queries, Less, Mode::Lower)?.to_vec()?;
         let upper = s.search_with::<u64, _, _>(&queries, Less, Mode::Upper)?.to_vec()?;
+        Ok((lower, upper))
+    })?;
+    for (r, (lower, upper)) in bounds.into_iter().enumerate() {
+        cuts[r][0] = 0;
         for (i, &(_, owner, pos)) in splitters.iter().enumerate() {
             cuts[r][i + 1] = match r.cmp(&owner) {
                 std::cmp::Ordering::Less => upper[i] as usize,
@@ -179,7 +187,11 @@ fn cuts<K: Element>(comm: &Communicator, sorted: &[DeviceVec<K>]) -> Result<Vec<
 /// Moves part d of every shard s (`cuts[s][d]..cuts[s][d + 1]`) to rank d,
 /// the parts in source-rank order. Returns each rank's buffer and the
 /// lengths of the runs in it.
-pub(crate) fn exchange<T: Element>(comm: &Communicator, shards: &[DeviceVec<T>], cuts: &[Vec<usize>]) -> Result<(Vec<DeviceVec<T>>, Vec<Vec<usize>>)> {
+pub(crate) fn exchange<T: Element>(
+    comm: &Communicator,
+    shards: &[DeviceVec<T>],
+    cuts: &[Vec<usize>],
+) -> Result<(Vec<DeviceVec<T>>, Vec<Vec<usize>>)> {
     let ranks = comm.size();
     let size = std::mem::size_of::<T>();
     let runs: Vec<Vec<usize>> = (0..ranks)

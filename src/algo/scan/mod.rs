@@ -19,7 +19,7 @@ use crate::device::Ptr;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::ops::Monoid;
-use crate::vec::raw::{Mem, MemMut, SealedMut as _};
+use crate::vec::raw::{Mem, MemMut, Sealed as _, SealedMut as _};
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
 use plan::{Scan, ScanByKey};
 
@@ -137,7 +137,7 @@ fn scan_into<T: Element, Op: Monoid<T>>(src: Mem<'_, T>, dst: MemMut<'_, T>, op:
         }
         (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: out, .. }) => {
             let input = crate::expr::Leaf::<T>::raw(ptr, len);
-            Scan::new(dev.arch(), &input, op, dev.deterministic_for::<T>()).run(dev, Ptr::from_raw(out), exclusive)
+            Scan::new(dev.arch(), &input, op, dev.deterministic_for::<T>()).run(dev, Ptr::from_raw(out), exclusive, Ptr::null())
         }
         _ => Err(Error::DeviceMismatch { op: "scan" }),
     }
@@ -151,7 +151,37 @@ fn scan_in_place<T: Element, Op: Monoid<T>>(data: MemMut<'_, T>, op: &Op, exclus
         }
         MemMut::Cuda { dev, ptr, len, .. } => {
             let input = crate::expr::Leaf::<T>::raw(ptr, len);
-            Scan::new(dev.arch(), &input, op, dev.deterministic_for::<T>()).run(dev, Ptr::from_raw(ptr), exclusive)
+            Scan::new(dev.arch(), &input, op, dev.deterministic_for::<T>()).run(dev, Ptr::from_raw(ptr), exclusive, Ptr::null())
         }
     }
+}
+
+/// `src` scanned from `seed` (one element on `src`'s device): element i is
+/// `seed op x[0] op ... op x[i]` (inclusive) or `seed op x[0] op ... op
+/// x[i - 1]` (exclusive, `seed` first). The sharded scan's later ranks,
+/// whose seed is the fold of the shards before them.
+pub(crate) fn scan_seeded<T: Element, Op: Monoid<T>>(
+    src: &DeviceVec<T>,
+    op: &Op,
+    exclusive: bool,
+    seed: &DeviceVec<T>,
+) -> Result<DeviceVec<T>> {
+    let mut out = DeviceVec::alloc_uninit(src.device(), src.len())?;
+    match (src.mem(), seed.mem(), out.mem_mut()) {
+        (Mem::Host(s), Mem::Host(seed), MemMut::Host(d)) => {
+            let seed = seed[0];
+            let mut run = seed;
+            for (o, &x) in d.iter_mut().zip(s) {
+                let next = op.apply(run, x);
+                *o = if exclusive { run } else { next };
+                run = next;
+            }
+        }
+        (Mem::Cuda { dev, ptr, len, .. }, Mem::Cuda { ptr: seed, .. }, MemMut::Cuda { ptr: o, .. }) => {
+            let input = crate::expr::Leaf::<T>::raw(ptr, len);
+            Scan::new(dev.arch(), &input, op, dev.deterministic_for::<T>()).run(dev, Ptr::from_raw(o), exclusive, Ptr::from_raw(seed))?
+        }
+        _ => return Err(Error::DeviceMismatch { op: "scan" }),
+    }
+    Ok(out)
 }

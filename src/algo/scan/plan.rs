@@ -125,7 +125,9 @@ where
     /// Scans the input into `dst` (which may be the input's own buffer: a
     /// tile reads all of its input before it writes, and no tile reads
     /// another tile's elements).
-    pub fn run(&self, dev: &CudaDevice, dst: Ptr<E::Item>, exclusive: bool) -> Result<()> {
+    /// With a non-null `seed` (one element on the device) the scan starts
+    /// from it: `dst[i] = seed op x[0] op ... op x[i]` (inclusive).
+    pub fn run(&self, dev: &CudaDevice, dst: Ptr<E::Item>, exclusive: bool, seed: Ptr<E::Item>) -> Result<()> {
         let len = self.input.length();
         if len == 0 {
             return Ok(());
@@ -135,11 +137,21 @@ where
         let mut layout = ScratchLayout::new();
         let lookback = Lookback::place(&mut layout, tiles as u64, std::mem::size_of::<E::Item>());
         // SAFETY: matches `cuprim_scan(const In in, T* out, u64 n, int exclusive, u32* status,
-        // T* aggregates, T* prefixes, u32* tile_counter, u32 num_tiles)`, `In` being the struct whose
-        // fields ExprArgs holds: one block per tile over n elements of in and out, look-back arrays
-        // of num_tiles entries, the counter left at zero.
-        let entry: Entry<(ExprArgs, Ptr<E::Item>, u64, i32, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> =
-            unsafe { Entry::declare("cuprim_scan") };
+        // T* aggregates, T* prefixes, u32* tile_counter, u32 num_tiles, const T* seed)`, `In` being
+        // the struct whose fields ExprArgs holds: one block per tile over n elements of in and out,
+        // look-back arrays of num_tiles entries, the counter left at zero, seed null or one element.
+        let entry: Entry<(
+            ExprArgs,
+            Ptr<E::Item>,
+            u64,
+            i32,
+            Ptr<u32>,
+            Ptr<u8>,
+            Ptr<u8>,
+            Ptr<u32>,
+            u32,
+            Ptr<E::Item>,
+        )> = unsafe { Entry::declare("cuprim_scan") };
         let counter = dev.counter(Counter::ScanTile);
         dev.with_scratch(&layout, |s| {
             let (status, aggregates, prefixes) = lookback.args(&s);
@@ -154,6 +166,7 @@ where
                     prefixes,
                     counter,
                     tiles,
+                    seed,
                 );
                 dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
             })
