@@ -472,8 +472,9 @@ fn precompile_targets_at_the_edges() {
 }
 
 // ---------------------------------------------------------------------------
-// adjacent_difference (Sub) and the collectives (vote, quantify, select_one
-// with Gt and IsNan; broadcast in the fill module) for every element type on
+// adjacent_difference (Sub), the collectives (vote, quantify, select_one
+// with Gt and IsNan; broadcast in the fill module) and the sharded fold (Add)
+// for every element type on
 // sm_80 and sm_90: no spills, no stack. Their own test, so that
 // `cargo test --test compile_check -- collective` checks them alone.
 
@@ -533,8 +534,9 @@ fn collective_and_adjacent_kernels_compile() {
         }
     }
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
-    // adjacent: 3 kernels, vote 1, race 2 (twice), fill 3, gather/scatter 2 x 2, extremes 2 x 1.
-    assert_eq!(kernels, ARCHS.len() * 10 * (3 + 2 * (1 + 2) + 3 + 4 + 2), "kernels reported");
+    // adjacent: 3 kernels, vote 1, race 2 (twice), fill 3, gather/scatter 2 x 2, extremes 2 x 1,
+    // the sharded fold 1.
+    assert_eq!(kernels, ARCHS.len() * 10 * (3 + 2 * (1 + 2) + 3 + 4 + 2 + 1), "kernels reported");
 }
 
 // ---------------------------------------------------------------------------
