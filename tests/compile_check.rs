@@ -473,7 +473,8 @@ fn precompile_targets_at_the_edges() {
 
 // ---------------------------------------------------------------------------
 // adjacent_difference (Sub), the collectives (vote, quantify, select_one
-// with Gt and IsNan; broadcast in the fill module) and the sharded fold (Add)
+// with Gt and IsNan; broadcast in the fill module) and the sharded fold and
+// ordered total (Add)
 // for every element type on
 // sm_80 and sm_90: no spills, no stack. Their own test, so that
 // `cargo test --test compile_check -- collective` checks them alone.
@@ -491,7 +492,7 @@ fn collective_jobs<T: Arith>(arch: u32, jobs: &mut Vec<Job>) {
         precompile_collectives::<T, _>(t(arch), IsNan)
     });
     job(jobs, name("fill, broadcast, gather/scatter"), move || precompile::<T>(t(arch)));
-    job(jobs, name("sharded fold / carry / total Add"), move || {
+    job(jobs, name("sharded fold / ordered total Add"), move || {
         cuprim::precompile::precompile_sharded::<T, _>(t(arch), cuprim::ops::Add)
     });
 }
@@ -535,8 +536,8 @@ fn collective_and_adjacent_kernels_compile() {
     }
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
     // adjacent: 3 kernels, vote 1, race 2 (twice), fill 3, gather/scatter 2 x 2, extremes 2 x 1,
-    // the sharded fold 1.
-    assert_eq!(kernels, ARCHS.len() * 10 * (3 + 2 * (1 + 2) + 3 + 4 + 2 + 1), "kernels reported");
+    // the sharded fold and ordered total 2.
+    assert_eq!(kernels, ARCHS.len() * 10 * (3 + 2 * (1 + 2) + 3 + 4 + 2 + 2), "kernels reported");
 }
 
 // ---------------------------------------------------------------------------

@@ -8,7 +8,6 @@ use super::ShardedVec;
 use crate::algo::histogram::{Bins, Count, Histogram, HistogramOps};
 use crate::algo::reduce::ReduceOps;
 use crate::algo::scan::{scan_seeded, ScanOps};
-use crate::algo::segmented::SegmentedOps;
 use crate::device::Ptr;
 use crate::element::Element;
 use crate::error::Result;
@@ -118,13 +117,8 @@ impl<T: Element> ShardedVec<T> {
         if comm.size() == 1 {
             return Ok(ShardedVec::from_parts(comm, vec![plain(&self.shards()[0])?]));
         }
-        // Each shard's total, in order (a segmented reduce of one segment:
-        // any monoid, commutative or not).
-        let totals = comm.per_rank(|r| {
-            let s = &self.shards()[r];
-            let whole = DeviceVec::from_slice(s.device(), &[0u64, s.len() as u64])?;
-            s.segmented_reduce(&whole, op)
-        })?;
+        // Each shard's total, folded in order (any monoid, commutative or not).
+        let totals = comm.per_rank(|r| ordered_total(&self.shards()[r], &op))?;
         let gathered = self.gather_values(&totals)?;
         // Rank r scans from the fold of the totals before it.
         let scanned = comm.map_ranks(gathered, |r, parts| {
@@ -226,6 +220,34 @@ fn fold_into<T: Element, Op: Monoid<T>>(op: &Op, parts: &DeviceVec<T>, count: us
         _ => unreachable!("one device's buffers share its backend"),
     }
     Ok(())
+}
+
+/// The in-order fold of `v` (one element on its device): block partials of
+/// contiguous chunks, then their fold.
+fn ordered_total<T: Element, Op: Monoid<T>>(v: &DeviceVec<T>, op: &Op) -> Result<DeviceVec<T>> {
+    let mut out = DeviceVec::alloc_uninit(v.device(), 1)?;
+    match v.mem() {
+        Mem::Host(s) => {
+            use rayon::prelude::*;
+            let parts: Vec<T> = s
+                .par_chunks(1 << 16)
+                .map(|c| c.iter().fold(op.identity(), |a, &x| op.apply(a, x)))
+                .collect();
+            let total = parts.iter().fold(op.identity(), |a, &x| op.apply(a, x));
+            if let MemMut::Host(o) = out.mem_mut() {
+                o[0] = total;
+            }
+        }
+        Mem::Cuda { dev, ptr, len, .. } => {
+            let plan = ShardPlan::new(op);
+            let (blocks, chunk) = ShardPlan::<T, Op>::total_grid(dev, len as u64);
+            let mut partials = DeviceVec::<T>::alloc_uninit(v.device(), blocks as usize)?;
+            let at = addr_mut(&mut partials);
+            plan.total(dev, Ptr::from_raw(ptr), len as u64, blocks, chunk, Ptr::from_raw(at))?;
+            plan.fold(dev, Ptr::from_raw(at), blocks, Ptr::from_raw(addr_mut(&mut out)))?;
+        }
+    }
+    Ok(out)
 }
 
 fn host_fold<T: Element, Op: Monoid<T>>(op: &Op, parts: &[T]) -> T {
