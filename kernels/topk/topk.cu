@@ -18,8 +18,8 @@
 // Specialised on: T (element), I (index: u32 or u64), K = T and V = I for
 // the sort header, CUPRIM_BLOCK (threads), CUPRIM_RADIX_BITS (the widest
 // digit), CUPRIM_SEG_CAND and CUPRIM_SEG_KMAX (the segment kernel's shared
-// candidates and winners), CUPRIM_SAMPLE_ITEMS (samples per thread of the
-// window's block), CUPRIM_FINISH_ITEMS (window candidates per thread of
+// candidates and winners), CUPRIM_SAMPLE_THREADS and CUPRIM_SAMPLE_ITEMS
+// (the window's block and its samples per thread), CUPRIM_FINISH_ITEMS (window candidates per thread of
 // cuprim_topk_finish).
 
 constexpr u32 RADIX = 1u << CUPRIM_RADIX_BITS;
@@ -361,7 +361,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 // the sample only ever costs time, never correctness.
 
 constexpr u32 TOPK_SAMPLE_ITEMS = CUPRIM_SAMPLE_ITEMS;  // samples per thread, in registers
-constexpr u32 TOPK_SAMPLE_THREADS = 1024;               // the sampling block's threads
+constexpr u32 TOPK_SAMPLE_THREADS = CUPRIM_SAMPLE_THREADS;  // the sampling block's threads
 
 // ORs every thread's `x` into *slot (shared; cleared before a barrier all
 // callers have passed): one shared atomic per warp.
@@ -843,7 +843,9 @@ __device__ __forceinline__ bool topk_place(const KR* keys, const IX* idx, u32 m,
 // most `cap`), sets the state for the first pass over them (k - winners
 // still needed) if so, and writes the verdict for the host: winners,
 // candidates, 1 if the window holds the k-th (else 0: the host starts over
-// on the input). The block returns then unless the window holds the k-th
+// on the input); with a nonzero `tag` (CudaDevice::signal_to_host) all
+// that is one word instead, stored as the block starts, so the host goes
+// on while it selects. The block returns then unless the window holds the k-th
 // among at most `max_count` candidates (at most
 // CUPRIM_FINISH_ITEMS per thread, in registers: 512 threads leave room for
 // 32 8-byte keys). One block of TOPK_FINISH_THREADS picks the `need` (k -
@@ -860,7 +862,7 @@ constexpr u32 TOPK_FINISH_THREADS = 512;
 extern "C" __global__ void __launch_bounds__(TOPK_FINISH_THREADS, 1)
     cuprim_topk_finish(const KR* __restrict__ ckeys, const I* __restrict__ cidx, u32 max_count, u32 p2, u64 k,
                        T* __restrict__ out_vals, I* __restrict__ out_idx, TopkState* st, u64 cap, u64 flip64,
-                       u32 value_only, u64* verdict) {
+                       u32 value_only, u64* verdict, u64 tag) {
     __shared__ u32 hist[RADIX];
     __shared__ u64 scratch[TOPK_FINISH_THREADS + 1];
     __shared__ u64 seen[2];
@@ -874,9 +876,16 @@ extern "C" __global__ void __launch_bounds__(TOPK_FINISH_THREADS, 1)
             st->need = k - above;
             st->src = 1;
         }
-        verdict[0] = above;
-        verdict[1] = count;
-        verdict[2] = fast;
+        if (tag) {
+            // One aligned store (the host polls it): the tag, the count
+            // (saturated; at most `cap` when it matters), fast, no winners.
+            const u64 kept = count < (1ull << 40) ? count : (1ull << 40) - 1;
+            *(volatile u64*)verdict = tag | kept | (u64)fast << 40 | (u64)(above == 0) << 41;
+        } else {
+            verdict[0] = above;
+            verdict[1] = count;
+            verdict[2] = fast;
+        }
         seen[0] = fast && count <= max_count ? count : ~0ull;
         seen[1] = above;
     }

@@ -116,6 +116,9 @@ impl Module {
     }
 }
 
+/// Bits of a [`CudaDevice::signal_to_host`] word below its tag: the payload.
+pub(crate) const SIGNAL_PAYLOAD_BITS: u32 = 42;
+
 /// A few bytes of page-locked host memory: a copy from the device into it
 /// is a plain DMA, several microseconds cheaper than into pageable memory.
 struct PinnedBytes {
@@ -124,6 +127,8 @@ struct PinnedBytes {
     /// memory into the device's address space), if the driver gives one:
     /// a kernel can then write a small result straight to the host.
     dev_ptr: Option<u64>,
+    /// The tag of the last [`CudaDevice::signal_to_host`] (never 0).
+    signal: u64,
 }
 
 // SAFETY: the pointer is owned (allocated in `new`, freed in `drop`) and
@@ -148,6 +153,7 @@ impl PinnedBytes {
         Ok(PinnedBytes {
             ptr: ptr as *mut u8,
             dev_ptr,
+            signal: 0,
         })
     }
 }
@@ -605,6 +611,70 @@ impl CudaDevice {
         // it has completed.
         unsafe { std::ptr::copy_nonoverlapping(pinned.ptr, out.as_mut_ptr(), N) };
         Ok(out)
+    }
+
+    /// Queues `enqueue`, which writes one 8-byte word to the device address
+    /// it is given: the tag it is given (bits SIGNAL_PAYLOAD_BITS and up,
+    /// never 0) ORed with a payload below 2^SIGNAL_PAYLOAD_BITS, in one
+    /// aligned store. Returns the payload as soon as the host sees the word,
+    /// without waiting for the stream: the rest of the kernel that stored
+    /// it, and the work queued after it, run on while the caller goes on
+    /// queuing (the word must be the last thing that kernel writes to the
+    /// address). Where the driver maps the page-locked buffer, the kernel
+    /// stores straight to it and the host polls it (the stream is queried
+    /// now and then, so a fault or a kernel that never stores surfaces as an
+    /// error instead of a hang); else `fallback` (8 device bytes the caller
+    /// holds) is read back after a synchronisation.
+    pub fn signal_to_host(&self, fallback: Ptr<u8>, what: &str, enqueue: impl FnOnce(Ptr<u8>, u64) -> Result<()>) -> Result<u64> {
+        let payload = (1u64 << SIGNAL_PAYLOAD_BITS) - 1;
+        let mut pinned = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
+        let tag = match pinned.signal >> SIGNAL_PAYLOAD_BITS {
+            n if n == u64::MAX >> SIGNAL_PAYLOAD_BITS => 1,
+            n => n + 1,
+        } << SIGNAL_PAYLOAD_BITS;
+        pinned.signal = tag;
+        let Some(dst) = pinned.dev_ptr else {
+            drop(pinned);
+            enqueue(fallback, tag)?;
+            return Ok(u64::from_le_bytes(self.read_back::<8>(fallback.raw(), what)?) & payload);
+        };
+        let word = pinned.ptr as *mut u64;
+        // SAFETY: the page-locked buffer (page-aligned, LEN >= 8 bytes) is
+        // ours while the lock is held, and no kernel writes it now: every
+        // earlier writer was waited for (result_to_host synchronises; a
+        // signal's kernel stores its word last, and it was seen).
+        unsafe { word.write_volatile(0) };
+        enqueue(Ptr::from_raw(dst), tag)?;
+        let stream = self.raw_stream(what)?;
+        let mut spins = 0u32;
+        loop {
+            // SAFETY: as above; the kernel's aligned 8-byte store reaches
+            // the host whole, and volatile reads see it when it lands.
+            let w = unsafe { word.read_volatile() };
+            if w & !payload == tag {
+                std::sync::atomic::fence(Ordering::Acquire);
+                return Ok(w & payload);
+            }
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(1024) {
+                // SAFETY: queries our own stream; no memory is touched.
+                match unsafe { cudarc::driver::sys::cuStreamQuery(stream) }.result() {
+                    Ok(()) => {
+                        // Idle: the kernel has finished, and its store is visible.
+                        self.sync(what)?;
+                        // SAFETY: as above.
+                        let w = unsafe { word.read_volatile() };
+                        if w & !payload == tag {
+                            return Ok(w & payload);
+                        }
+                        return Err(Error::Unsupported(format!("{what}: the kernel finished without its result")));
+                    }
+                    Err(e) if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_READY => {}
+                    Err(e) => return Err(self.fail(what, e)),
+                }
+            }
+            std::hint::spin_loop();
+        }
     }
 
     /// Runs `enqueue` with the device's error flag (a `u32` kernels set

@@ -18,8 +18,9 @@
 //! A sampled window, then radix select (see `kernels/topk/topk.cu`). One
 //! block picks two of 8192 evenly spaced elements that bracket the k-th
 //! with high probability; one read of the input keeps the elements between
-//! them as candidates, and the host reads their count back (one
-//! synchronisation per call). A few candidates are finished by one block;
+//! them as candidates, and the host reads their count (the one wait per
+//! call: for the verdict, which the finishing kernel stores to host memory
+//! as it starts, not for the stream). A few candidates are finished by one block;
 //! more go through radix-select passes (after AIR Top-K, Zhang et al.,
 //! SC'23): each histograms one 11-bit digit of the elements still in the
 //! running and chooses, on the device, the bucket that holds the k-th. Ties

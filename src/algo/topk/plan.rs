@@ -42,15 +42,16 @@ const SORT_SMALL_MAX: usize = 2048;
 /// Inputs up to this many elements (with k <= SEG_KMAX, u32 indices) are selected by one block.
 pub(crate) const ONE_BLOCK_MAX: usize = 1 << 14;
 /// Samples per thread of the window's one block of SAMPLE_THREADS (8192 in all, in registers).
-const SAMPLE_ITEMS: u32 = 8;
-/// The window's block (kernels/topk/topk.cu: TOPK_SAMPLE_THREADS).
+const SAMPLE_ITEMS: u32 = 8192 / SAMPLE_THREADS;
+/// The window's block (kernels/topk/topk.cu: CUPRIM_SAMPLE_THREADS). 256
+/// threads of 32 samples each took 1.5-2 us more per call at 2^20 (i18, H100).
 const SAMPLE_THREADS: u32 = 1024;
 /// Elements sampled for the window over `n`: one per 512 within [2048,
 /// 8192] (SAMPLE_ITEMS rows of the block at most), whole rows of the block. At 2^20 the full 8192 cost the
 /// one-block sample more (its scattered loads and counts) than the tighter
 /// window saved the finish (H100).
 fn samples_for(n: u64) -> u64 {
-    let rows = (n / 512 / SAMPLE_THREADS as u64).clamp(2, SAMPLE_ITEMS as u64);
+    let rows = (n / 512 / SAMPLE_THREADS as u64).clamp(2048 / SAMPLE_THREADS as u64, SAMPLE_ITEMS as u64);
     rows * SAMPLE_THREADS as u64
 }
 /// Threads of the one-block sort (kernels/topk/topk.cu: TOPK_SORT_THREADS).
@@ -86,6 +87,7 @@ impl<T: Element, I: IndexElement> Specialise for TopkKernel<T, I> {
         w.constant("CUPRIM_SEG_CAND", SEG_CAND as i64);
         w.constant("CUPRIM_SEG_KMAX", SEG_KMAX as i64);
         w.constant("CUPRIM_SAMPLE_ITEMS", SAMPLE_ITEMS as i64);
+        w.constant("CUPRIM_SAMPLE_THREADS", SAMPLE_THREADS as i64);
         w.constant("CUPRIM_FINISH_ITEMS", finish_items::<T>() as i64);
         w.elem::<T>("T");
         w.elem::<I>("I");
@@ -225,7 +227,8 @@ struct Selected {
 /// sampled window (`cuprim_topk_sample`, `cuprim_topk_filter`: one read),
 /// with candidate buffers sized to the window. `cuprim_topk_finish`, queued
 /// behind the filter, judges the window from the filter's counts, writes
-/// the verdict straight to the host (one synchronisation for the three)
+/// the verdict straight to the host (for picks as it starts: the host
+/// waits for that word, not for the stream; a value waits for the stream)
 /// and, when the candidates are few, selects and sorts them in one block;
 /// more candidates go through the passes. When the window
 /// missed the k-th (or kept more than its buffers hold) the passes run on
@@ -300,10 +303,11 @@ fn select_once<T: Element, I: IndexElement>(
     // SAMPLE_THREADS, at most SAMPLE_ITEMS of them) and clears and writes the state.
     let sample: Entry<(Ptr<T>, u64, u64, Ptr<u8>, u64, u64, u64)> = unsafe { Entry::declare("cuprim_topk_sample") };
     // SAFETY: matches `cuprim_topk_finish(const KR* ckeys, const I* cidx, u32 max_count, u32 p2, u64 k, T*
-    // out_vals, I* out_idx, TopkState* st, u64 cap, u64 flip, u32 value_only, u64* verdict)`: reads at most
-    // max_count candidates (the state's count), sorts at most p2 pairs in dynamic shared memory, writes at
-    // most k picks, the state and verdict[0..3] (verdict[3] for a value).
-    let finish: Entry<(Ptr<u8>, Ptr<I>, u32, u32, u64, Ptr<T>, Ptr<I>, Ptr<u8>, u64, u64, u32, Ptr<u8>)> =
+    // out_vals, I* out_idx, TopkState* st, u64 cap, u64 flip, u32 value_only, u64* verdict, u64 tag)`: reads
+    // at most max_count candidates (the state's count), sorts at most p2 pairs in dynamic shared memory,
+    // writes at most k picks, the state and verdict[0..3] (verdict[3] for a value), or with a tag only
+    // verdict[0].
+    let finish: Entry<(Ptr<u8>, Ptr<I>, u32, u32, u64, Ptr<T>, Ptr<I>, Ptr<u8>, u64, u64, u32, Ptr<u8>, u64)> =
         unsafe { Entry::declare("cuprim_topk_finish") };
     let n64 = n as u64;
     let cap = window.as_ref().map_or((n64 / 6 + 4096).min(n64), |w| w.cap);
@@ -353,7 +357,7 @@ fn select_once<T: Element, I: IndexElement>(
             if value_only {
                 fgrid.shared = 0; // a value needs no sort
             }
-            let v = dev.result_to_host::<32>(s.at(verdict).cast(), "reading the top-k window's count", |out| {
+            let queue = |out: Ptr<u8>, tag: u64| {
                 dev.launch(
                     &module,
                     sample,
@@ -375,17 +379,28 @@ fn select_once<T: Element, I: IndexElement>(
                     flip,
                     value_only as u32,
                     out,
+                    tag,
                 );
                 dev.launch(&module, finish, fgrid, fargs)
-            })?;
-            let word = |i: usize| u64::from_le_bytes(v[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-            let (above, kept, fast) = (word(0), word(1), word(2) != 0);
+            };
+            let what = "reading the top-k window's count";
+            // (the window held the k-th, candidates, no winners above it, the k-th's key)
+            let (fast, kept, sorted, key) = if value_only {
+                // A value is known once the finish ends: wait for it.
+                let v = dev.result_to_host::<32>(s.at(verdict).cast(), what, |out| queue(out, 0))?;
+                let word = |i: usize| u64::from_le_bytes(v[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+                (word(2) != 0, word(1), word(0) == 0, word(3))
+            } else {
+                // Picks: the finish signals its verdict as it starts, and
+                // the host goes on while it selects.
+                let p = dev.signal_to_host(s.at(verdict).cast(), what, queue)?;
+                ((p >> 40) & 1 != 0, p & ((1 << 40) - 1), (p >> 41) & 1 != 0, 0)
+            };
             if !fast {
                 return Ok(None);
             }
             if kept <= finish_max {
-                let key = if value_only { word(3) } else { 0 };
-                return Ok(Some(Selected { key, sorted: above == 0 }));
+                return Ok(Some(Selected { key, sorted }));
             }
             count = kept;
         }
