@@ -21,7 +21,8 @@ extern "C" __global__ void cuprim_shard_fold(const T* __restrict__ parts, u32 co
 // of SHARD_TILE elements gives thread t the SHARD_ITEMS consecutive elements
 // from t * SHARD_ITEMS (16-byte loads; a warp's loads cover its part of the
 // tile whole, the lines shared through L1), folded in order, then the
-// block's ordered tree (cuprim_block_reduce); thread 0 chains the tiles.
+// block's thread-order tree (cuprim_block_reduce_ordered); thread 0 chains
+// the tiles.
 constexpr int SHARD_VEC = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
 constexpr int SHARD_UNROLL = 4;
 constexpr int SHARD_ITEMS = SHARD_VEC * SHARD_UNROLL;
@@ -52,7 +53,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
                 if (first + i < end) v = ShardOp::apply(v, in[first + i]);
             }
         }
-        v = cuprim_block_reduce<T, ShardOp, CUPRIM_BLOCK>(v);
+        v = cuprim_block_reduce_ordered<T, ShardOp, CUPRIM_BLOCK>(v);
         if (threadIdx.x == 0) acc = ShardOp::apply(acc, v);
     }
     if (threadIdx.x == 0) partials[blockIdx.x] = acc;
