@@ -1,7 +1,10 @@
-//! Tuning rows of the radix sort (feature `sort-tuning`; experiment, not
-//! kept): the small sort's shapes, the onesweep tile shapes at medium
-//! sizes and for 8-byte keys. Modules are compiled in parallel first; each
-//! row is the median of 25 event-timed calls after 3 warm-ups. Output:
+//! Tuning rows of the radix sort (feature `sort-tuning`): shapes forced
+//! through `cuprim::algo::sort::tuning` on the small sort and the onesweep
+//! pass, A/B in one process (the last set: the small sort at 4096 keys,
+//! 8-byte keys and u32/u32 pairs at 2^24 and 2^27). Modules are compiled in
+//! parallel first; each row is the median of 25 event-timed calls after 3
+//! warm-ups, each from the unsorted input (restored untimed); inputs of at
+//! most 2^20 keys are checked against a stable sort. Output:
 //! `tune,kind,n,label,us`.
 
 mod common;
@@ -18,7 +21,6 @@ enum Kind {
     PairsU32,
     KeysU64,
     PairsU64,
-    PairsF32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -105,7 +107,6 @@ fn compile(dev: &Device, kind: Kind, t: Tuning) -> cuprim::Result<()> {
         Kind::PairsU32 => precompile_sort_pairs::<u32, u32>(target).map(drop),
         Kind::KeysU64 => precompile_sort::<u64>(target).map(drop),
         Kind::PairsU64 => precompile_sort_pairs::<u64, u32>(target).map(drop),
-        Kind::PairsF32 => precompile_sort_pairs::<f32, u32>(target).map(drop),
     }
 }
 
@@ -183,7 +184,7 @@ fn main() {
     });
     eprintln!("compiled {} configurations in {:.1} s", uniq.len(), start.elapsed().as_secs_f64());
     let mut data_n = 0usize;
-    let (mut a, mut vals, mut wide, mut f) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut a, mut vals, mut wide) = (Vec::new(), Vec::new(), Vec::new());
     for c in &cfgs {
         if c.n != data_n {
             data_n = c.n;
@@ -195,7 +196,6 @@ fn main() {
                 .zip(low.par_iter())
                 .map(|(&h, &l)| (h as u64) << 32 | l as u64)
                 .collect::<Vec<u64>>();
-            f = a.par_iter().map(|&x| (x >> 8) as f32 * (1.0 / 16_777_216.0)).collect::<Vec<f32>>();
         }
         tuning::set(c.t);
         let us = match c.kind {
@@ -203,7 +203,6 @@ fn main() {
             Kind::PairsU32 => median_us(&dev, &a, Some(&vals), checker(&a, Some(&vals))),
             Kind::KeysU64 => median_us(&dev, &wide, None, checker(&wide, None)),
             Kind::PairsU64 => median_us(&dev, &wide, Some(&vals), checker(&wide, Some(&vals))),
-            Kind::PairsF32 => median_us(&dev, &f, Some(&vals), None),
         };
         println!("tune,{:?},{},{},{:.2}", c.kind, c.n, label(&c.t), us);
     }
