@@ -110,7 +110,7 @@ fn compile(dev: &Device, kind: Kind, t: Tuning) -> cuprim::Result<()> {
     }
 }
 
-fn median_us<K: Element>(dev: &Device, keys: &[K], values: Option<&[u32]>, check: Option<Box<dyn Fn(&[K], &[u32]) -> bool>>) -> f64 {
+fn median_us<K: Element>(dev: &Device, keys: &[K], values: Option<&[u32]>, check: Option<Check<K>>) -> f64 {
     let keys_in = DeviceVec::from_slice(dev, keys).unwrap();
     let vals_in = DeviceVec::from_slice(dev, values.unwrap_or(&[])).unwrap();
     let mut state = (keys_in.to_device_vec().unwrap(), vals_in.to_device_vec().unwrap());
@@ -146,12 +146,12 @@ fn median_us<K: Element>(dev: &Device, keys: &[K], values: Option<&[u32]>, check
     t[t.len() / 2]
 }
 
+/// Compares the sorted (keys, values) with the reference.
+type Check<K> = Box<dyn Fn(&[K], &[u32]) -> bool>;
+
 /// A checker of (keys, values) against a stable sort of the input, for
 /// inputs of at most 2^20 keys.
-fn checker<K: Copy + Ord + Send + Sync + PartialEq + 'static>(
-    keys: &[K],
-    values: Option<&[u32]>,
-) -> Option<Box<dyn Fn(&[K], &[u32]) -> bool>> {
+fn checker<K: Copy + Ord + Send + Sync + PartialEq + 'static>(keys: &[K], values: Option<&[u32]>) -> Option<Check<K>> {
     if keys.len() > 1 << 20 {
         return None;
     }

@@ -106,10 +106,10 @@ pub(crate) fn radix_sort(
     let shortcut = shortcut.unwrap_or(true);
     let (block, items, min_blocks, share) = if medium && !wide {
         if value_bytes == 0 {
-            // 384x8 at 3 blocks/SM up to 2^18 keys: u32 keys 48.3 / 54.1 us at 2^16 / 2^18 against 58.3 / 63.7 for 384x21 (H100, run i23-sort-1).
+            // 384x8 at 3 blocks/SM up to 2^18 keys: u32 keys 48.3 / 54.1 us at 2^16 / 2^18 against 58.3 / 63.7 for 384x21 (H100, i23-sort-24ef478 call1).
             (384, 8, 3, false)
         } else {
-            // 384x8 shared at 2 blocks/SM up to 2^18 keys: u32/u32 53.7 / 60.8 us at 2^16 / 2^18 against 77.3 / 79.7 for 384x28 (H100, run i23-sort-1).
+            // 384x8 shared at 2 blocks/SM up to 2^18 keys: u32/u32 53.7 / 60.8 us at 2^16 / 2^18 against 77.3 / 79.7 for 384x28 (H100, i23-sort-24ef478 call1).
             (384, 8, 2, true)
         }
     } else if value_bytes == 0 {
@@ -117,7 +117,7 @@ pub(crate) fn radix_sort(
             // 384x8 at 3 blocks/SM: 8-byte keys alone spill 4 bytes at x9 on sm_90 (kept for float keys without the shortcuts).
             (384, 8, 3, false)
         } else if widest > 4 {
-            // 384x18 shared at 2 blocks/SM (dynamic shared memory): u64 keys 1.169 / 8.788 ms at 2^24 / 2^27 for 512x11, 1.189 / 8.934 for 384x14, 1.303 / 10.22 for 384x8 at 3: larger tiles faster (H100, run i23-sort-1); 384x18 against 512x11 in run i23-sort-3.
+            // 384x18 shared at 2 blocks/SM (dynamic shared memory): u64 keys 1.108 / 8.330 ms at 2^24 / 2^27 against 1.144 / 8.573 for 384x16, 1.167 / 8.764 for 512x11 (H100, i23-sort-24ef478 call3; 384x8 at 3 took 10.22 ms at 2^27 in call1).
             (384, 18, 2, true)
         } else if float_keys && !shortcut {
             // 384x14: float keys without the shortcuts spill at x18 on sm_80 and sm_90.
@@ -130,7 +130,7 @@ pub(crate) fn radix_sort(
             (384, 20, 3, false)
         }
     } else if key_bytes == 8 && value_bytes <= 4 && shortcut {
-        // 384x18 shared at 2 blocks/SM (dynamic shared memory): u64/u32 13.33 ms at 2^27 for 384x14, 13.26 for 512x11, 13.70 for 384x12 (H100, run i23-sort-1); 384x18 against them in run i23-sort-3.
+        // 384x18 shared at 2 blocks/SM (dynamic shared memory): u64/u32 1.631 / 12.876 ms at 2^24 / 2^27 against 1.689 / 13.330 for 384x14, 1.679 / 13.297 for 512x11 (H100, i23-sort-24ef478 call3).
         (384, 18, 2, true)
     } else if widest > 4 {
         // 384x14 shared at 2 blocks/SM: f64/u32 18.5 ms at 2^28 against 25.9 for 384x9 at 3, 0.83x CUB (H100, run 2573e23).
@@ -140,7 +140,7 @@ pub(crate) fn radix_sort(
             // 384x19 shared: float pairs without the shortcuts spill past x19 (sm_80, sm_90).
             (384, 19, 2, true)
         } else if arch >= 90 {
-            // 384x28 shared: f32/u32 0.586 / 4.292 ms at 2^24 / 2^27 against 0.593 / 4.344 at x26 (H100, run i23-sort-1).
+            // 384x28 shared: f32/u32 0.586 / 4.292 ms at 2^24 / 2^27 against 0.593 / 4.344 at x26 (H100, i23-sort-24ef478 call1).
             (384, 28, 2, true)
         } else {
             // 384x21 shared on sm_80: the most without spills there.
@@ -258,9 +258,11 @@ impl<K: Element, V: Element> Specialise for Onesweep<K, V> {
     }
 }
 
-/// The onesweep modules a sort of keys `K` (with values `V` when `pairs`)
-/// may load: 32- and 64-bit output positions, with the policy's choice of
-/// the shortcuts, or with `alternatives` the other choice (modules only
+/// The modules a sort of keys `K` (with values `V` when `pairs`) may load:
+/// onesweep with 32-bit output positions (large and medium tiles) and
+/// 64-bit ones, with the policy's choice of the shortcuts, plus every
+/// small-sort shape; or with `alternatives` the onesweep modules with the
+/// other choice (modules only
 /// [`SortOptions::shortcuts`](super::SortOptions::shortcuts) reaches, for
 /// the compile checks).
 pub(crate) fn kernel_specs<K: Element, V: Element>(arch: u32, pairs: bool, alternatives: bool) -> Vec<KernelSpec> {
@@ -334,11 +336,12 @@ pub(crate) fn small_shapes(widest: usize, pairs: bool) -> &'static [SmallShape] 
     }
     // Up to 1024 keys 256x4 (u32 keys 10.3 us against 11.7 for 512x4, 15.9 for 1024x4), up to 4096 512x8
     // (15.5 us against 16.6 for 256x16, 16.9 for 1024x4), up to 8192 512x16 (21.4 us against 23.1 for
-    // 1024x8), up to 16384 keys alone 1024x16 (35.0 us against 47.9 for the best onesweep); pairs of
-    // u32 spill 48 bytes at 1024x16, so take the onesweep sort past 8192 (H100, run i23-sort-1).
+    // 1024x8), up to 16384 keys alone 1024x16 (35.0 us against 47.9 for the best onesweep) (H100,
+    // i23-sort-24ef478 call1; at 4096 in call3: 15.3 us against 16.6 / 16.7); u32/u32 pairs spill 48
+    // bytes at 1024x16, so pairs take the onesweep sort past 8192.
     const KEYS: [SmallShape; 4] = [s(256, 4), s(512, 8), s(512, 16), s(1024, 16)];
     const PAIRS: [SmallShape; 3] = [s(256, 4), s(512, 8), s(512, 16)];
-    // 8-byte keys or values: 16 items spill; 1024x8 up to 8192 (u64 keys 39.8 us against 70.9 for onesweep).
+    // 8-byte keys or values: 16 items spill; 1024x8 up to 8192 (u64 keys 39.8 us against 70.9 for onesweep, call1).
     const WIDE: [SmallShape; 3] = [s(256, 4), s(512, 8), s(1024, 8)];
     if widest > 4 {
         &WIDE
