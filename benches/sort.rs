@@ -4,6 +4,11 @@
 //! three-kernels-per-pass design on pairs u32/u32 at 2^24
 //! (`sort_pairs_classic4`), to show what onesweep buys.
 //!
+//! The size sweep (`sort_sweep_keys`, `sort_sweep_pairs`; GPU only) times
+//! keys u32, pairs u32/u32, keys u64 and pairs u64/u32 at 2^12, 2^14, ...,
+//! 2^24 and 2^27 keys beside `benchmarks/anchors/cub_sort_sweep.cu` (same
+//! inputs: u64 keys are hash(seed 1) << 32 | hash(seed 3)).
+//!
 //! Inputs are CUB's own (`shared/anchors/cub_bench.cu`): a hash of the
 //! index for u32 keys and values, `(a >> 8) / 2^24` for f32 keys and
 //! `a / 2^32` for f64 keys. Every timed sort starts from the unsorted
@@ -101,6 +106,59 @@ fn sort_rows(c: &mut Criterion) {
     }
 }
 
+/// Keys u32, pairs u32/u32, keys u64, pairs u64/u32 at every size of the
+/// CUB sort sweep.
+fn sweep_rows(c: &mut Criterion) {
+    let dev = common::device();
+    if !dev.is_cuda() {
+        return;
+    }
+    for log2 in [12, 14, 16, 18, 20, 22, 24, 27] {
+        let n = 1usize << log2;
+        let a = common::hash_u32(n, 1);
+        let values = common::hash_u32(n, 2);
+        let low = common::hash_u32(n, 3);
+        let wide: Vec<u64> = a
+            .par_iter()
+            .zip(low.par_iter())
+            .map(|(&h, &l)| (h as u64) << 32 | l as u64)
+            .collect();
+        drop(low);
+        sweep_keys(c, &dev, n, "u32", &a);
+        sweep_keys(c, &dev, n, "u64", &wide);
+        sweep_pairs(c, &dev, n, "u32_u32", &a, &values);
+        sweep_pairs(c, &dev, n, "u64_u32", &wide, &values);
+    }
+}
+
+fn sweep_keys<K: Element>(c: &mut Criterion, dev: &Device, n: usize, elem: &str, keys: &[K]) {
+    let mut p = Pairs::new(dev, keys, &[0u32; 0]);
+    let mut group = c.benchmark_group("sort_sweep_keys");
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function(BenchmarkId::new(elem, n), |b| {
+        b.iter_custom(|iters| common::time_with_setup(dev, iters, &mut p, Pairs::restore_keys, |p| p.keys.sort()))
+    });
+    group.finish();
+}
+
+fn sweep_pairs<K: Element>(c: &mut Criterion, dev: &Device, n: usize, elem: &str, keys: &[K], values: &[u32]) {
+    let mut p = Pairs::new(dev, keys, values);
+    let mut group = c.benchmark_group("sort_sweep_pairs");
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function(BenchmarkId::new(elem, n), |b| {
+        b.iter_custom(|iters| common::time_with_setup(dev, iters, &mut p, Pairs::restore, |p| p.keys.sort_pairs(&mut p.values)))
+    });
+    group.finish();
+}
+
+/// Shorter than [`config`]: the sweep has 32 rows.
+fn sweep_config() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_millis(600))
+}
+
 fn config() -> Criterion {
     common::config()
         .sample_size(10)
@@ -113,4 +171,9 @@ criterion_group! {
     config = config();
     targets = sort_rows
 }
-criterion_main!(benches);
+criterion_group! {
+    name = sweep;
+    config = sweep_config();
+    targets = sweep_rows
+}
+criterion_main!(benches, sweep);

@@ -319,8 +319,9 @@ where
 }
 
 /// The radix sort kernels for keys `K` alone (`sort`, `sort_descending`,
-/// `sort_with`): histogram, onesweep pass and one-block sort, in two
-/// modules (32-bit output positions for up to 2^32 keys, 64-bit past that).
+/// `sort_with`): histogram and onesweep pass (32-bit output positions with
+/// large and with medium tiles, 64-bit positions past 2^32 keys) and the
+/// one-launch small sort in each of its shapes.
 ///
 /// ```
 /// use cuprim::precompile::{precompile_sort, Target};

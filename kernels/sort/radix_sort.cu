@@ -13,8 +13,8 @@
 //    and scatters keys (then values) to
 //    digit start + keys of that digit in earlier tiles + rank in the tile,
 //    through shared memory so runs of one digit are written together.
-// 3. cuprim_radix_block_sort: inputs of at most one tile, sorted by one
-//    block in shared memory, every pass, in place.
+// (Inputs of one small tile are sorted by kernels/sort/radix_sort_small.cu
+// instead, in one launch.)
 //
 // Shortcuts (CUPRIM_SORT_SHORTCUT 1), for keys with constant or locally
 // constant bytes:
@@ -47,11 +47,18 @@
 // 2^32 keys), CUPRIM_SORT_SHORTCUT (1: the shortcuts above),
 // CUPRIM_SORT_SHARE (1: the onesweep pass keeps its ranking counters and
 // its exchange buffer in the same shared memory, as CUB does, which admits
-// larger tiles for one more barrier per tile; defined only when 1).
+// larger tiles for one more barrier per tile; defined only when 1),
+// CUPRIM_SORT_DYN (1: with CUPRIM_SORT_SHARE, that buffer is the launch's
+// dynamic shared memory, SORT_SHARED_BUF bytes, for tiles past the 48 KiB
+// of static shared memory; defined only when 1).
 
 #ifndef CUPRIM_SORT_SHARE
 #define CUPRIM_SORT_SHARE 0
 #endif
+#ifndef CUPRIM_SORT_DYN
+#define CUPRIM_SORT_DYN 0
+#endif
+static_assert(!CUPRIM_SORT_DYN || CUPRIM_SORT_SHARE, "a dynamic exchange buffer holds the counters too");
 
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
@@ -223,7 +230,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
                           VU* __restrict__ vals_out, u64 n, u32 shift, u32 mask, u64 flip, const u64* digit_starts,
                           const u64* carry_in, u64* carry_out, u32* lookback, u32* tile_counter, u32 num_tiles,
                           const u32* plan) {
-#if CUPRIM_SORT_SHARE
+#if CUPRIM_SORT_DYN
+    // Counters until every warp has ranked, then keys, then values.
+    extern __shared__ __align__(16) unsigned char s_buf[];
+    u32* s_wc = (u32*)s_buf;
+#elif CUPRIM_SORT_SHARE
     // Counters until every warp has ranked, then keys, then values.
     __shared__ __align__(16) unsigned char s_buf[SORT_SHARED_BUF];
     u32* s_wc = (u32*)s_buf;
@@ -376,91 +387,4 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         if (p < valid) vals_out[(SortOffset)(s_base[pos[i] >> 16] + p)] = s_vals[p];
     }
 #endif
-}
-
-// ---------------------------------------------------------------------------
-// Inputs of at most one tile: one block, every pass in shared memory, in
-// place (all global reads happen before the first global write).
-
-// One block per launch, so it may use every register an SM has.
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
-    cuprim_radix_block_sort(KU* keys, VU* vals, u32 n, u32 begin_bit, u32 end_bit, u64 flip) {
-#if CUPRIM_SORT_SHARE
-    __shared__ __align__(16) unsigned char s_buf[SORT_SHARED_BUF];
-    u32* s_wc = (u32*)s_buf;
-#else
-    __shared__ u32 s_wc[SORT_WARPS * RADIX];
-#endif
-    __shared__ u32 s_start[RADIX];
-    __shared__ u32 s_warp[RADIX / 32];
-#if !CUPRIM_SORT_SHARE
-    __shared__ __align__(16) unsigned char s_buf[SORT_BUF];
-#endif
-    KU* s_keys = (KU*)s_buf;
-
-    const u32 tid = threadIdx.x, warp = tid >> 5;
-    const u32 first = warp * 32 * CUPRIM_ITEMS + (tid & 31);
-    const KR f = (KR)flip;
-    KR key[CUPRIM_ITEMS];
-    u32 pos[CUPRIM_ITEMS];  // digit, then digit | rank in warp << 16, then tile position
-    radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys, n, key);
-#if CUPRIM_PAIRS
-    VR val[CUPRIM_ITEMS];
-    VU* s_vals = (VU*)s_buf;
-    radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals, n, val);
-#endif
-
-    for (u32 shift = begin_bit; shift < end_bit; shift += RADIX_BITS) {
-        const u32 mask = (1u << min((u32)RADIX_BITS, end_bit - shift)) - 1u;
-        const bool last = end_bit - shift <= (u32)RADIX_BITS;
-#if CUPRIM_SORT_SHARE
-        // The counters overlay s_buf, which the previous pass may still be
-        // reading keys (values) back from.
-        if (shift != begin_bit) __syncthreads();
-#endif
-        for (int j = tid; j < SORT_WARPS * RADIX; j += CUPRIM_BLOCK) s_wc[j] = 0;
-        __syncthreads();  // also: the previous pass has finished with s_buf
-
-        // The keys are in input order for this pass: real keys first.
-#pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) pos[i] = first + i * 32 < n ? radix_digit(key[i], shift, mask, f) : RADIX - 1;
-        radix_rank_warp<RADIX_BITS, CUPRIM_ITEMS, true>(pos, s_wc + warp * RADIX);
-        __syncthreads();
-        u32 count = radix_warp_offsets<RADIX, SORT_WARPS>(s_wc);
-        if (tid == RADIX - 1) count -= SORT_TILE - n;
-        radix_scan_counts<RADIX>(count, s_warp, s_start);
-        radix_positions<RADIX, CUPRIM_ITEMS>(pos, s_start, s_wc + warp * RADIX);
-#if CUPRIM_SORT_SHARE
-        __syncthreads();  // every warp has read its counters
-#endif
-#pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
-        __syncthreads();
-        if (last) {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) {
-                const u32 p = i * CUPRIM_BLOCK + tid;
-                if (p < n) keys[p] = s_keys[p];
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) key[i] = s_keys[first + i * 32];
-        }
-#if CUPRIM_PAIRS
-        __syncthreads();  // every key has been read from s_buf
-#pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i]] = (VU)val[i];
-        __syncthreads();
-        if (last) {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) {
-                const u32 p = i * CUPRIM_BLOCK + tid;
-                if (p < n) vals[p] = s_vals[p];
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) val[i] = s_vals[first + i * 32];
-        }
-#endif
-    }
 }

@@ -33,7 +33,7 @@ fn classic_policy(arch: u32, key_bytes: usize, value_bytes: usize) -> SortPolicy
         items,
         min_blocks: 2,
         share_counters: false,
-        ..radix_sort(arch, key_bytes, false, value_bytes, Some(false), false)
+        ..radix_sort(arch, key_bytes, false, value_bytes, Some(false), false, false)
     }
 }
 

@@ -38,7 +38,10 @@
 //! keys, and finds where each digit's keys go with a decoupled look-back
 //! over earlier tiles' counts. So a 32-bit key costs five reads and four
 //! writes of the keys (and four reads and writes of the values). Inputs of
-//! at most one tile (a few thousand keys) are sorted by a single block.
+//! at most 16384 keys alone of up to 4 bytes (8192 pairs, 8192 keys when
+//! keys or values have 8 bytes) are sorted by a single block in one
+//! launch: read once, every pass in registers and shared memory, written
+//! once.
 //!
 //! The sort works in place on the caller's buffer, ping-ponging with
 //! device scratch of `n` keys and `n` values, plus 1 KiB of look-back state
@@ -58,6 +61,9 @@ pub(crate) mod plan;
 pub(crate) use classic::classic_kernel_specs;
 pub(crate) use host::{from_ordered_bits, ordered_bits, radix};
 pub(crate) use plan::kernel_specs;
+#[cfg(feature = "sort-tuning")]
+#[doc(hidden)]
+pub use plan::{tuning, SmallShape};
 
 use crate::algo::transform::TransformOps as _;
 use crate::algo::{same_device, same_len};
@@ -414,11 +420,18 @@ pub trait SortMutOps<K: Element>: DeviceDataMut<K> {
 
 impl<K: Element, D: DeviceDataMut<K> + ?Sized> SortMutOps<K> for D {}
 
-/// Keys per onesweep tile on `arch` (`pairs`: with values of type `V`): at
-/// most this many keys are sorted by one block. For tests.
+/// The most keys sorted by one block in one launch (`pairs`: with values
+/// of type `V`): the largest small-sort tile; larger inputs take the
+/// onesweep sort. (`arch`: kept for the tests' calls; the small shapes do
+/// not depend on it.) For tests.
 #[doc(hidden)]
-pub fn tile_len<K: Element, V: Element>(arch: u32, pairs: bool) -> usize {
-    plan::policy::<K, V>(arch, pairs, None, false).tile() as usize
+pub fn tile_len<K: Element, V: Element>(_arch: u32, pairs: bool) -> usize {
+    let widest = if pairs {
+        size_of::<K>().max(size_of::<V>())
+    } else {
+        size_of::<K>()
+    };
+    plan::small_shapes(widest, pairs).iter().map(|s| s.tile()).max().unwrap_or(0) as usize
 }
 
 /// A device sort of `n` keys (and values) in place: onesweep, or the

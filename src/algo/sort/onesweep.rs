@@ -1,9 +1,10 @@
 //! The onesweep launch sequence (`kernels/sort/radix_sort.cu`): one
 //! histogram of every pass's digits, then one onesweep kernel per pass and
 //! portion, ping-ponging between the caller's buffers and scratch; inputs of
-//! at most one tile are sorted by one block.
+//! at most one small tile (`kernels/sort/radix_sort_small.cu`, up to 16384
+//! keys) are sorted by one block in one launch.
 
-use super::plan::Onesweep;
+use super::plan::{small_shape, Onesweep, SmallSort, MEDIUM_MOST};
 use super::SortArgs;
 use crate::device::{CudaDevice, Entry, Grid, Ptr, Region, ScratchLayout};
 use crate::element::Element;
@@ -62,14 +63,15 @@ fn pass_entry<K: Element, V: Element>() -> Entry<PassArgs<K, V>> {
     unsafe { Entry::declare("cuprim_radix_onesweep") }
 }
 
-/// `cuprim_radix_block_sort(K* keys, V* vals, u32 n, u32 begin_bit, u32
+/// `cuprim_radix_small_sort(K* keys, V* vals, u32 n, u32 begin_bit, u32
 /// end_bit, u64 flip)`.
-fn block_sort_entry<K: Element, V: Element>() -> Entry<(Ptr<K>, Ptr<V>, u32, u32, u32, u64)> {
-    // SAFETY: matches `cuprim_radix_block_sort` in
-    // kernels/sort/radix_sort.cu: one block sorts the n <= tile keys (and
-    // values, only with CUPRIM_PAIRS) in place, reading all of them before
-    // writing any.
-    unsafe { Entry::declare("cuprim_radix_block_sort") }
+fn small_sort_entry<K: Element, V: Element>() -> Entry<(Ptr<K>, Ptr<V>, u32, u32, u32, u64)> {
+    // SAFETY: matches `cuprim_radix_small_sort` in
+    // kernels/sort/radix_sort_small.cu: one block sorts the n <= tile keys
+    // (and values, only with CUPRIM_PAIRS) in place, reading all of them
+    // before writing any; its dynamic shared memory is the shape's
+    // `shared_bytes`.
+    unsafe { Entry::declare("cuprim_radix_small_sort") }
 }
 
 /// Scratch of one onesweep sort. Zeroed (one memset per sort): digit
@@ -140,19 +142,32 @@ pub(crate) fn sort<K: Element, V: Element>(
     }
     let n64 = n as u64;
     let pairs = values.is_some();
-    let plan = Onesweep::<K, V>::new(dev.arch(), pairs, args.shortcut, n64 > 1 << 32);
-    let module = dev.module(&plan)?;
-    let policy = &plan.policy;
     let vals = values.unwrap_or(Ptr::null());
     let flip = args.flip::<K>();
     let (begin, end) = (args.begin, args.end);
-    let tile = policy.tile();
 
-    if n64 <= tile {
-        let grid = Grid::new(1, policy.block);
-        return dev.launch(&module, block_sort_entry::<K, V>(), grid, (keys, vals, n as u32, begin, end, flip));
+    // Inputs of one small tile: one launch, nothing else.
+    if let Some(shape) = small_shape::<K, V>(pairs, n64) {
+        let widest = if pairs {
+            size_of::<K>().max(size_of::<V>())
+        } else {
+            size_of::<K>()
+        };
+        let grid = Grid {
+            shared: shape.shared_bytes(widest),
+            ..Grid::new(1, shape.block)
+        };
+        let small = SmallSort::<K, V>::new(shape, pairs);
+        let module = dev.module(&small)?;
+        return dev.launch(&module, small_sort_entry::<K, V>(), grid, (keys, vals, n as u32, begin, end, flip));
     }
 
+    let plan = Onesweep::<K, V>::new(dev.arch(), pairs, args.shortcut, n64 > 1 << 32, n64 <= MEDIUM_MOST);
+    let module = dev.module(&plan)?;
+    let policy = &plan.policy;
+    let tile = policy.tile();
+
+    let dyn_shared = policy.dynamic_shared(size_of::<K>(), if pairs { size_of::<V>() } else { 0 });
     let passes = args.passes(RADIX_BITS);
     let layout = Layout::<K, V>::new(n64, pairs, passes as u64, tile, args.portion_tiles);
     if layout.portion_tiles > u32::MAX as u64 || layout.tiles > u32::MAX as u64 {
@@ -188,7 +203,10 @@ pub(crate) fn sort<K: Element, V: Element>(
                 dev.launch(
                     &module,
                     pass_entry::<K, V>(),
-                    Grid::new(tiles, policy.block),
+                    Grid {
+                        shared: dyn_shared,
+                        ..Grid::new(tiles, policy.block)
+                    },
                     (
                         src_k.add(offset),
                         dst_k,

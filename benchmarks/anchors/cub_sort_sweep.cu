@@ -1,0 +1,125 @@
+// Anchor for the sort size sweep (benches/sort.rs, group `sort_sweep_*`):
+// CUB's DeviceRadixSort SortKeys / SortPairs on u32 and u64 keys (u32
+// values) at 2^12, 2^14, 2^16, 2^18, 2^20, 2^22, 2^24 and 2^27 keys. Each
+// number is the median of 20 CUDA-event-timed single calls after 3 untimed
+// ones (CUB sorts from one buffer into another, so no call needs its input
+// restored). Inputs match benches/sort.rs: u32 keys a hash of the index
+// (seed 1), values the same hash with seed 2, u64 keys hash(seed 1) << 32
+// | hash(seed 3).
+//
+// Build here (no GPU needed), run on the GPU machine:
+//   T=~/.cache/cudatk/nvidia/cu13
+//   $T/bin/nvcc -O3 -std=c++17 -arch=sm_90 -I $T/include/cccl -L $T/lib -o cub_sort_sweep cub_sort_sweep.cu
+// Output: CSV `op,n,us`.
+#include <cub/cub.cuh>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CHECK(x)                                                                           \
+    do {                                                                                   \
+        cudaError_t err_ = (x);                                                            \
+        if (err_ != cudaSuccess) {                                                         \
+            std::printf("CUDA error %s at line %d\n", cudaGetErrorString(err_), __LINE__); \
+            std::exit(1);                                                                  \
+        }                                                                                  \
+    } while (0)
+
+// Median (us) of `reps` calls of `call`, each between its own pair of
+// events, after 3 untimed calls.
+template <class Call> static double median_us(Call call, int reps = 20) {
+    for (int i = 0; i < 3; i++) call();
+    CHECK(cudaDeviceSynchronize());
+    cudaEvent_t start, stop;
+    CHECK(cudaEventCreate(&start));
+    CHECK(cudaEventCreate(&stop));
+    std::vector<float> ms(reps);
+    for (int i = 0; i < reps; i++) {
+        CHECK(cudaEventRecord(start));
+        call();
+        CHECK(cudaEventRecord(stop));
+        CHECK(cudaEventSynchronize(stop));
+        CHECK(cudaEventElapsedTime(&ms[i], start, stop));
+    }
+    CHECK(cudaEventDestroy(start));
+    CHECK(cudaEventDestroy(stop));
+    std::sort(ms.begin(), ms.end());
+    return 1000.0 * ms[reps / 2];
+}
+
+__device__ uint32_t mix(uint32_t i, uint32_t seed) {
+    uint32_t x = i * 2654435761u ^ seed;
+    x ^= x >> 16;
+    x *= 0x7feb352d;
+    x ^= x >> 15;
+    x *= 0x846ca68b;
+    x ^= x >> 16;
+    return x;
+}
+
+__global__ void fill_inputs(uint32_t* k32, uint64_t* k64, uint32_t* v, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const uint32_t a = mix((uint32_t)i, 1);
+        k32[i] = a;
+        k64[i] = (uint64_t)a << 32 | mix((uint32_t)i, 3);
+        v[i] = mix((uint32_t)i, 2);
+    }
+}
+
+int main() {
+    const int logs[] = {12, 14, 16, 18, 20, 22, 24, 27};
+    const size_t most = (size_t)1 << 27;
+    uint32_t *k32, *k32o, *v, *vo;
+    uint64_t *k64, *k64o;
+    CHECK(cudaMalloc(&k32, 4 * most));
+    CHECK(cudaMalloc(&k32o, 4 * most));
+    CHECK(cudaMalloc(&v, 4 * most));
+    CHECK(cudaMalloc(&vo, 4 * most));
+    CHECK(cudaMalloc(&k64, 8 * most));
+    CHECK(cudaMalloc(&k64o, 8 * most));
+    void* temp = nullptr;
+    size_t temp_bytes = 0;
+    auto need = [&](size_t b) {
+        if (b <= temp_bytes) return;
+        if (temp) CHECK(cudaFree(temp));
+        CHECK(cudaMalloc(&temp, b));
+        temp_bytes = b;
+    };
+    std::printf("op,n,us\n");
+    for (int lg : logs) {
+        const size_t n = (size_t)1 << lg;
+        const int ni = (int)n;
+        fill_inputs<<<1024, 256>>>(k32, k64, v, n);
+        CHECK(cudaDeviceSynchronize());
+        size_t b = 0;
+        cub::DeviceRadixSort::SortKeys(nullptr, b, k32, k32o, ni);
+        need(b);
+        std::printf("sort_keys_u32,%zu,%.2f\n", n, median_us([&] {
+                        size_t bb = temp_bytes;
+                        cub::DeviceRadixSort::SortKeys(temp, bb, k32, k32o, ni);
+                    }));
+        cub::DeviceRadixSort::SortPairs(nullptr, b, k32, k32o, v, vo, ni);
+        need(b);
+        std::printf("sort_pairs_u32_u32,%zu,%.2f\n", n, median_us([&] {
+                        size_t bb = temp_bytes;
+                        cub::DeviceRadixSort::SortPairs(temp, bb, k32, k32o, v, vo, ni);
+                    }));
+        cub::DeviceRadixSort::SortKeys(nullptr, b, k64, k64o, ni);
+        need(b);
+        std::printf("sort_keys_u64,%zu,%.2f\n", n, median_us([&] {
+                        size_t bb = temp_bytes;
+                        cub::DeviceRadixSort::SortKeys(temp, bb, k64, k64o, ni);
+                    }));
+        cub::DeviceRadixSort::SortPairs(nullptr, b, k64, k64o, v, vo, ni);
+        need(b);
+        std::printf("sort_pairs_u64_u32,%zu,%.2f\n", n, median_us([&] {
+                        size_t bb = temp_bytes;
+                        cub::DeviceRadixSort::SortPairs(temp, bb, k64, k64o, v, vo, ni);
+                    }));
+        std::fflush(stdout);
+    }
+    CHECK(cudaGetLastError());
+    return 0;
+}
