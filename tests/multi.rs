@@ -399,6 +399,11 @@ fn nccl_communicators_match_references() {
                 let want = whole.histogram(&bins).unwrap().to_vec().unwrap();
                 assert_eq!(v.histogram(&bins).unwrap().to_vec().unwrap(), want, "histogram {ctx}");
                 check_sort(&comm, &ints, &lens, &ctx);
+                // Every rank keeps its own elements: each sends to itself.
+                let own: Vec<Vec<usize>> = (0..count)
+                    .map(|s| (0..count).map(|d| if d == s { lens[s] } else { 0 }).collect())
+                    .collect();
+                assert_eq!(v.all_to_all(&own).unwrap().to_vec().unwrap(), ints, "all_to_all {ctx}");
             }
         }
     }

@@ -48,10 +48,10 @@ impl<T: Element> ShardedVec<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     pub fn reduce_on_each<Op: Monoid<T> + Commutative>(&self, op: Op) -> Result<Vec<DeviceVec<T>>> {
+        // One rank goes through the gather and fold too (the fold of one
+        // value is that value, bit for bit): the exchange's calls run on
+        // any communicator, NCCL's of one GPU included.
         let partials = self.communicator().per_rank(|r| self.shards()[r].reduce_into(op))?;
-        if partials.len() == 1 {
-            return Ok(partials);
-        }
         let gathered = self.gather_values(&partials)?;
         let devices = self.communicator().devices();
         let mut out = Vec::with_capacity(devices.len());
@@ -172,7 +172,7 @@ impl<T: Element> ShardedVec<T> {
         let comm = self.communicator();
         let mut hists = comm.per_rank(|r| count(&self.shards()[r]))?;
         let num_bins = hists[0].num_bins();
-        if comm.size() > 1 {
+        {
             let (mut counts, mut dropped) = (Vec::new(), Vec::new());
             for h in &mut hists {
                 let (c, d) = h.parts_mut();
