@@ -198,31 +198,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #pragma unroll
         for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
         __syncthreads();
-        if (last) {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) {
-                const u32 p = i * CUPRIM_BLOCK + tid;
-                if (p < n) keys[p] = (KU)radix_unordered((KR)s_keys[p] ^ f);
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) key[i] = s_keys[slot + i * 32];
-        }
+        radix_tile_settle<KU, KR, CUPRIM_ITEMS, CUPRIM_BLOCK>(last, n, slot, s_keys, keys, key,
+                                                              [&](KU k) { return (KU)radix_unordered((KR)k ^ f); });
 #if CUPRIM_PAIRS
-        __syncthreads();  // every key has been read from s_buf
-#pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i]] = (VU)val[i];
-        __syncthreads();
-        if (last) {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) {
-                const u32 p = i * CUPRIM_BLOCK + tid;
-                if (p < n) vals[p] = s_vals[p];
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) val[i] = s_vals[slot + i * 32];
-        }
+        radix_tile_values<VU, VR, CUPRIM_ITEMS, CUPRIM_BLOCK>(last, n, slot, pos, val, s_vals, vals);
 #endif
     }
 }

@@ -268,3 +268,37 @@ template <int BLOCK> __device__ __forceinline__ u64 radix_block_exclusive_u64(u6
     __syncthreads();
     return before;
 }
+
+// The end of a pass of the one-block tile sorts (sort/radix_sort_small.cu,
+// segsort/segsort.cu), once every element of the pass sits at its tile
+// position in `s_buf` (and a barrier has passed): the last pass writes the
+// n elements out in order (`out_of` maps a buffered element to its output
+// form), any other reads this thread's elements back from `slot` in the
+// warp-striped order of the next pass.
+template <typename U, typename R, int ITEMS, int BLOCK, typename Out>
+__device__ __forceinline__ void radix_tile_settle(bool last, u32 n, u32 slot, const U* s_buf, U* out, R (&x)[ITEMS],
+                                                  Out out_of) {
+    if (last) {
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) {
+            const u32 p = i * BLOCK + threadIdx.x;
+            if (p < n) out[p] = out_of(s_buf[p]);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) x[i] = s_buf[slot + i * 32];
+    }
+}
+
+// The values' share of such a pass, after the keys' radix_tile_settle: each
+// value goes to its key's tile position `pos` through the same buffer (the
+// first barrier ends the keys' reads of it), then settles like the keys.
+template <typename U, typename R, int ITEMS, int BLOCK>
+__device__ __forceinline__ void radix_tile_values(bool last, u32 n, u32 slot, const u32 (&pos)[ITEMS], R (&val)[ITEMS],
+                                                  U* s_vals, U* vals) {
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) s_vals[pos[i]] = (U)val[i];
+    __syncthreads();
+    radix_tile_settle<U, R, ITEMS, BLOCK>(last, n, slot, s_vals, vals, val, [](U v) { return v; });
+}

@@ -105,31 +105,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
         radix_rank_warp<SMALL_BITS, CUPRIM_ITEMS, false>(pos, s_wc + warp * SMALL_RADIX,
                                                          [&](int i, u32 at) { s_keys[at] = (KU)key[i]; });
         __syncthreads();
-        if (last) {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) {
-                const u32 p = i * CUPRIM_BLOCK + tid;
-                if (p < n) keys[p] = (KU)radix_unordered((KR)s_keys[p] ^ f);
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) key[i] = s_keys[first + i * 32];
-        }
+        radix_tile_settle<KU, KR, CUPRIM_ITEMS, CUPRIM_BLOCK>(last, n, first, s_keys, keys, key,
+                                                              [&](KU k) { return (KU)radix_unordered((KR)k ^ f); });
 #if CUPRIM_PAIRS
-        __syncthreads();  // every key has been read from the buffer
-#pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i]] = (VU)val[i];
-        __syncthreads();
-        if (last) {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) {
-                const u32 p = i * CUPRIM_BLOCK + tid;
-                if (p < n) vals[p] = s_vals[p];
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < CUPRIM_ITEMS; i++) val[i] = s_vals[first + i * 32];
-        }
+        radix_tile_values<VU, VR, CUPRIM_ITEMS, CUPRIM_BLOCK>(last, n, first, pos, val, s_vals, vals);
 #endif
     }
 }
