@@ -57,6 +57,18 @@ pub trait SpecWriter {
         });
     }
 
+    /// `CUPRIM_PAIRS` and the key and value types `K` and `V` of a sort or
+    /// a merge; `V` is `K` for keys alone (`pairs` false).
+    fn keys_values<K: Element, V: Element>(&mut self, pairs: bool) {
+        self.constant("CUPRIM_PAIRS", pairs as i64);
+        self.elem::<K>("K");
+        if pairs {
+            self.elem::<V>("V");
+        } else {
+            self.typedef("V", "K");
+        }
+    }
+
     /// `#define name value` (a tuning constant).
     fn constant(&mut self, name: &'static str, value: i64) {
         self.piece((Static(name), value), |(name, value)| format!("#define {} {value}", name.0));

@@ -133,13 +133,7 @@ impl<K: Element, V: Element, C: Comparator<K>> Specialise for Merge<'_, K, V, C>
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
         self.policy.write(w);
-        w.constant("CUPRIM_PAIRS", self.pairs as i64);
-        w.elem::<K>("K");
-        if self.pairs {
-            w.elem::<V>("V");
-        } else {
-            w.typedef("V", "K");
-        }
+        w.keys_values::<K, V>(self.pairs);
         w.comparator::<K, C>("Cmp", "K", self.cmp);
     }
 }

@@ -111,13 +111,7 @@ impl<K: Element, V: Element, I: IndexElement> Specialise for SegSort<K, V, I> {
         w.constant("CUPRIM_MIN_BLOCKS", self.shape.min_blocks as i64);
         // Ballot ranking, as the onesweep sort (sort/plan.rs).
         w.constant("CUPRIM_MATCH_ANY", 0);
-        w.constant("CUPRIM_PAIRS", self.pairs as i64);
-        w.elem::<K>("K");
-        if self.pairs {
-            w.elem::<V>("V");
-        } else {
-            w.typedef("V", "K");
-        }
+        w.keys_values::<K, V>(self.pairs);
         w.elem::<I>("I");
     }
 }

@@ -395,13 +395,7 @@ impl<K: Element, V: Element> Specialise for SmallSort<K, V> {
         w.constant("CUPRIM_ITEMS", self.shape.items as i64);
         // Ballot ranking, as the onesweep pass.
         w.constant("CUPRIM_MATCH_ANY", 0);
-        w.constant("CUPRIM_PAIRS", self.pairs as i64);
-        w.elem::<K>("K");
-        if self.pairs {
-            w.elem::<V>("V");
-        } else {
-            w.typedef("V", "K");
-        }
+        w.keys_values::<K, V>(self.pairs);
     }
 }
 
