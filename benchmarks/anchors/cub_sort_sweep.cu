@@ -12,59 +12,17 @@
 //   $T/bin/nvcc -O3 -std=c++17 -arch=sm_90 -I $T/include/cccl -L $T/lib -o cub_sort_sweep cub_sort_sweep.cu
 // Output: CSV `op,n,us`.
 #include <cub/cub.cuh>
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
+#include "anchor_timing.cuh"
 
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        cudaError_t err_ = (x);                                                            \
-        if (err_ != cudaSuccess) {                                                         \
-            std::printf("CUDA error %s at line %d\n", cudaGetErrorString(err_), __LINE__); \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
-
-// Median (us) of `reps` calls of `call`, each between its own pair of
-// events, after 3 untimed calls.
-template <class Call> static double median_us(Call call, int reps = 20) {
-    for (int i = 0; i < 3; i++) call();
-    CHECK(cudaDeviceSynchronize());
-    cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
-    std::vector<float> ms(reps);
-    for (int i = 0; i < reps; i++) {
-        CHECK(cudaEventRecord(start));
-        call();
-        CHECK(cudaEventRecord(stop));
-        CHECK(cudaEventSynchronize(stop));
-        CHECK(cudaEventElapsedTime(&ms[i], start, stop));
-    }
-    CHECK(cudaEventDestroy(start));
-    CHECK(cudaEventDestroy(stop));
-    std::sort(ms.begin(), ms.end());
-    return 1000.0 * ms[reps / 2];
-}
-
-__device__ uint32_t mix(uint32_t i, uint32_t seed) {
-    uint32_t x = i * 2654435761u ^ seed;
-    x ^= x >> 16;
-    x *= 0x7feb352d;
-    x ^= x >> 15;
-    x *= 0x846ca68b;
-    x ^= x >> 16;
-    return x;
-}
+// Median (us) of 20 event-timed single calls.
+template <class Call> static double median_us(Call call) { return 1000.0 * median_ms(call, 20); }
 
 __global__ void fill_inputs(uint32_t* k32, uint64_t* k64, uint32_t* v, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const uint32_t a = mix((uint32_t)i, 1);
+        const uint32_t a = anchor_mix((uint32_t)i, 1);
         k32[i] = a;
-        k64[i] = (uint64_t)a << 32 | mix((uint32_t)i, 3);
-        v[i] = mix((uint32_t)i, 2);
+        k64[i] = (uint64_t)a << 32 | anchor_mix((uint32_t)i, 3);
+        v[i] = anchor_mix((uint32_t)i, 2);
     }
 }
 

@@ -11,53 +11,11 @@
 //   $T/bin/nvcc -O3 -std=c++17 -arch=sm_90 -I $T/include/cccl -L $T/lib -o cub_sweep cub_sweep.cu
 // Output: CSV `op,n,ms`.
 #include <cub/cub.cuh>
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#define CHECK(x)                                                                      \
-    do {                                                                              \
-        cudaError_t err_ = (x);                                                       \
-        if (err_ != cudaSuccess) {                                                    \
-            std::printf("CUDA error %s at line %d\n", cudaGetErrorString(err_), __LINE__); \
-            std::exit(1);                                                             \
-        }                                                                             \
-    } while (0)
-
-// Median of `reps` event-timed calls of `call` (ms), after 3 untimed ones.
-template <class Call> static float median_ms(Call call, int reps = 30) {
-    for (int i = 0; i < 3; i++) call();
-    CHECK(cudaDeviceSynchronize());
-    cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
-    std::vector<float> times;
-    for (int i = 0; i < reps; i++) {
-        CHECK(cudaEventRecord(start));
-        call();
-        CHECK(cudaEventRecord(stop));
-        CHECK(cudaEventSynchronize(stop));
-        float ms = 0;
-        CHECK(cudaEventElapsedTime(&ms, start, stop));
-        times.push_back(ms);
-    }
-    CHECK(cudaEventDestroy(start));
-    CHECK(cudaEventDestroy(stop));
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-}
+#include "anchor_timing.cuh"
 
 __global__ void hash_u32(uint32_t* out, size_t n, uint32_t seed) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        uint32_t x = (uint32_t)i * 2654435761u ^ seed;
-        x ^= x >> 16;
-        x *= 0x7feb352d;
-        x ^= x >> 15;
-        x *= 0x846ca68b;
-        x ^= x >> 16;
-        out[i] = x;
+        out[i] = anchor_mix((uint32_t)i, seed);
     }
 }
 
