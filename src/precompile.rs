@@ -238,7 +238,8 @@ pub fn precompile_segmented<T: Element, Op: Monoid<T>>(target: Target<'_>, op: O
 /// # Ok::<(), cuprim::Error>(())
 /// ```
 pub fn precompile_sharded<T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
-    run(target, crate::multi::plan::shard_specs::<T, Op>(&op))
+    let arch = arch_of(target);
+    run(target, crate::multi::plan::shard_specs::<T, Op>(arch, &op))
 }
 
 /// The `count`, `find_first` / `any` / `all` and `copy_if` / `partition` kernels for `T` and `pred`.

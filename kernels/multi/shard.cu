@@ -1,7 +1,8 @@
 // Folding the shards' partial results in the sharded primitives
 // (src/multi): a reduction's per-shard values, and the seed a scan's shard
 // starts from (the fold of the shard totals before it).
-// Specialised on: T, ShardOp (T apply(T a, T b), T identity()).
+// Specialised on: T, ShardOp (T apply(T a, T b), T identity()), CUPRIM_BLOCK,
+// CUPRIM_UNROLL (16-byte vectors per thread per tile).
 //
 // `parts` holds one value per shard, gathered in rank order; the fold goes
 // left to right, so every rank computes the same bits from the same values.
@@ -24,7 +25,7 @@ extern "C" __global__ void cuprim_shard_fold(const T* __restrict__ parts, u32 co
 // block's thread-order tree (cuprim_block_reduce_ordered); thread 0 chains
 // the tiles.
 constexpr int SHARD_VEC = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
-constexpr int SHARD_UNROLL = 4;
+constexpr int SHARD_UNROLL = CUPRIM_UNROLL;
 constexpr int SHARD_ITEMS = SHARD_VEC * SHARD_UNROLL;
 constexpr u64 SHARD_TILE = (u64)CUPRIM_BLOCK * SHARD_ITEMS;
 typedef cuprim_vec<T, SHARD_VEC> ShardVec;

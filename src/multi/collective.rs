@@ -215,15 +215,14 @@ fn fold_into<T: Element, Op: Monoid<T>>(op: &Op, parts: &DeviceVec<T>, count: us
     match (parts.mem(), out.mem_mut()) {
         (Mem::Host(p), MemMut::Host(o)) => o[0] = host_fold(op, &p[..count]),
         (Mem::Cuda { ptr: p, .. }, MemMut::Cuda { dev: c, ptr: o, .. }) => {
-            ShardPlan::new(op).fold(c, Ptr::from_raw(p), count as u32, Ptr::from_raw(o))?
+            ShardPlan::new(c.arch(), op).fold(c, Ptr::from_raw(p), count as u32, Ptr::from_raw(o))?
         }
         _ => unreachable!("one device's buffers share its backend"),
     }
     Ok(())
 }
 
-/// The in-order fold of `v` (one element on its device): block partials of
-/// contiguous chunks, then their fold.
+/// The in-order fold of `v`, as one element on its device.
 fn ordered_total<T: Element, Op: Monoid<T>>(v: &DeviceVec<T>, op: &Op) -> Result<DeviceVec<T>> {
     let mut out = DeviceVec::alloc_uninit(v.device(), 1)?;
     match v.mem() {
@@ -239,12 +238,8 @@ fn ordered_total<T: Element, Op: Monoid<T>>(v: &DeviceVec<T>, op: &Op) -> Result
             }
         }
         Mem::Cuda { dev, ptr, len, .. } => {
-            let plan = ShardPlan::new(op);
-            let (blocks, chunk) = ShardPlan::<T, Op>::total_grid(dev, len as u64);
-            let mut partials = DeviceVec::<T>::alloc_uninit(v.device(), blocks as usize)?;
-            let at = addr_mut(&mut partials);
-            plan.total(dev, Ptr::from_raw(ptr), len as u64, blocks, chunk, Ptr::from_raw(at))?;
-            plan.fold(dev, Ptr::from_raw(at), blocks, Ptr::from_raw(addr_mut(&mut out)))?;
+            let at = addr_mut(&mut out);
+            ShardPlan::new(dev.arch(), op).total(dev, Ptr::from_raw(ptr), len as u64, Ptr::from_raw(at))?
         }
     }
     Ok(out)

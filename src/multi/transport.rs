@@ -102,8 +102,7 @@ impl Local {
         match (self.devices[s].backend(), self.devices[d].backend()) {
             // SAFETY: both ranges are live host memory, disjoint (caller).
             (Backend::Host, Backend::Host) => unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes) },
-            (Backend::Cuda(a), Backend::Cuda(b)) if self.devices[s].same(&self.devices[d]) => {
-                let _ = a;
+            (Backend::Cuda(_), Backend::Cuda(b)) if self.devices[s].same(&self.devices[d]) => {
                 b.copy(Ptr::<u8>::from_raw(dst), Ptr::from_raw(src), bytes as u64, what)?
             }
             (Backend::Cuda(a), Backend::Cuda(b)) => {
