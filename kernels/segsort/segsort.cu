@@ -179,10 +179,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     KR key[CUPRIM_ITEMS];
     u32 pos[CUPRIM_ITEMS];
     u32 tot[SEG_DPT];
-    // Padding slots read as the key whose ordered form is all ones.
-    radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys, n, key, radix_unordered(KEY_ALL ^ f));
-#pragma unroll
-    for (int i = 0; i < CUPRIM_ITEMS; i++) key[i] = radix_ordered(key[i]) ^ f;
+    radix_tile_load_ordered<CUPRIM_ITEMS>(keys, n, key, f);
 #if CUPRIM_PAIRS
     vals += begin;
     VR val[CUPRIM_ITEMS];

@@ -269,6 +269,17 @@ template <int BLOCK> __device__ __forceinline__ u64 radix_block_exclusive_u64(u6
     return before;
 }
 
+// The keys of a one-block tile sort (sort/radix_sort_small.cu, segsort's
+// tile kernel): n keys from `keys` in the warp-striped order, each in its
+// ordered form XOR `flip` (a digit is then a shift and a mask); slots past n
+// hold the ordered key of all ones, the largest digit of every pass and last
+// in input order, so they rank after every real key and are never stored.
+template <int ITEMS> __device__ __forceinline__ void radix_tile_load_ordered(const KU* keys, u32 n, KR (&key)[ITEMS], KR flip) {
+    radix_load_striped<KU, KR, ITEMS>(keys, n, key, radix_unordered(KEY_ALL ^ flip));
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) key[i] = radix_ordered(key[i]) ^ flip;
+}
+
 // The end of a pass of the one-block tile sorts (sort/radix_sort_small.cu,
 // segsort/segsort.cu), once every element of the pass sits at its tile
 // position in `s_buf` (and a barrier has passed): the last pass writes the

@@ -48,9 +48,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, 1)
     const KR f = (KR)flip;
     KR key[CUPRIM_ITEMS];
     u32 pos[CUPRIM_ITEMS];  // digit, then tile position
-    radix_load_striped<KU, KR, CUPRIM_ITEMS>(keys, n, key, radix_unordered(KEY_ALL ^ f));
-#pragma unroll
-    for (int i = 0; i < CUPRIM_ITEMS; i++) key[i] = radix_ordered(key[i]) ^ f;
+    radix_tile_load_ordered<CUPRIM_ITEMS>(keys, n, key, f);
 #if CUPRIM_PAIRS
     VR val[CUPRIM_ITEMS];
     VU* s_vals = (VU*)s_keys;
