@@ -30,6 +30,16 @@ fn layouts(n: usize, ranks: usize) -> Vec<Vec<usize>> {
     vec![even, last, skewed]
 }
 
+/// The wrapping inclusive prefix sums of `x`.
+fn prefix_sums(x: &[u32]) -> Vec<u32> {
+    x.iter()
+        .scan(0u32, |a, &v| {
+            *a = a.wrapping_add(v);
+            Some(*a)
+        })
+        .collect()
+}
+
 /// In-process communicators of 1 to 4 ranks on `dev`.
 fn comms(dev: &Device) -> Vec<Communicator> {
     (1..=4).map(|p| Communicator::in_process(&vec![dev.clone(); p]).unwrap()).collect()
@@ -109,13 +119,7 @@ fn scans_match_references() {
                 for lens in layouts(n, comm.size()) {
                     let ctx = format!("{dev:?} ranks={} lens={lens:?} seed={seed}", comm.size());
                     let v = ShardedVec::from_slice_with_lens(&comm, &ints, &lens).unwrap();
-                    let incl: Vec<u32> = ints
-                        .iter()
-                        .scan(0u32, |a, &x| {
-                            *a = a.wrapping_add(x);
-                            Some(*a)
-                        })
-                        .collect();
+                    let incl = prefix_sums(&ints);
                     let s = v.scan(Add).unwrap();
                     assert_eq!(s.shard_lens(), lens, "scan keeps the sharding {ctx}");
                     assert_eq!(s.to_vec().unwrap(), incl, "inclusive {ctx}");
@@ -386,13 +390,7 @@ fn nccl_communicators_match_references() {
                 let ctx = format!("NCCL ranks={count} lens={lens:?} seed={seed}");
                 let v = ShardedVec::from_slice_with_lens(&comm, &ints, &lens).unwrap();
                 assert_eq!(v.sum().unwrap(), ints.iter().sum::<u32>(), "sum {ctx}");
-                let incl: Vec<u32> = ints
-                    .iter()
-                    .scan(0u32, |a, &x| {
-                        *a += x;
-                        Some(*a)
-                    })
-                    .collect();
+                let incl = prefix_sums(&ints);
                 assert_eq!(v.scan(Add).unwrap().to_vec().unwrap(), incl, "scan {ctx}");
                 let whole = DeviceVec::from_slice(&comm.devices()[0], &ints).unwrap();
                 let bins = Bins::even(16, 0, 1000);
