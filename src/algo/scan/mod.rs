@@ -14,6 +14,9 @@
 
 pub(crate) mod host;
 pub(crate) mod plan;
+#[cfg(feature = "scan-tuning")]
+#[doc(hidden)]
+pub use plan::tuning;
 
 use crate::device::Ptr;
 use crate::element::Element;

@@ -147,8 +147,8 @@ pub(crate) fn radix_sort(
             (384, 21, 2, true)
         }
     } else if arch >= 90 {
-        // 384x28 shared: u32/u32 8.67 ms at 2^28 against 8.75 at x27, 8.83 at x26, 0.99x CUB (H100, run 2573e23).
-        (384, 28, 2, true)
+        // 512x24 shared: u32/u32 592 / 4483 / 8520 us at 2^24 / 2^27 / 2^28 against 612 / 4597 / 8738 for 384x28 (CUB 629 / 4387 at 2^24 / 2^27); x26 and past spill (H100, i23-lead-tune call3).
+        (512, 24, 2, true)
     } else {
         // 384x23 shared on sm_80: x24 spills there.
         (384, 23, 2, true)
