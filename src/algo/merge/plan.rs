@@ -27,19 +27,29 @@ template!(MERGE, "merge/merge.cu", [
 pub(crate) const PARTITION_BLOCK: u32 = 256;
 
 /// Merge tiles by the bytes of the wider of key and value (a shared-memory
-/// slot holds either). 8-byte slots keep the
+/// slot holds either), and whether values follow. 8-byte slots keep the
 /// first, unmeasured shape (CUB's DeviceMerge's: 512 x 7, 2 blocks per SM;
 /// odd item counts keep the blocked shared-memory writes free of bank
 /// conflicts). The merge sort (`sort.rs`) runs the same tiles; its tile
 /// kernel adds a u16 position per element for pairs, at most 3585 x 8 +
-/// 7168 bytes of static shared memory.
-pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize) -> TilePolicy {
+/// 7168 bytes of static shared memory. On sm_80 and later the tile loads
+/// are `cp.async` copies of 4- and 8-byte elements (no registers held).
+pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize, pairs: bool) -> TilePolicy {
     match slot_bytes {
         // 8-byte keys or values: 3584 per tile, 28 KiB of shared memory.
         8.. => TilePolicy {
             block: 512,
             items: 7,
             min_blocks: 2,
+        },
+        // 4-byte keys alone, cp.async loads: 3840 per tile at 6 blocks per SM (40 registers, no spills on sm_75 / 80 /
+        // 90): u32 halves at 2^24 / 2^28 in 72.2 / 841 us against 80.4 / 986 for 256 x 11 at 4 with register loads,
+        // 74.7 / 906 for 256 x 11 at 6, 74.5 / 887 at 8, 79.3 / 953 for 512 x 7 at 4; the f32 merge sort (256 x 15 at 5)
+        // at 2^24 in 1.076 ms against 1.385 (H100, kernel harness, branch i19-merge; pairs spill 12 bytes here on sm_90).
+        4 if !pairs => TilePolicy {
+            block: 256,
+            items: 15,
+            min_blocks: 6,
         },
         // 1 to 4 bytes: 2816 per tile at 4 blocks per SM (64 registers, which the batched loads need): u32 halves
         // at 2^24 / 2^28 in 79.6 us / 0.985 ms against 109 us / 1.41 ms at 5 without batching (H100, variant of 920d431);
@@ -75,7 +85,7 @@ impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
     /// The keys-alone merge.
     pub fn keys(arch: u32, cmp: &'a C) -> Self {
         Merge {
-            policy: merge_policy(arch, size_of::<K>()),
+            policy: merge_policy(arch, size_of::<K>(), false),
             pairs: false,
             cmp,
             _t: PhantomData,
@@ -87,7 +97,7 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
     /// The key-value merge.
     pub fn pairs(arch: u32, cmp: &'a C) -> Self {
         Merge {
-            policy: merge_policy(arch, size_of::<K>().max(size_of::<V>())),
+            policy: merge_policy(arch, size_of::<K>().max(size_of::<V>()), true),
             pairs: true,
             cmp,
             _t: PhantomData,
@@ -145,7 +155,7 @@ pub(crate) fn tile_elements<K: Element, V: Element>(arch: u32, pairs: bool) -> u
     } else {
         size_of::<K>()
     };
-    merge_policy(arch, slot).tile() as usize
+    merge_policy(arch, slot, pairs).tile() as usize
 }
 
 /// The keys-alone and key-value merge modules of `K`, `V` and `cmp`, for precompile.
