@@ -46,10 +46,12 @@ pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize, pairs: bool) -> TilePo
         // 90): u32 halves at 2^24 / 2^28 in 72.2 / 841 us against 80.4 / 986 for 256 x 11 at 4 with register loads,
         // 74.7 / 906 for 256 x 11 at 6, 74.5 / 887 at 8, 79.3 / 953 for 512 x 7 at 4; the f32 merge sort (256 x 15 at 5)
         // at 2^24 in 1.076 ms against 1.385 (H100, kernel harness, branch i19-merge; pairs spill 12 bytes here on sm_90).
+        // 512 x 15 at 4 (32 registers, no spills on sm_90; CUB's DeviceMerge shape): half the tile boundaries of
+        // 256 x 15, whose partition took 106 us at 2^28 (CUB's 56 us; ncu, H100).
         4 if !pairs => TilePolicy {
-            block: 256,
+            block: 512,
             items: 15,
-            min_blocks: 6,
+            min_blocks: 4,
         },
         // 1 to 4 bytes: 2816 per tile at 4 blocks per SM (64 registers, which the batched loads need): u32 halves
         // at 2^24 / 2^28 in 79.6 us / 0.985 ms against 109 us / 1.41 ms at 5 without batching (H100, variant of 920d431);
