@@ -40,7 +40,8 @@ extern "C" __global__ void cuprim_merge_partition(const K* __restrict__ a, u64 n
 }
 
 // cp.async (sm_80 and later): a global element of 4 or 8 bytes copied
-// straight into shared memory, no register staging.
+// straight into shared memory, no register staging (the loads in flight
+// hold no registers, so a tile can be larger at more blocks per SM).
 #ifndef CUPRIM_MERGE_ASYNC
 #if __CUDA_ARCH__ >= 800
 #define CUPRIM_MERGE_ASYNC 1
@@ -60,7 +61,12 @@ __device__ __forceinline__ void merge_cp_async_wait() {
     asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
 }
-template <typename E> constexpr bool MERGE_ASYNC = CUPRIM_MERGE_ASYNC && (sizeof(E) == 4 || sizeof(E) == 8);
+// Only where measured: 4-byte keys alone (u32 halves at 2^24 / 2^28: 73.1 /
+// 805.5 us in 512 x 15 tiles at 4 blocks per SM, 80.4 / 986 with register
+// loads at 256 x 11 and 4, the most those registers allow; H100, i19-merge).
+// Pairs measured 127.3 / 1691.6 us with cp.async against 120.6 / 1639 (in
+// another call) with register loads, so they keep those, as do 8-byte keys.
+template <typename E> constexpr bool MERGE_ASYNC = CUPRIM_MERGE_ASYNC && sizeof(E) == 4 && !CUPRIM_PAIRS;
 
 // The tile's elements into s[0..count): a's range first (la elements from
 // a), then b's, each thread loading every CUPRIM_BLOCK-th element.
