@@ -34,7 +34,9 @@ pub(crate) const PARTITION_BLOCK: u32 = 256;
 /// kernel adds a u16 position per element for pairs, at most 3585 x 8 +
 /// 7168 bytes of static shared memory. On sm_80 and later 4-byte keys
 /// alone are loaded by `cp.async` (no registers held by loads in flight).
-pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize, pairs: bool) -> TilePolicy {
+///
+/// `arch` 0 (not known: the tests' tile probes) takes the sm_80+ shapes.
+pub(crate) fn merge_policy(arch: u32, slot_bytes: usize, pairs: bool) -> TilePolicy {
     match slot_bytes {
         // 8-byte keys or values: 3584 per tile, 28 KiB of shared memory.
         8.. => TilePolicy {
@@ -42,17 +44,17 @@ pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize, pairs: bool) -> TilePo
             items: 7,
             min_blocks: 2,
         },
-        // 4-byte keys alone, cp.async loads: 7680 per tile at 4 blocks per SM (32 registers, no spills on sm_75 / 80 /
-        // 90; CUB's DeviceMerge shape): u32 halves at 2^24 / 2^28 in 73.1 / 805.5 us against 72.9 / 839.7 for 256 x 15
-        // at 6 (whose partition of twice the tile boundaries took 106 us at 2^28), the f32 merge sort at 2^20 / 2^24 in
-        // 151.6 us / 1.017 ms against 144.4 us / 1.042 ms (H100, one call, 3e1c3b6 and 3e86695); register loads at
-        // 256 x 11 and 4 took 80.4 / 986 us (kernel harness).
-        4 if !pairs => TilePolicy {
+        // 4-byte keys alone, cp.async loads (sm_80+): 7680 per tile at 4 blocks per SM (32 registers, no spills on
+        // sm_80 / 90; CUB's DeviceMerge shape; sm_75 holds 1024 threads per SM, so it keeps 256 x 11): u32 halves at
+        // 2^24 / 2^28 in 73.1 / 805.5 us against 72.9 / 839.7 for 256 x 15 at 6 (whose partition of twice the tile
+        // boundaries took 106 us at 2^28), the f32 merge sort at 2^20 / 2^24 in 151.6 us / 1.017 ms against 144.4 us /
+        // 1.042 ms (H100, one call, 3e1c3b6 and 3e86695); register loads at 256 x 11 and 4 took 80.4 / 986 us (harness).
+        4 if !pairs && (arch == 0 || arch >= 80) => TilePolicy {
             block: 512,
             items: 15,
             min_blocks: 4,
         },
-        // 1 and 2 bytes, and pairs up to 4 (register loads): 2816 per tile at 4 blocks per SM (64 registers, which
+        // 1 and 2 bytes, pairs up to 4, and sm_75 (register loads): 2816 per tile at 4 blocks per SM (64 registers, which
         // the batched loads need): u32 halves at 2^24 / 2^28 in 79.6 us / 0.985 ms against 109 us / 1.41 ms at 5
         // without batching (H100, variant of 920d431); 256 x 11 beat 512 x 15, 256 x 15 and 128 x 15 (1aeadf7).
         _ => TilePolicy {
