@@ -12,8 +12,10 @@
 //! The stable merge sort (`sort_by`) beside CUB's
 //! `DeviceMergeSort::StableSortKeysCopy`: f32 keys `(mix(i, 1) >> 8) /
 //! 2^24` (benches/topk.rs's input, uniform in [0, 1)), sorted by a user
-//! comparator, "closer to 0.5 first" (`merge_sort_f32_custom_cmp`), and by
-//! `Less` (`sort_by_f32_less`), and the radix sort of the same keys
+//! comparator, "closer to 0.5 first" (`merge_sort_f32_custom_cmp`), by
+//! `Less` written as a user comparator (`merge_sort_f32_total_less`: the
+//! merge sort), by the built-in `Less` (`sort_by_f32_less`, which takes the
+//! radix sort), and the radix sort of the same keys
 //! (`radix_sort_f32`), function `uniform`, parameter n. Every timed
 //! sort starts from the unsorted input, copied into the work buffer before
 //! the start event (not timed), as benches/sort.rs does. Bytes counted:
@@ -65,6 +67,14 @@ cuprim::comparator! {
     }
 }
 
+cuprim::comparator! {
+    /// `Less` (total_cmp) written as a user comparator: the merge sort.
+    struct TotalLess for f32 {
+        rust: |a, b| a.total_cmp(&b).is_lt(),
+        cuda: "cuprim_total_less(a, b)",
+    }
+}
+
 fn merge_sorts(c: &mut Criterion) {
     let dev = common::device();
     for n in common::sizes(&dev) {
@@ -75,6 +85,15 @@ fn merge_sorts(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(8 * n as u64));
         group.bench_function(BenchmarkId::new("uniform", n), |bench| {
             bench.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut work, |w| w.copy_from(&input), |w| w.sort_by(NearHalf)))
+        });
+        group.finish();
+
+        // Less through a comparator that is not the built-in one: the merge
+        // sort (sort_by(Less) takes the radix sort).
+        let mut group = c.benchmark_group("merge_sort_f32_total_less");
+        group.throughput(Throughput::Bytes(8 * n as u64));
+        group.bench_function(BenchmarkId::new("uniform", n), |bench| {
+            bench.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut work, |w| w.copy_from(&input), |w| w.sort_by(TotalLess)))
         });
         group.finish();
 

@@ -415,10 +415,11 @@ pub fn precompile_search<T: Element, C: crate::cmp::Comparator<T>>(target: Targe
 /// The merge kernels for keys `K` ordered by [`Less`](crate::cmp::Less)
 /// (`merge`, `merge_by_key`): the keys-alone module and the module with
 /// values `V`, each with its partition and merge kernels and the stable
-/// merge sort's kernels (`sort_by(Less)`, `sort_pairs_by(Less, ..)` with
-/// values `V`: the same modules), and the set operations' module of `K`
-/// (`set_union`, ...). Other comparators compile their own
-/// modules on first use (or through [`precompile_merge_by`]).
+/// merge sort's kernels (the same modules), and the set operations' module
+/// of `K` (`set_union`, ...). Other comparators compile their own
+/// modules on first use (or through [`precompile_merge_by`]). (On CUDA,
+/// `sort_by(Less)` and `sort_by(Greater)` take the radix sort: its
+/// modules come with [`precompile_sort`].)
 ///
 /// ```
 /// use cuprim::precompile::{precompile_merge, Target};

@@ -98,7 +98,36 @@ fn shapes<K: Key>(r: &mut TestRng, n: usize, all: bool) -> Vec<(&'static str, Ve
     out
 }
 
-/// Every size and shape of `K`, ascending (`Less`) or descending (`Greater`).
+/// [`Less`] and [`Greater`] in a comparator that is not the built-in one:
+/// `sort_by` takes the radix sort for the built-in orders and the merge
+/// sort for this one, so the tests run both.
+#[derive(Clone, Copy)]
+struct NotBuiltin(bool);
+
+impl<T: Element> Comparator<T> for NotBuiltin {
+    fn less(&self, a: T, b: T) -> bool {
+        if self.0 {
+            Greater.less(a, b)
+        } else {
+            Less.less(a, b)
+        }
+    }
+    fn cuda_expr(&self) -> String {
+        if self.0 {
+            "cuprim_total_less(b, a)"
+        } else {
+            "cuprim_total_less(a, b)"
+        }
+        .into()
+    }
+    fn cuda_expr_is_fixed(&self) -> bool {
+        false
+    }
+}
+
+/// Every size and shape of `K`, ascending (`Less`) or descending
+/// (`Greater`): the built-in comparator (the radix sort) and the same
+/// order through [`NotBuiltin`] (the merge sort).
 fn check_type<K: Key>(tag: &str, descending: bool) {
     let (mut r, seed) = rng(tag);
     let devs = devices();
@@ -109,8 +138,18 @@ fn check_type<K: Key>(tag: &str, descending: bool) {
                 let wide = shape == "random";
                 if descending {
                     check(dev, &keys, Greater, |a, b| K::total(b, a), wide, &what, seed);
+                    check(
+                        dev,
+                        &keys,
+                        NotBuiltin(true),
+                        |a, b| K::total(b, a),
+                        wide,
+                        &format!("{what}, merge sort"),
+                        seed,
+                    );
                 } else {
                     check(dev, &keys, Less, K::total, wide, &what, seed);
+                    check(dev, &keys, NotBuiltin(false), K::total, wide, &format!("{what}, merge sort"), seed);
                 }
             }
         }
@@ -214,6 +253,71 @@ fn float_specials_are_ordered() {
         d.sort_by(Greater).unwrap();
         want.reverse();
         assert_same(&d.to_vec().unwrap(), &want, &format!("{dev:?}"));
+    }
+}
+
+/// The built-in orders (the radix sort) give the merge sort's result bit
+/// for bit: signed zeros of both signs interleaved (each keeps its place
+/// among the equal ones), NaNs of both signs with payloads, many
+/// duplicates; one small-sort tile and several onesweep tiles; keys alone
+/// and with their positions (stability).
+#[test]
+fn builtin_orders_match_the_merge_sort() {
+    let (mut r, seed) = rng("sort_by_builtin");
+    let pool = [
+        0.0f32,
+        -0.0,
+        1.5,
+        -1.5,
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7fc0_0001),
+        f32::from_bits(0xffc0_0002),
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE / 2.0,
+    ];
+    for n in [5usize, 20_000, 100_003] {
+        let keys: Vec<f32> = (0..n).map(|_| pool[(r.next_u64() % pool.len() as u64) as usize]).collect();
+        let pos: Vec<u32> = (0..n as u32).collect();
+        for dev in devices() {
+            for descending in [false, true] {
+                let c = format!("{} descending {descending}", ctx(&dev, "builtin", n, seed));
+                let run = |builtin: bool| {
+                    let mut k = DeviceVec::from_slice(&dev, &keys).unwrap();
+                    let mut v = DeviceVec::from_slice(&dev, &pos).unwrap();
+                    let mut k1 = DeviceVec::from_slice(&dev, &keys).unwrap();
+                    match (builtin, descending) {
+                        (true, false) => {
+                            k.sort_pairs_by(Less, &mut v).unwrap();
+                            k1.sort_by(Less).unwrap();
+                        }
+                        (true, true) => {
+                            k.sort_pairs_by(Greater, &mut v).unwrap();
+                            k1.sort_by(Greater).unwrap();
+                        }
+                        (false, d) => {
+                            k.sort_pairs_by(NotBuiltin(d), &mut v).unwrap();
+                            k1.sort_by(NotBuiltin(d)).unwrap();
+                        }
+                    }
+                    let bits = |x: Vec<f32>| x.into_iter().map(f32::to_bits).collect::<Vec<u32>>();
+                    (bits(k.to_vec().unwrap()), v.to_vec().unwrap(), bits(k1.to_vec().unwrap()))
+                };
+                let (radix_k, radix_v, radix_alone) = run(true);
+                let (merge_k, merge_v, merge_alone) = run(false);
+                assert_eq!(radix_k, merge_k, "keys with values: {c}");
+                assert_eq!(radix_v, merge_v, "values (stability): {c}");
+                assert_eq!(radix_alone, merge_alone, "keys alone: {c}");
+                assert_eq!(radix_k, radix_alone, "keys alone and with values: {c}");
+                // Signed zeros: -0.0 and +0.0 are different keys (-0.0 first ascending).
+                let zeros: Vec<u32> = radix_alone.iter().copied().filter(|&b| b & 0x7fff_ffff == 0).collect();
+                let first = if descending { 0 } else { 0x8000_0000 };
+                let split = zeros.iter().take_while(|&&b| b == first).count();
+                assert!(zeros[split..].iter().all(|&b| b != first), "signed zeros grouped: {c}");
+            }
+        }
     }
 }
 

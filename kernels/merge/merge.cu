@@ -39,39 +39,86 @@ extern "C" __global__ void cuprim_merge_partition(const K* __restrict__ a, u64 n
     splits[t] = cuprim_merge_path<Cmp>(a, na, b, nb, diag);
 }
 
+// cp.async (sm_80 and later): a global element of 4 or 8 bytes copied
+// straight into shared memory, no register staging (the loads in flight
+// hold no registers, so a tile can be larger at more blocks per SM).
+#ifndef CUPRIM_MERGE_ASYNC
+#if __CUDA_ARCH__ >= 800
+#define CUPRIM_MERGE_ASYNC 1
+#else
+#define CUPRIM_MERGE_ASYNC 0
+#endif
+#endif
+template <typename E> __device__ __forceinline__ void merge_cp_async(E* s, const E* g) {
+#if CUPRIM_MERGE_ASYNC
+    u32 sa;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(sa) : "l"(s));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(sa), "l"(g), "n"((int)sizeof(E)) : "memory");
+#endif
+}
+__device__ __forceinline__ void merge_cp_async_wait() {
+#if CUPRIM_MERGE_ASYNC
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+// Only where measured: 4-byte keys alone (u32 halves at 2^24 / 2^28: 73.1 /
+// 805.5 us in 512 x 15 tiles at 4 blocks per SM, 80.4 / 986 with register
+// loads at 256 x 11 and 4, the most those registers allow; H100, i19-merge).
+// Pairs measured 127.3 / 1691.6 us with cp.async against 120.6 / 1639 (in
+// another call) with register loads, so they keep those, as do 8-byte keys.
+template <typename E> constexpr bool MERGE_ASYNC = CUPRIM_MERGE_ASYNC && sizeof(E) == 4 && !CUPRIM_PAIRS;
+
 // The tile's elements into s[0..count): a's range first (la elements from
 // a), then b's, each thread loading every CUPRIM_BLOCK-th element.
 template <typename E>
 __device__ __forceinline__ void merge_load(E* s, const E* __restrict__ a, const E* __restrict__ b, int la, int count) {
-    // Every load issued before the first store: stored one by one, each
-    // store waited for its load before the next load went out (ncu: the
-    // stores held most of the tile kernel's stall samples).
-    E x[CUPRIM_ITEMS];
+    if constexpr (MERGE_ASYNC<E>) {
 #pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-        if (i < count) x[k] = cuprim_load_ro(i < la ? a + i : b + (i - la));
-    }
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+            if (i < count) merge_cp_async(s + i, i < la ? a + i : b + (i - la));
+        }
+        merge_cp_async_wait();
+    } else {
+        // Every load issued before the first store: stored one by one, each
+        // store waited for its load before the next load went out (ncu: the
+        // stores held most of the tile kernel's stall samples).
+        E x[CUPRIM_ITEMS];
 #pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-        if (i < count) s[i] = x[k];
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+            if (i < count) x[k] = cuprim_load_ro(i < la ? a + i : b + (i - la));
+        }
+#pragma unroll
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+            if (i < count) s[i] = x[k];
+        }
     }
 }
 
 // in[0..count) into s[0..count) with plain loads (the merge sort's tile
 // kernel may sort in place), all loads out before the first store.
 template <typename E> __device__ __forceinline__ void tile_load(E* s, const E* in, int count) {
-    E x[CUPRIM_ITEMS];
+    if constexpr (MERGE_ASYNC<E>) {
 #pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-        if (i < count) x[k] = in[i];
-    }
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+            if (i < count) merge_cp_async(s + i, in + i);
+        }
+        merge_cp_async_wait();
+    } else {
+        E x[CUPRIM_ITEMS];
 #pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-        if (i < count) s[i] = x[k];
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+            if (i < count) x[k] = in[i];
+        }
+#pragma unroll
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+            if (i < count) s[i] = x[k];
+        }
     }
 }
 

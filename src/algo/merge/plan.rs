@@ -27,13 +27,16 @@ template!(MERGE, "merge/merge.cu", [
 pub(crate) const PARTITION_BLOCK: u32 = 256;
 
 /// Merge tiles by the bytes of the wider of key and value (a shared-memory
-/// slot holds either). 8-byte slots keep the
+/// slot holds either), and whether values follow. 8-byte slots keep the
 /// first, unmeasured shape (CUB's DeviceMerge's: 512 x 7, 2 blocks per SM;
 /// odd item counts keep the blocked shared-memory writes free of bank
 /// conflicts). The merge sort (`sort.rs`) runs the same tiles; its tile
 /// kernel adds a u16 position per element for pairs, at most 3585 x 8 +
-/// 7168 bytes of static shared memory.
-pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize) -> TilePolicy {
+/// 7168 bytes of static shared memory. On sm_80 and later 4-byte keys
+/// alone are loaded by `cp.async` (no registers held by loads in flight).
+///
+/// `arch` 0 (not known: the tests' tile probes) takes the sm_80+ shapes.
+pub(crate) fn merge_policy(arch: u32, slot_bytes: usize, pairs: bool) -> TilePolicy {
     match slot_bytes {
         // 8-byte keys or values: 3584 per tile, 28 KiB of shared memory.
         8.. => TilePolicy {
@@ -41,9 +44,19 @@ pub(crate) fn merge_policy(_arch: u32, slot_bytes: usize) -> TilePolicy {
             items: 7,
             min_blocks: 2,
         },
-        // 1 to 4 bytes: 2816 per tile at 4 blocks per SM (64 registers, which the batched loads need): u32 halves
-        // at 2^24 / 2^28 in 79.6 us / 0.985 ms against 109 us / 1.41 ms at 5 without batching (H100, variant of 920d431);
-        // 256 x 11 beat 512 x 15, 256 x 15 and 128 x 15 (1aeadf7).
+        // 4-byte keys alone, cp.async loads (sm_80+): 7680 per tile at 4 blocks per SM (32 registers, no spills on
+        // sm_80 / 90; CUB's DeviceMerge shape; sm_75 holds 1024 threads per SM, so it keeps 256 x 11): u32 halves at
+        // 2^24 / 2^28 in 73.1 / 805.5 us against 72.9 / 839.7 for 256 x 15 at 6 (whose partition of twice the tile
+        // boundaries took 106 us at 2^28), the f32 merge sort at 2^20 / 2^24 in 151.6 us / 1.017 ms against 144.4 us /
+        // 1.042 ms (H100, one call, 3e1c3b6 and 3e86695); register loads at 256 x 11 and 4 took 80.4 / 986 us (harness).
+        4 if !pairs && (arch == 0 || arch >= 80) => TilePolicy {
+            block: 512,
+            items: 15,
+            min_blocks: 4,
+        },
+        // 1 and 2 bytes, pairs up to 4, and sm_75 (register loads): 2816 per tile at 4 blocks per SM (64 registers, which
+        // the batched loads need): u32 halves at 2^24 / 2^28 in 79.6 us / 0.985 ms against 109 us / 1.41 ms at 5
+        // without batching (H100, variant of 920d431); 256 x 11 beat 512 x 15, 256 x 15 and 128 x 15 (1aeadf7).
         _ => TilePolicy {
             block: 256,
             items: 11,
@@ -75,7 +88,7 @@ impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
     /// The keys-alone merge.
     pub fn keys(arch: u32, cmp: &'a C) -> Self {
         Merge {
-            policy: merge_policy(arch, size_of::<K>()),
+            policy: merge_policy(arch, size_of::<K>(), false),
             pairs: false,
             cmp,
             _t: PhantomData,
@@ -87,7 +100,7 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
     /// The key-value merge.
     pub fn pairs(arch: u32, cmp: &'a C) -> Self {
         Merge {
-            policy: merge_policy(arch, size_of::<K>().max(size_of::<V>())),
+            policy: merge_policy(arch, size_of::<K>().max(size_of::<V>()), true),
             pairs: true,
             cmp,
             _t: PhantomData,
@@ -145,7 +158,7 @@ pub(crate) fn tile_elements<K: Element, V: Element>(arch: u32, pairs: bool) -> u
     } else {
         size_of::<K>()
     };
-    merge_policy(arch, slot).tile() as usize
+    merge_policy(arch, slot, pairs).tile() as usize
 }
 
 /// The keys-alone and key-value merge modules of `K`, `V` and `cmp`, for precompile.

@@ -342,10 +342,14 @@ pub trait SortMutOps<K: Element>: DeviceDataMut<K> {
 
     /// Sorts in place, stably, by any [`Comparator`]: elements that
     /// are equivalent (neither is less) keep their input order. A merge
-    /// sort (see [`merge`](crate::algo::merge)); for [`Less`](crate::cmp::Less)
-    /// and [`Greater`](crate::cmp::Greater) the radix sorts
-    /// ([`sort`](SortMutOps::sort), [`sort_descending`](SortMutOps::sort_descending))
-    /// give the same result and are faster.
+    /// sort (see [`merge`](crate::algo::merge)), except for the built-in
+    /// [`Less`](crate::cmp::Less) and [`Greater`](crate::cmp::Greater):
+    /// their orders are the radix sort's (`total_cmp` for floats, so
+    /// `-0.0` before `+0.0` and NaNs by sign and payload), so on CUDA they
+    /// take the stable radix sort ([`sort`](SortMutOps::sort),
+    /// [`sort_descending`](SortMutOps::sort_descending)), whose result is
+    /// the merge sort's bit for bit. The same order written as a user
+    /// comparator takes the merge sort.
     ///
     /// On CUDA, each tile of a few thousand elements is sorted by one
     /// block, then passes merge pairs of sorted runs (of one tile, two
@@ -490,7 +494,8 @@ pub(crate) fn sort_pairs_device<K: Element, V: Element>(
 }
 
 /// Sorts `n` keys (and values) in place on the device as `opts` says
-/// (stable): the segmented sort's path for its longest segments.
+/// (stable): the segmented sort's path for its longest segments, and
+/// `sort_by` / `sort_pairs_by` with the built-in `Less` or `Greater`.
 pub(crate) fn sort_device_with<K: Element, V: Element>(
     dev: &crate::device::CudaDevice,
     keys: Ptr<K>,
