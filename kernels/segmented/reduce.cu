@@ -10,12 +10,17 @@
 // p) is written by the thread that holds its last element, p - 1.
 //
 //   1. Warps 0 and 1 find the tile's range of offsets ([lo, hi): the
-//      offsets in [tile start, tile end]) with a 32-way warp search; each
-//      thread binary-searches its own first boundary in that range and
-//      walks its elements, skipping runs of equal offsets (empty segments)
-//      by galloping. A segment that starts and ends inside the thread is
-//      written at once; the first one to end in the thread, if it started
-//      before the thread (the "head"), waits for the carry.
+//      offsets in [tile start, tile end]) with a 32-way warp search whose
+//      first probe is the 32 offsets around where evenly growing offsets
+//      would put the key (equal segments: one round of loads); each
+//      thread binary-searches its own first boundary in that range. A
+//      thread with boundaries at most before its first element and after
+//      its last (every thread, with segments longer than its items) folds
+//      its elements in one plain loop; the others walk them, skipping runs
+//      of equal offsets (empty segments) by galloping. A segment that
+//      starts and ends inside the thread is written at once; the first one
+//      to end in the thread, if it started before the thread (the "head"),
+//      waits for the carry.
 //   2. The threads' (restarted?, fold since the last restart) pairs are
 //      scanned across the block with (ha, a) . (hb, b) = (ha | hb, hb ? b :
 //      a op b) (as scan_by_key), and across tiles by the decoupled look-back
@@ -25,9 +30,10 @@
 //      if it holds no boundary (its successors may need it) or its first
 //      head needs what came before it.
 //   3. The heads are written: carry op head.
-//   4. Each block takes an even share of the SEGMENTS too: it writes the
-//      identity to its empty segments and checks its offsets (each pair
-//      non-decreasing, each <= n), setting *error_flag on a bad one. So a
+//   4. Each block takes an even share of the SEGMENTS too (`per` of them,
+//      while its element loads are in flight): it writes the identity to
+//      its empty segments and checks its offsets (each pair non-decreasing,
+//      each <= n), storing 1 to *error_flag on a bad one. So a
 //      million empty segments beside a huge one cost a million writes spread
 //      over the grid, and bad offsets are reported, never followed: every
 //      read stays below n (elements) and segments + 1 (offsets), every write
@@ -116,6 +122,33 @@ template <bool UPPER> __device__ __forceinline__ u64 sr_warp_search(const I* off
     return lo + __popc(__ballot_sync(0xffffffffu, before));
 }
 
+// Called by all 32 lanes of a warp: as sr_warp_search over all the
+// offsets ([0, segments + 1)), starting with one probe of the 32 offsets
+// around `guess`: where the offsets grow about evenly (equal segments) the
+// answer is there and the search is one round of loads, else the probe
+// narrows the range for sr_warp_search.
+template <bool UPPER> __device__ __forceinline__ u64 sr_warp_find(const I* offsets, u64 segments, u64 key, u64 guess) {
+    const u32 lane = threadIdx.x & 31;
+    const u64 end = segments + 1;
+    u64 w0 = guess >= 16 ? guess - 16 : 0;
+    if (end >= 32 && w0 > end - 32) w0 = end - 32;
+    if (end < 32) w0 = 0;
+    const u64 w1 = w0 + 32 < end ? w0 + 32 : end;
+    const u64 j = w0 + lane;
+    const bool below = j < w1 && (UPPER ? sr_offset(offsets, j) <= key : sr_offset(offsets, j) < key);
+    const u32 c = __popc(__ballot_sync(0xffffffffu, below));
+    if (c == 0 && w0 > 0) return sr_warp_search<UPPER>(offsets, 0, w0, key);
+    if (c == w1 - w0 && w1 < end) return sr_warp_search<UPPER>(offsets, w1, end, key);
+    return w0 + c;
+}
+
+// Where `key` (at most n) falls among the offsets if they grow evenly
+// (scale = segments / n, from the host: no division here).
+__device__ __forceinline__ u64 sr_guess(u64 key, double scale, u64 segments) {
+    const u64 g = (u64)((double)key * scale);
+    return g < segments ? g : segments;
+}
+
 // offsets[j] == p: the first index after j whose offset is not p (the end
 // of a run of empty segments), by galloping then bisection; at most
 // `last` + 1 (= segments + 1). Out of line: it runs once per run of two or
@@ -160,10 +193,28 @@ template <typename Acc> __device__ __forceinline__ void sr_emit_empty(T* out, I*
     }
 }
 
+// 4. Tile `tile`'s even share of the segments: empty ones get the
+// identity; every pair is checked (a bad one sets *error_flag with a plain
+// store: the flag may be page-locked host memory, and every writer stores
+// the same value).
+__device__ __forceinline__ void sr_share(const I* offsets, u64 n, u64 segments, T* out, I* out_idx, u32* error_flag,
+                                         u32 tile, u64 per) {
+    const u64 s_begin = (u64)tile * per < segments ? (u64)tile * per : segments;
+    const u64 s_end = segments - s_begin < per ? segments : s_begin + per;
+    bool bad = false;
+    for (u64 s = s_begin + threadIdx.x; s < s_end; s += CUPRIM_BLOCK) {
+        const u64 lo = sr_offset(offsets, s), hi = sr_offset(offsets, s + 1);
+        bad |= hi < lo || hi > n;
+        if (hi <= lo) sr_emit_empty<A>(out, out_idx, s);
+    }
+    if (bad) *(volatile u32*)error_flag = 1u;
+}
+
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_segmented_reduce(const T* __restrict__ in, u64 n, const I* __restrict__ offsets, u64 segments,
                             T* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, u32* status,
-                            SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles) {
+                            SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles, u64 per,
+                            double scale) {
     __shared__ SegPair warp_totals[SR_WARPS];
     __shared__ SegPair staged[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
     __shared__ SegPair s_prefix;
@@ -198,13 +249,15 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         // 1. The tile's offsets: [lo, hi) hold every offset in [base, tile end].
         const u64 tile_end = n - base < SR_TILE ? n : base + SR_TILE;
         if (warp == 0) {
-            const u64 lo = sr_warp_search<false>(offsets, 0, segments + 1, base);
+            const u64 lo = sr_warp_find<false>(offsets, segments, base, sr_guess(base, scale, segments));
             if (lane == 0) s_range[0] = lo;
         } else if (warp == 1) {
-            const u64 hi = sr_warp_search<true>(offsets, 0, segments + 1, tile_end);
+            const u64 hi = sr_warp_find<true>(offsets, segments, tile_end, sr_guess(tile_end, scale, segments));
             if (lane == 0) s_range[1] = hi;
         }
         __syncthreads();
+        // Its loads overlap the element loads' wait.
+        sr_share(offsets, n, segments, out, out_idx, error_flag, tile, per);
 
         // The walk: positions p = a .. a + count. A boundary at p < a + count
         // restarts the fold at element p; one at p > a ends segment j - 1 at
@@ -223,36 +276,68 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             }
             u64 j = lo;
             u64 next = j <= segments ? sr_offset(offsets, j) : ~0ull;
-            bool fresh = true;
+            // The common case: boundaries at most at the thread's first
+            // element and after its last. Then the elements are one plain
+            // fold (the same order as the walk below).
+            u64 j1 = j, next1 = next;
+            const bool at_start = next == a;
+            if (at_start) {
+                j1++;
+                next1 = j1 <= segments ? sr_offset(offsets, j1) : ~0ull;
+                if (next1 == a) {
+                    j1 = sr_skip_run(offsets, j1, segments, a);
+                    next1 = j1 <= segments ? sr_offset(offsets, j1) : ~0ull;
+                }
+            }
+            if (next1 >= a + count) {
+                restarted = at_start;
+                run = MapFn::apply(x[0], a);
 #pragma unroll
-            for (int k = 0; k <= CUPRIM_ITEMS; k++) {
-                if (k > count) break;
-                const u64 p = a + k;
-                if (next == p) {
-                    if (k > 0 && j >= 1) {
-                        if (restarted) {
-                            sr_emit(out, out_idx, offsets, j - 1, run);
-                        } else {
-                            has_head = true;
-                            head_seg = j - 1;
-                            head_val = run;
+                for (int k = 1; k < CUPRIM_ITEMS; k++)
+                    if (k < count) run = ReduceOp::apply(run, MapFn::apply(x[k], a + k));
+                // A segment that ends at the thread's last element (j1 is the
+                // first offset equal to a + count: that segment is j1 - 1).
+                if (next1 == a + count && j1 >= 1) {
+                    if (restarted) {
+                        sr_emit(out, out_idx, offsets, j1 - 1, run);
+                    } else {
+                        has_head = true;
+                        head_seg = j1 - 1;
+                        head_val = run;
+                    }
+                }
+            } else {
+                bool fresh = true;
+#pragma unroll
+                for (int k = 0; k <= CUPRIM_ITEMS; k++) {
+                    if (k > count) break;
+                    const u64 p = a + k;
+                    if (next == p) {
+                        if (k > 0 && j >= 1) {
+                            if (restarted) {
+                                sr_emit(out, out_idx, offsets, j - 1, run);
+                            } else {
+                                has_head = true;
+                                head_seg = j - 1;
+                                head_val = run;
+                            }
+                        }
+                        if (k < count) {
+                            restarted = true;
+                            fresh = true;
+                        }
+                        j++;
+                        next = j <= segments ? sr_offset(offsets, j) : ~0ull;
+                        if (next == p) {
+                            j = sr_skip_run(offsets, j, segments, p);
+                            next = j <= segments ? sr_offset(offsets, j) : ~0ull;
                         }
                     }
                     if (k < count) {
-                        restarted = true;
-                        fresh = true;
+                        const A y = MapFn::apply(x[k], p);
+                        run = fresh ? y : ReduceOp::apply(run, y);
+                        fresh = false;
                     }
-                    j++;
-                    next = j <= segments ? sr_offset(offsets, j) : ~0ull;
-                    if (next == p) {
-                        j = sr_skip_run(offsets, j, segments, p);
-                        next = j <= segments ? sr_offset(offsets, j) : ~0ull;
-                    }
-                }
-                if (k < count) {
-                    const A y = MapFn::apply(x[k], p);
-                    run = fresh ? y : ReduceOp::apply(run, y);
-                    fresh = false;
                 }
             }
         }
@@ -321,18 +406,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             }
             sr_emit(out, out_idx, offsets, head_seg, have ? ReduceOp::apply(carry, head_val) : head_val);
         }
+    } else {
+        sr_share(offsets, n, segments, out, out_idx, error_flag, tile, per);
     }
-
-    // 4. This tile's share of the segments: empty ones get the identity;
-    // every pair is checked.
-    const u64 per = (segments + num_tiles - 1) / num_tiles;
-    const u64 s_begin = (u64)tile * per < segments ? (u64)tile * per : segments;
-    const u64 s_end = segments - s_begin < per ? segments : s_begin + per;
-    bool bad = false;
-    for (u64 s = s_begin + threadIdx.x; s < s_end; s += CUPRIM_BLOCK) {
-        const u64 lo = sr_offset(offsets, s), hi = sr_offset(offsets, s + 1);
-        bad |= hi < lo || hi > n;
-        if (hi <= lo) sr_emit_empty<A>(out, out_idx, s);
-    }
-    if (bad) atomicOr(error_flag, 1u);
 }

@@ -99,7 +99,8 @@ __device__ __forceinline__ void ad_body(const cuprim_split<AD_ITEMS>& s, const T
 // out = adjacent difference of in (n elements; they do not overlap). in and
 // out equally far past a 16-byte boundary: vectors as above; otherwise one
 // element per thread, grid-stride.
-// CUPRIM_MIN_BLOCKS resident blocks per SM: the grid is one wave of them.
+// The grid is usually one warp per warp tile (the tile loop runs once); any
+// grid works.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_adjacent_difference(const T* __restrict__ in, T* __restrict__ out, u64 n) {
     const u32 misalign = cuprim_misalign<AD_ITEMS>(out);

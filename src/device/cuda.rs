@@ -31,8 +31,9 @@ pub(crate) struct CudaDevice {
     _error_flag: CudaSlice<u32>,
     error_flag_addr: u64,
     /// Held from a bounds-checked launch until its flag is read, so two
-    /// threads never see each other's bad indices.
-    error_flag_lock: Mutex<()>,
+    /// threads never see each other's bad indices; it guards the
+    /// page-locked flag word of [`CudaDevice::checked_store`].
+    error_flag_lock: Mutex<PinnedBytes>,
     /// Zeroed u32 counters for single-pass kernels ("last block" tickets).
     /// A kernel that uses one leaves it at zero when it finishes.
     _counters: CudaSlice<u32>,
@@ -223,6 +224,7 @@ impl CudaDevice {
         let words = COUNTER_SLOTS + 2 * ACCUMULATOR_WORDS;
         let counters = stream.alloc_zeros::<u32>(words).map_err(|e| Error::alloc(4 * words, e))?;
         let pinned = PinnedBytes::new(&ctx)?;
+        let flag_word = PinnedBytes::new(&ctx)?;
         let (error_flag_addr, counters_addr) = (address(&error_flag, &stream), address(&counters, &stream));
         Ok(CudaDevice {
             ordinal: ctx.ordinal(),
@@ -237,7 +239,7 @@ impl CudaDevice {
             modules: Mutex::new(HashMap::with_hasher(KeyIsHash)),
             _error_flag: error_flag,
             error_flag_addr,
-            error_flag_lock: Mutex::new(()),
+            error_flag_lock: Mutex::new(flag_word),
             _counters: counters,
             counters_addr,
             scratch: Mutex::new(None),
@@ -700,6 +702,30 @@ impl CudaDevice {
         if set {
             self.memset_bytes(flag, 0, 4, "clearing the error flag")?;
         }
+        Ok((r, set))
+    }
+
+    /// As [`checked`](Self::checked), for kernels that set the flag with a
+    /// plain store of a nonzero `u32` (no atomics). Where the driver maps
+    /// page-locked memory, the flag is a page-locked word the kernel stores
+    /// to directly: after the stream is synchronised the host reads it, with
+    /// no copy queued after the kernel (a few microseconds less per call).
+    pub fn checked_store<R>(&self, enqueue: impl FnOnce(Ptr<u32>) -> Result<R>) -> Result<(R, bool)> {
+        let word = self.error_flag_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(dst) = word.dev_ptr else {
+            drop(word);
+            return self.checked(enqueue);
+        };
+        let host = word.ptr as *mut u32;
+        // SAFETY: the page-locked buffer (page-aligned, LEN >= 4 bytes) is
+        // ours while the lock is held, and no kernel writes it now: every
+        // earlier writer ran under this lock and was waited for below.
+        unsafe { host.write_volatile(0) };
+        let r = enqueue(Ptr::from_raw(dst))?;
+        self.sync("reading the error flag")?;
+        // SAFETY: as above; the kernels that may have stored to it have
+        // finished (the stream was synchronised), so their stores are visible.
+        let set = unsafe { host.read_volatile() } != 0;
         Ok((r, set))
     }
 }

@@ -19,8 +19,11 @@
 //! segment boundaries in it by searching the offsets, and reduces its part
 //! of each segment; the parts of segments that cross tiles are chained by a
 //! decoupled look-back that only travels inside long segments. Empty
-//! segments are written by an even share of the grid. The call waits for
-//! the kernel (to read the bad-offsets flag).
+//! segments are written by an even share of the grid. A thread whose
+//! elements hold no boundary inside them (the usual case when segments are
+//! longer than a thread's 32 items) folds them in one plain loop. The call
+//! waits for the kernel to read the bad-offsets flag (a page-locked word the
+//! kernel stores to, where the driver maps one: no copy after the kernel).
 //!
 //! # Floating point
 //! A segment's elements are combined in their order (non-commutative

@@ -3,8 +3,8 @@
 //! adjacent difference, gather and scatter. All are grid-stride kernels over 16-byte vectors with the
 //! [`elementwise`] policy.
 
-use crate::algo::policy::{elementwise, resident_wave, Policy};
-use crate::device::{CudaDevice, Entry, Grid, Module, Ptr, ScratchLayout};
+use crate::algo::policy::{elementwise, Policy};
+use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
 use crate::expr::args::ExprArgs;
@@ -193,18 +193,24 @@ pub(crate) struct Adjacent<'a, T, Op> {
 }
 
 impl<'a, T: Element, Op: BinaryOp<T>> Adjacent<'a, T, Op> {
-    /// The element-wise shape (a copy's loads in flight; a warp tile is 32
-    /// x `unroll` vectors), one vector per lane for 1-byte elements and two
-    /// for 2-byte ones (16 or 8 results each: ptxas spilled bf16 with four,
-    /// u8 with two under these bounds), and launch bounds of 8 blocks per
-    /// SM for 4-byte elements (32 registers, full occupancy as the copy),
-    /// 6 for the others (40 registers: 8 made ptxas spill for u8, f16 and
-    /// f64); the grid is the occupancy the driver reports. Not yet measured on a GPU.
+    /// The element-wise block (256 threads); a warp tile is 32 x `unroll`
+    /// vectors: the copy's four per lane for elements of 8 bytes or more
+    /// (two spilled f64 and i64 on sm_90), two for 2- and 4-byte ones, one
+    /// for 1-byte ones (16 results each: ptxas spilled u8 with two under
+    /// these bounds), and launch bounds of 8 blocks per SM for 4-byte elements
+    /// (full occupancy as the copy), 6 for the others (8 made ptxas spill
+    /// for u8, f16 and f64). The grid is one warp tile per warp (see
+    /// `grid`). H100, f32 Sub, one process against `copy_from`: two vectors
+    /// per lane, one tile per warp 725.9 us at 2^28 (1.003x the copy),
+    /// 54.6 us at 2^24 (1.038x); the copy's four per lane in a resident
+    /// wave (the previous shape) 779.1 us (1.077x) and 57.0 us; four per
+    /// lane, one tile per warp 732.0 / 55.0 us; one per lane 722.6 / 54.9
+    /// us but 11.0 us at 2^20 (9.4 us the previous shape, 9.95 this one).
     pub fn new(arch: u32, op: &'a Op) -> Self {
         let policy = elementwise(arch);
         let unroll = match std::mem::size_of::<T>() {
             1 => 1,
-            2 => policy.unroll.min(2),
+            2..=4 => policy.unroll.min(2),
             _ => policy.unroll,
         };
         Adjacent {
@@ -228,12 +234,15 @@ impl<'a, T: Element, Op: BinaryOp<T>> Adjacent<'a, T, Op> {
         32 * self.policy.unroll as u64 * (16 / std::mem::size_of::<T>()) as u64
     }
 
-    /// One warp per tile, at most one wave of `entry` (as many blocks as
-    /// are resident at once: every warp starts at once, no tail of late blocks).
-    fn grid<A: crate::device::launch::Args>(&self, dev: &CudaDevice, module: &Module, entry: Entry<A>, n: u64) -> Result<Grid> {
+    /// One warp per warp tile, all launched at once (the kernels' tile
+    /// loops then run once per warp): a resident wave striding over the
+    /// whole array wrote f32 at 1.077x a copy's time at 2^28, this grid at
+    /// 1.003x (H100; see `new`).
+    fn grid(&self, n: u64) -> Result<Grid> {
         let tiles = n.div_ceil(self.tile_elems()) + 1;
         let block = self.policy.block;
-        let blocks = resident_wave(dev, module, entry, block, (32 * tiles).div_ceil(block as u64))?;
+        let blocks = u32::try_from((32 * tiles).div_ceil(block as u64))
+            .map_err(|_| Error::InvalidArgument(format!("adjacent difference of {n} elements needs more than 2^32 blocks")))?;
         Ok(Grid::new(blocks, block))
     }
 
@@ -246,7 +255,7 @@ impl<'a, T: Element, Op: BinaryOp<T>> Adjacent<'a, T, Op> {
         // n elements of `in` and writes n of `out`.
         let entry: Entry<(Ptr<T>, Ptr<T>, u64)> = unsafe { Entry::declare("cuprim_adjacent_difference") };
         let module = dev.module(self)?;
-        let grid = self.grid(dev, &module, entry, n)?;
+        let grid = self.grid(n)?;
         dev.launch(&module, entry, grid, (src, dst, n))
     }
 
@@ -271,7 +280,7 @@ impl<'a, T: Element, Op: BinaryOp<T>> Adjacent<'a, T, Op> {
         let apply: Entry<(Ptr<T>, u64, Ptr<T>, Ptr<T>)> = unsafe { Entry::declare("cuprim_adjacent_difference_in_place") };
         let module = dev.module(self)?;
         let gather_grid = Grid::new(self.policy.grid(tiles, dev.sm_count()), self.policy.block);
-        let grid = self.grid(dev, &module, apply, n)?;
+        let grid = self.grid(n)?;
         dev.with_scratch(&layout, |s| {
             dev.launch(&module, gather, gather_grid, (data, n, s.at(preds), s.at(edges)))?;
             dev.launch(&module, apply, grid, (data, n, s.at(preds), s.at(edges)))
