@@ -404,3 +404,39 @@ fn errors_leave_buffers_intact() {
         assert!(matches!(e, Error::DeviceMismatch { .. }), "{e}");
     }
 }
+
+/// Inputs of many tiles per resident block (the persistent kernel cycles its
+/// shared-memory stages several times), misaligned by one element as well:
+/// unique, run lengths and f32 sums against the references.
+#[test]
+fn many_tiles_per_block() {
+    for dev in common::devices() {
+        for n in common::capped(&[(3 << 22) + 7]) {
+            for runs in [Runs::Random, Runs::Ones, Runs::Run64] {
+                let (mut r, seed) = common::rng(&format!("many-tiles-{n}-{runs:?}"));
+                let ctx = common::ctx(&dev, &format!("many tiles {runs:?}"), n, seed);
+                let keys: Vec<u32> = keys_of(&mut r, n + 1, runs);
+                let vals: Vec<i32> = (0..=n).map(|_| r.gen_range(-3..4)).collect();
+                let dk_all = DeviceVec::from_slice(&dev, &keys).unwrap();
+                let dv_all = DeviceVec::from_slice(&dev, &vals).unwrap();
+                for skip in [0usize, 1] {
+                    let (k, v) = (&keys[skip..skip + n], &vals[skip..skip + n]);
+                    let dk = dk_all.slice(skip..skip + n).unwrap();
+                    let dv = dv_all.slice(skip..skip + n).unwrap();
+                    let heads = ref_heads(k);
+                    let want_keys: Vec<u32> = heads.iter().map(|&h| k[h]).collect();
+                    assert_eq!(dk.unique().unwrap().to_vec().unwrap(), want_keys, "unique skip {skip} {ctx}");
+                    let (want_rk, want_len) = ref_rle(k);
+                    let (rk, rl) = dk.run_length_encode().unwrap();
+                    assert_eq!(rk.to_vec().unwrap(), want_rk, "rle keys skip {skip} {ctx}");
+                    let want32: Vec<u32> = want_len.iter().map(|&l| l as u32).collect();
+                    assert_eq!(rl.to_vec().unwrap(), want32, "rle lengths skip {skip} {ctx}");
+                    let (want_k, want_v) = ref_reduce(k, v, |a, b| a + b);
+                    let (gk, gv) = dk.reduce_by_key(&dv, Add).unwrap();
+                    assert_eq!(gk.to_vec().unwrap(), want_k, "reduce keys skip {skip} {ctx}");
+                    assert_eq!(gv.to_vec().unwrap(), want_v, "reduce values skip {skip} {ctx}");
+                }
+            }
+        }
+    }
+}
