@@ -32,11 +32,12 @@ pub(crate) const PARTITION_BLOCK: u32 = 256;
 /// searched in full, the 30 between only between those two): u32 halves at
 /// 2^28 took 42 us against 58 us for the plain partition, at 2^20 and 2^24
 /// (137 and 2185 tiles) 1.3-1.7 us longer (H100, kernel harness of
-/// i19-merge); the bound between is not measured.
+/// i19-merge; the bench at `1dfae75`: 789.1 us in all against 805.5 at
+/// `3e1c3b6`); the bound between is not measured.
 pub const WARP_PARTITION_TILES: u64 = 4096;
 
 /// Merges and sorts of fewer elements than this take the small tiles of
-/// 4-byte keys alone (see [`merge_policy`]); between the sizes measured
+/// 4-byte keys alone (see `merge_policy`); between the sizes measured
 /// (2^20 and 2^24), not tuned.
 pub const SMALL_TILES_BELOW: u64 = 1 << 22;
 
@@ -69,6 +70,7 @@ pub(crate) fn merge_policy(arch: u32, slot_bytes: usize, pairs: bool, len: u64) 
         // at 2^20 took 15.0 us, the f32 merge sort at 2^20 133 us (kernel harness, H100, i19-merge) against 19.8 /
         // 151.6 us for 512 x 15 (bench); 5 blocks (48 registers), since at 6 (40) NVRTC 13's ptxas spilled 4 bytes in
         // the u32 sort pass on sm_90. At 2^20 (373 tiles) every tile is resident at 5 as at 6 (660 / 792 on 132 SMs).
+        // Bench at 5 (1dfae75): merge 17.7 us, sort 136.5 us at 2^20.
         4 if async_keys && len < SMALL_TILES_BELOW => TilePolicy {
             block: 256,
             items: 11,
