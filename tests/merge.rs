@@ -9,7 +9,7 @@
 mod common;
 
 use common::{assert_same, capped, ctx, devices, random_vec, rng, small_vec, Key, Sample, TestRng};
-use cuprim::algo::merge::tile_elements;
+use cuprim::algo::merge::{tile_elements, SMALL_TILES_BELOW, WARP_PARTITION_TILES};
 use cuprim::cmp::{Comparator, Greater, Less};
 use cuprim::prelude::*;
 use cuprim::Result;
@@ -113,7 +113,7 @@ where
 fn small_sides<K: Element, V: Element>() -> Vec<usize> {
     let mut s = vec![0, 1, 2, 31, 1000];
     for pairs in [false, true] {
-        let t = tile_elements::<K, V>(pairs);
+        let t = tile_elements::<K, V>(pairs, 0);
         s.extend([t - 1, t, t + 1]);
     }
     s.sort();
@@ -125,7 +125,7 @@ fn small_sides<K: Element, V: Element>() -> Vec<usize> {
 /// several chunks of the host merge) and one side empty or a single
 /// element; larger in release builds, where the reference is fast.
 fn large_pairs<K: Element>() -> Vec<(usize, usize)> {
-    let t = tile_elements::<K, K>(false);
+    let t = tile_elements::<K, K>(false, 0);
     let mut p = vec![(3 * t + 5, 5 * t - 3)];
     if cfg!(debug_assertions) {
         p.extend([(100_003, 150_000), (1, 100_001), (100_001, 1), (0, 50_000), (50_000, 0)]);
@@ -235,10 +235,34 @@ every_type!(u8_: u8, i8_: i8, u32_: u32, i32_: i32, u64_: u64, i64_: i64, f16_: 
 
 /// Values of every element type behind `u32` keys with many ties, and
 /// wide values behind narrow keys (another tile shape).
+/// 4-byte keys alone change tile shape at `SMALL_TILES_BELOW` outputs,
+/// and merges of `WARP_PARTITION_TILES` tiles or more take the warp
+/// partition: sizes at both sides, at the larger tiles' edges and across a
+/// partial warp of cuts (release builds only: up to 2^26 keys).
+#[test]
+fn tile_shapes_by_size() {
+    if cfg!(debug_assertions) {
+        return;
+    }
+    let (mut r, seed) = rng("merge_tile_shapes");
+    let s = SMALL_TILES_BELOW as usize;
+    let t = tile_elements::<u32, u32>(false, s);
+    let edge = s.div_ceil(t) * t;
+    let warp = WARP_PARTITION_TILES as usize * t;
+    for n in capped(&[s - 1, s, edge, edge + 1, warp - 1, warp + 37 * t + 5]) {
+        let na = n / 3 + 11;
+        let a = ascending(random_vec::<u32>(&mut r, na));
+        let b = ascending(random_vec::<u32>(&mut r, n - na));
+        for dev in devices() {
+            check(&dev, (&a, &a), (&b, &b), Less, Call::Plain, "u32 tile shapes", seed);
+        }
+    }
+}
+
 #[test]
 fn values_of_every_type() {
     fn with_values<K: Key, V: Sample>(r: &mut TestRng, seed: u64) {
-        let t = tile_elements::<K, V>(true);
+        let t = tile_elements::<K, V>(true, 0);
         for (na, nb) in capped(&[0, 1, 777, t + 1, 3 * t - 1, 40_000])
             .into_iter()
             .zip(capped(&[5, 0, t - 1, 2 * t, 1, 90_001]))
@@ -343,7 +367,7 @@ cuprim::comparator! {
 #[test]
 fn user_comparators() {
     let (mut r, seed) = rng("merge_user_cmp");
-    let t = tile_elements::<f32, u32>(true);
+    let t = tile_elements::<f32, u32>(true, 0);
     let sizes = capped(&[0, 3, 1000, t + 1, 50_001]);
     // No NaN for NearHalf (a NaN would be equivalent to everything: no order).
     let near = |r: &mut TestRng, n: usize| -> Vec<f32> {
@@ -389,7 +413,7 @@ fn user_comparators() {
 #[test]
 fn views() {
     let (mut r, seed) = rng("merge_views");
-    let t = tile_elements::<u8, u8>(false);
+    let t = tile_elements::<u8, u8>(false, 0);
     for (na, nb) in [(5usize, 7usize), (t + 3, 2 * t), (40_000, 3)] {
         let a = ascending(random_vec::<u8>(&mut r, na + 3));
         let b = ascending(random_vec::<u8>(&mut r, nb + 1));
@@ -430,7 +454,7 @@ fn unsorted_inputs_are_safe() {
         }
     }
     let (mut r, seed) = rng("merge_unsorted");
-    let t = tile_elements::<u32, u32>(true);
+    let t = tile_elements::<u32, u32>(true, 0);
     for (na, nb) in [(3 * t + 7, 2 * t - 5), (1, t + 1), (t, 1)] {
         let (a, b) = (random_vec::<u32>(&mut r, na), random_vec::<u32>(&mut r, nb));
         let (pa, pb) = (positions::<u64>(0, na), positions::<u64>(na, nb));

@@ -9,7 +9,7 @@
 mod common;
 
 use common::{assert_same, ctx, devices, random_vec, rng, small_vec, Key, Sample, TestRng};
-use cuprim::algo::merge::sort_tile_elements;
+use cuprim::algo::merge::{sort_tile_elements, SMALL_TILES_BELOW};
 use cuprim::cmp::{Comparator, Greater, Less};
 use cuprim::prelude::*;
 use cuprim::Error;
@@ -67,9 +67,9 @@ fn check<K: Element, C: Comparator<K>>(
 fn sizes<K: Element>() -> Vec<usize> {
     let mut s = vec![0, 1, 2, 31];
     for t in [
-        sort_tile_elements::<K, K>(false),
-        sort_tile_elements::<K, u32>(true),
-        sort_tile_elements::<K, u64>(true),
+        sort_tile_elements::<K, K>(false, 0),
+        sort_tile_elements::<K, u32>(true, 0),
+        sort_tile_elements::<K, u64>(true, 0),
     ] {
         s.extend([t - 1, t, t + 1, 2 * t + 1]);
     }
@@ -197,12 +197,34 @@ fn user_comparator_is_stable() {
     }
 }
 
+/// 4-byte keys alone change tile shape at `SMALL_TILES_BELOW` elements:
+/// sizes at both sides, and at the edges of the larger tiles above it
+/// (release builds only: a few million keys).
+#[test]
+fn tile_shapes_by_size() {
+    if cfg!(debug_assertions) {
+        return;
+    }
+    let (mut r, seed) = rng("sort_by_tile_shapes");
+    let s = SMALL_TILES_BELOW as usize;
+    let t = sort_tile_elements::<f32, f32>(false, s);
+    let edge = s.div_ceil(t) * t;
+    let devs = devices();
+    for n in common::capped(&[s - 1, s, edge, edge + 1]) {
+        let keys: Vec<f32> = (0..n).map(|_| (r.next_u64() % 65) as f32 / 64.0).collect();
+        let order = |a: &f32, b: &f32| (a - 0.5).abs().partial_cmp(&(b - 0.5).abs()).unwrap();
+        for dev in &devs {
+            check(dev, &keys, NearHalf, order, false, "near half, tile shapes", seed);
+        }
+    }
+}
+
 /// Narrow keys with values of every width (and the 8-byte tile shape of
 /// wide values behind narrow keys).
 #[test]
 fn values_of_every_type() {
     fn with_values<K: Key, V: Sample>(r: &mut TestRng, seed: u64) {
-        let t = sort_tile_elements::<K, V>(true);
+        let t = sort_tile_elements::<K, V>(true, 0);
         for n in [t + 1, 3 * t - 7] {
             let keys: Vec<K> = small_vec(r, n);
             let values: Vec<V> = random_vec(r, n);

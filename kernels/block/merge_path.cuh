@@ -36,11 +36,11 @@ __device__ __forceinline__ u64 cuprim_partition_point(const E* s, u64 len, Befor
     return lo;
 }
 
-// How many of the first `diag` merged elements come from a (0 <= diag <= na + nb).
+// The merge-path search of `diag` within [lo, hi], a range inside
+// [max(0, diag - nb), min(diag, na)] known to hold the cut (or any such
+// range: the result then is merely in it).
 template <typename Cmp, typename K, typename Index>
-__device__ __forceinline__ Index cuprim_merge_path(const K* a, Index na, const K* b, Index nb, Index diag) {
-    Index lo = diag > nb ? diag - nb : 0;
-    Index hi = diag < na ? diag : na;
+__device__ __forceinline__ Index cuprim_merge_path_in(const K* a, const K* b, Index diag, Index lo, Index hi) {
     while (lo < hi) {
         const Index mid = lo + (hi - lo) / 2;
         if (Cmp::less(b[diag - 1 - mid], a[mid])) {
@@ -50,6 +50,12 @@ __device__ __forceinline__ Index cuprim_merge_path(const K* a, Index na, const K
         }
     }
     return lo;
+}
+
+// How many of the first `diag` merged elements come from a (0 <= diag <= na + nb).
+template <typename Cmp, typename K, typename Index>
+__device__ __forceinline__ Index cuprim_merge_path(const K* a, Index na, const K* b, Index nb, Index diag) {
+    return cuprim_merge_path_in<Cmp>(a, b, diag, diag > nb ? diag - nb : (Index)0, diag < na ? diag : na);
 }
 
 // ITEMS merged elements from one array `s` that holds both sequences: a at

@@ -39,6 +39,43 @@ extern "C" __global__ void cuprim_merge_partition(const K* __restrict__ a, u64 n
     splits[t] = cuprim_merge_path<Cmp>(a, na, b, nb, diag);
 }
 
+// The same splits for many tiles (the plan picks it by tile count): each
+// warp's 32 consecutive boundaries. Its first and last cut are searched over
+// all of a and b; each one between lies between those two (c0 <= c <= c1 and
+// d0 - c0 <= d - c <= d1 - c1 for sorted inputs), a range of about
+// 32 MERGE_TILE, searched in fewer steps over nearby lines. The range is
+// clamped into the diagonal's own, so every read is in bounds whatever the
+// inputs are. Needs a block of whole warps.
+extern "C" __global__ void cuprim_merge_partition_warp(const K* __restrict__ a, u64 na, const K* __restrict__ b, u64 nb,
+                                                       u64* __restrict__ splits, u64 tiles) {
+    const u64 t = cuprim_thread_id();
+    const int lane = (int)(threadIdx.x & 31);
+    const u64 first = t - lane;
+    if (first > tiles) return;  // the whole warp
+    const u64 n = na + nb;
+    const u64 last = first + 31 < tiles ? first + 31 : tiles;
+    const int last_lane = (int)(last - first);
+    auto diag_of = [&](u64 x) { return x * (u64)MERGE_TILE < n ? x * (u64)MERGE_TILE : n; };
+    const u64 d = diag_of(t);
+    u64 c = 0;
+    if (lane == 0 || lane == last_lane) c = cuprim_merge_path<Cmp>(a, na, b, nb, d);
+    const u64 c0 = __shfl_sync(0xffffffffu, c, 0);
+    const u64 c1 = __shfl_sync(0xffffffffu, c, last_lane);
+    if (t > tiles) return;
+    if (lane != 0 && lane != last_lane) {
+        const u64 d0 = diag_of(first);
+        const u64 d1 = diag_of(last);
+        const u64 lo_d = d > nb ? d - nb : 0;
+        const u64 hi_d = d < na ? d : na;
+        u64 lo = d >= d1 - c1 && d - (d1 - c1) > c0 ? d - (d1 - c1) : c0;
+        u64 hi = c1 < c0 + (d - d0) ? c1 : c0 + (d - d0);
+        lo = lo < lo_d ? lo_d : (lo > hi_d ? hi_d : lo);
+        hi = hi > hi_d ? hi_d : (hi < lo ? lo : hi);
+        c = cuprim_merge_path_in<Cmp>(a, b, d, lo, hi);
+    }
+    splits[t] = c;
+}
+
 // cp.async (sm_80 and later): a global element of 4 or 8 bytes copied
 // straight into shared memory, no register staging (the loads in flight
 // hold no registers, so a tile can be larger at more blocks per SM).

@@ -203,17 +203,21 @@ fn out_len(op: &'static str, a: usize, b: usize) -> Result<usize> {
         .ok_or_else(|| Error::InvalidArgument(format!("{op}: {a} + {b} elements do not fit in memory")))
 }
 
-/// Elements per tile of the device merge of keys `K` (with values `V` when
-/// `pairs`), so that tests can probe the tile edges. Not a stable API.
+/// Elements per tile of the device merge of `len` keys `K` (output
+/// length; with values `V` when `pairs`) on sm_80 and later, so that tests
+/// can probe the tile edges. Not a stable API.
 ///
 /// ```
-/// let tile = cuprim::algo::merge::tile_elements::<u32, u8>(false);
+/// let tile = cuprim::algo::merge::tile_elements::<u32, u8>(false, 1000);
 /// assert!(tile >= 1);
 /// ```
 #[doc(hidden)]
-pub fn tile_elements<K: Element, V: Element>(pairs: bool) -> usize {
-    plan::tile_elements::<K, V>(0, pairs)
+pub fn tile_elements<K: Element, V: Element>(pairs: bool, len: usize) -> usize {
+    plan::tile_elements::<K, V>(0, pairs, len as u64)
 }
+
+#[doc(hidden)]
+pub use plan::{SMALL_TILES_BELOW, WARP_PARTITION_TILES};
 
 fn merge_keys_into<K: Element, C: Comparator<K>>(a: Mem<'_, K>, b: Mem<'_, K>, out: MemMut<'_, K>, cmp: &C) -> Result<()> {
     match (a, b, out) {
@@ -235,7 +239,7 @@ fn merge_keys_into<K: Element, C: Comparator<K>>(a: Mem<'_, K>, b: Mem<'_, K>, o
                 values: Ptr::<K>::null(),
                 len: len as u64,
             };
-            Merge::<K, K, C>::keys(dev.arch(), cmp).run(dev, side(a, na), side(b, nb), side(out, len))
+            Merge::<K, K, C>::keys(dev.arch(), cmp, len as u64).run(dev, side(a, na), side(b, nb), side(out, len))
         }
         _ => Err(Error::DeviceMismatch { op: "merge" }),
     }
@@ -270,21 +274,22 @@ fn merge_pairs_into<K: Element, V: Element, C: Comparator<K>>(
                     return dev.copy(out.values, only.values, only.len, "merge_by_key");
                 }
             }
-            Merge::<K, V, C>::pairs(dev.arch(), cmp).run(dev, a, b, out)
+            Merge::<K, V, C>::pairs(dev.arch(), cmp, out.len).run(dev, a, b, out)
         }
         _ => Err(Error::DeviceMismatch { op: "merge_by_key" }),
     }
 }
 
-/// The device stable merge sort's tile (`pairs`: with values `V`), for
-/// tests that probe the tile edges. Not a stable API.
+/// The device stable merge sort's tile for `len` keys (`pairs`: with
+/// values `V`) on sm_80 and later, for tests that probe the tile edges.
+/// Not a stable API.
 ///
 /// ```
-/// assert!(cuprim::algo::merge::sort_tile_elements::<f32, u32>(true) >= 1);
+/// assert!(cuprim::algo::merge::sort_tile_elements::<f32, u32>(true, 1000) >= 1);
 /// ```
 #[doc(hidden)]
-pub fn sort_tile_elements<K: Element, V: Element>(pairs: bool) -> usize {
-    plan::tile_elements::<K, V>(0, pairs)
+pub fn sort_tile_elements<K: Element, V: Element>(pairs: bool, len: usize) -> usize {
+    plan::tile_elements::<K, V>(0, pairs, len as u64)
 }
 
 /// The radix sort's options when `C` is the built-in [`Less`] (ascending)
@@ -319,7 +324,7 @@ pub(crate) fn sort_by<K: Element, C: Comparator<K>, D: DeviceDataMut<K> + ?Sized
             if let Some(opts) = radix_order::<K, C>() {
                 return crate::algo::sort::sort_device_with::<K, K>(dev, Ptr::from_raw(ptr), None, len, &opts);
             }
-            Merge::<K, K, C>::keys(dev.arch(), cmp).sort(dev, Ptr::from_raw(ptr), Ptr::null(), len as u64)
+            Merge::<K, K, C>::keys(dev.arch(), cmp, len as u64).sort(dev, Ptr::from_raw(ptr), Ptr::null(), len as u64)
         }
     }
 }
@@ -346,7 +351,7 @@ pub(crate) fn sort_pairs_by<K: Element, V: Element, C: Comparator<K>, D: DeviceD
             if let Some(opts) = radix_order::<K, C>() {
                 return crate::algo::sort::sort_device_with::<K, V>(dev, Ptr::from_raw(ptr), Some(Ptr::from_raw(vptr)), len, &opts);
             }
-            Merge::<K, V, C>::pairs(dev.arch(), cmp).sort(dev, Ptr::from_raw(ptr), Ptr::from_raw(vptr), len as u64)
+            Merge::<K, V, C>::pairs(dev.arch(), cmp, len as u64).sort(dev, Ptr::from_raw(ptr), Ptr::from_raw(vptr), len as u64)
         }
         _ => Err(Error::DeviceMismatch { op: OP }),
     }

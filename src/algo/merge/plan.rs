@@ -17,6 +17,7 @@ pub(crate) const MERGE_PATH: &str = header!("block/merge_path.cuh");
 
 template!(MERGE, "merge/merge.cu", [
     "cuprim_merge_partition",
+    "cuprim_merge_partition_warp",
     "cuprim_merge",
     "cuprim_merge_sort_tile",
     "cuprim_merge_sort_partition",
@@ -25,6 +26,20 @@ template!(MERGE, "merge/merge.cu", [
 
 /// Threads per block of the partition kernel (one cut per thread; not tuned, it reads a few lines per tile).
 pub(crate) const PARTITION_BLOCK: u32 = 256;
+
+/// Merges of at least this many tiles cut them with the warp-bracketed
+/// partition (`cuprim_merge_partition_warp`: a warp's first and last cut
+/// searched in full, the 30 between only between those two): u32 halves at
+/// 2^28 took 42 us against 58 us for the plain partition, at 2^20 and 2^24
+/// (137 and 2185 tiles) 1.3-1.7 us longer (H100, kernel harness of
+/// i19-merge; the bench at `1dfae75`: 789.1 us in all against 805.5 at
+/// `3e1c3b6`); the bound between is not measured.
+pub const WARP_PARTITION_TILES: u64 = 4096;
+
+/// Merges and sorts of fewer elements than this take the small tiles of
+/// 4-byte keys alone (see `merge_policy`); between the sizes measured
+/// (2^20 and 2^24), not tuned.
+pub const SMALL_TILES_BELOW: u64 = 1 << 22;
 
 /// Merge tiles by the bytes of the wider of key and value (a shared-memory
 /// slot holds either), and whether values follow. 8-byte slots keep the
@@ -36,7 +51,9 @@ pub(crate) const PARTITION_BLOCK: u32 = 256;
 /// alone are loaded by `cp.async` (no registers held by loads in flight).
 ///
 /// `arch` 0 (not known: the tests' tile probes) takes the sm_80+ shapes.
-pub(crate) fn merge_policy(arch: u32, slot_bytes: usize, pairs: bool) -> TilePolicy {
+/// `len`: the elements merged or sorted (the output's length).
+pub(crate) fn merge_policy(arch: u32, slot_bytes: usize, pairs: bool, len: u64) -> TilePolicy {
+    let async_keys = !pairs && (arch == 0 || arch >= 80);
     match slot_bytes {
         // 8-byte keys or values: 3584 per tile, 28 KiB of shared memory.
         8.. => TilePolicy {
@@ -49,7 +66,17 @@ pub(crate) fn merge_policy(arch: u32, slot_bytes: usize, pairs: bool) -> TilePol
         // 2^24 / 2^28 in 73.1 / 805.5 us against 72.9 / 839.7 for 256 x 15 at 6 (whose partition of twice the tile
         // boundaries took 106 us at 2^28), the f32 merge sort at 2^20 / 2^24 in 151.6 us / 1.017 ms against 144.4 us /
         // 1.042 ms (H100, one call, 3e1c3b6 and 3e86695); register loads at 256 x 11 and 4 took 80.4 / 986 us (harness).
-        4 if !pairs && (arch == 0 || arch >= 80) => TilePolicy {
+        // Small inputs (below SMALL_TILES_BELOW): 2816 per tile, more blocks to spread: at 6 blocks per SM u32 halves
+        // at 2^20 took 15.0 us, the f32 merge sort at 2^20 133 us (kernel harness, H100, i19-merge) against 19.8 /
+        // 151.6 us for 512 x 15 (bench); 5 blocks (48 registers), since at 6 (40) NVRTC 13's ptxas spilled 4 bytes in
+        // the u32 sort pass on sm_90. At 2^20 (373 tiles) every tile is resident at 5 as at 6 (660 / 792 on 132 SMs).
+        // Bench at 5 (1dfae75): merge 17.7 us, sort 136.5 us at 2^20.
+        4 if async_keys && len < SMALL_TILES_BELOW => TilePolicy {
+            block: 256,
+            items: 11,
+            min_blocks: 5,
+        },
+        4 if async_keys => TilePolicy {
             block: 512,
             items: 15,
             min_blocks: 4,
@@ -85,10 +112,10 @@ pub(crate) struct Merge<'a, K, V, C> {
 }
 
 impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
-    /// The keys-alone merge.
-    pub fn keys(arch: u32, cmp: &'a C) -> Self {
+    /// The keys-alone merge or sort of `len` elements.
+    pub fn keys(arch: u32, cmp: &'a C, len: u64) -> Self {
         Merge {
-            policy: merge_policy(arch, size_of::<K>(), false),
+            policy: merge_policy(arch, size_of::<K>(), false, len),
             pairs: false,
             cmp,
             _t: PhantomData,
@@ -97,10 +124,10 @@ impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
 }
 
 impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
-    /// The key-value merge.
-    pub fn pairs(arch: u32, cmp: &'a C) -> Self {
+    /// The key-value merge or sort of `len` elements.
+    pub fn pairs(arch: u32, cmp: &'a C, len: u64) -> Self {
         Merge {
-            policy: merge_policy(arch, size_of::<K>().max(size_of::<V>()), true),
+            policy: merge_policy(arch, size_of::<K>().max(size_of::<V>()), true, len),
             pairs: true,
             cmp,
             _t: PhantomData,
@@ -123,9 +150,14 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
         let splits = layout.uninit::<u64>(tiles + 1);
-        // SAFETY: matches `cuprim_merge_partition(const K* a, u64 na, const K* b, u64 nb, u64* splits, u64 tiles)`:
-        // reads at most na keys of a and nb of b, writes splits[0..=tiles].
-        let partition: Entry<(Ptr<K>, u64, Ptr<K>, u64, Ptr<u64>, u64)> = unsafe { Entry::declare("cuprim_merge_partition") };
+        let partition_name = if tiles >= WARP_PARTITION_TILES {
+            "cuprim_merge_partition_warp"
+        } else {
+            "cuprim_merge_partition"
+        };
+        // SAFETY: both match `(const K* a, u64 na, const K* b, u64 nb, u64* splits, u64 tiles)`: read at most na
+        // keys of a and nb of b, write splits[0..=tiles].
+        let partition: Entry<(Ptr<K>, u64, Ptr<K>, u64, Ptr<u64>, u64)> = unsafe { Entry::declare(partition_name) };
         // SAFETY: matches `cuprim_merge(const K* ka, u64 na, const K* kb, u64 nb, const V* va, const V* vb,
         // const u64* splits, K* out_k, V* out_v)`: block t reads splits[t..=t + 1], at most na keys (and values,
         // with CUPRIM_PAIRS) of a and nb of b, and writes its tile of out_k (and out_v): na + nb elements in all.
@@ -151,21 +183,26 @@ impl<K: Element, V: Element, C: Comparator<K>> Specialise for Merge<'_, K, V, C>
     }
 }
 
-/// Elements per tile of the merge of keys `K` (with values `V` when `pairs`).
-pub(crate) fn tile_elements<K: Element, V: Element>(arch: u32, pairs: bool) -> usize {
+/// Elements per tile of the merge or sort of `len` keys `K` (with values `V` when `pairs`).
+pub(crate) fn tile_elements<K: Element, V: Element>(arch: u32, pairs: bool, len: u64) -> usize {
     let slot = if pairs {
         size_of::<K>().max(size_of::<V>())
     } else {
         size_of::<K>()
     };
-    merge_policy(arch, slot, pairs).tile() as usize
+    merge_policy(arch, slot, pairs, len).tile() as usize
 }
 
-/// The keys-alone and key-value merge modules of `K`, `V` and `cmp`, for precompile.
+/// The keys-alone (both tile shapes where they differ) and key-value merge
+/// modules of `K`, `V` and `cmp`, for precompile.
 pub(crate) fn merge_specs<K: Element, V: Element, C: Comparator<K>>(arch: u32, cmp: &C) -> Vec<KernelSpec> {
-    vec![
-        KernelSpec::of(&Merge::<K, K, C>::keys(arch, cmp)),
-        KernelSpec::of(&Merge::<K, V, C>::pairs(arch, cmp)),
-        super::set::set_spec::<K, C>(cmp),
-    ]
+    let small = Merge::<K, K, C>::keys(arch, cmp, 0);
+    let large = Merge::<K, K, C>::keys(arch, cmp, SMALL_TILES_BELOW);
+    let mut specs = vec![KernelSpec::of(&small)];
+    if large.policy != small.policy {
+        specs.push(KernelSpec::of(&large));
+    }
+    specs.push(KernelSpec::of(&Merge::<K, V, C>::pairs(arch, cmp, 0)));
+    specs.push(super::set::set_spec::<K, C>(cmp));
+    specs
 }
