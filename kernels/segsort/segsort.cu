@@ -48,6 +48,11 @@ constexpr int SEG_BITS = 8;
 constexpr int SEG_RADIX = 1 << SEG_BITS;
 constexpr int SEG_MAX_BITS = CUPRIM_TILE_BITS;
 constexpr int SEG_MAX_RADIX = 1 << SEG_MAX_BITS;
+// Digits of 7 bits where a block of at most 128 threads has a digit each
+// (and keys and values are at most 4 bytes: 8-byte pairs spill): a tile
+// whose keys vary in 25 to 28 bits (uniform floats in [0, 1): 27) sorts in
+// four 7-bit passes.
+constexpr int SEG_LOW_BITS = CUPRIM_BLOCK <= 128 && sizeof(K) <= 4 && sizeof(V) <= 4 ? 7 : SEG_BITS;
 constexpr int SEG_WARPS = CUPRIM_BLOCK / 32;
 constexpr int SEG_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 constexpr int SEG_BUF = SEG_TILE * (sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V));
@@ -274,6 +279,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     __syncthreads();
     if (SEG_MAX_BITS > SEG_BITS && plan.width > SEG_BITS) {
         seg_tile_passes<SEG_MAX_BITS>(key, val, &s_job, keys, vals, s_wc, s_start, s_warp, s_buf, f);
+    } else if (SEG_LOW_BITS < SEG_BITS && plan.width <= SEG_LOW_BITS) {
+        // (One ballot and half the counters fewer per pass.)
+        seg_tile_passes<SEG_LOW_BITS>(key, val, &s_job, keys, vals, s_wc, s_start, s_warp, s_buf, f);
     } else {
         seg_tile_passes<SEG_BITS>(key, val, &s_job, keys, vals, s_wc, s_start, s_warp, s_buf, f);
     }
