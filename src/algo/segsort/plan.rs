@@ -58,15 +58,17 @@ pub(crate) fn shapes(key_bytes: usize, value_bytes: usize) -> [Shape; 3] {
             min_blocks: if light { 32 } else { 24 },
             // 8-bit digits: 9 would give each of the 32 threads 16 digits to scan (not measured).
             bits: 8,
+            // Ballots, as the 1024-key class (not measured here).
             match_any: false,
         },
-        // 128 x 8 = 1024 keys (the anchor's segments in one tile), 12 blocks/SM for keys of 4 bytes alone, else 8: not yet measured on a GPU.
+        // 128 x 8 = 1024 keys (the anchor's segments in one tile), 12 blocks/SM for keys of 4 bytes alone (9-bit digits: 4.03 ms at 12, 4.01 ms at 10 blocks/SM, 2^28, run i22-segsort-variants), else 8; 256 x 4 took 4.15 ms against 128 x 8's 4.01 (same run).
         Shape {
             block: 128,
             items: 8,
             min_blocks: if light { 12 } else { 8 },
-            // 9-bit digits: uniform f32 in [0, 1) differ in 27 bits, three passes of 9 not four of 8 (run i22-segsort); 8 for 8-byte keys or values (u64 pairs spill at 9).
+            // 8-bit digits at most: three 9-bit passes for uniform f32 in [0, 1) (27 varying bits) took 4.01 ms at 2^28 against 3.64 for four 8-bit ones (run i22-segsort-variants: the 512 counters per warp cost more than the pass saved).
             bits: 8,
+            // Ballots: __match_any_sync took 6.34 ms (9-bit) and 6.88 ms (8-bit) at 2^28 against 3.52 ms (run i22-segsort-e7f0e74).
             match_any: false,
         },
         // 256 x 16 = 4096 keys, 2 blocks/SM; also the tile of the global-memory kernel: not yet measured on a GPU.
@@ -79,7 +81,7 @@ pub(crate) fn shapes(key_bytes: usize, value_bytes: usize) -> [Shape; 3] {
                 16
             },
             min_blocks: 2,
-            // 9-bit digits as the 1024-key class for keys of at most 4 bytes alone (not measured); 8 with values (f32 / u32 pairs spill 300 bytes at 9).
+            // 8-bit digits, ballots: as the 1024-key class (not measured here; f32 / u32 pairs spill 300 bytes at 9).
             bits: 8,
             match_any: false,
         },
