@@ -303,7 +303,12 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // Keys are stored in their ordered form between passes; with an odd number
 // of passes, the result is copied back from scratch at the end.
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+// Only the last size class's module (256 threads) launches this kernel
+// (src/algo/segsort/plan.rs); the smaller shapes' modules compile it with
+// no occupancy asked (f64 / u32 pairs spilled 4 bytes at 128 x 8, 8 blocks).
+constexpr int SEG_LARGE_MIN_BLOCKS = CUPRIM_BLOCK >= 256 ? CUPRIM_MIN_BLOCKS : 1;
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, SEG_LARGE_MIN_BLOCKS)
     cuprim_segsort_large(KU* keys, VU* vals, KU* alt_keys, VU* alt_vals, const I* offsets, const u32* ids, const u64* alt_at,
                          u32 first, u32 begin_bit, u32 end_bit, u64 flip) {
     __shared__ __align__(16) u32 s_wc[SEG_WARPS * SEG_RADIX];
