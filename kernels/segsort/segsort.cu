@@ -1,6 +1,6 @@
 // Segmented radix sort: every segment [offsets[s], offsets[s + 1]) of the
-// keys (and values) sorted on its own, stably, in place, LSD with 8-bit
-// digits of the keys' order-preserving form (sort/radix_sort.cuh:
+// keys (and values) sorted on its own, stably, in place, LSD radix passes
+// over the keys' order-preserving form (sort/radix_sort.cuh:
 // radix_ordered, the same `total_cmp` order as the device-wide sort).
 //
 // cuprim_segsort_survey finds the longest segment and checks the offsets on
@@ -10,7 +10,11 @@
 // size classes (src/algo/segsort/plan.rs):
 // 1. cuprim_segsort_tile: one block per segment of at most SEG_TILE keys.
 //    The keys are read from global memory once, sorted by every pass in
-//    registers and shared memory, and written once. Each pass ranks the
+//    registers and shared memory, and written once. Only the bits in
+//    which the segment's keys differ are sorted (radix_tile_varying): the
+//    span from the lowest to the highest such bit in the fewest passes of
+//    one width, at most CUPRIM_TILE_BITS (uniform floats in [0, 1) differ
+//    in 27 bits: three 9-bit passes, not four 8-bit ones). Each pass ranks the
 //    keys by the pass's digit with the onesweep sort's warp ranking
 //    (radix_rank_warp: stable in the order warp, item, lane) and exchanges
 //    them through shared memory; values follow their keys through the same
@@ -19,7 +23,8 @@
 // 2. cuprim_segsort_large: one block per segment longer than a tile (up to
 //    2^32 - 1 keys), every pass through global memory: a histogram read of
 //    the segment, then the segment's tiles in order, each ranked in the
-//    block and scattered to where its digits go, ping-ponging with scratch.
+//    block and scattered to where its digits go, ping-ponging with scratch
+//    (8-bit digits over every bit of [begin_bit, end_bit)).
 //    Tiles taken in order plus a stable tile ranking make the pass stable.
 // (The longest segments go through the device-wide onesweep sort, one call
 // each, from the host.)
@@ -34,31 +39,72 @@
 // Specialised on: K, V (K when sorting keys alone), I (offset type: u32 or
 // u64), CUPRIM_PAIRS, CUPRIM_BLOCK (threads: 32, 64, 128 or 256),
 // CUPRIM_ITEMS (keys per thread), CUPRIM_MIN_BLOCKS (resident blocks per
-// SM asked of ptxas), CUPRIM_MATCH_ANY (see sort/radix_sort.cuh).
+// SM asked of ptxas), CUPRIM_TILE_BITS (the tile kernel's widest digit: 8
+// or 9), CUPRIM_MATCH_ANY (see sort/radix_sort.cuh).
 
+// The global-memory kernel's digits (8 bits); the tile kernel's are at most
+// CUPRIM_TILE_BITS (8 or 9) bits wide.
 constexpr int SEG_BITS = 8;
 constexpr int SEG_RADIX = 1 << SEG_BITS;
+constexpr int SEG_MAX_BITS = CUPRIM_TILE_BITS;
+constexpr int SEG_MAX_RADIX = 1 << SEG_MAX_BITS;
+// Digits of 7 bits where a block of at most 128 threads has a digit each
+// (and keys and values are at most 4 bytes: 8-byte pairs spill): a tile
+// whose keys vary in 25 to 28 bits (uniform floats in [0, 1): 27) sorts in
+// four 7-bit passes.
+constexpr int SEG_LOW_BITS = CUPRIM_BLOCK <= 128 && sizeof(K) <= 4 && sizeof(V) <= 4 ? 7 : SEG_BITS;
 constexpr int SEG_WARPS = CUPRIM_BLOCK / 32;
 constexpr int SEG_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
-// Digits owned by each thread when the digit counts are scanned.
-constexpr int SEG_DPT = SEG_RADIX / CUPRIM_BLOCK;
 constexpr int SEG_BUF = SEG_TILE * (sizeof(K) > sizeof(V) ? sizeof(K) : sizeof(V));
 static_assert(CUPRIM_BLOCK % 32 == 0 && CUPRIM_BLOCK <= SEG_RADIX && SEG_RADIX % CUPRIM_BLOCK == 0,
               "a block of 32, 64, 128 or 256 threads");
+static_assert(SEG_MAX_BITS == 8 || SEG_MAX_BITS == 9, "tile digits of 8 or 9 bits");
 static_assert(SEG_TILE < (1 << 16), "tile positions and ranks must fit 16 bits");
 
 // The slot's position in the tile of its item 0 (warp-striped layout, see
 // sort/radix_sort.cuh); item i is 32 * i further.
 __device__ __forceinline__ u32 seg_first_slot() { return (threadIdx.x >> 5) * 32 * CUPRIM_ITEMS + (threadIdx.x & 31); }
 
-// Exclusive scan over the block's digits, SEG_DPT consecutive ones per
-// thread with counts c[]: out[d] becomes the sum of the counts of smaller
-// digits. Each thread writes only its own digits. Ends with a barrier.
-__device__ __forceinline__ void seg_digit_prefix(const u32 (&c)[SEG_DPT], u32* out, u32* s_warp) {
+// A thread's DPT consecutive digit words at p (DPT * 4-byte aligned), read
+// and written with the widest accesses: a warp's consecutive threads then
+// touch consecutive words, one wavefront per 128 bytes (word by word, DPT
+// words apart, each access was a DPT-way bank conflict).
+template <int DPT> __device__ __forceinline__ void seg_digits_load(const u32* p, u32 (&c)[DPT]) {
+    if constexpr (DPT % 4 == 0) {
+#pragma unroll
+        for (int q = 0; q < DPT / 4; q++) {
+            const uint4 v = ((const uint4*)p)[q];
+            c[4 * q] = v.x, c[4 * q + 1] = v.y, c[4 * q + 2] = v.z, c[4 * q + 3] = v.w;
+        }
+    } else if constexpr (DPT == 2) {
+        const uint2 v = *(const uint2*)p;
+        c[0] = v.x, c[1] = v.y;
+    } else {
+#pragma unroll
+        for (int j = 0; j < DPT; j++) c[j] = p[j];
+    }
+}
+template <int DPT> __device__ __forceinline__ void seg_digits_store(u32* p, const u32 (&c)[DPT]) {
+    if constexpr (DPT % 4 == 0) {
+#pragma unroll
+        for (int q = 0; q < DPT / 4; q++) ((uint4*)p)[q] = make_uint4(c[4 * q], c[4 * q + 1], c[4 * q + 2], c[4 * q + 3]);
+    } else if constexpr (DPT == 2) {
+        *(uint2*)p = make_uint2(c[0], c[1]);
+    } else {
+#pragma unroll
+        for (int j = 0; j < DPT; j++) p[j] = c[j];
+    }
+}
+
+// Exclusive scan over the block's digits, DPT consecutive ones per thread
+// with counts c[]: out[d] (16-byte aligned) becomes the sum of the counts
+// of smaller digits. Each thread writes only its own digits. Ends with a
+// barrier.
+template <int DPT> __device__ __forceinline__ void seg_digit_prefix(const u32 (&c)[DPT], u32* out, u32* s_warp) {
     const u32 tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     u32 sum = 0;
 #pragma unroll
-    for (int j = 0; j < SEG_DPT; j++) sum += c[j];
+    for (int j = 0; j < DPT; j++) sum += c[j];
     const u32 incl = cuprim_warp_inclusive_sum(sum);
     if (SEG_WARPS > 1) {
         if (lane == 31) s_warp[warp] = incl;
@@ -66,63 +112,71 @@ __device__ __forceinline__ void seg_digit_prefix(const u32 (&c)[SEG_DPT], u32* o
     }
     u32 before = incl - sum;
     for (u32 w = 0; w < warp; w++) before += s_warp[w];
+    u32 o[DPT];
 #pragma unroll
-    for (int j = 0; j < SEG_DPT; j++) {
-        out[tid * SEG_DPT + j] = before;
+    for (int j = 0; j < DPT; j++) {
+        o[j] = before;
         before += c[j];
     }
+    seg_digits_store<DPT>(out + tid * DPT, o);
     __syncthreads();
 }
 
 // After every warp has ranked its keys with radix_rank_warp into its own
-// counters wc[warp * SEG_RADIX + d] (zeroed before) and a barrier: turns
-// each digit's per-warp counts into per-warp exclusive offsets, sets
-// s_start[d] to the number of the tile's keys with a smaller digit, and
-// leaves in tot[j] the tile's count of digit tid * SEG_DPT + j. Each thread
-// owns SEG_DPT consecutive digits. Ends with a barrier.
-__device__ __forceinline__ void seg_digit_starts(u32* wc, u32* s_start, u32* s_warp, u32 (&tot)[SEG_DPT]) {
-    const u32 tid = threadIdx.x;
+// counters wc[warp * RADIX + d] (zeroed before, 16-byte aligned) and a
+// barrier: turns each digit's per-warp counts into per-warp exclusive
+// offsets, sets s_start[d] to the number of the tile's keys with a
+// smaller digit, and leaves in tot[j] the tile's count of digit tid * DPT
+// + j (DPT = RADIX / BLOCK consecutive digits per thread). Ends with a
+// barrier.
+template <int RADIX, int DPT> __device__ __forceinline__ void seg_digit_starts(u32* wc, u32* s_start, u32* s_warp, u32 (&tot)[DPT]) {
+    u32* const own = wc + threadIdx.x * DPT;
 #pragma unroll
-    for (int j = 0; j < SEG_DPT; j++) {
-        const u32 d = tid * SEG_DPT + j;
-        u32 t = 0;
+    for (int j = 0; j < DPT; j++) tot[j] = 0;
+    // (Warp by warp for more than two digits a thread: all SEG_WARPS * DPT
+    // counters loaded at once spilled with 9-bit digits at 40 registers.)
+#pragma unroll(DPT <= 2 ? SEG_WARPS : 1)
+    for (int w = 0; w < SEG_WARPS; w++) {
+        u32 c[DPT];
+        seg_digits_load<DPT>(own + w * RADIX, c);
+        seg_digits_store<DPT>(own + w * RADIX, tot);
 #pragma unroll
-        for (int w = 0; w < SEG_WARPS; w++) {
-            const u32 c = wc[w * SEG_RADIX + d];
-            wc[w * SEG_RADIX + d] = t;
-            t += c;
-        }
-        tot[j] = t;
+        for (int j = 0; j < DPT; j++) tot[j] += c[j];
     }
-    seg_digit_prefix(tot, s_start, s_warp);
+    seg_digit_prefix<DPT>(tot, s_start, s_warp);
 }
 
-// Block-wide exclusive scan over digits, in place: s_count[d] (SEG_RADIX
-// words) becomes the sum of the counts of smaller digits. Every thread
-// calls; ends with a barrier.
-__device__ __forceinline__ void seg_scan_digits(u32* s_count, u32* s_warp) {
-    u32 c[SEG_DPT];
-#pragma unroll
-    for (int j = 0; j < SEG_DPT; j++) c[j] = s_count[threadIdx.x * SEG_DPT + j];
-    seg_digit_prefix(c, s_count, s_warp);
+// Block-wide exclusive scan over digits, in place: s_count[d] (DPT *
+// CUPRIM_BLOCK words, DPT consecutive per thread, 16-byte aligned) becomes
+// the sum of the counts of smaller digits. Every thread calls; ends with a
+// barrier.
+template <int DPT> __device__ __forceinline__ void seg_scan_digits(u32* s_count, u32* s_warp) {
+    u32 c[DPT];
+    seg_digits_load<DPT>(s_count + threadIdx.x * DPT, c);
+    seg_digit_prefix<DPT>(c, s_count, s_warp);
 }
 
 // Ranks a tile held warp-striped in key[] (ordered form) by the digit
-// (key >> shift) & mask: on return pos[i] is item i's position in the tile
-// sorted stably by that digit, s_start[d] the position of the tile's first
-// key of digit d, tot[j] the count of digit tid * SEG_DPT + j. s_wc must be
-// free (no thread still reading it) when this is called.
+// (key >> shift) & mask of at most BITS bits: on return pos[i] is item i's
+// position in the tile sorted stably by that digit, s_start[d] the
+// position of the tile's first key of digit d, and tot[j] the count of
+// digit tid * DPT + j. s_wc (SEG_WARPS << BITS words) and s_start must be
+// 16-byte aligned, and s_wc free (no thread still reading it) when this is
+// called.
+template <int BITS, int DPT = (1 << BITS) / CUPRIM_BLOCK>
 __device__ __forceinline__ void seg_rank_tile(const KR (&key)[CUPRIM_ITEMS], u32 (&pos)[CUPRIM_ITEMS], u32 shift, u32 mask, u32* s_wc,
-                                              u32* s_start, u32* s_warp, u32 (&tot)[SEG_DPT]) {
+                                              u32* s_start, u32* s_warp, u32 (&tot)[DPT]) {
+    constexpr int RADIX = 1 << BITS;
     const u32 warp = threadIdx.x >> 5;
-    for (int j = threadIdx.x; j < SEG_WARPS * SEG_RADIX; j += CUPRIM_BLOCK) s_wc[j] = 0;
+#pragma unroll
+    for (int j = threadIdx.x; j < SEG_WARPS * RADIX / 4; j += CUPRIM_BLOCK) ((uint4*)s_wc)[j] = make_uint4(0, 0, 0, 0);
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < CUPRIM_ITEMS; i++) pos[i] = (u32)(key[i] >> shift) & mask;
-    radix_rank_warp<SEG_BITS, CUPRIM_ITEMS, true>(pos, s_wc + warp * SEG_RADIX);
+    radix_rank_warp<BITS, CUPRIM_ITEMS, true>(pos, s_wc + warp * RADIX);
     __syncthreads();
-    seg_digit_starts(s_wc, s_start, s_warp, tot);
-    radix_positions<SEG_RADIX, CUPRIM_ITEMS>(pos, s_start, s_wc + warp * SEG_RADIX);
+    seg_digit_starts<RADIX, DPT>(s_wc, s_start, s_warp, tot);
+    radix_positions<RADIX, CUPRIM_ITEMS>(pos, s_start, s_wc + warp * RADIX);
 }
 
 // ---------------------------------------------------------------------------
@@ -160,46 +214,76 @@ extern "C" __global__ void __launch_bounds__(256) cuprim_segsort_survey(const I*
 // global reads of a segment happen before its first global write, and
 // segments do not overlap, so sorting in place is safe.
 
+// A tile kernel block's segment and passes, in shared memory: read
+// again after each barrier rather than held in registers through the
+// ranking (the 1024-key shape runs at 40 registers, and these spilled).
+struct seg_tile_job {
+    u64 begin;            // the segment's first element
+    u32 n;                // its length
+    radix_tile_passes p;  // its passes (radix_tile_plan)
+};
+
+// The passes of the tile kernel with digits of BITS bits (`job` written
+// and a barrier passed; its width at most BITS).
+template <int BITS>
+__device__ __forceinline__ void seg_tile_passes(KR (&key)[CUPRIM_ITEMS], VR (&val)[CUPRIM_ITEMS], const seg_tile_job* job, KU* keys,
+                                                VU* vals, u32* s_wc, u32* s_start, u32* s_warp, unsigned char* s_buf, KR f) {
+    KU* s_keys = (KU*)s_buf;
+    u32 pos[CUPRIM_ITEMS];
+    u32 tot[(1 << BITS) / CUPRIM_BLOCK];  // (not needed here)
+    for (u32 p = 0; p < job->p.passes; p++) {
+        const u32 shift = job->p.shift + p * job->p.width, mask = (1u << job->p.width) - 1u;
+        // (The barrier inside also ends the previous pass's reads of s_buf.)
+        seg_rank_tile<BITS>(key, pos, shift, mask, s_wc, s_start, s_warp, tot);
+#pragma unroll
+        for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
+        __syncthreads();
+        const bool last = p + 1 == job->p.passes;
+        const u32 n = job->n, slot = seg_first_slot();
+        radix_tile_settle<KU, KR, CUPRIM_ITEMS, CUPRIM_BLOCK>(last, n, slot, s_keys, keys + job->begin, key,
+                                                              [&](KU k) { return (KU)radix_unordered((KR)k ^ f); });
+#if CUPRIM_PAIRS
+        radix_tile_values<VU, VR, CUPRIM_ITEMS, CUPRIM_BLOCK>(last, n, slot, pos, val, (VU*)s_buf, vals + job->begin);
+#endif
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_segsort_tile(KU* keys, VU* vals, const I* offsets, const u32* ids, u32 first, u32 begin_bit, u32 end_bit, u64 flip) {
-    __shared__ u32 s_wc[SEG_WARPS * SEG_RADIX];
-    __shared__ u32 s_start[SEG_RADIX];
+    __shared__ __align__(16) u32 s_wc[SEG_WARPS * SEG_MAX_RADIX];
+    __shared__ __align__(16) u32 s_start[SEG_MAX_RADIX];
     __shared__ u32 s_warp[SEG_WARPS];
+    __shared__ KR s_red[2 * SEG_WARPS];
+    __shared__ seg_tile_job s_job;
     __shared__ __align__(16) unsigned char s_buf[SEG_BUF];
-    KU* s_keys = (KU*)s_buf;
 
     const u32 index = first + blockIdx.x;
     const u32 seg = ids ? ids[index] : index;
     const u64 begin = (u64)offsets[seg];
     const u32 n = (u32)((u64)offsets[seg + 1] - begin);  // <= SEG_TILE (host)
-    keys += begin;
-    const u32 tid = threadIdx.x, slot = seg_first_slot();
+    if (n <= 1) return;  // (the whole block: n is the block's)
     const KR f = (KR)flip;
 
     KR key[CUPRIM_ITEMS];
-    u32 pos[CUPRIM_ITEMS];
-    u32 tot[SEG_DPT];
-    radix_tile_load_ordered<CUPRIM_ITEMS>(keys, n, key, f);
-#if CUPRIM_PAIRS
-    vals += begin;
+    radix_tile_load_ordered<CUPRIM_ITEMS>(keys + begin, n, key, f);
     VR val[CUPRIM_ITEMS];
-    VU* s_vals = (VU*)s_buf;
-    radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals, n, val);
-#endif
-
-    for (u32 shift = begin_bit; shift < end_bit; shift += SEG_BITS) {
-        const u32 mask = (1u << min((u32)SEG_BITS, end_bit - shift)) - 1u;
-        const bool last = end_bit - shift <= (u32)SEG_BITS;
-        // (The barrier inside also ends the previous pass's reads of s_buf.)
-        seg_rank_tile(key, pos, shift, mask, s_wc, s_start, s_warp, tot);
-#pragma unroll
-        for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
-        __syncthreads();
-        radix_tile_settle<KU, KR, CUPRIM_ITEMS, CUPRIM_BLOCK>(last, n, slot, s_keys, keys, key,
-                                                              [&](KU k) { return (KU)radix_unordered((KR)k ^ f); });
 #if CUPRIM_PAIRS
-        radix_tile_values<VU, VR, CUPRIM_ITEMS, CUPRIM_BLOCK>(last, n, slot, pos, val, s_vals, vals);
+    radix_load_striped<VU, VR, CUPRIM_ITEMS>(vals + begin, n, val);
 #endif
+    // Only the bits in which the segment's keys differ are sorted: the
+    // fewest passes over their span, of one width (a pass over bits every
+    // key shares would leave the tile as it is).
+    const radix_tile_passes plan = radix_tile_plan<SEG_MAX_BITS>(
+        radix_tile_varying<CUPRIM_ITEMS, SEG_WARPS>(key, n, seg_first_slot(), s_red), begin_bit, end_bit);
+    if (threadIdx.x == 0) s_job = seg_tile_job{begin, n, plan};
+    __syncthreads();
+    if (SEG_MAX_BITS > SEG_BITS && plan.width > SEG_BITS) {
+        seg_tile_passes<SEG_MAX_BITS>(key, val, &s_job, keys, vals, s_wc, s_start, s_warp, s_buf, f);
+    } else if (SEG_LOW_BITS < SEG_BITS && plan.width <= SEG_LOW_BITS) {
+        // (One ballot and half the counters fewer per pass.)
+        seg_tile_passes<SEG_LOW_BITS>(key, val, &s_job, keys, vals, s_wc, s_start, s_warp, s_buf, f);
+    } else {
+        seg_tile_passes<SEG_BITS>(key, val, &s_job, keys, vals, s_wc, s_start, s_warp, s_buf, f);
     }
 }
 
@@ -219,12 +303,17 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // Keys are stored in their ordered form between passes; with an odd number
 // of passes, the result is copied back from scratch at the end.
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+// Only the last size class's module (256 threads) launches this kernel
+// (src/algo/segsort/plan.rs); the smaller shapes' modules compile it with
+// no occupancy asked (f64 / u32 pairs spilled 4 bytes at 128 x 8, 8 blocks).
+constexpr int SEG_LARGE_MIN_BLOCKS = CUPRIM_BLOCK >= 256 ? CUPRIM_MIN_BLOCKS : 1;
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, SEG_LARGE_MIN_BLOCKS)
     cuprim_segsort_large(KU* keys, VU* vals, KU* alt_keys, VU* alt_vals, const I* offsets, const u32* ids, const u64* alt_at,
                          u32 first, u32 begin_bit, u32 end_bit, u64 flip) {
-    __shared__ u32 s_wc[SEG_WARPS * SEG_RADIX];
-    __shared__ u32 s_start[SEG_RADIX];
-    __shared__ u32 s_base[SEG_RADIX];
+    __shared__ __align__(16) u32 s_wc[SEG_WARPS * SEG_RADIX];
+    __shared__ __align__(16) u32 s_start[SEG_RADIX];
+    __shared__ __align__(16) u32 s_base[SEG_RADIX];
     __shared__ u32 s_warp[SEG_WARPS];
     __shared__ __align__(16) unsigned char s_buf[SEG_BUF];
     KU* s_keys = (KU*)s_buf;
@@ -244,6 +333,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const u32 tid = threadIdx.x;
     const KR f = (KR)flip;
     const u32 passes = (end_bit - begin_bit + SEG_BITS - 1) / SEG_BITS;
+    constexpr int SEG_DPT = SEG_RADIX / CUPRIM_BLOCK;  // digits per thread
 
     for (u32 p = 0; p < passes; p++) {
         const u32 shift = begin_bit + p * SEG_BITS;
@@ -266,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         __syncthreads();  // (also: the previous pass's writes are visible)
         for (u32 j = tid; j < n; j += CUPRIM_BLOCK) atomicAdd(s_base + ((u32)(ordered(src_k[j]) >> shift) & mask), 1u);
         __syncthreads();
-        seg_scan_digits(s_base, s_warp);
+        seg_scan_digits<SEG_DPT>(s_base, s_warp);
 
         for (u32 t0 = 0; t0 < n; t0 += SEG_TILE) {
             const u32 valid = n - t0 < (u32)SEG_TILE ? n - t0 : (u32)SEG_TILE;
@@ -279,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             for (int i = 0; i < CUPRIM_ITEMS; i++) key[i] = ordered(key[i]);
             // (The barrier inside also ends the previous tile's use of
             // s_buf, s_start and s_base.)
-            seg_rank_tile(key, pos, shift, mask, s_wc, s_start, s_warp, tot);
+            seg_rank_tile<SEG_BITS>(key, pos, shift, mask, s_wc, s_start, s_warp, tot);
 #pragma unroll
             for (int i = 0; i < CUPRIM_ITEMS; i++) s_keys[pos[i]] = (KU)key[i];
             __syncthreads();

@@ -280,6 +280,81 @@ template <int ITEMS> __device__ __forceinline__ void radix_tile_load_ordered(con
     for (int i = 0; i < ITEMS; i++) key[i] = radix_ordered(key[i]) ^ flip;
 }
 
+// The bits in which the real keys of a one-block tile differ (ordered
+// forms, as radix_tile_load_ordered leaves them): the OR over the block of
+// (AND of the keys) XOR (OR of the keys), each thread's slots first + 32 * i
+// below n counted (padding slots are not keys). Passes over bits that no
+// key varies in leave the tile as it is (the sort is stable), so a sort
+// need only run over the span of this mask. `s_red` holds 2 * WARPS words
+// of KR; all threads call; one barrier when WARPS > 1. The same value in
+// every thread.
+template <int ITEMS, int WARPS>
+__device__ __forceinline__ KR radix_tile_varying(const KR (&key)[ITEMS], u32 n, u32 first, KR* s_red) {
+    KR all = KEY_ALL, any = 0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        if (first + i * 32 < n) {
+            all &= key[i];
+            any |= key[i];
+        }
+    }
+    bool reduced = false;
+#if __CUDA_ARCH__ >= 800
+    if constexpr (sizeof(KR) == 4) {  // one instruction per warp-wide AND / OR
+        all = __reduce_and_sync(0xffffffffu, all);
+        any = __reduce_or_sync(0xffffffffu, any);
+        reduced = true;
+    }
+#endif
+    if (!reduced) {
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            all &= __shfl_xor_sync(0xffffffffu, all, off);
+            any |= __shfl_xor_sync(0xffffffffu, any, off);
+        }
+    }
+    if constexpr (WARPS > 1) {
+        const u32 warp = threadIdx.x >> 5;
+        if ((threadIdx.x & 31) == 0) {
+            s_red[warp] = all;
+            s_red[WARPS + warp] = any;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int w = 0; w < WARPS; w++) {
+            all &= s_red[w];
+            any |= s_red[WARPS + w];
+        }
+    }
+    return all ^ any;
+}
+
+// The passes of a one-block tile sort over the bits [begin_bit, end_bit)
+// that vary (`varying`, from radix_tile_varying): the span from the
+// lowest to the highest such bit, cut into the fewest passes of at most
+// MAX_BITS bits, all of one width (returned; 0 passes when no bit varies).
+struct radix_tile_passes {
+    u32 shift, width, passes;
+};
+template <int MAX_BITS>
+__device__ __forceinline__ radix_tile_passes radix_tile_plan(KR varying, u32 begin_bit, u32 end_bit) {
+    constexpr u32 KBITS = 8 * sizeof(KR);
+    const KR hi_mask = end_bit >= KBITS ? ~(KR)0 : (((KR)1 << end_bit) - 1);
+    const KR lo_mask = begin_bit >= KBITS ? 0 : ~(((KR)1 << begin_bit) - 1);
+    const KR v = varying & hi_mask & lo_mask;
+    if (v == 0) return {0, 0, 0};
+    u32 lo, hi;
+    if constexpr (sizeof(KR) == 4) {
+        lo = __ffs(v) - 1;
+        hi = 32 - __clz(v);
+    } else {
+        lo = __ffsll((long long)v) - 1;
+        hi = 64 - __clzll((long long)v);
+    }
+    const u32 span = hi - lo, passes = (span + MAX_BITS - 1) / MAX_BITS;
+    return {lo, (span + passes - 1) / passes, passes};
+}
+
 // The end of a pass of the one-block tile sorts (sort/radix_sort_small.cu,
 // segsort/segsort.cu), once every element of the pass sits at its tile
 // position in `s_buf` (and a barrier has passed): the last pass writes the

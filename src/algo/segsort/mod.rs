@@ -24,7 +24,9 @@
 //! size classes as CUB's `DeviceSegmentedSort`: segments of at most 128,
 //! 1024 and 4096 keys (3072 for pairs with 8-byte keys or values) are each sorted by one block (of 32, 128 and 256
 //! threads) entirely in registers and shared memory, one read and one write
-//! of every key (and value); longer segments by one block each through
+//! of every key (and value), with passes only over the span of bits in which
+//! the segment's keys differ (uniform floats in [0, 1): 27 bits, four 7-bit
+//! passes); longer segments by one block each through
 //! global memory (a histogram read, then a read and a write per pass, with
 //! device scratch as long as those segments); and a segment longer than
 //! 2^17 keys and than an SM's share of that work goes through the

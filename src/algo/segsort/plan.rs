@@ -23,12 +23,16 @@ template!(
 
 /// One tile shape of the segmented sort: `block` threads (32, 64, 128 or
 /// 256) of `items` keys each; ptxas is asked for `min_blocks` resident
-/// blocks per SM.
+/// blocks per SM; the tile kernel's digits are at most `bits` (8 or 9)
+/// wide, and its warps find equal digits with `__match_any_sync` when
+/// `match_any` (else one ballot per digit bit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Shape {
     pub block: u32,
     pub items: u32,
     pub min_blocks: u32,
+    pub bits: u32,
+    pub match_any: bool,
 }
 
 impl Shape {
@@ -42,7 +46,8 @@ impl Shape {
 /// holds it; longer segments than the last tile go to the global-memory
 /// kernel (in the last class's module) or the device-wide sort. At most
 /// 41 KiB of static shared memory each (8-byte keys and values in the
-/// last: 32 KiB of tile, 8 KiB of warp counters).
+/// last: 32 KiB of tile, 8 KiB of warp counters; 4-byte ones with 9-bit
+/// digits: 16 KiB of tile, 16 KiB of counters).
 pub(crate) fn shapes(key_bytes: usize, value_bytes: usize) -> [Shape; 3] {
     let light = key_bytes.max(value_bytes) <= 4 && value_bytes == 0;
     [
@@ -51,12 +56,20 @@ pub(crate) fn shapes(key_bytes: usize, value_bytes: usize) -> [Shape; 3] {
             block: 32,
             items: 4,
             min_blocks: if light { 32 } else { 24 },
+            // 8-bit digits: 9 would give each of the 32 threads 16 digits to scan (not measured).
+            bits: 8,
+            // Ballots, as the 1024-key class (not measured here).
+            match_any: false,
         },
-        // 128 x 8 = 1024 keys (the anchor's segments in one tile), 12 blocks/SM for keys of 4 bytes alone, else 8: not yet measured on a GPU.
+        // 128 x 8 = 1024 keys (the anchor's segments in one tile), 12 blocks/SM for keys of 4 bytes alone (9-bit digits: 4.03 ms at 12, 4.01 ms at 10 blocks/SM, 2^28, run i22-segsort-variants), else 8; 256 x 4 took 4.15 ms against 128 x 8's 4.01 (same run).
         Shape {
             block: 128,
             items: 8,
             min_blocks: if light { 12 } else { 8 },
+            // 8-bit digits at most: three 9-bit passes for uniform f32 in [0, 1) (27 varying bits) took 4.01 ms at 2^28 against 3.64 for four 8-bit ones (run i22-segsort-variants: the 512 counters per warp cost more than the pass saved).
+            bits: 8,
+            // Ballots: __match_any_sync took 6.34 ms (9-bit) and 6.88 ms (8-bit) at 2^28 against 3.52 ms (run i22-segsort-e7f0e74).
+            match_any: false,
         },
         // 256 x 16 = 4096 keys, 2 blocks/SM; also the tile of the global-memory kernel: not yet measured on a GPU.
         // Pairs with 8-byte keys or values 256 x 12 (f16/u64 and i64/u32 pairs spill 28-56 bytes at x16 on sm_80 and sm_90).
@@ -68,6 +81,9 @@ pub(crate) fn shapes(key_bytes: usize, value_bytes: usize) -> [Shape; 3] {
                 16
             },
             min_blocks: 2,
+            // 8-bit digits, ballots: as the 1024-key class (not measured here; f32 / u32 pairs spill 300 bytes at 9).
+            bits: 8,
+            match_any: false,
         },
     ]
 }
@@ -109,8 +125,8 @@ impl<K: Element, V: Element, I: IndexElement> Specialise for SegSort<K, V, I> {
         w.constant("CUPRIM_BLOCK", self.shape.block as i64);
         w.constant("CUPRIM_ITEMS", self.shape.items as i64);
         w.constant("CUPRIM_MIN_BLOCKS", self.shape.min_blocks as i64);
-        // Ballot ranking, as the onesweep sort (sort/plan.rs).
-        w.constant("CUPRIM_MATCH_ANY", 0);
+        w.constant("CUPRIM_TILE_BITS", self.shape.bits as i64);
+        w.constant("CUPRIM_MATCH_ANY", self.shape.match_any as i64);
         w.keys_values::<K, V>(self.pairs);
         w.elem::<I>("I");
     }
