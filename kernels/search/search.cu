@@ -1,6 +1,7 @@
 // Vectorised binary search (lower_bound / upper_bound / binary_search of
 // many queries in one sorted array) and is_sorted_until.
-// Specialised on: T (element), I (u32 or u64 output index), Cmp (bool
+// Specialised on: In (the queries: an input expression, block/expr.cuh; a
+// buffer is cuprim_x_buf<T>), T (its element), I (u32 or u64 output index), Cmp (bool
 // less(T a, T b): the order the array is sorted by), SEARCH_MODE (0 lower
 // bound, 1 upper bound, 2 exact: the lower bound if it holds an equivalent
 // element, else all ones), CUPRIM_BLOCK, SEARCH_ITEMS (queries per thread,
@@ -114,7 +115,7 @@ __device__ __forceinline__ I search_output(u64 pos, u64 n, T at, T x) {
 // top). Grid-stride over rows of CUPRIM_BLOCK x SEARCH_ITEMS queries.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     cuprim_search(const T* __restrict__ data, u64 n, const T* __restrict__ index, SearchIndex ix,
-                  const T* __restrict__ queries, u64 m, I* __restrict__ out) {
+                  CUPRIM_INPUT In queries, u64 m, I* __restrict__ out) {
     __shared__ T top[SEARCH_TOP];
     const T* const src = ix.levels ? index + ix.at[ix.levels] : data;
     const u32 top_len = (u32)(ix.levels ? ix.len[ix.levels] : n);
@@ -132,7 +133,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 #pragma unroll
         for (u32 j = 0; j < SEARCH_ITEMS; j++) {
             const u64 q = r + j * CUPRIM_BLOCK + threadIdx.x;
-            x[j] = q < m ? cuprim_load_ro(queries + q) : queries[0];
+            x[j] = queries.load(q < m ? q : 0);
         }
 #pragma unroll
         for (u32 j = 0; j < SEARCH_ITEMS; j++) {
@@ -199,9 +200,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 // The same answers without an index (few queries: building one would cost
 // more than it saves): each query bisects the array in global memory.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
-    cuprim_search_plain(const T* __restrict__ data, u64 n, const T* __restrict__ queries, u64 m, I* __restrict__ out) {
+    cuprim_search_plain(const T* __restrict__ data, u64 n, CUPRIM_INPUT In queries, u64 m, I* __restrict__ out) {
     for (u64 q = cuprim_thread_id(); q < m; q += cuprim_thread_count()) {
-        const T x = cuprim_load_ro(queries + q);
+        const T x = queries.load(q);
         const u64 lo = cuprim_partition_point(data, n, [&](T e) { return search_before(e, x); });
         out[q] = search_output(lo, n, lo < n ? cuprim_load_ro(data + lo) : x, x);
     }
