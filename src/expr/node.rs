@@ -20,6 +20,9 @@ pub trait Node: Sync + Sized + Clone {
     const WIDEST: usize = 0;
     /// True when a permutation below this node checks indices on the device.
     const CHECKED: bool = false;
+    /// True for a plain buffer (a kernel may take its pointer alone: the
+    /// first 8 bytes of its parameter).
+    const IS_BUF: bool = false;
     /// Memory streams an element costs: one per buffer read in order, three
     /// for a permutation (its indices and a gather). Kernels keep fewer
     /// loads in flight per thread when there are several.
@@ -81,6 +84,7 @@ impl<T: Element> Node for Leaf<'_, T> {
     type Item = T;
     const WIDEST: usize = std::mem::size_of::<T>();
     const STREAMS: usize = 1;
+    const IS_BUF: bool = true;
     fn device_ref(&self) -> &Device {
         self.device
     }

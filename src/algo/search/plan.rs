@@ -74,6 +74,7 @@ impl<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>> Specialis
         w.constant("CUPRIM_BLOCK", BLOCK as i64);
         w.constant("SEARCH_ITEMS", ITEMS as i64);
         w.constant("SEARCH_TOP", top_entries::<T>() as i64);
+        w.constant("SEARCH_QUERIES_BUF", Q::IS_BUF as i64);
         let mode = match self.mode {
             Mode::Lower => 0,
             Mode::Upper => 1,
@@ -189,7 +190,8 @@ pub(crate) fn search<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item
     // elements, writes the index_len entries of ix's levels.
     let build: Entry<(Ptr<T>, u64, Ptr<T>, SearchIndex)> = unsafe { Entry::declare("cuprim_search_index") };
     // SAFETY: matches `cuprim_search(const T* data, u64 n, const T* index, SearchIndex ix, const In
-    // queries, u64 m, I* out)`, `In` the struct whose fields ExprArgs holds: reads n elements, the index
+    // queries, u64 m, I* out)`, `In` the struct whose fields ExprArgs holds (for a plain buffer the
+    // parameter is `const T* queries`, its first 8 bytes: the same pointer): reads n elements, the index
     // and m queries, writes m answers.
     let entry: Entry<(Ptr<T>, u64, Ptr<T>, SearchIndex, ExprArgs, u64, Ptr<I>)> = unsafe { Entry::declare("cuprim_search") };
     let mut layout = ScratchLayout::new();
@@ -217,7 +219,8 @@ fn search_plain<T: Element, I: IndexElement, Q: Node<Item = T>>(
     out: Ptr<I>,
 ) -> Result<()> {
     // SAFETY: matches `cuprim_search_plain(const T* data, u64 n, const In queries, u64 m, I* out)`, `In`
-    // the struct whose fields ExprArgs holds: reads n elements and m queries, writes m answers.
+    // the struct whose fields ExprArgs holds (a plain buffer's parameter is its pointer, the first 8
+    // bytes): reads n elements and m queries, writes m answers.
     let plain: Entry<(Ptr<T>, u64, ExprArgs, u64, Ptr<I>)> = unsafe { Entry::declare("cuprim_search_plain") };
     let m = queries.length() as u64;
     let blocks = grid(dev, module, plain, m)?;
