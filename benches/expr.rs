@@ -3,7 +3,9 @@
 //! (with a u32 count), and
 //! `map(Square).scan(Add)`, each beside the unfused call it replaces or the
 //! plain primitive over the same input (`reduce_to(Add)`, `scan(Add)`); and
-//! the warm host time of a fused call on 1024 elements against the plain sum.
+//! the warm host time of a fused call on 1024 elements against the plain sum;
+//! and partition_copy, lower_bound_in and scan_by_key of a map against the
+//! transform and the buffer call.
 //!
 //! Bytes counted: every input read once (8n for the dot product, 4n for
 //! Welford, 8n for the scan: 4n in, 4n out). The first call's time (a fresh
@@ -151,6 +153,52 @@ fn fused_rows(c: &mut Criterion) {
     }
 }
 
+/// The consumers added after the first part, fused against the unfused
+/// call (a transform first): `map(Negate).partition_copy(Lt(0))` (4n read,
+/// 4n written), `map(Negate).lower_bound_in(&sorted)` with n queries into n
+/// sorted keys (4n queries read, 4n answers written; the index build reads
+/// the keys), and `map(Square).scan_by_key(&keys, Add)` (8n read, 4n
+/// written).
+fn fused_more_rows(c: &mut Criterion) {
+    use cuprim::ops::Negate;
+    use cuprim::pred::Lt;
+    let dev = common::device();
+    for n in common::sizes(&dev) {
+        let x = DeviceVec::from_slice(&dev, &common::hash_u32(n, 7).iter().map(|&h| h as i32).collect::<Vec<_>>()).expect("allocating");
+        let mut sorted =
+            DeviceVec::from_slice(&dev, &common::hash_u32(n, 11).iter().map(|&h| h as i32).collect::<Vec<_>>()).expect("allocating");
+        sorted.sort().expect("sorting");
+        let keys = DeviceVec::from_slice(&dev, &(0..n as u32).map(|i| i / 100).collect::<Vec<_>>()).expect("allocating");
+        let mut group = c.benchmark_group("fused_partition_copy");
+        group.throughput(Throughput::Bytes(8 * n as u64));
+        group.bench_function(BenchmarkId::new("i32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || x.map(Negate).partition_copy(Lt(0))))
+        });
+        group.bench_function(BenchmarkId::new("i32_unfused", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || x.transform(Negate)?.partition_copy(Lt(0))))
+        });
+        group.finish();
+        let mut group = c.benchmark_group("fused_lower_bound");
+        group.throughput(Throughput::Bytes(8 * n as u64));
+        group.bench_function(BenchmarkId::new("i32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || x.map(Negate).lower_bound_in(&sorted)))
+        });
+        group.bench_function(BenchmarkId::new("i32_unfused", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || sorted.lower_bound(&x.transform(Negate)?)))
+        });
+        group.finish();
+        let mut group = c.benchmark_group("fused_scan_by_key");
+        group.throughput(Throughput::Bytes(12 * n as u64));
+        group.bench_function(BenchmarkId::new("i32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || x.map(Square).scan_by_key(&keys, Add)))
+        });
+        group.bench_function(BenchmarkId::new("i32_unfused", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || x.transform(Square)?.scan_by_key(&keys, Add)))
+        });
+        group.finish();
+    }
+}
+
 /// Host time of a warm fused call (1024 elements, to the host) against the
 /// plain sum of the same size: the difference is the expression's cost.
 fn fused_host_overhead(c: &mut Criterion) {
@@ -171,6 +219,6 @@ fn fused_host_overhead(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = common::config();
-    targets = fused_rows, fused_host_overhead
+    targets = fused_rows, fused_more_rows, fused_host_overhead
 }
 criterion_main!(benches);

@@ -197,6 +197,59 @@ where
     )
 }
 
+/// The fused select kernels of an input expression and `pred` (what
+/// `copy_if`, `copy_if_into` and `partition_copy` of it run; u32 and u64
+/// counts).
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_select, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Square;
+/// use cuprim::pred::Gt;
+/// let host = Device::host();
+/// let x = counting(&host, 0i32, 1, 0).map(Square);
+/// for report in precompile_expr_select(Target::Arch(90), &x, Gt(9)).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// ```
+pub fn precompile_expr_select<E: crate::expr::Expr, P: Predicate<E::Item>>(
+    target: Target<'_>,
+    expr: &E,
+    pred: P,
+) -> Result<Vec<KernelReport>>
+where
+    E::Item: Element,
+{
+    let arch = arch_of(target);
+    run(target, sel::select_specs_of(arch, expr, &pred))
+}
+
+/// The search kernels with queries from an input expression (every mode,
+/// `u32` and `u64` indices: what `lower_bound_in`, `upper_bound_in`,
+/// `binary_search_in` and `search_in_with` of it run) in data sorted by
+/// `cmp`.
+///
+/// ```
+/// use cuprim::cmp::Less;
+/// use cuprim::precompile::{precompile_expr_search, Target};
+/// use cuprim::prelude::*;
+/// let host = Device::host();
+/// let q = counting(&host, 0u64, 7, 0);
+/// for report in precompile_expr_search(Target::Arch(90), &q, Less).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// ```
+pub fn precompile_expr_search<E: crate::expr::Expr, C: Comparator<E::Item>>(
+    target: Target<'_>,
+    expr: &E,
+    cmp: C,
+) -> Result<Vec<KernelReport>>
+where
+    E::Item: Element,
+{
+    run(target, crate::algo::search::plan::search_specs_of(&cmp, expr))
+}
+
 /// The scan-by-key kernel for keys `K`, values `T` and `Op`.
 ///
 /// ```
@@ -209,6 +262,35 @@ where
 pub fn precompile_scan_by_key<K: Element, T: Element, Op: Monoid<T>>(target: Target<'_>, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
     run(target, sc::scan_by_key_specs::<K, T, Op>(arch, &op))
+}
+
+/// The fused scan-by-key kernels of key and value expressions (a buffer
+/// being the simplest) by `op`: what `values.scan_by_key(keys, op)` runs.
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_scan_by_key, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Square;
+/// let host = Device::host();
+/// let keys = DeviceVec::<u32>::zeros(&host, 0)?;
+/// let values = counting(&host, 0u64, 1, 0).map(Square);
+/// for report in precompile_expr_scan_by_key(Target::Arch(90), &keys.lazy(), &values, Add).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_scan_by_key<KE: crate::expr::Expr, VE: crate::expr::Expr, Op: Monoid<VE::Item>>(
+    target: Target<'_>,
+    keys: &KE,
+    values: &VE,
+    op: Op,
+) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
+    let arch = arch_of(target);
+    run(target, sc::scan_by_key_specs_of(arch, keys, values, &op))
 }
 
 /// The segmented kernels of `T`: `segmented_reduce` by `op` and the

@@ -4,7 +4,7 @@
 
 mod common;
 
-use cuprim::ops::{Abs, Associative, BinaryOp, Cast, Commutative, Monoid, Negate, Square, UnaryOp};
+use cuprim::ops::{Abs, Associative, BinaryOp, Cast, Commutative, Max, Monoid, Negate, Square, UnaryOp};
 use cuprim::pred::Gt;
 use cuprim::prelude::*;
 use rand::Rng;
@@ -457,6 +457,351 @@ fn copy_if_of_expressions_equals_copy_if_of_collected_vectors() {
                     "{ctx}: permute"
                 );
             }
+        }
+    }
+}
+
+/// One index out of range makes every fused consumer fail the same way,
+/// with its inputs intact.
+fn expect_oob<T>(r: cuprim::Result<T>, len: usize, ctx: &str, what: &str) {
+    match r {
+        Err(Error::IndexOutOfBounds { len: l, .. }) => assert_eq!(l, len, "{ctx}: {what}"),
+        Err(e) => panic!("{ctx}: {what}: expected IndexOutOfBounds, got {e:?}"),
+        Ok(_) => panic!("{ctx}: {what}: expected IndexOutOfBounds, got Ok"),
+    }
+}
+
+#[test]
+fn partition_copy_and_copy_if_into_of_expressions_equal_the_buffer_forms() {
+    use cuprim::pred::Lt;
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng("partition");
+            let a: Vec<i32> = (0..n).map(|_| r.gen_range(-1000..1000)).collect();
+            let da = DeviceVec::from_slice(&dev, &a).unwrap();
+            let ctx = common::ctx(&dev, "partition_copy", n, seed);
+            // Fused: the map is computed where the select kernel reads it.
+            let (yes, no) = da.map(Negate).partition_copy(Lt(17)).unwrap();
+            let mut plain = da.transform(Negate).unwrap();
+            let split = plain.partition(Lt(17)).unwrap();
+            let plain = plain.to_vec().unwrap();
+            assert_eq!(yes.to_vec().unwrap(), plain[..split], "{ctx}: selected");
+            assert_eq!(no.to_vec().unwrap(), plain[split..], "{ctx}: rejected");
+            let want: (Vec<i32>, Vec<i32>) = a.iter().map(|x| x.wrapping_neg()).partition(|&x| x < 17);
+            assert_eq!((yes.to_vec().unwrap(), no.to_vec().unwrap()), want, "{ctx}: reference");
+            // The buffer form is the one-node expression.
+            let (by, bn) = da.partition_copy(Lt(17)).unwrap();
+            let want: (Vec<i32>, Vec<i32>) = a.iter().partition(|&&x| x < 17);
+            assert_eq!((by.to_vec().unwrap(), bn.to_vec().unwrap()), want, "{ctx}: buffer");
+            // Counting: no buffer at all; a misaligned slice.
+            let (y, z) = counting(&dev, 0u64, 3, n).partition_copy(Lt(100u64)).unwrap();
+            assert_eq!(y.len() + z.len(), n, "{ctx}: counting");
+            assert_eq!(
+                y.to_vec().unwrap(),
+                (0..n as u64).map(|i| 3 * i).filter(|&x| x < 100).collect::<Vec<_>>(),
+                "{ctx}"
+            );
+            if n > 2 {
+                let s = da.slice(1..).unwrap();
+                let (fy, fz) = s.map(Abs).partition_copy(Lt(300)).unwrap();
+                let (py, pz) = s.transform(Abs).unwrap().partition_copy(Lt(300)).unwrap();
+                assert_eq!(
+                    (fy.to_vec().unwrap(), fz.to_vec().unwrap()),
+                    (py.to_vec().unwrap(), pz.to_vec().unwrap()),
+                    "{ctx}: slice"
+                );
+            }
+            // copy_if_into: the count on the device.
+            let mut out = DeviceVec::<i32>::zeros(&dev, n + 3).unwrap();
+            let mut count = DeviceVec::<u64>::zeros(&dev, 1).unwrap();
+            da.map(Negate).copy_if_into(Lt(17), &mut out, &mut count).unwrap();
+            assert_eq!(count.to_vec().unwrap(), vec![split as u64], "{ctx}: copy_if_into count");
+            assert_eq!(out.to_vec().unwrap()[..split], plain[..split], "{ctx}: copy_if_into");
+            let mut short = DeviceVec::<i32>::zeros(&dev, n.saturating_sub(1)).unwrap();
+            if n > 0 {
+                assert!(matches!(
+                    da.map(Negate).copy_if_into(Lt(17), &mut short, &mut count),
+                    Err(Error::InvalidArgument(_))
+                ));
+            }
+            // A bad index: an error, inputs intact.
+            let idx: Vec<u32> = (0..n as u32 + 2).map(|i| if n == 0 { 0 } else { i % n as u32 }).collect();
+            let mut bad = idx.clone();
+            let at = bad.len() / 2;
+            bad[at] = n as u32;
+            let db = DeviceVec::from_slice(&dev, &bad).unwrap();
+            expect_oob(da.permute(&db).partition_copy(Lt(0)), n, &ctx, "partition_copy");
+            expect_oob(
+                da.permute(&db)
+                    .copy_if_into(Lt(0), &mut DeviceVec::<i32>::zeros(&dev, n + 2).unwrap(), &mut count),
+                n,
+                &ctx,
+                "copy_if_into",
+            );
+            assert_eq!(da.to_vec().unwrap(), a, "{ctx}: source intact");
+            assert_eq!(db.to_vec().unwrap(), bad, "{ctx}: indices intact");
+        }
+    }
+}
+
+#[test]
+fn collect_into_unzip_into_and_index_expressions_gather() {
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng("collect_into");
+            let x: Vec<f32> = (0..n).map(|_| r.gen_range(-4.0..4.0)).collect();
+            let dx = DeviceVec::from_slice(&dev, &x).unwrap();
+            let ctx = common::ctx(&dev, "collect_into", n, seed);
+            // A transform into an existing buffer, and into a misaligned slice of one.
+            let mut out = DeviceVec::<f32>::filled(&dev, n, 7.0).unwrap();
+            dx.map(Square).collect_into(&mut out).unwrap();
+            assert_eq!(
+                bits(&out.to_vec().unwrap()),
+                bits(&dx.transform(Square).unwrap().to_vec().unwrap()),
+                "{ctx}"
+            );
+            let mut wide = DeviceVec::<f32>::filled(&dev, n + 1, 7.0).unwrap();
+            dx.map(Square).collect_into(&mut wide.slice_mut(1..).unwrap()).unwrap();
+            let w = wide.to_vec().unwrap();
+            assert_eq!(w[0], 7.0, "{ctx}: before the slice");
+            assert_eq!(bits(&w[1..]), bits(&out.to_vec().unwrap()), "{ctx}: slice");
+            assert!(matches!(dx.map(Square).collect_into(&mut wide), Err(Error::LengthMismatch { .. })));
+            // unzip_into: two outputs in one pass.
+            let (mut a, mut b) = (DeviceVec::<u32>::zeros(&dev, n).unwrap(), DeviceVec::<f32>::zeros(&dev, n).unwrap());
+            zip(counting(&dev, 3u32, 2, n), &dx).unzip_into(&mut a, &mut b).unwrap();
+            assert_eq!(
+                a.to_vec().unwrap(),
+                (0..n as u32).map(|i| 3 + 2 * i).collect::<Vec<_>>(),
+                "{ctx}: unzip a"
+            );
+            assert_eq!(bits(&b.to_vec().unwrap()), bits(&x), "{ctx}: unzip b");
+            // Index expressions: reversed, strided and mapped indices against
+            // a gather of the collected indices.
+            if n == 0 {
+                expect_oob(dx.permute_by(counting(&dev, 0u32, 1, 3)).sum(), 0, &ctx, "empty source");
+                assert!(dx.permute_by(counting(&dev, 0u32, 1, 0)).to_vec().unwrap().is_empty());
+                continue;
+            }
+            let rev = counting(&dev, n as u64 - 1, u64::MAX, n);
+            let want: Vec<f32> = x.iter().rev().copied().collect();
+            assert_eq!(bits(&dx.permute_by(rev).to_vec().unwrap()), bits(&want), "{ctx}: reversed");
+            let idx = counting(&dev, 0u32, 7, n + 5).map(Rem(n as u32));
+            let collected = idx.collect().unwrap();
+            let fused = dx.permute_by(idx).collect().unwrap().to_vec().unwrap();
+            assert_eq!(
+                bits(&fused),
+                bits(&dx.gather(&collected).unwrap().to_vec().unwrap()),
+                "{ctx}: mapped indices"
+            );
+            let mut into = DeviceVec::<f32>::zeros(&dev, n + 5).unwrap();
+            dx.permute_by(idx).collect_into(&mut into).unwrap();
+            assert_eq!(bits(&into.to_vec().unwrap()), bits(&fused), "{ctx}: gather into");
+            assert_eq!(
+                dx.permute_by(idx).sum().unwrap().to_bits(),
+                dx.gather(&collected).unwrap().sum().unwrap().to_bits(),
+                "{ctx}: fused gather-reduce"
+            );
+            // Indices that are themselves gathered: v[w[i]] with w = idx permuted.
+            let perm = DeviceVec::from_slice(&dev, &(0..n as u64).rev().collect::<Vec<_>>()).unwrap();
+            let nested = dx.permute_by(collected.permute(&perm)).to_vec().unwrap();
+            let cidx = collected.to_vec().unwrap();
+            let want: Vec<f32> = (0..n).map(|i| x[cidx[n - 1 - i] as usize]).collect();
+            assert_eq!(bits(&nested), bits(&want), "{ctx}: nested");
+            // Out of range: n itself, through a map; inputs intact.
+            let bad = counting(&dev, 0u32, 1, n + 1);
+            expect_oob(dx.permute_by(bad).sum(), n, &ctx, "sum");
+            expect_oob(dx.permute_by(bad).collect(), n, &ctx, "collect");
+            expect_oob(
+                dx.permute_by(bad).collect_into(&mut DeviceVec::<f32>::zeros(&dev, n + 1).unwrap()),
+                n,
+                &ctx,
+                "collect_into",
+            );
+            expect_oob(dx.permute_by(bad).scan(Add), n, &ctx, "scan");
+            assert_eq!(bits(&dx.to_vec().unwrap()), bits(&x), "{ctx}: source intact");
+            // The next call is unaffected.
+            assert_eq!(
+                bits(&dx.permute_by(rev).to_vec().unwrap()),
+                bits(&want_rev(&x)),
+                "{ctx}: after an error"
+            );
+        }
+    }
+}
+
+fn want_rev(x: &[f32]) -> Vec<f32> {
+    x.iter().rev().copied().collect()
+}
+
+/// `x % m` on u32.
+#[derive(Clone, Copy, Debug)]
+struct Rem(u32);
+impl UnaryOp<u32> for Rem {
+    type Output = u32;
+    fn apply(&self, x: u32) -> u32 {
+        x % self.0
+    }
+    fn cuda_expr(&self) -> String {
+        format!("x % {}u", self.0)
+    }
+}
+
+#[test]
+fn searches_with_expression_queries_equal_searches_of_collected_queries() {
+    use cuprim::algo::search::Mode;
+    use cuprim::cmp::Greater;
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng("search");
+            let mut s: Vec<i32> = (0..n).map(|_| r.gen_range(-5000..5000)).collect();
+            s.sort();
+            let ds = DeviceVec::from_slice(&dev, &s).unwrap();
+            let ctx = common::ctx(&dev, "search", n, seed);
+            // Few queries (a plain bisection) and many (the index).
+            for m in [0usize, 5, n + 9] {
+                let q: Vec<i32> = (0..m).map(|_| r.gen_range(-6000..6000)).collect();
+                let dq = DeviceVec::from_slice(&dev, &q).unwrap();
+                let plain_q = dq.transform(Negate).unwrap();
+                let fused = dq.map(Negate);
+                let ctx = format!("{ctx}, m={m}");
+                assert_eq!(
+                    fused.lower_bound_in(&ds).unwrap().to_vec().unwrap(),
+                    ds.lower_bound(&plain_q).unwrap().to_vec().unwrap(),
+                    "{ctx}: lower"
+                );
+                assert_eq!(
+                    fused.upper_bound_in(&ds).unwrap().to_vec().unwrap(),
+                    ds.upper_bound(&plain_q).unwrap().to_vec().unwrap(),
+                    "{ctx}: upper"
+                );
+                let found = fused.binary_search_in(&ds).unwrap().to_vec().unwrap();
+                assert_eq!(found, ds.binary_search(&plain_q).unwrap().to_vec().unwrap(), "{ctx}: exact");
+                let want: Vec<u32> = q
+                    .iter()
+                    .map(|&x| match s.binary_search(&x.wrapping_neg()) {
+                        Ok(_) => s.partition_point(|&e| e < x.wrapping_neg()) as u32,
+                        Err(_) => u32::MAX,
+                    })
+                    .collect();
+                assert_eq!(found, want, "{ctx}: reference");
+                // Counting queries, u64 answers, a reversed order.
+                let c = counting(&dev, -6000i32, 13, m);
+                let cq = c.collect().unwrap();
+                assert_eq!(
+                    c.search_in_with::<u64, _>(&ds, cuprim::cmp::Less, Mode::Upper)
+                        .unwrap()
+                        .to_vec()
+                        .unwrap(),
+                    ds.search_with::<u64, _, _>(&cq, cuprim::cmp::Less, Mode::Upper)
+                        .unwrap()
+                        .to_vec()
+                        .unwrap(),
+                    "{ctx}: counting"
+                );
+                let rs: Vec<i32> = s.iter().rev().copied().collect();
+                let drs = DeviceVec::from_slice(&dev, &rs).unwrap();
+                assert_eq!(
+                    fused
+                        .search_in_with::<u32, _>(&drs, Greater, Mode::Lower)
+                        .unwrap()
+                        .to_vec()
+                        .unwrap(),
+                    drs.lower_bound_by(&plain_q, Greater).unwrap().to_vec().unwrap(),
+                    "{ctx}: greater"
+                );
+                // Permuted queries: good, then one bad index.
+                if m > 0 {
+                    let idx: Vec<u32> = (0..m as u32).rev().collect();
+                    let di = DeviceVec::from_slice(&dev, &idx).unwrap();
+                    assert_eq!(
+                        dq.permute(&di).lower_bound_in(&ds).unwrap().to_vec().unwrap(),
+                        ds.lower_bound(&dq.gather(&di).unwrap()).unwrap().to_vec().unwrap(),
+                        "{ctx}: permuted"
+                    );
+                    let mut bad = idx.clone();
+                    bad[m / 2] = m as u32;
+                    let db = DeviceVec::from_slice(&dev, &bad).unwrap();
+                    expect_oob(dq.permute(&db).lower_bound_in(&ds), m, &ctx, "lower_bound_in");
+                    expect_oob(dq.permute(&db).binary_search_in(&ds), m, &ctx, "binary_search_in");
+                    assert_eq!(dq.to_vec().unwrap(), q, "{ctx}: queries intact");
+                    assert_eq!(db.to_vec().unwrap(), bad, "{ctx}: indices intact");
+                    assert_eq!(ds.to_vec().unwrap(), s, "{ctx}: data intact");
+                }
+            }
+        }
+    }
+}
+
+/// `x / d` on u32: runs of `d` equal keys from a counting sequence.
+#[derive(Clone, Copy, Debug)]
+struct DivBy(u32);
+impl UnaryOp<u32> for DivBy {
+    type Output = u32;
+    fn apply(&self, x: u32) -> u32 {
+        x / self.0
+    }
+    fn cuda_expr(&self) -> String {
+        format!("x / {}u", self.0)
+    }
+}
+
+#[test]
+fn scan_by_key_of_expressions_equals_scan_by_key_of_collected_vectors() {
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng("scan_by_key");
+            let x: Vec<f32> = (0..n).map(|_| r.gen_range(-2.0..2.0)).collect();
+            let k: Vec<u8> = (0..n).map(|_| r.gen_range(0..3u8)).collect();
+            let (dx, dk) = (DeviceVec::from_slice(&dev, &x).unwrap(), DeviceVec::from_slice(&dev, &k).unwrap());
+            let ctx = common::ctx(&dev, "scan_by_key", n, seed);
+            // Fused values (a map), buffer keys: the same bits as the
+            // collected values (the same grouping).
+            let fused = dx.map(Square).scan_by_key(&dk, Add).unwrap().to_vec().unwrap();
+            let plain = dx.transform(Square).unwrap().scan_by_key(&dk, Add).unwrap().to_vec().unwrap();
+            assert_eq!(bits(&fused), bits(&plain), "{ctx}: values");
+            // Computed keys (runs of 5) and computed values: integers, exact.
+            let keys = counting(&dev, 0u32, 1, n).map(DivBy(5));
+            let vals = counting(&dev, 1i64, 3, n);
+            let got = vals.scan_by_key(keys, Add).unwrap().to_vec().unwrap();
+            let mut want = Vec::with_capacity(n);
+            let mut acc = 0i64;
+            for i in 0..n {
+                let v = 1 + 3 * i as i64;
+                acc = if i % 5 == 0 { v } else { acc + v };
+                want.push(acc);
+            }
+            assert_eq!(got, want, "{ctx}: counting keys and values");
+            assert_eq!(
+                got,
+                vals.collect()
+                    .unwrap()
+                    .scan_by_key(&keys.collect().unwrap(), Add)
+                    .unwrap()
+                    .to_vec()
+                    .unwrap(),
+                "{ctx}: collected"
+            );
+            // A misaligned slice of the keys and a zip-map of values.
+            if n > 3 {
+                let ks = dk.slice(1..).unwrap();
+                let xs = dx.slice(..n - 1).unwrap();
+                let f = zip(&xs, &xs).map(Mul).scan_by_key(&ks, Max).unwrap().to_vec().unwrap();
+                let p = xs.transform2(&xs, Mul).unwrap().scan_by_key(&ks, Max).unwrap().to_vec().unwrap();
+                assert_eq!(bits(&f), bits(&p), "{ctx}: slices");
+            }
+            // Lengths must agree; a bad index in either input is an error.
+            assert!(matches!(
+                dx.map(Square).scan_by_key(counting(&dev, 0u32, 1, n + 1), Add),
+                Err(Error::LengthMismatch { .. })
+            ));
+            let bad: Vec<u32> = (0..n as u32).map(|i| if i == n as u32 / 2 { n as u32 } else { i }).collect();
+            let db = DeviceVec::from_slice(&dev, &bad).unwrap();
+            if n > 0 {
+                expect_oob(dx.permute(&db).scan_by_key(&dk, Add), n, &ctx, "values");
+                expect_oob(dx.map(Square).scan_by_key(dk.permute(&db), Add), n, &ctx, "keys");
+            }
+            assert_eq!(bits(&dx.to_vec().unwrap()), bits(&x), "{ctx}: values intact");
+            assert_eq!(dk.to_vec().unwrap(), k, "{ctx}: keys intact");
         }
     }
 }

@@ -190,15 +190,18 @@ template <typename A, typename B, typename C> struct cuprim_x_zip3 {
     }
 };
 
-// e[idx[i]]: a gathered view. An index at or past `bound` (e's length) sets
-// *error and reads element 0 of e instead (bound > 0) or a zero value.
-template <typename E, typename I> struct cuprim_x_perm {
+// e[idx[i]]: a gathered view; idx is an expression of indices (a buffer, or
+// any node whose item is an integer). An index at or past `bound` (e's
+// length) sets *error and reads element 0 of e instead (bound > 0) or a zero
+// value.
+template <typename E, typename J> struct cuprim_x_perm {
     E e;
-    cuprim_x_buf<I> idx;
+    J idx;
     alignas(8) u64 bound;
     u32* error;
     typedef typename E::item item;
-    static constexpr int WIDEST = sizeof(I);
+    typedef typename J::item index;
+    static constexpr int WIDEST = J::WIDEST;
     static constexpr bool IS_BUF = false;
     __device__ __forceinline__ item at(u64 j) const {
         if (j >= bound) {
@@ -212,7 +215,7 @@ template <typename E, typename I> struct cuprim_x_perm {
         return at((u64)idx.load(i));
     }
     template <int N> __device__ __forceinline__ cuprim_arr<item, N> load_n(u64 first) const {
-        const cuprim_arr<I, N> j = idx.template load_n<N>(first);
+        const cuprim_arr<index, N> j = idx.template load_n<N>(first);
         cuprim_arr<item, N> r;
 #pragma unroll
         for (int k = 0; k < N; k++) r.v[k] = at((u64)j.v[k]);

@@ -6,8 +6,9 @@
 // an associative (not commutative) operator, through the same tile scan and
 // look-back as kernels/scan.cu. The value part is the segmented scan.
 //
-// Specialised on: K (key), T (value), ScanOp (apply, identity on T),
-// CUPRIM_BLOCK, CUPRIM_ITEMS.
+// Specialised on: In0 / In1 (the keys and the values: input expressions,
+// block/expr.cuh; a buffer is cuprim_x_buf), K / T (their items), ScanOp
+// (apply, identity on T), CUPRIM_BLOCK, CUPRIM_ITEMS.
 
 constexpr int SBK_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 constexpr int sbk_pad_every(int bytes) { return 128 / bytes < 16 ? 16 : 128 / bytes; }
@@ -40,6 +41,35 @@ template <typename V> __device__ __forceinline__ void sbk_stage(const V* src, V*
     }
 }
 
+// A tile of an input expression, element `base` on: a buffer as above; any
+// other node with its vector loads when the tile is whole and its buffers
+// are at a vector boundary there (base is a multiple of the tile), else one
+// element per load.
+template <typename X> __device__ __forceinline__ void sbk_stage_x(const X& src, u64 base, typename X::item* smem, int valid,
+                                                                  bool whole) {
+    typedef typename X::item V;
+    if constexpr (X::IS_BUF) {
+        sbk_stage<V>(src.p + base, smem, valid, whole);
+    } else {
+        constexpr int VEC = cuprim_x_items<X>();
+        const u32 m = src.template misalign<VEC>();
+        if (whole && SBK_TILE % VEC == 0 && (m == 0 || m == CUPRIM_X_ANY)) {
+            constexpr int VECS = SBK_TILE / VEC, PER = (VECS + CUPRIM_BLOCK - 1) / CUPRIM_BLOCK;
+#pragma unroll
+            for (int j = 0; j < PER; j++) {
+                const int v = j * CUPRIM_BLOCK + threadIdx.x;
+                if (VECS % CUPRIM_BLOCK == 0 || v < VECS) {
+                    const cuprim_arr<V, VEC> x = src.template load_n<VEC>(base + (u64)v * VEC);
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) smem[sbk_pad<V>(v * VEC + k)] = x.v[k];
+                }
+            }
+        } else {
+            for (int i = threadIdx.x; i < valid; i += CUPRIM_BLOCK) smem[sbk_pad<V>(i)] = src.load(base + i);
+        }
+    }
+}
+
 struct SegPair {
     T v;
     u32 head;
@@ -68,7 +98,7 @@ struct SegOp {
 };
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_scan_by_key(const K* __restrict__ keys, const T* values, T* out, u64 n, u32* status,
+    cuprim_scan_by_key(CUPRIM_INPUT In0 keys, CUPRIM_INPUT In1 values, T* out, u64 n, u32* status,
                        SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ K skeys[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(K))];
     __shared__ T svals[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(T))];
@@ -84,13 +114,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const int tid = threadIdx.x;
 
     const bool whole = valid == SBK_TILE;
-    sbk_stage<K>(keys + base, skeys, valid, whole);
-    sbk_stage<T>(values + base, svals, valid, whole);
+    sbk_stage_x(keys, base, skeys, valid, whole);
+    sbk_stage_x(values, base, svals, valid, whole);
     __syncthreads();
 
     SegPair items[CUPRIM_ITEMS];
     const int first = tid * CUPRIM_ITEMS;
-    K prev = first == 0 ? (base > 0 ? keys[base - 1] : K()) : skeys[sbk_pad<K>(first - 1)];
+    K prev = first == 0 ? (base > 0 ? keys.load(base - 1) : K()) : skeys[sbk_pad<K>(first - 1)];
 #pragma unroll
     for (int k = 0; k < CUPRIM_ITEMS; k++) {
         const int i = first + k;

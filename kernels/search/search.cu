@@ -1,10 +1,12 @@
 // Vectorised binary search (lower_bound / upper_bound / binary_search of
 // many queries in one sorted array) and is_sorted_until.
-// Specialised on: T (element), I (u32 or u64 output index), Cmp (bool
+// Specialised on: In (the queries: an input expression, block/expr.cuh; a
+// buffer is cuprim_x_buf<T>), T (its element), I (u32 or u64 output index), Cmp (bool
 // less(T a, T b): the order the array is sorted by), SEARCH_MODE (0 lower
 // bound, 1 upper bound, 2 exact: the lower bound if it holds an equivalent
 // element, else all ones), CUPRIM_BLOCK, SEARCH_ITEMS (queries per thread,
-// searched together so their loads overlap), SEARCH_TOP (entries of the
+// searched together so their loads overlap), SEARCH_QUERIES_BUF (the queries
+// are a plain buffer), SEARCH_TOP (entries of the
 // index's top level a block keeps in shared memory).
 //
 // The search runs down a static index of the sorted array instead of
@@ -33,6 +35,26 @@ struct SearchIndex {
     u32 levels;  // 0: the array itself fits the top (it is copied to shared memory)
     u32 off;     // elements from the sector boundary below the array to its start
 };
+
+// The queries' kernel parameter: a buffer's pointer itself when
+// SEARCH_QUERIES_BUF (the host passes the expression's bytes, whose first 8
+// are that pointer; restrict, as the other inputs: read through the node,
+// ptxas spilled 8 bytes of sm_90's f64 lower and upper bounds), else the
+// expression, in place in parameter memory.
+#if SEARCH_QUERIES_BUF
+#define SEARCH_QUERIES const T* __restrict__ queries
+#else
+#define SEARCH_QUERIES CUPRIM_INPUT In queries
+#endif
+__device__ __forceinline__ T search_query(const T* __restrict__ q, u64 i) { return cuprim_load_ro(q + i); }
+template <typename X> __device__ __forceinline__ T search_query(const X& q, u64 i) { return q.load(i); }
+// Query i, or query 0 for threads past the last one (m >= 1).
+__device__ __forceinline__ T search_query_or_first(const T* __restrict__ q, u64 i, u64 m) {
+    return i < m ? cuprim_load_ro(q + i) : q[0];
+}
+template <typename X> __device__ __forceinline__ T search_query_or_first(const X& q, u64 i, u64 m) {
+    return q.load(i < m ? i : 0);
+}
 
 // True while the answer lies after `e`: for a lower bound (and an exact
 // search) e < x, for an upper bound !(x < e).
@@ -114,7 +136,7 @@ __device__ __forceinline__ I search_output(u64 pos, u64 n, T at, T x) {
 // top). Grid-stride over rows of CUPRIM_BLOCK x SEARCH_ITEMS queries.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     cuprim_search(const T* __restrict__ data, u64 n, const T* __restrict__ index, SearchIndex ix,
-                  const T* __restrict__ queries, u64 m, I* __restrict__ out) {
+                  SEARCH_QUERIES, u64 m, I* __restrict__ out) {
     __shared__ T top[SEARCH_TOP];
     const T* const src = ix.levels ? index + ix.at[ix.levels] : data;
     const u32 top_len = (u32)(ix.levels ? ix.len[ix.levels] : n);
@@ -132,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 #pragma unroll
         for (u32 j = 0; j < SEARCH_ITEMS; j++) {
             const u64 q = r + j * CUPRIM_BLOCK + threadIdx.x;
-            x[j] = q < m ? cuprim_load_ro(queries + q) : queries[0];
+            x[j] = search_query_or_first(queries, q, m);
         }
 #pragma unroll
         for (u32 j = 0; j < SEARCH_ITEMS; j++) {
@@ -199,9 +221,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 // The same answers without an index (few queries: building one would cost
 // more than it saves): each query bisects the array in global memory.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
-    cuprim_search_plain(const T* __restrict__ data, u64 n, const T* __restrict__ queries, u64 m, I* __restrict__ out) {
+    cuprim_search_plain(const T* __restrict__ data, u64 n, SEARCH_QUERIES, u64 m, I* __restrict__ out) {
     for (u64 q = cuprim_thread_id(); q < m; q += cuprim_thread_count()) {
-        const T x = cuprim_load_ro(queries + q);
+        const T x = search_query(queries, q);
         const u64 lo = cuprim_partition_point(data, n, [&](T e) { return search_before(e, x); });
         out[q] = search_output(lo, n, lo < n ? cuprim_load_ro(data + lo) : x, x);
     }

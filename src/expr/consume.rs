@@ -8,8 +8,10 @@ use super::{host_items, host_values, Expr};
 use crate::algo::histogram::{Bins, Histogram};
 use crate::algo::reduce::plan::{self as rd, Count, Extreme, MapReduce};
 use crate::algo::scan::plan::Scan;
+use crate::algo::search::Mode;
 use crate::algo::select::plan::Select;
 use crate::algo::transform::plan::Collect;
+use crate::cmp::Less;
 use crate::device::{CudaDevice, Ptr};
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -26,6 +28,53 @@ use crate::vec::DeviceVec;
 pub(crate) fn write_input<E: Node, W: SpecWriter>(input: &E, w: &mut W) {
     let root = input.write_type(w, &mut 0);
     w.piece(root, |root| format!("typedef cuprim_e{root} In;\ntypedef In::item T;"));
+}
+
+/// Two inputs of one kernel: `typedef <first> In0; typedef In0::item
+/// <item0>;` and the same for the second (`In1`), their nodes numbered
+/// apart.
+pub(crate) fn write_inputs<A: Node, B: Node, W: SpecWriter>(a: &A, item0: &'static str, b: &B, item1: &'static str, w: &mut W) {
+    use crate::jit::spec::Static;
+    let mut next = 0;
+    let ra = a.write_type(w, &mut next);
+    let rb = b.write_type(w, &mut next);
+    w.piece((ra, rb, Static(item0), Static(item1)), |(ra, rb, i0, i1)| {
+        format!(
+            "typedef cuprim_e{ra} In0;\ntypedef In0::item {};\ntypedef cuprim_e{rb} In1;\ntypedef In1::item {};",
+            i0.0, i1.0
+        )
+    });
+}
+
+/// [`launch_checked`] for a kernel of two inputs: both get the error flag
+/// when either permutes.
+pub(crate) fn launch_checked2<A: Node, B: Node>(
+    dev: &CudaDevice,
+    a: &A,
+    b: &B,
+    launch: impl FnOnce(ExprArgs, ExprArgs) -> Result<()>,
+) -> Result<()> {
+    let args = |flag: u64| -> Result<(ExprArgs, ExprArgs)> {
+        let (mut wa, mut wb) = (ArgWriter::new(flag), ArgWriter::new(flag));
+        a.write_args(&mut wa);
+        b.write_args(&mut wb);
+        Ok((wa.finish()?, wb.finish()?))
+    };
+    if !A::CHECKED && !B::CHECKED {
+        let (x, y) = args(0)?;
+        return launch(x, y);
+    }
+    let ((), bad) = dev.checked(|flag| {
+        let (x, y) = args(flag.raw())?;
+        launch(x, y)
+    })?;
+    if bad {
+        return Err(Error::IndexOutOfBounds {
+            op: "permute",
+            len: a.first_bound().or(b.first_bound()).unwrap_or(0),
+        });
+    }
+    Ok(())
 }
 
 /// Runs `launch` with the input's kernel parameter. An input that permutes
@@ -343,6 +392,200 @@ pub trait ExprOps: Expr {
         Ok(out)
     }
 
+    /// [`copy_if`](ExprOps::copy_if) into `out` (at least as long as the
+    /// expression), the number kept to `count[0]`, on the device, with no
+    /// host synchronisation unless the expression permutes (as
+    /// [`SelectOps::copy_if_into`](crate::algo::select::SelectOps::copy_if_into)).
+    /// After an [`Error::IndexOutOfBounds`] `out` and `count` hold
+    /// unspecified values.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Lt;
+    /// let dev = Device::default()?;
+    /// let (mut out, mut count) = (DeviceVec::<i64>::zeros(&dev, 6)?, DeviceVec::<u64>::zeros(&dev, 1)?);
+    /// counting(&dev, 5i64, -2, 6).copy_if_into(Lt(0), &mut out, &mut count)?;   // 5 3 1 -1 -3 -5
+    /// assert_eq!(count.to_vec()?, vec![3]);
+    /// assert_eq!(out.to_vec()?[..3], [-1, -3, -5]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn copy_if_into<P: Predicate<Self::Item>>(
+        &self,
+        pred: P,
+        out: &mut impl crate::DeviceDataMut<Self::Item>,
+        count: &mut impl crate::DeviceDataMut<u64>,
+    ) -> Result<()>
+    where
+        Self::Item: Element,
+    {
+        const OP: &str = "copy_if_into";
+        let dev = prepare(self)?;
+        crate::algo::same_device(OP, self.device(), out.device())?;
+        crate::algo::same_device(OP, self.device(), count.device())?;
+        if out.len() < self.length() {
+            return Err(Error::InvalidArgument(format!(
+                "{OP}: an output of {} elements is shorter than the {} inputs (it needs room for all of them)",
+                out.len(),
+                self.length()
+            )));
+        }
+        if count.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "{OP}: the count output is empty (it needs one u64)"
+            )));
+        }
+        match (dev, out.mem_mut(), count.mem_mut()) {
+            (None, MemMut::Host(o), MemMut::Host(c)) => {
+                let kept = crate::algo::select::host::copy_if(&host_items(self)?, |x| pred.test(x));
+                o[..kept.len()].copy_from_slice(&kept);
+                c[0] = kept.len() as u64;
+                Ok(())
+            }
+            (Some(dev), MemMut::Cuda { ptr: o, .. }, MemMut::Cuda { ptr: c, .. }) => Select::new(dev.arch(), self, &pred)
+                .launch(dev, Ptr::from_raw(o), Ptr::null(), Some(Ptr::from_raw(c)))
+                .map(|_| ()),
+            _ => Err(Error::DeviceMismatch { op: OP }),
+        }
+    }
+
+    /// A stable partition of the elements into two new vectors: those that
+    /// satisfy `pred` and those that do not, each in order, in one pass
+    /// with the expression read in place (the select kernel of
+    /// [`copy_if`](ExprOps::copy_if) writing its second output). The
+    /// in-place [`SelectMutOps::partition`](crate::algo::select::SelectMutOps::partition)
+    /// of a buffer gives the two halves concatenated.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// use cuprim::pred::Gt;
+    /// let dev = Device::default()?;
+    /// let (big, small) = counting(&dev, -3i32, 1, 7).map(Square).partition_copy(Gt(3))?;
+    /// assert_eq!(big.to_vec()?, vec![9, 4, 4, 9]);
+    /// assert_eq!(small.to_vec()?, vec![1, 0, 1]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn partition_copy<P: Predicate<Self::Item>>(&self, pred: P) -> Result<(DeviceVec<Self::Item>, DeviceVec<Self::Item>)>
+    where
+        Self::Item: Element,
+    {
+        let dev = prepare(self)?;
+        let Some(dev) = dev else {
+            let v = host_items(self)?;
+            let (yes, no): (Vec<Self::Item>, Vec<Self::Item>) = {
+                use rayon::prelude::*;
+                v.par_iter().copied().partition(|&x| pred.test(x))
+            };
+            return Ok((
+                DeviceVec::from_slice(self.device(), &yes)?,
+                DeviceVec::from_slice(self.device(), &no)?,
+            ));
+        };
+        let n = self.length();
+        let mut yes = DeviceVec::<Self::Item>::alloc_uninit(self.device(), n)?;
+        let mut no = DeviceVec::<Self::Item>::alloc_uninit(self.device(), n)?;
+        let (selected, rejected) = (
+            crate::algo::cuda_ptr_mut(&mut yes, "partition_copy")?,
+            crate::algo::cuda_ptr_mut(&mut no, "partition_copy")?,
+        );
+        let kept = Select::new(dev.arch(), self, &pred).run(dev, selected, rejected)?;
+        yes.truncate(kept)?;
+        no.truncate(n - kept)?;
+        Ok((yes, no))
+    }
+
+    /// For each element (a query), the first position in `sorted` whose
+    /// element is not less than it, as `u32`: the queries are computed
+    /// where the search kernel reads them, as
+    /// [`SearchOps::lower_bound`](crate::algo::search::SearchOps::lower_bound).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let edges = DeviceVec::from_slice(&dev, &[0.0f32, 1.0, 2.0, 4.0])?;
+    /// let x = DeviceVec::from_slice(&dev, &[0.5f32, 1.0, 1.5])?;
+    /// assert_eq!(x.map(Scale(2.0)).lower_bound_in(&edges)?.to_vec()?, vec![1, 2, 3]);
+    /// # use cuprim::ops::UnaryOp;
+    /// # #[derive(Clone, Copy)] struct Scale(f32);
+    /// # impl UnaryOp<f32> for Scale {
+    /// #     type Output = f32;
+    /// #     fn apply(&self, x: f32) -> f32 { x * self.0 }
+    /// #     fn cuda_expr(&self) -> String { format!("x * {:?}f", self.0) }
+    /// # }
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn lower_bound_in(&self, sorted: &(impl crate::DeviceData<Self::Item> + ?Sized)) -> Result<DeviceVec<u32>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::search::search_of(sorted, self, Less, Mode::Lower)
+    }
+
+    /// For each element, the first position in `sorted` whose element is
+    /// greater than it, as `u32`
+    /// ([`SearchOps::upper_bound`](crate::algo::search::SearchOps::upper_bound)).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let sorted = DeviceVec::from_slice(&dev, &[10u32, 20, 20, 30])?;
+    /// assert_eq!(counting(&dev, 10u32, 10, 4).upper_bound_in(&sorted)?.to_vec()?, vec![1, 3, 4, 4]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn upper_bound_in(&self, sorted: &(impl crate::DeviceData<Self::Item> + ?Sized)) -> Result<DeviceVec<u32>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::search::search_of(sorted, self, Less, Mode::Upper)
+    }
+
+    /// For each element, the position of the first equal element of
+    /// `sorted`, or [`NOT_FOUND`](crate::algo::search::NOT_FOUND)
+    /// ([`SearchOps::binary_search`](crate::algo::search::SearchOps::binary_search)).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::search::NOT_FOUND;
+    /// let dev = Device::default()?;
+    /// let sorted = DeviceVec::from_slice(&dev, &[1u64, 4, 9, 16])?;
+    /// let idx = DeviceVec::from_slice(&dev, &[2u32, 0, 3])?;
+    /// let q = DeviceVec::from_slice(&dev, &[5u64, 7, 1, 16])?;
+    /// assert_eq!(q.permute(&idx).binary_search_in(&sorted)?.to_vec()?, vec![0, NOT_FOUND, 3]);   // 1, 5, 16
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn binary_search_in(&self, sorted: &(impl crate::DeviceData<Self::Item> + ?Sized)) -> Result<DeviceVec<u32>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::search::search_of(sorted, self, Less, Mode::Exact)
+    }
+
+    /// The general search: every element's answer under `mode` in `sorted`
+    /// (ordered by `cmp`), as indices of type `I`
+    /// ([`SearchOps::search_with`](crate::algo::search::SearchOps::search_with)).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::search::Mode;
+    /// use cuprim::cmp::Greater;
+    /// let dev = Device::default()?;
+    /// let sorted = DeviceVec::from_slice(&dev, &[9i32, 5, 5, 1])?;
+    /// let at = constant(&dev, 5i32, 2).search_in_with::<u64, _>(&sorted, Greater, Mode::Upper)?;
+    /// assert_eq!(at.to_vec()?, vec![3, 3]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn search_in_with<I: crate::IndexElement, C: crate::cmp::Comparator<Self::Item>>(
+        &self,
+        sorted: &(impl crate::DeviceData<Self::Item> + ?Sized),
+        cmp: C,
+        mode: Mode,
+    ) -> Result<DeviceVec<I>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::search::search_of(sorted, self, cmp, mode)
+    }
+
     /// A histogram of the elements by `bins` (`u32` counts), in one pass
     /// with the expression read in place: the histogram of a computed
     /// quantity with no buffer of it. Bin rules as
@@ -423,6 +666,37 @@ pub trait ExprOps: Expr {
         scan(self, op, true)
     }
 
+    /// Segmented inclusive scan by `op` of the elements, restarting wherever
+    /// `keys` changes (as
+    /// [`ScanOps::scan_by_key`](crate::algo::scan::ScanOps::scan_by_key)),
+    /// with the values and the keys (a buffer or an expression, as long as
+    /// the values) read in place by one kernel.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// // Runs of 3: keys i / 3 computed where they are read, values i^2.
+    /// let keys = counting(&dev, 0u32, 1, 7).map(DivBy(3));
+    /// let s = counting(&dev, 0u64, 1, 7).map(Square).scan_by_key(keys, Add)?;
+    /// assert_eq!(s.to_vec()?, vec![0, 1, 5, 9, 25, 50, 36]);
+    /// # use cuprim::ops::UnaryOp;
+    /// # #[derive(Clone, Copy)] struct DivBy(u32);
+    /// # impl UnaryOp<u32> for DivBy {
+    /// #     type Output = u32;
+    /// #     fn apply(&self, x: u32) -> u32 { x / self.0 }
+    /// #     fn cuda_expr(&self) -> String { format!("x / {}u", self.0) }
+    /// # }
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_by_key<K: super::IntoExpr, Op: Monoid<Self::Item>>(&self, keys: K, op: Op) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+        <K::Expr as Node>::Item: Element,
+    {
+        crate::algo::scan::scan_by_key_of(&keys.into_expr(), self, op)
+    }
+
     /// The elements in a new vector (one pass, no other temporary): what
     /// every primitive without a fused form takes.
     ///
@@ -449,6 +723,75 @@ pub trait ExprOps: Expr {
             _ => return Err(Error::DeviceMismatch { op: "collect" }),
         }
         Ok(out)
+    }
+
+    /// Writes the elements to `out`, which must be as long as the
+    /// expression: a transform into an existing buffer
+    /// (`x.map(f).collect_into(&mut out)`), a fill, a sequence or a gather
+    /// ([`permute_by`](super::Expr::permute_by)) in one pass. After an
+    /// [`Error::IndexOutOfBounds`] `out` holds unspecified values.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[1.5f32, -2.0, 3.0])?;
+    /// let mut out = DeviceVec::<f32>::zeros(&dev, 3)?;
+    /// x.map(Square).collect_into(&mut out)?;
+    /// assert_eq!(out.to_vec()?, vec![2.25, 4.0, 9.0]);
+    /// assert!(x.map(Square).collect_into(&mut DeviceVec::<f32>::zeros(&dev, 2)?).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn collect_into(&self, out: &mut impl crate::DeviceDataMut<Self::Item>) -> Result<()>
+    where
+        Self::Item: Element,
+    {
+        let dev = prepare(self)?;
+        crate::algo::same_device("collect_into", self.device(), out.device())?;
+        crate::algo::same_len("collect_into", self.length(), out.len())?;
+        match (dev, out.mem_mut()) {
+            (None, MemMut::Host(o)) => o.copy_from_slice(&host_items(self)?),
+            (Some(dev), MemMut::Cuda { ptr, .. }) => {
+                Collect::new(dev.arch(), self, 1).run(dev, [Ptr::from_raw(ptr), Ptr::null(), Ptr::null()])?
+            }
+            _ => return Err(Error::DeviceMismatch { op: "collect_into" }),
+        }
+        Ok(())
+    }
+
+    /// The two fields of a tuple expression written to `a` and `b` (each as
+    /// long as the expression) in one pass.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let (mut a, mut b) = (DeviceVec::<u32>::zeros(&dev, 3)?, DeviceVec::<f64>::zeros(&dev, 3)?);
+    /// zip(counting(&dev, 1u32, 1, 3), constant(&dev, 0.25f64, 3)).unzip_into(&mut a, &mut b)?;
+    /// assert_eq!((a.to_vec()?, b.to_vec()?), (vec![1, 2, 3], vec![0.25; 3]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn unzip_into<A: Element, B: Element>(&self, a: &mut impl crate::DeviceDataMut<A>, b: &mut impl crate::DeviceDataMut<B>) -> Result<()>
+    where
+        Self: Expr<Item = (A, B)>,
+    {
+        const OP: &str = "unzip_into";
+        let dev = prepare(self)?;
+        crate::algo::same_device(OP, self.device(), a.device())?;
+        crate::algo::same_device(OP, self.device(), b.device())?;
+        crate::algo::same_len(OP, self.length(), a.len())?;
+        crate::algo::same_len(OP, self.length(), b.len())?;
+        match (dev, a.mem_mut(), b.mem_mut()) {
+            (None, MemMut::Host(oa), MemMut::Host(ob)) => {
+                for (i, (x, y)) in host_items(self)?.iter().copied().enumerate() {
+                    (oa[i], ob[i]) = (x, y);
+                }
+            }
+            (Some(dev), MemMut::Cuda { ptr: pa, .. }, MemMut::Cuda { ptr: pb, .. }) => {
+                Collect::new(dev.arch(), self, 2).run(dev, [Ptr::from_raw(pa), Ptr::from_raw(pb), Ptr::null()])?
+            }
+            _ => return Err(Error::DeviceMismatch { op: OP }),
+        }
+        Ok(())
     }
 
     /// The two fields of a tuple expression in two new vectors, written in

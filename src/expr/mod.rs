@@ -24,14 +24,35 @@
 //! one element at a time.
 //!
 //! Consumers today: [`reduce`](ExprOps::reduce) and its conveniences
-//! ([`sum`](ExprOps::sum), [`min`](ExprOps::min), [`max`](ExprOps::max),
-//! [`count`](ExprOps::count), [`min_element`](ExprOps::min_element),
-//! [`max_element`](ExprOps::max_element)), [`scan`](ExprOps::scan) /
-//! [`exclusive_scan`](ExprOps::exclusive_scan), [`histogram`](ExprOps::histogram),
-//! [`copy_if`](ExprOps::copy_if),
-//! and materialisation
-//! ([`collect`](ExprOps::collect), [`unzip`](ExprOps::unzip), [`unzip3`](ExprOps::unzip3),
+//! ([`reduce_to`](ExprOps::reduce_to), [`sum`](ExprOps::sum), [`min`](ExprOps::min),
+//! [`max`](ExprOps::max), [`count`](ExprOps::count), [`min_element`](ExprOps::min_element),
+//! [`max_element`](ExprOps::max_element) and their `_to` forms),
+//! [`scan`](ExprOps::scan) / [`exclusive_scan`](ExprOps::exclusive_scan) /
+//! [`scan_by_key`](ExprOps::scan_by_key) (keys and values both expressions),
+//! [`histogram`](ExprOps::histogram), selection ([`copy_if`](ExprOps::copy_if),
+//! [`copy_if_into`](ExprOps::copy_if_into), [`partition_copy`](ExprOps::partition_copy)),
+//! searches with computed queries ([`lower_bound_in`](ExprOps::lower_bound_in),
+//! [`upper_bound_in`](ExprOps::upper_bound_in), [`binary_search_in`](ExprOps::binary_search_in),
+//! [`search_in_with`](ExprOps::search_in_with)), and materialisation
+//! ([`collect`](ExprOps::collect), [`collect_into`](ExprOps::collect_into),
+//! [`unzip`](ExprOps::unzip), [`unzip_into`](ExprOps::unzip_into), [`unzip3`](ExprOps::unzip3),
 //! [`to_vec`](ExprOps::to_vec)). Every other primitive takes the collected vector.
+//!
+//! Some primitives need no consumer of their own, because an expression
+//! and `collect` already are them, in the same one pass:
+//! - a transform is `x.map(f).collect()` (or `.collect_into(&mut out)` into
+//!   an existing buffer), a binary transform `zip(&a, &b).map(f).collect()`;
+//! - fill and sequence are `constant(..)` and `counting(..)` collected;
+//! - a gather is `x.permute(&idx).collect()`, and a gather whose indices are
+//!   themselves computed is [`permute_by`](Expr::permute_by) (any
+//!   expression of `u32` / `u64` indices, checked the same way), so
+//!   `x.permute_by(counting(..).map(f)).sum()` gathers and reduces with no
+//!   index buffer and no gathered buffer.
+//!
+//! Not fused yet: the keyed families (`reduce_by_key`, `unique`, run-length
+//! encoding, segmented reductions), sort keys and values (and tuple values
+//! written unzipped), merges, top-k and kNN points: they take `collect()`'s
+//! vector (one extra write and read), or `unzip()`'s.
 //!
 //! On the host backend an expression is evaluated element by element into
 //! a vector and handed to the same host code as a buffer would be, so fused
@@ -127,8 +148,37 @@ pub trait Expr: node::Node {
     /// assert!(counting(&dev, 10i32, 10, 4).permute(&bad).sum().is_err());
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn permute<'i, I: IndexElement>(self, idx: &'i (impl DeviceData<I> + ?Sized)) -> Permute<'i, Self, I> {
+    fn permute<'i, I: IndexElement>(self, idx: &'i (impl DeviceData<I> + ?Sized)) -> Permute<Self, Leaf<'i, I>> {
         Permute { src: self, idx: leaf(idx) }
+    }
+
+    /// The gathered view `self[idx[i]]` with the indices an expression
+    /// (or a buffer): a gather whose indices are computed where they are
+    /// read. `x.permute_by(idx).collect()` is the fused form of
+    /// [`gather`](crate::algo::transform::TransformOps::gather); indices
+    /// are checked as [`permute`](Expr::permute)'s.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[10i32, 11, 12, 13, 14, 15])?;
+    /// // every other element, backwards: no index buffer
+    /// let odd = v.permute_by(counting(&dev, 5u32, u32::MAX - 1, 3));
+    /// assert_eq!(odd.collect()?.to_vec()?, vec![15, 13, 11]);
+    /// assert!(matches!(
+    ///     v.permute_by(counting(&dev, 0u64, 3, 3)).sum(),
+    ///     Err(Error::IndexOutOfBounds { .. })
+    /// ));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn permute_by<J: IntoExpr>(self, idx: J) -> Permute<Self, J::Expr>
+    where
+        <J::Expr as node::Node>::Item: IndexElement,
+    {
+        Permute {
+            src: self,
+            idx: idx.into_expr(),
+        }
     }
 
     /// Elements `range` of the expression; a range past the end is an error.
@@ -223,8 +273,27 @@ pub trait LazyOps<T: Element>: DeviceData<T> {
     /// assert_eq!(v.permute(&idx).to_vec()?, vec![7, 7, 6]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn permute<'i, I: IndexElement>(&'i self, idx: &'i (impl DeviceData<I> + ?Sized)) -> Permute<'i, Leaf<'i, T>, I> {
+    fn permute<'i, I: IndexElement>(&'i self, idx: &'i (impl DeviceData<I> + ?Sized)) -> Permute<Leaf<'i, T>, Leaf<'i, I>> {
         leaf(self).permute(idx)
+    }
+
+    /// The gathered view `self[idx[i]]` with the indices an expression:
+    /// see [`Expr::permute_by`].
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[1.0f32, 2.0, 3.0, 4.0, 5.0])?;
+    /// let at_squares = v.permute_by(counting(&dev, 0u32, 1, 3).map(Square));   // v[0], v[1], v[4]
+    /// assert_eq!(at_squares.to_vec()?, vec![1.0, 2.0, 5.0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn permute_by<J: IntoExpr>(&self, idx: J) -> Permute<Leaf<'_, T>, J::Expr>
+    where
+        <J::Expr as node::Node>::Item: IndexElement,
+    {
+        leaf(self).permute_by(idx)
     }
 }
 

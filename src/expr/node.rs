@@ -20,6 +20,9 @@ pub trait Node: Sync + Sized + Clone {
     const WIDEST: usize = 0;
     /// True when a permutation below this node checks indices on the device.
     const CHECKED: bool = false;
+    /// True for a plain buffer (a kernel may take its pointer alone: the
+    /// first 8 bytes of its parameter).
+    const IS_BUF: bool = false;
     /// Memory streams an element costs: one per buffer read in order, three
     /// for a permutation (its indices and a gather). Kernels keep fewer
     /// loads in flight per thread when there are several.
@@ -81,6 +84,7 @@ impl<T: Element> Node for Leaf<'_, T> {
     type Item = T;
     const WIDEST: usize = std::mem::size_of::<T>();
     const STREAMS: usize = 1;
+    const IS_BUF: bool = true;
     fn device_ref(&self) -> &Device {
         self.device
     }
@@ -392,41 +396,47 @@ const fn max(a: usize, b: usize) -> usize {
     }
 }
 
-/// `src[idx[i]]`: a gathered view, as long as `idx`. Indices are checked:
-/// one at or past `src`'s length makes the consuming call fail with
+/// `src[idx[i]]`: a gathered view, as long as `idx` (a buffer of indices,
+/// or any expression of [`IndexElement`]s). Indices are checked: one at or
+/// past `src`'s length makes the consuming call fail with
 /// [`Error::IndexOutOfBounds`].
 #[derive(Clone, Copy)]
-pub struct Permute<'a, E, I> {
+pub struct Permute<E, J> {
     pub(super) src: E,
-    pub(super) idx: Leaf<'a, I>,
+    pub(super) idx: J,
 }
 
-impl<E: Node, I: IndexElement> Node for Permute<'_, E, I> {
+impl<E: Node, J: Node> Node for Permute<E, J>
+where
+    J::Item: IndexElement,
+{
     type Item = E::Item;
-    const WIDEST: usize = std::mem::size_of::<I>();
+    const WIDEST: usize = J::WIDEST;
     const CHECKED: bool = true;
-    const STREAMS: usize = 3;
+    const STREAMS: usize = J::STREAMS + 2;
     fn device_ref(&self) -> &Device {
-        self.idx.device
+        self.idx.device_ref()
     }
     fn length(&self) -> usize {
-        self.idx.len
+        self.idx.length()
     }
     fn validate(&self) -> Result<()> {
         self.src.validate()?;
-        crate::algo::same_device("permute", self.src.device_ref(), self.idx.device)
+        self.idx.validate()?;
+        crate::algo::same_device("permute", self.src.device_ref(), self.idx.device_ref())
     }
     fn write_type<W: SpecWriter>(&self, w: &mut W, next: &mut u32) -> u32 {
         let src = self.src.write_type(w, next);
+        let idx = self.idx.write_type(w, next);
         let id = bump(next);
-        w.piece((src, id), |(src, id)| {
-            format!("typedef cuprim_x_perm<cuprim_e{src}, {}> cuprim_e{id};", I::CUDA_TYPE)
+        w.piece((src, idx, id), |(src, idx, id)| {
+            format!("typedef cuprim_x_perm<cuprim_e{src}, cuprim_e{idx}> cuprim_e{id};")
         });
         id
     }
     fn write_args(&self, a: &mut ArgWriter) {
         self.src.write_args(a);
-        a.field(&self.idx.ptr);
+        self.idx.write_args(a);
         a.field(&(self.src.length() as u64));
         let flag = a.flag;
         a.field(&flag);
@@ -434,20 +444,25 @@ impl<E: Node, I: IndexElement> Node for Permute<'_, E, I> {
     fn host_validate(&self) -> Result<()> {
         use rayon::prelude::*;
         self.src.host_validate()?;
+        self.idx.host_validate()?;
         let bound = self.src.length() as u64;
-        match self.idx.host.par_iter().position_first(|&j| j.as_u64() >= bound) {
-            None => Ok(()),
-            Some(_) => Err(Error::IndexOutOfBounds {
+        let bad = match self.idx.host_slice() {
+            Some(s) => s.par_iter().any(|&j| j.as_u64() >= bound),
+            None => (0..self.idx.length()).into_par_iter().any(|i| self.idx.at(i).as_u64() >= bound),
+        };
+        if bad {
+            return Err(Error::IndexOutOfBounds {
                 op: "permute",
                 len: self.src.length(),
-            }),
+            });
         }
+        Ok(())
     }
     fn at(&self, i: usize) -> E::Item {
-        self.src.at(self.idx.host[i].as_u64() as usize)
+        self.src.at(self.idx.at(i).as_u64() as usize)
     }
     fn first_bound(&self) -> Option<usize> {
-        self.src.first_bound().or(Some(self.src.length()))
+        self.src.first_bound().or(self.idx.first_bound()).or(Some(self.src.length()))
     }
     fn sliced(&self, start: usize, len: usize) -> Self {
         Permute {

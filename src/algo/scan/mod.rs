@@ -21,6 +21,7 @@ pub use plan::tuning;
 use crate::device::Ptr;
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::expr::node::Node;
 use crate::ops::Monoid;
 use crate::vec::raw::{Mem, MemMut, Sealed as _, SealedMut as _};
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
@@ -81,25 +82,38 @@ pub trait ScanOps<T: Element>: DeviceData<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn scan_by_key<K: Element, Op: Monoid<T>>(&self, keys: &impl DeviceData<K>, op: Op) -> Result<DeviceVec<T>> {
-        crate::algo::same_device("scan_by_key", self.device(), keys.device())?;
-        crate::algo::same_len("scan_by_key", self.len(), keys.len())?;
-        let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
-        match (keys.mem(), self.mem(), out.mem_mut()) {
-            (Mem::Host(k), Mem::Host(v), MemMut::Host(o)) => host::scan_by_key(k, v, o, |a, b| op.apply(a, b)),
-            (Mem::Cuda { ptr: k, .. }, Mem::Cuda { dev, ptr: v, len, .. }, MemMut::Cuda { ptr: o, .. }) => ScanByKey::<K, T, Op>::new(
-                dev.arch(),
-                &op,
-                dev.deterministic_for::<T>(),
-                len,
-            )
-            .run(dev, Ptr::from_raw(k), Ptr::from_raw(v), Ptr::from_raw(o), len)?,
-            _ => return Err(Error::DeviceMismatch { op: "scan_by_key" }),
-        }
-        Ok(out)
+        use crate::expr::LazyOps;
+        scan_by_key_of(&keys.lazy(), &self.lazy(), op)
     }
 }
 
 impl<T: Element, D: DeviceData<T> + ?Sized> ScanOps<T> for D {}
+
+/// scan_by_key of the values `values` keyed by `keys`, two input
+/// expressions (buffers being the simplest) read in place by one kernel.
+pub(crate) fn scan_by_key_of<KE: Node, VE: Node, Op: Monoid<VE::Item>>(keys: &KE, values: &VE, op: Op) -> Result<DeviceVec<VE::Item>>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
+    keys.validate()?;
+    values.validate()?;
+    crate::algo::same_device("scan_by_key", values.device_ref(), keys.device_ref())?;
+    crate::algo::same_len("scan_by_key", values.length(), keys.length())?;
+    let mut out = DeviceVec::alloc_uninit(values.device_ref(), values.length())?;
+    match (values.device_ref().cuda_ref(), out.mem_mut()) {
+        (None, MemMut::Host(o)) => {
+            let (k, v) = (crate::expr::host_items(keys)?, crate::expr::host_items(values)?);
+            host::scan_by_key(&k, &v, o, |a, b| op.apply(a, b))
+        }
+        (Some(dev), MemMut::Cuda { ptr: o, .. }) => {
+            let len = values.length();
+            ScanByKey::new(dev.arch(), keys, values, &op, dev.deterministic_for::<VE::Item>(), len).run(dev, Ptr::from_raw(o))?
+        }
+        _ => return Err(Error::DeviceMismatch { op: "scan_by_key" }),
+    }
+    Ok(out)
+}
 
 /// Scans in place. In [`prelude`](crate::prelude).
 pub trait ScanMutOps<T: Element>: DeviceDataMut<T> {

@@ -10,7 +10,6 @@ use crate::expr::args::ExprArgs;
 use crate::expr::node::{Leaf, Node};
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::Monoid;
-use std::marker::PhantomData;
 
 template!(SCAN, "scan/scan.cu", ["cuprim_scan"], headers: [LOOKBACK]);
 template!(SCAN_BY_KEY, "scan/scan_by_key.cu", ["cuprim_scan_by_key"], headers: [LOOKBACK]);
@@ -224,51 +223,69 @@ where
     }
 }
 
-/// One specialisation of `kernels/scan/scan_by_key.cu`.
-pub(crate) struct ScanByKey<'a, K, T, Op> {
+/// One specialisation of `kernels/scan/scan_by_key.cu`: keys and values
+/// are input expressions (plain buffers being the simplest).
+pub(crate) struct ScanByKey<'a, KE, VE, Op> {
     pub policy: TilePolicy,
+    pub keys: &'a KE,
+    pub values: &'a VE,
     pub op: &'a Op,
     pub deterministic: bool,
-    _t: PhantomData<(K, T)>,
 }
 
-impl<'a, K: Element, T: Element, Op: Monoid<T>> ScanByKey<'a, K, T, Op> {
+impl<'a, KE: Node, VE: Node, Op: Monoid<VE::Item>> ScanByKey<'a, KE, VE, Op>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
     /// The specialisation for `len` elements (the tile shape depends on the size).
-    pub fn new(arch: u32, op: &'a Op, deterministic: bool, len: usize) -> Self {
+    pub fn new(arch: u32, keys: &'a KE, values: &'a VE, op: &'a Op, deterministic: bool, len: usize) -> Self {
         ScanByKey {
-            policy: scan_by_key_policy(arch, std::mem::size_of::<T>().max(std::mem::size_of::<K>()), len),
+            policy: scan_by_key_policy(arch, std::mem::size_of::<VE::Item>().max(std::mem::size_of::<KE::Item>()), len),
+            keys,
+            values,
             op,
             deterministic,
-            _t: PhantomData,
         }
     }
 
-    /// Segmented inclusive scan of `len` values, restarting where the key changes.
-    pub fn run(&self, dev: &CudaDevice, keys: Ptr<K>, values: Ptr<T>, out: Ptr<T>, len: usize) -> Result<()> {
+    /// Segmented inclusive scan of the values to `out`, restarting where the
+    /// key changes. Inputs that permute are bounds-checked (the call then
+    /// waits for the GPU).
+    pub fn run(&self, dev: &CudaDevice, out: Ptr<VE::Item>) -> Result<()> {
+        let len = self.values.length();
         if len == 0 {
             return Ok(());
         }
         let tiles = self.policy.tiles("scan_by_key", len)?;
         let module = dev.module(self)?;
         // SegPair { T v; u32 head; }: at most 16 bytes.
-        let pair_bytes = (std::mem::size_of::<T>() + 4).next_multiple_of(std::mem::align_of::<T>().max(4));
+        let t = std::mem::size_of::<VE::Item>();
+        let pair_bytes = (t + 4).next_multiple_of(std::mem::align_of::<VE::Item>().max(4));
         let mut layout = ScratchLayout::new();
         let lookback = Lookback::place(&mut layout, tiles as u64, pair_bytes);
-        // SAFETY: matches `cuprim_scan_by_key(const K* keys, const T* values, T* out, u64 n,
-        // u32* status, SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles)`:
-        // one block per tile over n elements, look-back arrays of num_tiles pairs, counter left at zero.
-        let entry: Entry<(Ptr<K>, Ptr<T>, Ptr<T>, u64, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> =
+        // SAFETY: matches `cuprim_scan_by_key(const In0 keys, const In1 values, T* out, u64 n,
+        // u32* status, SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles)`, In0 and
+        // In1 the structs whose fields the two ExprArgs hold: one block per tile over n elements, look-back
+        // arrays of num_tiles pairs, counter left at zero.
+        let entry: Entry<(ExprArgs, ExprArgs, Ptr<VE::Item>, u64, Ptr<u32>, Ptr<u8>, Ptr<u8>, Ptr<u32>, u32)> =
             unsafe { Entry::declare("cuprim_scan_by_key") };
         let counter = dev.counter(Counter::ScanByKeyTile);
         dev.with_scratch(&layout, |s| {
             let (status, aggregates, prefixes) = lookback.args(&s);
-            let args = (keys, values, out, len as u64, status, aggregates, prefixes, counter, tiles);
-            dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
+            crate::expr::consume::launch_checked2(dev, self.keys, self.values, |k, v| {
+                let args = (k, v, out, len as u64, status, aggregates, prefixes, counter, tiles);
+                dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
+            })
         })
     }
 }
 
-impl<K: Element, T: Element, Op: Monoid<T>> Specialise for ScanByKey<'_, K, T, Op> {
+impl<KE: Node, VE: Node, Op: Monoid<VE::Item>> Specialise for ScanByKey<'_, KE, VE, Op>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
     fn template(&self) -> &'static Template {
         &SCAN_BY_KEY
     }
@@ -276,9 +293,8 @@ impl<K: Element, T: Element, Op: Monoid<T>> Specialise for ScanByKey<'_, K, T, O
         self.policy.write(w);
         w.constant("CUPRIM_DETERMINISTIC", self.deterministic as i64);
         w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
-        w.elem::<K>("K");
-        w.elem::<T>("T");
-        w.monoid::<T, Op>("ScanOp", "T", self.op);
+        crate::expr::consume::write_inputs(self.keys, "K", self.values, "T", w);
+        w.monoid::<VE::Item, Op>("ScanOp", "T", self.op);
     }
 }
 
@@ -295,12 +311,21 @@ pub(crate) fn scan_specs<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> Vec<K
 
 /// Both scan_by_key modules of keys `K`, values `T` and `op`, for precompile.
 pub(crate) fn scan_by_key_specs<K: Element, T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> Vec<KernelSpec> {
+    scan_by_key_specs_of(arch, &Leaf::<K>::type_only(), &Leaf::<T>::type_only(), op)
+}
+
+/// The scan_by_key modules of key and value expressions and `op`, for precompile.
+pub(crate) fn scan_by_key_specs_of<KE: Node, VE: Node, Op: Monoid<VE::Item>>(arch: u32, keys: &KE, values: &VE, op: &Op) -> Vec<KernelSpec>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
     vec![
         // Both tile shapes (small and large inputs), fast and deterministic.
-        KernelSpec::of(&ScanByKey::<K, T, Op>::new(arch, op, false, 0)),
-        KernelSpec::of(&ScanByKey::<K, T, Op>::new(arch, op, true, 0)),
-        KernelSpec::of(&ScanByKey::<K, T, Op>::new(arch, op, false, usize::MAX)),
-        KernelSpec::of(&ScanByKey::<K, T, Op>::new(arch, op, true, usize::MAX)),
+        KernelSpec::of(&ScanByKey::new(arch, keys, values, op, false, 0)),
+        KernelSpec::of(&ScanByKey::new(arch, keys, values, op, true, 0)),
+        KernelSpec::of(&ScanByKey::new(arch, keys, values, op, false, usize::MAX)),
+        KernelSpec::of(&ScanByKey::new(arch, keys, values, op, true, usize::MAX)),
     ]
 }
 

@@ -26,6 +26,7 @@ use crate::cmp::{Comparator, Less};
 use crate::device::Ptr;
 use crate::element::{Element, IndexElement, Scalar};
 use crate::error::{Error, Result};
+use crate::expr::node::Node;
 use crate::vec::raw::Mem;
 use crate::vec::{DeviceData, DeviceVec};
 use std::mem::size_of;
@@ -155,52 +156,7 @@ pub trait SearchOps<T: Element>: DeviceData<T> {
         cmp: C,
         mode: Mode,
     ) -> Result<DeviceVec<I>> {
-        let op = match mode {
-            Mode::Lower => "lower_bound",
-            Mode::Upper => "upper_bound",
-            Mode::Exact => "binary_search",
-        };
-        same_device(op, self.device(), queries.device())?;
-        let n = self.len();
-        // Positions run to n inclusive, and Exact's all ones must be no position.
-        if n as u64 >= I::highest().as_u64() {
-            return Err(Error::InvalidArgument(format!(
-                "{op} in {n} elements needs u64 indices, not {}",
-                I::NAME
-            )));
-        }
-        match (self.mem(), queries.mem()) {
-            (Mem::Host(s), Mem::Host(q)) => {
-                let at: Vec<I> = host::search(s, q, &cmp, mode)
-                    .into_iter()
-                    .map(|p| {
-                        if p == u64::MAX {
-                            I::highest()
-                        } else {
-                            I::from_scalar(Scalar::U64(p))
-                        }
-                    })
-                    .collect();
-                DeviceVec::from_slice(self.device(), &at)
-            }
-            (Mem::Cuda { dev, ptr, len, .. }, Mem::Cuda { ptr: qptr, len: m, .. }) => {
-                let mut out = DeviceVec::<I>::alloc_uninit(self.device(), m)?;
-                if m == 0 {
-                    return Ok(out);
-                }
-                let out_ptr = cuda_ptr_mut(&mut out, op)?;
-                if len == 0 {
-                    // Every lower and upper bound is 0; nothing is found.
-                    let fill = if mode == Mode::Exact { 0xff } else { 0 };
-                    dev.memset_bytes(out_ptr.raw(), fill, m * size_of::<I>(), op)?;
-                    return Ok(out);
-                }
-                let kernel = plan::SearchKernel::<T, I, C>::new(&cmp, mode);
-                plan::search(dev, &kernel, Ptr::from_raw(ptr), len as u64, Ptr::from_raw(qptr), m as u64, out_ptr)?;
-                Ok(out)
-            }
-            _ => Err(Error::DeviceMismatch { op }),
-        }
+        search_of(self, &crate::expr::LazyOps::lazy(queries), cmp, mode)
     }
 
     /// True when the elements are in ascending order ([`Less`]: no element
@@ -263,6 +219,69 @@ pub trait SearchOps<T: Element>: DeviceData<T> {
 }
 
 impl<T: Element, D: DeviceData<T> + ?Sized> SearchOps<T> for D {}
+
+/// Every query of the expression `queries` (a buffer being the simplest)
+/// answered under `mode` in `sorted`, read in place by the search kernel.
+pub(crate) fn search_of<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>>(
+    sorted: &(impl DeviceData<T> + ?Sized),
+    queries: &Q,
+    cmp: C,
+    mode: Mode,
+) -> Result<DeviceVec<I>> {
+    let op = match mode {
+        Mode::Lower => "lower_bound",
+        Mode::Upper => "upper_bound",
+        Mode::Exact => "binary_search",
+    };
+    queries.validate()?;
+    same_device(op, sorted.device(), queries.device_ref())?;
+    let n = sorted.len();
+    // Positions run to n inclusive, and Exact's all ones must be no position.
+    if n as u64 >= I::highest().as_u64() {
+        return Err(Error::InvalidArgument(format!(
+            "{op} in {n} elements needs u64 indices, not {}",
+            I::NAME
+        )));
+    }
+    match sorted.mem() {
+        Mem::Host(s) => {
+            let q = crate::expr::host_items(queries)?;
+            let at: Vec<I> = host::search(s, &q, &cmp, mode)
+                .into_iter()
+                .map(|p| {
+                    if p == u64::MAX {
+                        I::highest()
+                    } else {
+                        I::from_scalar(Scalar::U64(p))
+                    }
+                })
+                .collect();
+            DeviceVec::from_slice(sorted.device(), &at)
+        }
+        Mem::Cuda { dev, ptr, len, .. } => {
+            let m = queries.length();
+            let mut out = DeviceVec::<I>::alloc_uninit(sorted.device(), m)?;
+            if m == 0 {
+                return Ok(out);
+            }
+            let out_ptr = cuda_ptr_mut(&mut out, op)?;
+            if len == 0 {
+                // Every lower and upper bound is 0; nothing is found (the
+                // queries are still read when they permute: their indices
+                // are checked).
+                if Q::CHECKED {
+                    crate::expr::consume::arg_extreme(queries, false)?;
+                }
+                let fill = if mode == Mode::Exact { 0xff } else { 0 };
+                dev.memset_bytes(out_ptr.raw(), fill, m * size_of::<I>(), op)?;
+                return Ok(out);
+            }
+            let kernel = plan::SearchKernel::<T, I, C, Q>::new(&cmp, mode, queries);
+            plan::search(dev, &kernel, Ptr::from_raw(ptr), len as u64, out_ptr)?;
+            Ok(out)
+        }
+    }
+}
 
 /// [`binary_search`](SearchOps::binary_search)'s answer for a query that
 /// is not in the data.

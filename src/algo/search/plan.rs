@@ -8,6 +8,9 @@ use crate::device::launch::KernelArg;
 use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::{Element, IndexElement};
 use crate::error::Result;
+use crate::expr::args::ExprArgs;
+use crate::expr::consume::{launch_checked, write_input};
+use crate::expr::node::{Leaf, Node};
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use std::marker::PhantomData;
 use std::mem::size_of;
@@ -40,34 +43,38 @@ pub enum Mode {
     Exact,
 }
 
-/// One specialisation of the search kernels.
-pub(crate) struct SearchKernel<'a, T, I, C> {
+/// One specialisation of the search kernels, reading the queries from an
+/// input expression (a plain buffer being the simplest).
+pub(crate) struct SearchKernel<'a, T, I, C, Q> {
     cmp: &'a C,
     mode: Mode,
+    queries: &'a Q,
     _t: PhantomData<fn() -> (T, I)>,
 }
 
-impl<'a, T: Element, I: IndexElement, C: Comparator<T>> SearchKernel<'a, T, I, C> {
-    pub fn new(cmp: &'a C, mode: Mode) -> Self {
+impl<'a, T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>> SearchKernel<'a, T, I, C, Q> {
+    pub fn new(cmp: &'a C, mode: Mode, queries: &'a Q) -> Self {
         SearchKernel {
             cmp,
             mode,
+            queries,
             _t: PhantomData,
         }
     }
 }
 
-impl<T: Element, I: IndexElement, C: Comparator<T>> Specialise for SearchKernel<'_, T, I, C> {
+impl<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>> Specialise for SearchKernel<'_, T, I, C, Q> {
     fn template(&self) -> &'static Template {
         &SEARCH
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        w.elem::<T>("T");
+        write_input(self.queries, w);
         w.elem::<I>("I");
         w.comparator::<T, C>("Cmp", "T", self.cmp);
         w.constant("CUPRIM_BLOCK", BLOCK as i64);
         w.constant("SEARCH_ITEMS", ITEMS as i64);
         w.constant("SEARCH_TOP", top_entries::<T>() as i64);
+        w.constant("SEARCH_QUERIES_BUF", Q::IS_BUF as i64);
         let mode = match self.mode {
             Mode::Lower => 0,
             Mode::Upper => 1,
@@ -79,10 +86,15 @@ impl<T: Element, I: IndexElement, C: Comparator<T>> Specialise for SearchKernel<
 
 /// The search modules of `T` and `cmp` (u32 and u64 indices, every mode), for precompile.
 pub(crate) fn search_specs<T: Element, C: Comparator<T>>(cmp: &C) -> Vec<KernelSpec> {
+    search_specs_of(cmp, &Leaf::<T>::type_only())
+}
+
+/// The search modules of queries from an input expression, for precompile.
+pub(crate) fn search_specs_of<T: Element, C: Comparator<T>, Q: Node<Item = T>>(cmp: &C, queries: &Q) -> Vec<KernelSpec> {
     let mut specs = Vec::new();
     for mode in [Mode::Lower, Mode::Upper, Mode::Exact] {
-        specs.push(KernelSpec::of(&SearchKernel::<T, u32, C>::new(cmp, mode)));
-        specs.push(KernelSpec::of(&SearchKernel::<T, u64, C>::new(cmp, mode)));
+        specs.push(KernelSpec::of(&SearchKernel::<T, u32, C, _>::new(cmp, mode, queries)));
+        specs.push(KernelSpec::of(&SearchKernel::<T, u64, C, _>::new(cmp, mode, queries)));
     }
     specs
 }
@@ -151,35 +163,37 @@ fn worth_an_index<T>(n: u64, m: u64) -> bool {
     m.saturating_mul(below_l1 * 32) >= n.saturating_mul(size_of::<T>() as u64)
 }
 
-/// `m` queries at `queries` into the `n` sorted elements at `data` (n,
-/// m >= 1), answered as `kernel` says, to `out`.
-pub(crate) fn search<T: Element, I: IndexElement, C: Comparator<T>>(
+/// The kernel's `m` queries (its expression, m >= 1) into the `n` sorted
+/// elements at `data` (n >= 1), answered as `kernel` says, to `out`. Queries
+/// that permute are bounds-checked (the call then waits for the GPU).
+pub(crate) fn search<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>>(
     dev: &CudaDevice,
-    kernel: &SearchKernel<'_, T, I, C>,
+    kernel: &SearchKernel<'_, T, I, C, Q>,
     data: Ptr<T>,
     n: u64,
-    queries: Ptr<T>,
-    m: u64,
     out: Ptr<I>,
 ) -> Result<()> {
+    let (queries, m) = (kernel.queries, kernel.queries.length() as u64);
     let module = dev.module(kernel)?;
     let f = fan_out::<T>();
     let top = top_entries::<T>();
     if n > top && !worth_an_index::<T>(n, m) {
-        return search_plain(dev, &module, data, n, queries, m, out);
+        return search_plain(dev, &module, data, n, queries, out);
     }
     let off = (data.raw() % 32) / size_of::<T>() as u64;
     let (ix, index_len) = SearchIndex::plan(n, off, f, top);
     if ix.levels > 0 && ix.len[ix.levels as usize] > top {
         // More levels than the kernel holds (no memory is that large): bisect.
-        return search_plain(dev, &module, data, n, queries, m, out);
+        return search_plain(dev, &module, data, n, queries, out);
     }
     // SAFETY: matches `cuprim_search_index(const T* data, u64 n, T* index, SearchIndex ix)`: reads n
     // elements, writes the index_len entries of ix's levels.
     let build: Entry<(Ptr<T>, u64, Ptr<T>, SearchIndex)> = unsafe { Entry::declare("cuprim_search_index") };
-    // SAFETY: matches `cuprim_search(const T* data, u64 n, const T* index, SearchIndex ix, const T*
-    // queries, u64 m, I* out)`: reads n elements, the index and m queries, writes m answers.
-    let entry: Entry<(Ptr<T>, u64, Ptr<T>, SearchIndex, Ptr<T>, u64, Ptr<I>)> = unsafe { Entry::declare("cuprim_search") };
+    // SAFETY: matches `cuprim_search(const T* data, u64 n, const T* index, SearchIndex ix, const In
+    // queries, u64 m, I* out)`, `In` the struct whose fields ExprArgs holds (for a plain buffer the
+    // parameter is `const T* queries`, its first 8 bytes: the same pointer): reads n elements, the index
+    // and m queries, writes m answers.
+    let entry: Entry<(Ptr<T>, u64, Ptr<T>, SearchIndex, ExprArgs, u64, Ptr<I>)> = unsafe { Entry::declare("cuprim_search") };
     let mut layout = ScratchLayout::new();
     let index = layout.uninit_aligned::<T>(index_len.max(1));
     let blocks = grid(dev, &module, entry, m.div_ceil(ITEMS as u64))?;
@@ -189,25 +203,30 @@ pub(crate) fn search<T: Element, I: IndexElement, C: Comparator<T>>(
             let bblocks = grid(dev, &module, build, ix.len[1].div_ceil(f) * f)?;
             dev.launch(&module, build, Grid::new(bblocks, BLOCK), (data, n, index, ix))?;
         }
-        dev.launch(&module, entry, Grid::new(blocks, BLOCK), (data, n, index, ix, queries, m, out))
+        launch_checked(dev, queries, |q| {
+            dev.launch(&module, entry, Grid::new(blocks, BLOCK), (data, n, index, ix, q, m, out))
+        })
     })
 }
 
 /// The searches without an index: each query bisects the array.
-fn search_plain<T: Element, I: IndexElement>(
+fn search_plain<T: Element, I: IndexElement, Q: Node<Item = T>>(
     dev: &CudaDevice,
     module: &crate::device::Module,
     data: Ptr<T>,
     n: u64,
-    queries: Ptr<T>,
-    m: u64,
+    queries: &Q,
     out: Ptr<I>,
 ) -> Result<()> {
-    // SAFETY: matches `cuprim_search_plain(const T* data, u64 n, const T* queries, u64 m, I* out)`:
-    // reads n elements and m queries, writes m answers.
-    let plain: Entry<(Ptr<T>, u64, Ptr<T>, u64, Ptr<I>)> = unsafe { Entry::declare("cuprim_search_plain") };
+    // SAFETY: matches `cuprim_search_plain(const T* data, u64 n, const In queries, u64 m, I* out)`, `In`
+    // the struct whose fields ExprArgs holds (a plain buffer's parameter is its pointer, the first 8
+    // bytes): reads n elements and m queries, writes m answers.
+    let plain: Entry<(Ptr<T>, u64, ExprArgs, u64, Ptr<I>)> = unsafe { Entry::declare("cuprim_search_plain") };
+    let m = queries.length() as u64;
     let blocks = grid(dev, module, plain, m)?;
-    dev.launch(module, plain, Grid::new(blocks, BLOCK), (data, n, queries, m, out))
+    launch_checked(dev, queries, |q| {
+        dev.launch(module, plain, Grid::new(blocks, BLOCK), (data, n, q, m, out))
+    })
 }
 
 /// Blocks for `items` work items of one thread each, at most one resident
@@ -222,7 +241,7 @@ pub(crate) fn sorted_until<T: Element, C: Comparator<T>>(dev: &CudaDevice, cmp: 
     if n < 2 {
         return Ok(n);
     }
-    let module = dev.module(&SearchKernel::<T, u32, C>::new(cmp, Mode::Lower))?;
+    let module = dev.module(&SearchKernel::<T, u32, C, _>::new(cmp, Mode::Lower, &Leaf::<T>::type_only()))?;
     // SAFETY: matches `cuprim_sorted_until(const T* in, u64 n, u64* best_inv)`: reads n elements, updates
     // one u64 (zeroed before the launch).
     let entry: Entry<(Ptr<T>, u64, Ptr<u64>)> = unsafe { Entry::declare("cuprim_sorted_until") };

@@ -40,6 +40,23 @@ pub trait SelectOps<T: Element>: DeviceData<T> {
         }
     }
 
+    /// The elements that satisfy `pred` and those that do not, in two new
+    /// vectors, each in its original order (a stable partition into two
+    /// outputs, in one pass: [`ExprOps::partition_copy`](crate::expr::ExprOps::partition_copy)
+    /// of the buffer).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Gt;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[5u32, 1, 8, 2, 9])?;
+    /// let (big, small) = v.partition_copy(Gt(4))?;
+    /// assert_eq!((big.to_vec()?, small.to_vec()?), (vec![5, 8, 9], vec![1, 2]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn partition_copy<P: Predicate<T>>(&self, pred: P) -> Result<(DeviceVec<T>, DeviceVec<T>)> {
+        crate::expr::ExprOps::partition_copy(&crate::expr::LazyOps::lazy(self), pred)
+    }
+
     /// [`copy_if`](SelectOps::copy_if) into `out` (at least as long as the
     /// input), the number kept to `count[0]`, on the device, with no host
     /// synchronisation (graph-capture friendly). Checks happen before

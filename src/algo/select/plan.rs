@@ -138,11 +138,15 @@ impl<E: Node<Item = T>, T: Element, P: Predicate<T>> Specialise for Select<'_, E
 
 /// Both select modules (u32 and u64 counts) of `T` and `pred`, for precompile.
 pub(crate) fn select_specs<T: Element, P: Predicate<T>>(arch: u32, pred: &P) -> Vec<KernelSpec> {
-    let input = Leaf::<T>::type_only();
-    let narrow = Select::new(arch, &input, pred);
+    select_specs_of(arch, &Leaf::<T>::type_only(), pred)
+}
+
+/// Both select modules of an input expression and `pred`, for precompile.
+pub(crate) fn select_specs_of<E: Node<Item = T>, T: Element, P: Predicate<T>>(arch: u32, input: &E, pred: &P) -> Vec<KernelSpec> {
+    let narrow = Select::new(arch, input, pred);
     let wide = Select {
         wide: true,
-        ..Select::new(arch, &input, pred)
+        ..Select::new(arch, input, pred)
     };
     vec![KernelSpec::of(&narrow), KernelSpec::of(&wide)]
 }
