@@ -105,26 +105,31 @@ __device__ __forceinline__ void merge_cp_async_wait() {
 // another call) with register loads, so they keep those, as do 8-byte keys.
 template <typename E> constexpr bool MERGE_ASYNC = CUPRIM_MERGE_ASYNC && sizeof(E) == 4 && !CUPRIM_PAIRS;
 
-// The tile's elements into s[0..count): a's range first (la elements from
-// a), then b's, each thread loading every CUPRIM_BLOCK-th element.
-template <typename E>
-__device__ __forceinline__ void merge_load(E* s, const E* __restrict__ a, const E* __restrict__ b, int la, int count) {
+// s[0..count) from the elements at src(i), each thread staging every
+// CUPRIM_BLOCK-th one: by cp.async where MERGE_ASYNC, else all of a
+// thread's loads out before its first store (stored one by one, each store
+// waited for its load before the next load went out; ncu: the stores held
+// most of the tile kernel's stall samples). READ_ONLY loads through the
+// read-only path, which the merge sort's in-place tile sort must not use.
+template <bool READ_ONLY, typename E, typename Src>
+__device__ __forceinline__ void merge_stage(E* s, int count, Src src) {
     if constexpr (MERGE_ASYNC<E>) {
 #pragma unroll
         for (int k = 0; k < CUPRIM_ITEMS; k++) {
             const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-            if (i < count) merge_cp_async(s + i, i < la ? a + i : b + (i - la));
+            if (i < count) merge_cp_async(s + i, src(i));
         }
         merge_cp_async_wait();
     } else {
-        // Every load issued before the first store: stored one by one, each
-        // store waited for its load before the next load went out (ncu: the
-        // stores held most of the tile kernel's stall samples).
         E x[CUPRIM_ITEMS];
 #pragma unroll
         for (int k = 0; k < CUPRIM_ITEMS; k++) {
             const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-            if (i < count) x[k] = cuprim_load_ro(i < la ? a + i : b + (i - la));
+            if constexpr (READ_ONLY) {
+                if (i < count) x[k] = cuprim_load_ro(src(i));
+            } else {
+                if (i < count) x[k] = *src(i);
+            }
         }
 #pragma unroll
         for (int k = 0; k < CUPRIM_ITEMS; k++) {
@@ -134,29 +139,17 @@ __device__ __forceinline__ void merge_load(E* s, const E* __restrict__ a, const 
     }
 }
 
+// The tile's elements into s[0..count): a's range first (la elements from
+// a), then b's.
+template <typename E>
+__device__ __forceinline__ void merge_load(E* s, const E* __restrict__ a, const E* __restrict__ b, int la, int count) {
+    merge_stage<true>(s, count, [&](int i) { return i < la ? a + i : b + (i - la); });
+}
+
 // in[0..count) into s[0..count) with plain loads (the merge sort's tile
-// kernel may sort in place), all loads out before the first store.
+// kernel may sort in place).
 template <typename E> __device__ __forceinline__ void tile_load(E* s, const E* in, int count) {
-    if constexpr (MERGE_ASYNC<E>) {
-#pragma unroll
-        for (int k = 0; k < CUPRIM_ITEMS; k++) {
-            const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-            if (i < count) merge_cp_async(s + i, in + i);
-        }
-        merge_cp_async_wait();
-    } else {
-        E x[CUPRIM_ITEMS];
-#pragma unroll
-        for (int k = 0; k < CUPRIM_ITEMS; k++) {
-            const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-            if (i < count) x[k] = in[i];
-        }
-#pragma unroll
-        for (int k = 0; k < CUPRIM_ITEMS; k++) {
-            const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-            if (i < count) s[i] = x[k];
-        }
-    }
+    merge_stage<false>(s, count, [&](int i) { return in + i; });
 }
 
 // s[0..count) to out[0..count), coalesced: 16-byte vectors for a whole,
