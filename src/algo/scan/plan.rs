@@ -69,30 +69,6 @@ pub(crate) fn scan_policy(_arch: u32, elem_bytes: usize) -> TilePolicy {
     }
 }
 
-/// Scan tiles by element size and input length.
-pub(crate) fn scan_policy_sized(arch: u32, elem_bytes: usize, len: usize) -> TilePolicy {
-    if elem_bytes == 4 && len <= 1 << 25 {
-        // 256x28 at 6 blocks/SM up to 2^25: f32 / u32 at 2^22 21.6 / 20.0 us against 23.9 / 21.6 for 256x24 at 8 (CUB 24.9 / 25.2), even at 2^24-2^25, 1% slower at 2^26; f32 spills 16 bytes (H100, i23-lead-tune call3).
-        return TilePolicy {
-            block: 256,
-            items: 28,
-            min_blocks: 6,
-        };
-    }
-    scan_policy(arch, elem_bytes)
-}
-
-/// Input lengths that name every tile shape of [`scan_policy_sized`] for
-/// elements of `elem_bytes` (for precompile).
-pub(crate) fn scan_shape_lens(arch: u32, elem_bytes: usize) -> Vec<usize> {
-    let short = scan_policy_sized(arch, elem_bytes, 0);
-    if short == scan_policy(arch, elem_bytes) {
-        vec![0]
-    } else {
-        vec![0, usize::MAX]
-    }
-}
-
 /// scan_by_key tiles: (head, value) pairs, fewer per thread than a plain scan (12 pairs of 8-byte values spill).
 pub(crate) fn scan_by_key_policy(_arch: u32, elem_bytes: usize, len: usize) -> TilePolicy {
     // Up to 2^22 elements: 256 x 16, 14.8 / 17.3 us at 2^20 (u8 / u32; runs of 64, f32) against
@@ -132,13 +108,7 @@ where
     E::Item: Element,
 {
     pub fn new(arch: u32, input: &'a E, op: &'a Op, deterministic: bool) -> Self {
-        Self::sized(arch, input, op, deterministic, input.length())
-    }
-
-    /// The plan with the tiles of an input of `len` elements (precompile
-    /// names both the short and the long shape).
-    pub fn sized(arch: u32, input: &'a E, op: &'a Op, deterministic: bool, len: usize) -> Self {
-        let mut policy = scan_policy_sized(arch, std::mem::size_of::<E::Item>(), len);
+        let mut policy = scan_policy(arch, std::mem::size_of::<E::Item>());
         if E::STREAMS > 1 {
             // Several buffers' loads in flight need more than the 32 registers of 8 blocks per SM (4 bytes spilled).
             policy.min_blocks = policy.min_blocks.min(4);
@@ -301,12 +271,10 @@ where
 /// Both scan modules (fast and deterministic) of `T` and `op`, for precompile.
 pub(crate) fn scan_specs<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> Vec<KernelSpec> {
     let input = Leaf::<T>::type_only();
-    let mut specs = Vec::new();
-    for len in scan_shape_lens(arch, std::mem::size_of::<T>()) {
-        specs.push(KernelSpec::of(&Scan::sized(arch, &input, op, false, len)));
-        specs.push(KernelSpec::of(&Scan::sized(arch, &input, op, true, len)));
-    }
-    specs
+    vec![
+        KernelSpec::of(&Scan::new(arch, &input, op, false)),
+        KernelSpec::of(&Scan::new(arch, &input, op, true)),
+    ]
 }
 
 /// Both scan_by_key modules of keys `K`, values `T` and `op`, for precompile.
