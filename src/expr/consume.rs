@@ -420,20 +420,7 @@ pub trait ExprOps: Expr {
     {
         const OP: &str = "copy_if_into";
         let dev = prepare(self)?;
-        crate::algo::same_device(OP, self.device(), out.device())?;
-        crate::algo::same_device(OP, self.device(), count.device())?;
-        if out.len() < self.length() {
-            return Err(Error::InvalidArgument(format!(
-                "{OP}: an output of {} elements is shorter than the {} inputs (it needs room for all of them)",
-                out.len(),
-                self.length()
-            )));
-        }
-        if count.is_empty() {
-            return Err(Error::InvalidArgument(format!(
-                "{OP}: the count output is empty (it needs one u64)"
-            )));
-        }
+        crate::algo::select::check_into(OP, self.device(), self.length(), out, count)?;
         match (dev, out.mem_mut(), count.mem_mut()) {
             (None, MemMut::Host(o), MemMut::Host(c)) => {
                 let kept = crate::algo::select::host::copy_if(&host_items(self)?, |x| pred.test(x));

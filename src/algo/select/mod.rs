@@ -76,20 +76,7 @@ pub trait SelectOps<T: Element>: DeviceData<T> {
     /// ```
     fn copy_if_into<P: Predicate<T>>(&self, pred: P, out: &mut impl DeviceDataMut<T>, count: &mut impl DeviceDataMut<u64>) -> Result<()> {
         const OP: &str = "copy_if_into";
-        crate::algo::same_device(OP, self.device(), out.device())?;
-        crate::algo::same_device(OP, self.device(), count.device())?;
-        if out.len() < self.len() {
-            return Err(Error::InvalidArgument(format!(
-                "{OP}: an output of {} elements is shorter than the {} inputs (it needs room for all of them)",
-                out.len(),
-                self.len()
-            )));
-        }
-        if count.is_empty() {
-            return Err(Error::InvalidArgument(format!(
-                "{OP}: the count output is empty (it needs one u64)"
-            )));
-        }
+        check_into(OP, self.device(), self.len(), out, count)?;
         match (self.mem(), out.mem_mut(), count.mem_mut()) {
             (Mem::Host(s), MemMut::Host(o), MemMut::Host(c)) => {
                 let kept = host::copy_if(s, |x| pred.test(x));
@@ -108,6 +95,31 @@ pub trait SelectOps<T: Element>: DeviceData<T> {
 }
 
 impl<T: Element, D: DeviceData<T> + ?Sized> SelectOps<T> for D {}
+
+/// The checks of a `copy_if_into` of `len` inputs on `input`: both outputs
+/// on the input's device, room for every input, and one count word.
+pub(crate) fn check_into<T: Element>(
+    op: &'static str,
+    input: &crate::Device,
+    len: usize,
+    out: &impl DeviceDataMut<T>,
+    count: &impl DeviceDataMut<u64>,
+) -> Result<()> {
+    crate::algo::same_device(op, input, out.device())?;
+    crate::algo::same_device(op, input, count.device())?;
+    if out.len() < len {
+        return Err(Error::InvalidArgument(format!(
+            "{op}: an output of {} elements is shorter than the {len} inputs (it needs room for all of them)",
+            out.len()
+        )));
+    }
+    if count.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "{op}: the count output is empty (it needs one u64)"
+        )));
+    }
+    Ok(())
+}
 
 /// In-place compaction. In [`prelude`](crate::prelude).
 pub trait SelectMutOps<T: Element>: DeviceDataMut<T> {
