@@ -138,7 +138,7 @@ where
         let tiles = self.policy.tiles("scan", len)?;
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
-        let lookback = Lookback::place(&mut layout, tiles as u64, std::mem::size_of::<E::Item>());
+        let lookback = Lookback::place_lone_tile_unzeroed(&mut layout, tiles as u64, std::mem::size_of::<E::Item>());
         // SAFETY: matches `cuprim_scan(const In in, T* out, u64 n, int exclusive, u32* status,
         // T* aggregates, T* prefixes, u32* tile_counter, u32 num_tiles, const T* seed)`, `In` being
         // the struct whose fields ExprArgs holds: one block per tile over n elements of in and out,
