@@ -8,7 +8,8 @@ use cuprim::pred::{Gt, IsNan, Lt};
 use cuprim::prelude::*;
 use rand::Rng;
 
-const SIZES: &[usize] = &[0, 1, 31, 33, 4097, (1 << 20) + 3];
+// Tile edges: 4-byte elements scan 7168 per tile, 1- and 2-byte 8192, 8-byte 3072.
+const SIZES: &[usize] = &[0, 1, 31, 33, 3073, 4097, 7168, 8193, 14337, (1 << 20) + 3];
 
 /// The test's generator for `tag`: seeded from `CUPRIM_TEST_SEED` when set
 /// (replay), else the clock; messages print the base seed.

@@ -54,11 +54,12 @@ pub(crate) fn scan_policy(_arch: u32, elem_bytes: usize) -> TilePolicy {
             items: 12,
             min_blocks: 1,
         },
-        // f32 inclusive 2^28, deterministic: 0.845 ms, CUB 0.884; half the tiles of 128x24x16 (H100, run e62df8c).
+        // 2^22 f32 / u32 23.6-23.9 / 20.5-22.1 us against 24.2-26.0 / 21.2-23.1 for 256x24@8, CUB 24.3-25.0 / 23.6-26.6;
+        // 28 items at 6 blocks spill (H100, benchmarks/runs/i23-scan28-2f0bc61).
         4 => TilePolicy {
             block: 256,
-            items: 24,
-            min_blocks: 8,
+            items: 28,
+            min_blocks: 7,
         },
         // 1 and 2 bytes: a whole number of 16-byte vectors per thread (not separately tuned).
         _ => TilePolicy {
