@@ -286,192 +286,191 @@ extern "C" __global__ void __launch_bounds__(BK_THREADS, CUPRIM_MIN_BLOCKS)
     }
     __syncthreads();
 
-    if (tid >= CUPRIM_BLOCK) {
-        // The look-back warp: in round r, load r - 1 (round 0 has none).
-        TileState<Scanned> state(status, aggregates, prefixes);
-        for (int r = 0;; r++) {
-            if (r > 0) {
-                const int s = (r - 1) % BK_STAGES;
-                const u32 tile = meta[s].tile;
-                if (tile >= num_tiles) return;  // the compute warps have left after the last barrier
-                const Scanned total = meta[s].total;
-                Scanned prefix = total;
-                if (tile > 0) {
-                    prefix = lookback_exclusive_prefix<Scanned, ScannedOp, DETERMINISTIC>(state, tile, total, staged);
-                    prefix = cuprim_shfl(prefix, 0);
-                }
-                unsigned char* const stage = bk_stages + s * BK_STAGE_BYTES;
-                const C prefix_count = tile > 0 ? bk_count(prefix) : (C)0;
-                const int n_heads = (int)bk_count(total);
-#if CUPRIM_BYKEY_KEYS
-                for (int j = lane; j < n_heads; j += 32) keys_out[prefix_count + j] = BkRows<K>::at(stage, j);
-#endif
-#if CUPRIM_BYKEY_VALUES == 1
-                for (int j = lane; j < n_heads; j += 32) values_out[prefix_count + j] = BkRows<O>::at(stage + BK_VALUES_OFFSET, j);
-#endif
-#if BK_SEGMENTED
-                // Runs this tile ends: those it starts, plus the one continuing
-                // into it, less the one continuing past it.
-                const u32 hf = meta[s].head_first;
-                const int n_tails = n_heads + (1 - (int)hf) - (1 - (int)meta[s].tail_last);
-                const C tail_base = prefix_count + hf;  // slot of the first run this tile ends, plus one
-                for (int j = lane; j < n_tails; j += 32) {
-                    V out = BkRows<V>::at(stage + BK_VALUES_OFFSET, j);
-                    // The run continuing into the tile: the values before it first.
-                    if (j == 0 && hf == 0) out = ValueOp::apply(prefix.v, out);
-                    values_out[tail_base - 1 + j] = (O)out;
-                }
-#endif
-                if (tile == num_tiles - 1 && lane == 0) *count_out = (u64)(prefix_count + bk_count(total));
-            }
-            __syncthreads();
-        }
+    TileState<Scanned> state(status, aggregates, prefixes);  // the look-back warp's
+    const int first = tid * CUPRIM_ITEMS;                     // a compute thread's first element in a tile
+    if (tid < CUPRIM_BLOCK) {
+        for (int L = 0; L + 2 < BK_STAGES; L++) bk_issue(load_tile[L], num_tiles, keys, values, n, bk_stages + L * BK_STAGE_BYTES);
     }
-
-    // The compute warps: in round r, load r.
-    const int first = tid * CUPRIM_ITEMS;
-    for (int L = 0; L + 2 < BK_STAGES; L++) bk_issue(load_tile[L], num_tiles, keys, values, n, bk_stages + L * BK_STAGE_BYTES);
+    // Round r: the compute warps work on load r, the look-back warp finishes
+    // load r - 1; the block ends in the first round whose load has no tile
+    // (load_tile is the same for every thread here, so all leave together).
+    // Both roles meet at the one __syncthreads below (the same instruction:
+    // a barrier reached from two places would not be an aligned barrier).
     for (int r = 0;; r++) {
         const int s = r % BK_STAGES;
-        {
-            // Load r + BK_STAGES - 2 into the stage the last barrier freed (that of load r - 2).
-            const int ls = (r + BK_STAGES - 2) % BK_STAGES;
-            bk_issue(load_tile[ls], num_tiles, keys, values, n, bk_stages + ls * BK_STAGE_BYTES);
-        }
-        // Load r's group is done once at most the BK_STAGES - 2 issued after it are pending.
-        bk_wait<BK_STAGES - 2>();
-        bk_compute_sync();  // load r's stage is visible
-        const u32 tile = load_tile[s];
-        if (tile >= num_tiles) {
-            if (tid == 0) meta[s].tile = num_tiles;  // the look-back warp stops at it
-            __syncthreads();
-            return;
-        }
-        unsigned char* const stage = bk_stages + s * BK_STAGE_BYTES;
-        const u64 base = (u64)tile * BK_TILE;
-        const u64 remaining = n - base;
-        const int valid = remaining < (u64)BK_TILE ? (int)remaining : BK_TILE;
+        const bool last = load_tile[s] >= num_tiles;
+        if (tid < CUPRIM_BLOCK) {
+            if (!last) {
+                {
+                    // Load r + BK_STAGES - 2 into the stage the last barrier freed (that of load r - 2).
+                    const int ls = (r + BK_STAGES - 2) % BK_STAGES;
+                    bk_issue(load_tile[ls], num_tiles, keys, values, n, bk_stages + ls * BK_STAGE_BYTES);
+                }
+                // Load r's group is done once at most the BK_STAGES - 2 issued after it are pending.
+                bk_wait<BK_STAGES - 2>();
+                bk_compute_sync();  // load r's stage is visible
+                const u32 tile = load_tile[s];
+                unsigned char* const stage = bk_stages + s * BK_STAGE_BYTES;
+                const u64 base = (u64)tile * BK_TILE;
+                const u64 remaining = n - base;
+                const int valid = remaining < (u64)BK_TILE ? (int)remaining : BK_TILE;
 
-        // This thread's keys, which of them start a run (bit k: element first + k).
-        K kk[CUPRIM_ITEMS];
-        BkRows<K>::read_row(stage, tid, kk);
-        u32 heads = 0;
-        const K prev = tid == 0 ? *(const K*)(stage + BK_EDGE_OFFSET) : BkRows<K>::at(stage, first - 1);
+                // This thread's keys, which of them start a run (bit k: element first + k).
+                K kk[CUPRIM_ITEMS];
+                BkRows<K>::read_row(stage, tid, kk);
+                u32 heads = 0;
+                const K prev = tid == 0 ? *(const K*)(stage + BK_EDGE_OFFSET) : BkRows<K>::at(stage, first - 1);
 #pragma unroll
-        for (int k = 0; k < CUPRIM_ITEMS; k++) {
-            const int i = first + k;
-            if (i < valid && (base + i == 0 || KeyEq::differ(k == 0 ? prev : kk[k - 1], kk[k]))) heads |= 1u << k;
-        }
-        if (tid == 0) meta[s].head_first = heads & 1u;
+                for (int k = 0; k < CUPRIM_ITEMS; k++) {
+                    const int i = first + k;
+                    if (i < valid && (base + i == 0 || KeyEq::differ(k == 0 ? prev : kk[k - 1], kk[k]))) heads |= 1u << k;
+                }
+                if (tid == 0) meta[s].head_first = heads & 1u;
 
 #if BK_SEGMENTED
-        // Which of them end a run: the next element starts one, or the input ends.
-        u32 tails = heads >> 1;
-        const int after = first + CUPRIM_ITEMS;
-        if (after < valid) {
-            if (KeyEq::differ(kk[CUPRIM_ITEMS - 1], BkRows<K>::at(stage, after))) tails |= 1u << (CUPRIM_ITEMS - 1);
-        } else if (after == valid && base + valid < n) {
-            if (KeyEq::differ(kk[CUPRIM_ITEMS - 1], *(const K*)(stage + BK_EDGE_OFFSET + 16)))
-                tails |= 1u << (CUPRIM_ITEMS - 1);
-        }
-        if (first < valid && valid <= after) {
-            if (base + valid == n) tails |= 1u << (valid - 1 - first);
-            meta[s].tail_last = (tails >> (valid - 1 - first)) & 1u;
-        }
+                // Which of them end a run: the next element starts one, or the input ends.
+                u32 tails = heads >> 1;
+                const int after = first + CUPRIM_ITEMS;
+                if (after < valid) {
+                    if (KeyEq::differ(kk[CUPRIM_ITEMS - 1], BkRows<K>::at(stage, after))) tails |= 1u << (CUPRIM_ITEMS - 1);
+                } else if (after == valid && base + valid < n) {
+                    if (KeyEq::differ(kk[CUPRIM_ITEMS - 1], *(const K*)(stage + BK_EDGE_OFFSET + 16)))
+                        tails |= 1u << (CUPRIM_ITEMS - 1);
+                }
+                if (first < valid && valid <= after) {
+                    if (base + valid == n) tails |= 1u << (valid - 1 - first);
+                    meta[s].tail_last = (tails >> (valid - 1 - first)) & 1u;
+                }
 
-        V vv[CUPRIM_ITEMS];
+                V vv[CUPRIM_ITEMS];
 #if CUPRIM_BYKEY_VALUES == 2
-        BkRows<V>::read_row(stage + BK_VALUES_OFFSET, tid, vv);
+                BkRows<V>::read_row(stage + BK_VALUES_OFFSET, tid, vv);
 #else
 #pragma unroll
-        for (int k = 0; k < CUPRIM_ITEMS; k++) vv[k] = (V)1;
+                for (int k = 0; k < CUPRIM_ITEMS; k++) vv[k] = (V)1;
 #endif
-        Scanned mine = ScannedOp::identity();
-        if (first < valid) {
-            mine.count = (C)__popc(heads);
-            mine.v = vv[0];
+                Scanned mine = ScannedOp::identity();
+                if (first < valid) {
+                    mine.count = (C)__popc(heads);
+                    mine.v = vv[0];
 #pragma unroll
-            for (int k = 1; k < CUPRIM_ITEMS; k++) {
-                if (first + k < valid) mine.v = (heads >> k) & 1u ? vv[k] : ValueOp::apply(mine.v, vv[k]);
-            }
-        }
+                    for (int k = 1; k < CUPRIM_ITEMS; k++) {
+                        if (first + k < valid) mine.v = (heads >> k) & 1u ? vv[k] : ValueOp::apply(mine.v, vv[k]);
+                    }
+                }
 #else
-        V vv[CUPRIM_BYKEY_VALUES == 1 ? CUPRIM_ITEMS : 1];
+                V vv[CUPRIM_BYKEY_VALUES == 1 ? CUPRIM_ITEMS : 1];
 #if CUPRIM_BYKEY_VALUES == 1
-        // The first value of each run, read where a run starts.
+                // The first value of each run, read where a run starts.
 #pragma unroll
-        for (int k = 0; k < CUPRIM_ITEMS; k++) {
-            if ((heads >> k) & 1u) vv[k] = values[base + first + k];
-        }
+                for (int k = 0; k < CUPRIM_ITEMS; k++) {
+                    if ((heads >> k) & 1u) vv[k] = values[base + first + k];
+                }
 #endif
-        const Scanned mine = (C)__popc(heads);
+                const Scanned mine = (C)__popc(heads);
 #endif
 
-        // The tile's scan: in the warp, then (after one barrier) each thread
-        // folds the warp totals before its own.
-        const Scanned x = warp_inclusive_scan<Scanned, ScannedOp>(mine);
-        if (lane == 31) warp_totals[warp] = x;
-        const Scanned before_in_warp = cuprim_shfl_up(x, 1);
-        bk_compute_sync();  // warp totals; every compute thread has read the stage
-        Scanned before = ScannedOp::identity(), total = warp_totals[0];
-        bool has_before = false;
+                // The tile's scan: in the warp, then (after one barrier) each thread
+                // folds the warp totals before its own.
+                const Scanned x = warp_inclusive_scan<Scanned, ScannedOp>(mine);
+                if (lane == 31) warp_totals[warp] = x;
+                const Scanned before_in_warp = cuprim_shfl_up(x, 1);
+                bk_compute_sync();  // warp totals; every compute thread has read the stage
+                Scanned before = ScannedOp::identity(), total = warp_totals[0];
+                bool has_before = false;
 #pragma unroll
-        for (int w = 0; w < BK_WARPS; w++) {
-            const Scanned t = warp_totals[w];
-            if (w > 0) total = ScannedOp::apply(total, t);
-            if (w < warp) {
-                before = has_before ? ScannedOp::apply(before, t) : t;
-                has_before = true;
-            }
-        }
-        if (lane > 0) {
-            before = has_before ? ScannedOp::apply(before, before_in_warp) : before_in_warp;
-            has_before = true;
-        }
-        if (tid == 0) {
-            // The aggregate at once (tile 0's total is its prefix).
-            TileState<Scanned> state(status, aggregates, prefixes);
-            if (tile == 0) {
-                state.publish(0u, DETERMINISTIC ? lookback_settle(total) : total, SCAN_PREFIX);
-            } else {
-                state.publish(tile, total, SCAN_AGGREGATE);
-            }
-            meta[s].total = total;
-        }
+                for (int w = 0; w < BK_WARPS; w++) {
+                    const Scanned t = warp_totals[w];
+                    if (w > 0) total = ScannedOp::apply(total, t);
+                    if (w < warp) {
+                        before = has_before ? ScannedOp::apply(before, t) : t;
+                        has_before = true;
+                    }
+                }
+                if (lane > 0) {
+                    before = has_before ? ScannedOp::apply(before, before_in_warp) : before_in_warp;
+                    has_before = true;
+                }
+                if (tid == 0) {
+                    // The aggregate at once (tile 0's total is its prefix).
+                    TileState<Scanned> state(status, aggregates, prefixes);
+                    if (tile == 0) {
+                        state.publish(0u, DETERMINISTIC ? lookback_settle(total) : total, SCAN_PREFIX);
+                    } else {
+                        state.publish(tile, total, SCAN_AGGREGATE);
+                    }
+                    meta[s].total = total;
+                }
 
-        // Stage the tile's outputs, compacted, in the stage (tile-local slots).
-        C count = has_before ? bk_count(before) : (C)0;  // heads before this thread in the tile
+                // Stage the tile's outputs, compacted, in the stage (tile-local slots).
+                C count = has_before ? bk_count(before) : (C)0;  // heads before this thread in the tile
 #if BK_SEGMENTED
-        // Runs are folded from this tile's values only; the look-back warp
-        // puts the tile's prefix in front of the run continuing into it.
-        const u32 head_first = meta[s].head_first;
-        bool started = has_before;
-        V run = has_before ? before.v : vv[0];
+                // Runs are folded from this tile's values only; the look-back warp
+                // puts the tile's prefix in front of the run continuing into it.
+                const u32 head_first = meta[s].head_first;
+                bool started = has_before;
+                V run = has_before ? before.v : vv[0];
 #endif
 #pragma unroll
-        for (int k = 0; k < CUPRIM_ITEMS; k++) {
-            if (first + k < valid) {
-                const bool head = (heads >> k) & 1u;
-                count += head ? 1 : 0;
+                for (int k = 0; k < CUPRIM_ITEMS; k++) {
+                    if (first + k < valid) {
+                        const bool head = (heads >> k) & 1u;
+                        count += head ? 1 : 0;
 #if CUPRIM_BYKEY_KEYS
-                if (head) BkRows<K>::at(stage, (int)count - 1) = kk[k];
+                        if (head) BkRows<K>::at(stage, (int)count - 1) = kk[k];
 #endif
 #if CUPRIM_BYKEY_VALUES == 1
-                if (head) BkRows<O>::at(stage + BK_VALUES_OFFSET, (int)count - 1) = (O)vv[k];
+                        if (head) BkRows<O>::at(stage + BK_VALUES_OFFSET, (int)count - 1) = (O)vv[k];
 #endif
 #if BK_SEGMENTED
-                run = head || !started ? vv[k] : ValueOp::apply(run, vv[k]);
-                started = true;
-                // A tail's slot, counted from the first run this tile ends.
-                if ((tails >> k) & 1u) BkRows<V>::at(stage + BK_VALUES_OFFSET, (int)count - (int)head_first) = run;
+                        run = head || !started ? vv[k] : ValueOp::apply(run, vv[k]);
+                        started = true;
+                        // A tail's slot, counted from the first run this tile ends.
+                        if ((tails >> k) & 1u) BkRows<V>::at(stage + BK_VALUES_OFFSET, (int)count - (int)head_first) = run;
 #endif
+                    }
+                }
+                if (tid == 0) {
+                    meta[s].tile = tile;
+                    // The tile of load r + BK_STAGES - 1, whose stage (load r - 1's) the barrier below frees.
+                    load_tile[(r + BK_STAGES - 1) % BK_STAGES] = bk_take(tile_counter, num_tiles, taking);
+                }
             }
+        } else if (r > 0) {
+            // The look-back warp: load r - 1.
+            const int ps = (r - 1) % BK_STAGES;  // its stage
+            const u32 tile = meta[ps].tile;
+            const Scanned total = meta[ps].total;
+            Scanned prefix = total;
+            if (tile > 0) {
+                prefix = lookback_exclusive_prefix<Scanned, ScannedOp, DETERMINISTIC>(state, tile, total, staged);
+                prefix = cuprim_shfl(prefix, 0);
+            }
+            unsigned char* const stage = bk_stages + ps * BK_STAGE_BYTES;
+            const C prefix_count = tile > 0 ? bk_count(prefix) : (C)0;
+            const int n_heads = (int)bk_count(total);
+#if CUPRIM_BYKEY_KEYS
+            for (int j = lane; j < n_heads; j += 32) keys_out[prefix_count + j] = BkRows<K>::at(stage, j);
+#endif
+#if CUPRIM_BYKEY_VALUES == 1
+            for (int j = lane; j < n_heads; j += 32) values_out[prefix_count + j] = BkRows<O>::at(stage + BK_VALUES_OFFSET, j);
+#endif
+#if BK_SEGMENTED
+            // Runs this tile ends: those it starts, plus the one continuing
+            // into it, less the one continuing past it.
+            const u32 hf = meta[ps].head_first;
+            const int n_tails = n_heads + (1 - (int)hf) - (1 - (int)meta[ps].tail_last);
+            const C tail_base = prefix_count + hf;  // slot of the first run this tile ends, plus one
+            for (int j = lane; j < n_tails; j += 32) {
+                V out = BkRows<V>::at(stage + BK_VALUES_OFFSET, j);
+                // The run continuing into the tile: the values before it first.
+                if (j == 0 && hf == 0) out = ValueOp::apply(prefix.v, out);
+                values_out[tail_base - 1 + j] = (O)out;
+            }
+#endif
+            if (tile == num_tiles - 1 && lane == 0) *count_out = (u64)(prefix_count + bk_count(total));
         }
-        if (tid == 0) {
-            meta[s].tile = tile;
-            // The tile of load r + BK_STAGES - 1, whose stage (load r - 1's) the next barrier frees.
-            load_tile[(r + BK_STAGES - 1) % BK_STAGES] = bk_take(tile_counter, num_tiles, taking);
-        }
+        if (last) return;  // nothing is handed over any more
         __syncthreads();
     }
 }
