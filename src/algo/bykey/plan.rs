@@ -85,38 +85,31 @@ impl<K: Element, C: Comparator<K>> KeyEq<K> for Equivalent<C> {
     }
 }
 
-/// Tile shapes and pipeline depth (stages) of the persistent kernel: 128 compute threads x 32
-/// keys, three stages, for keys and values of up to 4 bytes: H100, u32 keys in runs of 64 / f32
-/// at 2^28 (run i22-bykey): unique_into 0.572 ms, reduce_by_key_into 0.955, run lengths 0.807,
-/// against 0.675 / 1.743 / 0.995 for 256 x 16 (unique) and 256 x 8 (reduce, lengths); 256 x 16
-/// with four stages and 128 x 16 with three were slower. 8-byte keys or values: not timed
-/// (no spills in the NVRTC sm_90 report; the reduce shape keeps three blocks' stages resident).
-pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_bytes: usize) -> (TilePolicy, u32) {
+/// Tile shapes, from a sweep of six shapes per mode at 2^24 and 2^28 (H100, u32 keys in runs
+/// of 64, f32 values; lab run at 9ea88b8+). 8-byte keys or values and 1- or 2-byte counted keys:
+/// not separately measured (the largest without spills in the NVRTC sm_90 report).
+pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_bytes: usize) -> TilePolicy {
     let widest = key_bytes.max(value_bytes);
     let shape = |block, items, min_blocks| TilePolicy { block, items, min_blocks };
     match (mode, widest) {
-        (Mode::Reduce | Mode::Lengths | Mode::UniqueByKey, 8..) => (shape(128, 8, 1), 3),
-        (_, 8..) => (shape(256, 8, 2), 3),
-        _ => (shape(128, 32, 2), 3),
+        (Mode::Reduce | Mode::Lengths, 8..) => shape(256, 8, 1),
+        // reduce_by_key 2^28: 1.229 ms against 1.325 for 256x16 and 1.293 for 128x24.
+        (Mode::Reduce, _) => shape(128, 32, 4),
+        // run lengths 2^28: 0.828 ms against 0.900 for 256x16 and 0.848 for 128x32.
+        (Mode::Lengths, _) => shape(128, 24, 4),
+        (_, 8..) => shape(128, 12, 4),
+        // unique 2^28: 0.695 ms against 0.830 for 128x24 (copy_if's) and 0.699 for 256x24.
+        (Mode::Count | Mode::Unique, 4) => shape(256, 32, 3),
+        // unique_by_key: copy_if's shape (its values' shared memory does not fit beside 256x32 keys).
+        (_, 4) => shape(128, 24, 4),
+        _ => shape(128, 32, 4),
     }
-}
-
-/// Bytes of one thread-row array of `items` elements of `size` bytes per thread, as
-/// `BkRows<X>::BYTES` in kernels/bykey/by_key.cu lays them out: rows of whole 16-byte vectors
-/// (of an element size dividing 16) padded by 16 bytes, others packed; rounded up to 16.
-fn row_bytes(block: u32, items: u32, size: usize) -> u32 {
-    let row = items * size as u32;
-    let vec = row.is_multiple_of(16) && 16usize.is_multiple_of(size);
-    let pitch = row + if vec { 16 } else { 0 };
-    (block * pitch).next_multiple_of(16)
 }
 
 /// One specialisation of the by-key kernel: keys `K`, values `V` (the
 /// count type for run lengths, `K` when there are none), value outputs `O`.
 pub(crate) struct ByKey<'a, K, V, O, Op, E> {
     pub policy: TilePolicy,
-    /// Tiles in shared memory per block (`CUPRIM_BYKEY_STAGES`).
-    pub stages: u32,
     pub mode: Mode,
     /// reduce_by_key's monoid (any monoid otherwise: unused).
     pub op: &'a Op,
@@ -136,10 +129,8 @@ impl<'a, K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> ByKey<'
             Mode::UniqueByKey => std::mem::size_of::<O>(),
             Mode::Count | Mode::Unique => 0,
         };
-        let (policy, stages) = by_key_policy(arch, mode, std::mem::size_of::<K>(), value_bytes);
         ByKey {
-            policy,
-            stages,
+            policy: by_key_policy(arch, mode, std::mem::size_of::<K>(), value_bytes),
             mode,
             op,
             eq,
@@ -158,18 +149,6 @@ impl<'a, K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> ByKey<'
         let v = std::mem::size_of::<V>();
         let align = std::mem::align_of::<V>().max(c);
         (v.next_multiple_of(c) + c).next_multiple_of(align)
-    }
-
-    /// Dynamic shared memory of one block: `CUPRIM_BYKEY_STAGES * BK_STAGE_BYTES` (the keys'
-    /// rows, two 16-byte edge slots, the values' rows).
-    fn shared_bytes(&self) -> u32 {
-        let (b, i) = (self.policy.block, self.policy.items);
-        let values = match self.mode {
-            Mode::Count | Mode::Unique => 0,
-            Mode::UniqueByKey => row_bytes(b, i, std::mem::size_of::<O>()),
-            Mode::Reduce | Mode::Lengths => row_bytes(b, i, std::mem::size_of::<V>()),
-        };
-        self.stages * (row_bytes(b, i, std::mem::size_of::<K>()) + 32 + values)
     }
 
     /// Runs over `len` keys (and values): writes what the mode asks to
@@ -223,13 +202,7 @@ impl<'a, K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> ByKey<'
             let args = (
                 keys, values, len as u64, keys_out, values_out, count, status, aggregates, prefixes, counter, tiles,
             );
-            // Persistent blocks of `block` compute threads and one look-back warp: as many as are
-            // resident at once, at most one per tile.
-            let mut grid = Grid::new(0, self.policy.block + 32);
-            grid.shared = self.shared_bytes();
-            let resident = dev.occupancy(&module, entry, grid)?;
-            grid.blocks = tiles.min(resident.saturating_mul(dev.sm_count()).max(1));
-            dev.launch(&module, entry, grid, args)?;
+            dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)?;
             match count_out {
                 Some(_) => Ok(None),
                 None => Ok(Some(u64::from_le_bytes(
@@ -246,7 +219,6 @@ impl<K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> Specialise 
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
         self.policy.write(w);
-        w.constant("CUPRIM_BYKEY_STAGES", self.stages as i64);
         w.constant("CUPRIM_BYKEY_KEYS", (self.mode != Mode::Count) as i64);
         w.constant("CUPRIM_BYKEY_VALUES", self.mode.values());
         w.constant("CUPRIM_DETERMINISTIC", self.deterministic as i64);
