@@ -12,7 +12,19 @@ use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::Monoid;
 use std::marker::PhantomData;
 
-template!(SEGMENTED_REDUCE, "segmented/reduce.cu", ["cuprim_segmented_reduce"], headers: [LOOKBACK]);
+template!(
+    SEGMENTED_REDUCE,
+    "segmented/reduce.cu",
+    ["cuprim_segmented_reduce", "cuprim_segmented_reduce_warp"],
+    headers: [LOOKBACK]
+);
+
+/// Inputs whose segments average at least this many elements take the
+/// look-back kernel: the warp-tile kernel closes a segment crossing m warp
+/// tiles with one warp folding m parts, about a microsecond per 512 parts,
+/// after the segment's last tile, which for a few huge segments is a serial
+/// tail the look-back avoids. Not yet measured on a GPU.
+const WARP_KERNEL_MAX_AVERAGE: u64 = 1 << 16;
 
 /// Tiles over the elements: 256 threads reading 16-byte vectors. 4-byte
 /// elements: eight vectors per thread (32 items, 72-74 registers), three
@@ -169,6 +181,37 @@ fn entry<T: Element, I: IndexElement>() -> Entry<(
     unsafe { Entry::declare("cuprim_segmented_reduce") }
 }
 
+/// The warp-tile kernel: `cuprim_segmented_reduce_warp(const T* in, u64 n,
+/// const I* offsets, u64 segments, T* out, I* out_idx, u32* error_flag,
+/// SegPair* parts_tail, SegPair* parts_head, u32* counters, u64
+/// num_wtiles, u64 per, double scale)`.
+#[allow(clippy::type_complexity)]
+fn warp_entry<T: Element, I: IndexElement>() -> Entry<(
+    Ptr<T>,
+    u64,
+    Ptr<I>,
+    u64,
+    Ptr<T>,
+    Ptr<I>,
+    Ptr<u32>,
+    Ptr<u8>,
+    Ptr<u8>,
+    Ptr<u32>,
+    u64,
+    u64,
+    f64,
+)> {
+    // SAFETY: matches `cuprim_segmented_reduce_warp` in
+    // kernels/segmented/reduce.cu: it reads n elements of `in` and segments
+    // + 1 offsets, writes below `segments` in out (and out_idx, arg-extremes
+    // only), sets *error_flag on bad offsets, and reads and writes parts and
+    // counters below num_wtiles (checked against the offsets it reads, bad
+    // ones included); the counters start at zero (zeroed scratch).
+    // `per * blocks >= segments` makes every empty segment written and every
+    // pair checked.
+    unsafe { Entry::declare("cuprim_segmented_reduce_warp") }
+}
+
 /// Reduces each of the `segments` segments of the `len` elements at
 /// `input` (`input = (address, len)`), given by `segments + 1` offsets
 /// (`offsets = (address, segments)`), into `out` (and `out_idx` for the
@@ -183,6 +226,9 @@ pub(crate) fn run<K: SegmentedKernel>(
 ) -> Result<bool> {
     let policy = k.policy();
     let (n, segments) = (len as u64, segments as u64);
+    if n < WARP_KERNEL_MAX_AVERAGE.saturating_mul(segments) {
+        return run_warp(k, dev, (input, n), (offsets, segments), out, out_idx);
+    }
     let tiles = n.div_ceil(policy.tile()).max(segments.div_ceil(SEGMENTS_PER_TILE)).max(1);
     let tiles = u32::try_from(tiles)
         .map_err(|_| Error::InvalidArgument(format!("segmented reduction of {len} elements needs more than 2^32 tiles")))?;
@@ -204,6 +250,54 @@ pub(crate) fn run<K: SegmentedKernel>(
                 input, n, offsets, segments, out, out_idx, flag, status, aggregates, prefixes, counter, tiles, per, scale,
             );
             dev.launch(&module, entry::<K::T, K::I>(), Grid::new(tiles, policy.block), args)
+        })
+    })?;
+    Ok(!bad)
+}
+
+/// [`run`] on the warp-tile kernel.
+fn run_warp<K: SegmentedKernel>(
+    k: &K,
+    dev: &CudaDevice,
+    (input, n): (Ptr<K::T>, u64),
+    (offsets, segments): (Ptr<K::I>, u64),
+    out: Ptr<K::T>,
+    out_idx: Ptr<K::I>,
+) -> Result<bool> {
+    let policy = k.policy();
+    let warps = (policy.block / 32) as u64;
+    let wtiles = n.div_ceil(32 * policy.items as u64).max(1);
+    let blocks = wtiles.div_ceil(warps).max(segments.div_ceil(SEGMENTS_PER_TILE)).max(1);
+    let blocks = u32::try_from(blocks)
+        .map_err(|_| Error::InvalidArgument(format!("segmented reduction of {n} elements needs more than 2^32 blocks")))?;
+    let per = segments.div_ceil(blocks as u64);
+    let scale = if n == 0 { 0.0 } else { segments as f64 / n as f64 };
+    let module = dev.module(k)?;
+    let (acc_bytes, acc_align) = k.acc_layout();
+    // SegPair { A v; u32 head; }
+    let pair_bytes = (acc_bytes + 4).next_multiple_of(acc_align.max(4)) as u64;
+    let mut layout = ScratchLayout::new();
+    let counters = layout.zeroed::<u32>(wtiles);
+    let tails = layout.uninit_aligned::<u8>(wtiles * pair_bytes);
+    let heads = layout.uninit_aligned::<u8>(wtiles * pair_bytes);
+    let ((), bad) = dev.checked_store(|flag| {
+        dev.with_scratch(&layout, |s| {
+            let args = (
+                input,
+                n,
+                offsets,
+                segments,
+                out,
+                out_idx,
+                flag,
+                s.at(tails),
+                s.at(heads),
+                s.at(counters),
+                wtiles,
+                per,
+                scale,
+            );
+            dev.launch(&module, warp_entry::<K::T, K::I>(), Grid::new(blocks, policy.block), args)
         })
     })?;
     Ok(!bad)
