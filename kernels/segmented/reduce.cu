@@ -197,12 +197,13 @@ template <typename Acc> __device__ __forceinline__ void sr_emit_empty(T* out, I*
 // identity; every pair is checked (a bad one sets *error_flag with a plain
 // store: the flag may be page-locked host memory, and every writer stores
 // the same value).
+template <int BLOCK = CUPRIM_BLOCK>
 __device__ __forceinline__ void sr_share(const I* offsets, u64 n, u64 segments, T* out, I* out_idx, u32* error_flag,
                                          u32 tile, u64 per) {
     const u64 s_begin = (u64)tile * per < segments ? (u64)tile * per : segments;
     const u64 s_end = segments - s_begin < per ? segments : s_begin + per;
     bool bad = false;
-    for (u64 s = s_begin + threadIdx.x; s < s_end; s += CUPRIM_BLOCK) {
+    for (u64 s = s_begin + threadIdx.x; s < s_end; s += BLOCK) {
         const u64 lo = sr_offset(offsets, s), hi = sr_offset(offsets, s + 1);
         bad |= hi < lo || hi > n;
         if (hi <= lo) sr_emit_empty<A>(out, out_idx, s);
@@ -437,11 +438,39 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // few and huge (a long chain of parts) to the look-back kernel above.
 
 constexpr u64 SR_WTILE = 32ull * CUPRIM_ITEMS;
+constexpr int SR_WARP_WARPS = CUPRIM_WARP_BLOCK / 32;
 constexpr int SR_FOLD_UNROLL = sizeof(SegPair) <= 8 ? 16 : (sizeof(SegPair) <= 16 ? 8 : 4);
+
+// Called by all 32 lanes: lo = the first j in [l, h) with offsets[j] >= kb
+// and hi = the first j with offsets[j] > kt (kt >= kb; either one h if
+// none), with the same probes while both keys fall in the same 32nd of the
+// range (a warp tile's two keys are close: usually to the last round).
+__device__ __forceinline__ void sr_warp_search2(const I* offsets, u64 l, u64 h, u64 kb, u64 kt, u64& lo, u64& hi) {
+    const u32 lane = threadIdx.x & 31;
+    while (h - l > 32) {
+        const u64 span = h - l;
+        const u64 v = sr_offset(offsets, l + (lane + 1) * span / 32 - 1);
+        const u32 cb = __popc(__ballot_sync(0xffffffffu, v < kb));
+        const u32 ct = __popc(__ballot_sync(0xffffffffu, v <= kt));
+        if (cb != ct) {
+            lo = sr_warp_search<false>(offsets, l + cb * span / 32, cb == 32 ? h : l + (cb + 1) * span / 32 - 1, kb);
+            hi = sr_warp_search<true>(offsets, l + ct * span / 32, ct == 32 ? h : l + (ct + 1) * span / 32 - 1, kt);
+            return;
+        }
+        const u64 nl = l + cb * span / 32;
+        h = cb == 32 ? h : l + (cb + 1) * span / 32 - 1;
+        l = nl;
+    }
+    const u64 j = l + lane;
+    const u64 v = j < h ? sr_offset(offsets, j) : 0;
+    lo = l + __popc(__ballot_sync(0xffffffffu, j < h && v < kb));
+    hi = l + __popc(__ballot_sync(0xffffffffu, j < h && v <= kt));
+}
 
 // Called by all 32 lanes: lo = the first j with offsets[j] >= base, hi = the
 // first j with offsets[j] > te (te >= base), from one probe of the 32
-// offsets around `guess` when both fall in it, else warp searches.
+// offsets around `guess` when both fall in it, else warp searches (one
+// search for both when both fall on the same side of it).
 __device__ __forceinline__ void sr_warp_range(const I* offsets, u64 segments, u64 base, u64 te, u64 guess, u64& lo,
                                               u64& hi) {
     const u32 lane = threadIdx.x & 31;
@@ -455,18 +484,26 @@ __device__ __forceinline__ void sr_warp_range(const I* offsets, u64 segments, u6
     const u32 c_lo = __popc(__ballot_sync(0xffffffffu, j < w1 && v < base));
     const u32 c_hi = __popc(__ballot_sync(0xffffffffu, j < w1 && v <= te));
     const u64 width = w1 - w0;
-    if (c_lo == 0 && w0 > 0)
-        lo = sr_warp_search<false>(offsets, 0, w0, base);
-    else if (c_lo == width && w1 < end)
-        lo = sr_warp_search<false>(offsets, w1, end, base);
-    else
-        lo = w0 + c_lo;
-    if (c_hi == 0 && w0 > 0)
-        hi = sr_warp_search<true>(offsets, lo < w0 ? lo : w0, w0, te);
-    else if (c_hi == width && w1 < end)
-        hi = sr_warp_search<true>(offsets, lo > w1 ? lo : w1, end, te);
-    else
-        hi = w0 + c_hi;
+    const bool lo_left = c_lo == 0 && w0 > 0, lo_right = c_lo == width && w1 < end;
+    const bool hi_left = c_hi == 0 && w0 > 0, hi_right = c_hi == width && w1 < end;
+    if (lo_left && hi_left) {
+        sr_warp_search2(offsets, 0, w0, base, te, lo, hi);
+    } else if (lo_right && hi_right) {
+        sr_warp_search2(offsets, w1, end, base, te, lo, hi);
+    } else {
+        if (lo_left)
+            lo = sr_warp_search<false>(offsets, 0, w0, base);
+        else if (lo_right)
+            lo = sr_warp_search<false>(offsets, w1, end, base);
+        else
+            lo = w0 + c_lo;
+        if (hi_left)
+            hi = sr_warp_search<true>(offsets, lo < w0 ? lo : w0, w0, te);
+        else if (hi_right)
+            hi = sr_warp_search<true>(offsets, lo > w1 ? lo : w1, end, te);
+        else
+            hi = w0 + c_hi;
+    }
     if (hi < lo) hi = lo;  // bad offsets only
 }
 
@@ -511,12 +548,12 @@ __device__ __forceinline__ void sr_finish(const SegPair* parts_tail, const SegPa
     if (lane == 0) sr_emit(out, out_idx, offsets, seg, ReduceOp::apply(v, cuprim_load_cg(parts_head + t1).v));
 }
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_MIN_BLOCKS * CUPRIM_BLOCK / CUPRIM_WARP_BLOCK)
     cuprim_segmented_reduce_warp(const T* __restrict__ in, u64 n, const I* __restrict__ offsets, u64 segments,
                                  T* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, SegPair* parts_tail,
                                  SegPair* parts_head, u32* counters, u64 num_wtiles, u64 per, double scale) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const u64 wt = (u64)blockIdx.x * SR_WARPS + warp;
+    const u64 wt = (u64)blockIdx.x * SR_WARP_WARPS + warp;
     const u64 base = wt * SR_WTILE;
     const bool live = base < n;  // warp-uniform
 
@@ -540,7 +577,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     u64 lo = 0, hi = 0;
     if (live) sr_warp_range(offsets, segments, base, te, sr_guess(base, scale, segments), lo, hi);
     // Its loads overlap the element loads' wait.
-    sr_share(offsets, n, segments, out, out_idx, error_flag, blockIdx.x, per);
+    sr_share<CUPRIM_WARP_BLOCK>(offsets, n, segments, out, out_idx, error_flag, blockIdx.x, per);
     if (!live) return;
 
     // The walk, as in cuprim_segmented_reduce.

@@ -19,6 +19,10 @@ template!(
     headers: [LOOKBACK]
 );
 
+/// Threads per block of the warp-tile kernel (its warps are independent; the
+/// look-back kernel's registers per thread). Not yet measured on a GPU.
+const WARP_BLOCK: u32 = 128;
+
 /// Inputs whose segments average at least this many elements take the
 /// look-back kernel: the warp-tile kernel closes a segment crossing m warp
 /// tiles with one warp folding m parts, about a microsecond per 512 parts,
@@ -78,6 +82,7 @@ fn write_common<T: Element, I: IndexElement, W: SpecWriter>(w: &mut W, policy: T
     w.constant("CUPRIM_DETERMINISTIC", 1);
     w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
     w.constant("CUPRIM_ARG", arg as i64);
+    w.constant("CUPRIM_WARP_BLOCK", WARP_BLOCK as i64);
     w.elem::<T>("T");
     w.elem::<I>("I");
 }
@@ -265,7 +270,7 @@ fn run_warp<K: SegmentedKernel>(
     out_idx: Ptr<K::I>,
 ) -> Result<bool> {
     let policy = k.policy();
-    let warps = (policy.block / 32) as u64;
+    let warps = (WARP_BLOCK / 32) as u64;
     let wtiles = n.div_ceil(32 * policy.items as u64).max(1);
     let blocks = wtiles.div_ceil(warps).max(segments.div_ceil(SEGMENTS_PER_TILE)).max(1);
     let blocks = u32::try_from(blocks)
@@ -297,7 +302,7 @@ fn run_warp<K: SegmentedKernel>(
                 per,
                 scale,
             );
-            dev.launch(&module, warp_entry::<K::T, K::I>(), Grid::new(blocks, policy.block), args)
+            dev.launch(&module, warp_entry::<K::T, K::I>(), Grid::new(blocks, WARP_BLOCK), args)
         })
     })?;
     Ok(!bad)
