@@ -471,16 +471,18 @@ __device__ __forceinline__ void sr_warp_search2(const I* offsets, u64 l, u64 h, 
 // first j with offsets[j] > te (te >= base), from one probe of the 32
 // offsets around `guess` when both fall in it, else warp searches (one
 // search for both when both fall on the same side of it).
+// The probed offsets stay in the lanes (lane i: offsets[w0 + i], for
+// w0 + i < w1) for the lanes' own look-ups.
 __device__ __forceinline__ void sr_warp_range(const I* offsets, u64 segments, u64 base, u64 te, u64 guess, u64& lo,
-                                              u64& hi) {
+                                              u64& hi, u64& w0, u64& w1, u64& v) {
     const u32 lane = threadIdx.x & 31;
     const u64 end = segments + 1;
-    u64 w0 = guess >= 16 ? guess - 16 : 0;
+    w0 = guess >= 16 ? guess - 16 : 0;
     if (end >= 32 && w0 > end - 32) w0 = end - 32;
     if (end < 32) w0 = 0;
-    const u64 w1 = w0 + 32 < end ? w0 + 32 : end;
+    w1 = w0 + 32 < end ? w0 + 32 : end;
     const u64 j = w0 + lane;
-    const u64 v = j < w1 ? sr_offset(offsets, j) : 0;
+    v = j < w1 ? sr_offset(offsets, j) : 0;
     const u32 c_lo = __popc(__ballot_sync(0xffffffffu, j < w1 && v < base));
     const u32 c_hi = __popc(__ballot_sync(0xffffffffu, j < w1 && v <= te));
     const u64 width = w1 - w0;
@@ -574,32 +576,52 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_MIN_BLOCK
     }
 
     const u64 te = live ? (n - base < SR_WTILE ? n : base + SR_WTILE) : n;
-    u64 lo = 0, hi = 0;
-    if (live) sr_warp_range(offsets, segments, base, te, sr_guess(base, scale, segments), lo, hi);
+    u64 lo = 0, hi = 0, w0 = 0, w1 = 0, wv = 0;
+    if (live) sr_warp_range(offsets, segments, base, te, sr_guess(base, scale, segments), lo, hi, w0, w1, wv);
+    // Lane 31: the offsets around te (the tile's tail), loaded now so they
+    // arrive with the elements.
+    u64 tail_s = 0, tail_e = 0;
+    const bool tail_seg = live && lane == 31 && hi >= 1 && hi <= segments;
+    if (tail_seg) {
+        tail_s = sr_offset(offsets, hi - 1);
+        tail_e = sr_offset(offsets, hi);
+    }
     // Its loads overlap the element loads' wait.
     sr_share<CUPRIM_WARP_BLOCK>(offsets, n, segments, out, out_idx, error_flag, blockIdx.x, per);
     if (!live) return;
+
+    // Each lane's first boundary at or after a (j0) and the two offsets from
+    // there, from the probed offsets where the tile's range lies in them (the
+    // usual case for evenly growing offsets: no loads), else searched.
+    const bool in_window = lo >= w0 && hi <= w1;  // warp-uniform
+    u64 j0 = lo;
+    if (in_window) {
+        for (u64 k = lo; k < hi; k++) j0 += __shfl_sync(0xffffffffu, wv, (int)(k - w0)) < a ? 1 : 0;
+    } else {
+        u64 h = hi;
+        while (j0 < h) {  // first j with offsets[j] >= a
+            const u64 m = j0 + (h - j0) / 2;
+            if (sr_offset(offsets, m) < a)
+                j0 = m + 1;
+            else
+                h = m;
+        }
+    }
+    const u64 at0 = __shfl_sync(0xffffffffu, wv, (int)((j0 - w0) & 31));
+    const u64 at1 = __shfl_sync(0xffffffffu, wv, (int)((j0 + 1 - w0) & 31));
 
     // The walk, as in cuprim_segmented_reduce.
     bool restarted = false, has_head = false;
     u64 head_seg = 0;
     A run = ReduceOp::identity(), head_val = ReduceOp::identity();
     if (count > 0) {
-        u64 l = lo, h = hi;
-        while (l < h) {  // first j with offsets[j] >= a
-            const u64 m = l + (h - l) / 2;
-            if (sr_offset(offsets, m) < a)
-                l = m + 1;
-            else
-                h = m;
-        }
-        u64 j = l;
-        u64 next = j <= segments ? sr_offset(offsets, j) : ~0ull;
+        u64 j = j0;
+        u64 next = j >= w0 && j < w1 ? at0 : (j <= segments ? sr_offset(offsets, j) : ~0ull);
         u64 j1 = j, next1 = next;
         const bool at_start = next == a;
         if (at_start) {
             j1++;
-            next1 = j1 <= segments ? sr_offset(offsets, j1) : ~0ull;
+            next1 = j1 >= w0 && j1 < w1 ? at1 : (j1 <= segments ? sr_offset(offsets, j1) : ~0ull);
             if (next1 == a) {
                 j1 = sr_skip_run(offsets, j1, segments, a);
                 next1 = j1 <= segments ? sr_offset(offsets, j1) : ~0ull;
@@ -688,8 +710,8 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_MIN_BLOCK
     // whole tile); lane 31 holds the warp's total.
     bool last_tail = false;
     u64 tail_t0 = 0, tail_t1 = 0;
-    if (lane == 31 && hi >= 1 && hi <= segments) {
-        const u64 s = sr_offset(offsets, hi - 1), e = sr_offset(offsets, hi);
+    if (tail_seg) {
+        const u64 s = tail_s, e = tail_e;
         if (s < te && e > te) {
             tail_t0 = s / SR_WTILE;
             tail_t1 = (e - 1) / SR_WTILE;
