@@ -417,7 +417,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // warp-sized tiles with no block barrier, no tile ticket and no look-back.
 //
 // Warp tile w is elements [w * SR_WTILE, (w+1) * SR_WTILE) (32 lanes of
-// CUPRIM_ITEMS), w = blockIdx.x * SR_WARPS + warp. One warp search (a probe
+// CUPRIM_WARP_ITEMS), w = blockIdx.x * SR_WARP_WARPS + warp. One warp search (a probe
 // around the guess, both keys from the same 32 offsets when they fall in it)
 // gives the tile's offsets [lo, hi); the lanes walk their items as above; a
 // warp scan of the (restarted?, fold) pairs closes every segment that starts
@@ -437,7 +437,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // for the one warp that does it: the host sends inputs whose segments are
 // few and huge (a long chain of parts) to the look-back kernel above.
 
-constexpr u64 SR_WTILE = 32ull * CUPRIM_ITEMS;
+constexpr int SR_WITEMS = CUPRIM_WARP_ITEMS;
+constexpr int SR_WVECS = SR_WITEMS / SR_VEC;
+static_assert(SR_WITEMS % SR_VEC == 0, "a lane's items must be whole 16-byte vectors");
+constexpr u64 SR_WTILE = 32ull * SR_WITEMS;
 constexpr int SR_WARP_WARPS = CUPRIM_WARP_BLOCK / 32;
 constexpr int SR_FOLD_UNROLL = sizeof(SegPair) <= 8 ? 16 : (sizeof(SegPair) <= 16 ? 8 : 4);
 
@@ -550,7 +553,7 @@ __device__ __forceinline__ void sr_finish(const SegPair* parts_tail, const SegPa
     if (lane == 0) sr_emit(out, out_idx, offsets, seg, ReduceOp::apply(v, cuprim_load_cg(parts_head + t1).v));
 }
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_MIN_BLOCKS * CUPRIM_BLOCK / CUPRIM_WARP_BLOCK)
+extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_BLOCKS)
     cuprim_segmented_reduce_warp(const T* __restrict__ in, u64 n, const I* __restrict__ offsets, u64 segments,
                                  T* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, SegPair* parts_tail,
                                  SegPair* parts_head, u32* counters, u64 num_wtiles, u64 per, double scale) {
@@ -559,20 +562,20 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_MIN_BLOCK
     const u64 base = wt * SR_WTILE;
     const bool live = base < n;  // warp-uniform
 
-    const u64 a = base + (u64)lane * CUPRIM_ITEMS;
-    const int count = a < n ? (n - a < (u64)CUPRIM_ITEMS ? (int)(n - a) : CUPRIM_ITEMS) : 0;
-    T x[CUPRIM_ITEMS];
-    if (count == CUPRIM_ITEMS && cuprim_aligned_to<SrVec>(in + a)) {
+    const u64 a = base + (u64)lane * SR_WITEMS;
+    const int count = a < n ? (n - a < (u64)SR_WITEMS ? (int)(n - a) : SR_WITEMS) : 0;
+    T x[SR_WITEMS];
+    if (count == SR_WITEMS && cuprim_aligned_to<SrVec>(in + a)) {
         const SrVec* vin = (const SrVec*)(in + a);
 #pragma unroll
-        for (int q = 0; q < SR_THREAD_VECS; q++) {
+        for (int q = 0; q < SR_WVECS; q++) {
             const SrVec v = cuprim_load_ro(vin + q);
 #pragma unroll
             for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
         }
     } else {
 #pragma unroll
-        for (int k = 0; k < CUPRIM_ITEMS; k++) x[k] = k < count ? cuprim_load_ro(in + a + k) : T();
+        for (int k = 0; k < SR_WITEMS; k++) x[k] = k < count ? cuprim_load_ro(in + a + k) : T();
     }
 
     const u64 te = live ? (n - base < SR_WTILE ? n : base + SR_WTILE) : n;
@@ -631,7 +634,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_MIN_BLOCK
             restarted = at_start;
             run = MapFn::apply(x[0], a);
 #pragma unroll
-            for (int k = 1; k < CUPRIM_ITEMS; k++)
+            for (int k = 1; k < SR_WITEMS; k++)
                 if (k < count) run = ReduceOp::apply(run, MapFn::apply(x[k], a + k));
             if (next1 == a + count && j1 >= 1) {
                 if (restarted) {
@@ -643,9 +646,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_MIN_BLOCK
                 }
             }
         } else {
+            // (Rare: the elements are read again, L1 / L2 hits, so that x is
+            // only indexed by constants and stays in registers.)
             bool fresh = true;
-#pragma unroll
-            for (int k = 0; k <= CUPRIM_ITEMS; k++) {
+#pragma unroll 1
+            for (int k = 0; k <= SR_WITEMS; k++) {
                 if (k > count) break;
                 const u64 p = a + k;
                 if (next == p) {
@@ -670,7 +675,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_MIN_BLOCK
                     }
                 }
                 if (k < count) {
-                    const A y = MapFn::apply(x[k], p);
+                    const A y = MapFn::apply(cuprim_load_ro(in + p), p);
                     run = fresh ? y : ReduceOp::apply(run, y);
                     fresh = false;
                 }

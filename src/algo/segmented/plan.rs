@@ -19,6 +19,28 @@ template!(
     headers: [LOOKBACK]
 );
 
+/// Items per lane of the warp-tile kernel: the look-back kernel's, doubled
+/// for 4-byte elements (warp tiles of 2048: half the searches and
+/// cross-tile arrivals per element). Not yet measured on a GPU.
+fn warp_items(policy: TilePolicy, elem_bytes: usize) -> u32 {
+    if elem_bytes == 4 {
+        2 * policy.items
+    } else {
+        policy.items
+    }
+}
+
+/// Resident threads per SM the warp-tile kernel is compiled for: two
+/// 256-thread blocks' worth with the doubled items of 4-byte elements (at
+/// most 128 registers), else the look-back kernel's. Not yet measured on a GPU.
+fn warp_threads_per_sm(policy: TilePolicy, elem_bytes: usize) -> u32 {
+    if elem_bytes == 4 {
+        512
+    } else {
+        policy.min_blocks * policy.block
+    }
+}
+
 /// Threads per block of the warp-tile kernel (its warps are independent; the
 /// look-back kernel's registers per thread). Not yet measured on a GPU.
 const WARP_BLOCK: u32 = 128;
@@ -78,6 +100,12 @@ pub(crate) trait SegmentedKernel: Specialise {
 /// The constants and typedefs every specialisation starts with.
 fn write_common<T: Element, I: IndexElement, W: SpecWriter>(w: &mut W, policy: TilePolicy, arg: bool) {
     policy.write(w);
+    let bytes = std::mem::size_of::<T>();
+    w.constant("CUPRIM_WARP_ITEMS", warp_items(policy, bytes) as i64);
+    w.constant(
+        "CUPRIM_WARP_MIN_BLOCKS",
+        (warp_threads_per_sm(policy, bytes) / WARP_BLOCK).max(1) as i64,
+    );
     // Always deterministic: the brief of this family is the same bits every run.
     w.constant("CUPRIM_DETERMINISTIC", 1);
     w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
@@ -271,7 +299,7 @@ fn run_warp<K: SegmentedKernel>(
 ) -> Result<bool> {
     let policy = k.policy();
     let warps = (WARP_BLOCK / 32) as u64;
-    let wtiles = n.div_ceil(32 * policy.items as u64).max(1);
+    let wtiles = n.div_ceil(32 * warp_items(policy, std::mem::size_of::<K::T>()) as u64).max(1);
     let blocks = wtiles.div_ceil(warps).max(segments.div_ceil(SEGMENTS_PER_TILE)).max(1);
     let blocks = u32::try_from(blocks)
         .map_err(|_| Error::InvalidArgument(format!("segmented reduction of {n} elements needs more than 2^32 blocks")))?;
