@@ -1,5 +1,8 @@
 // Segmented reduction over offsets, in one pass: segmented_reduce and
-// segmented_min_element / segmented_max_element.
+// segmented_min_element / segmented_max_element. Two kernels: the block-tile
+// kernel with a look-back (cuprim_segmented_reduce, described first) and the
+// warp-tile kernel (cuprim_segmented_reduce_warp, at the end); the host
+// takes the warp-tile one unless the segments average 2^16 elements or more.
 //
 // Segment s is in[offsets[s] .. offsets[s+1]). The work is split evenly over
 // the ELEMENTS, whatever the segments look like: tile t is elements

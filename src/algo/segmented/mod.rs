@@ -24,7 +24,7 @@
 //! block-tile kernel whose decoupled look-back chains the parts instead.
 //! Empty segments are written by an even share of the grid. A thread whose
 //! elements hold no boundary inside them (the usual case when segments are
-//! longer than a thread's 32 items) folds them in one plain loop. The call
+//! longer than a thread's 32 or 64 items) folds them in one plain loop. The call
 //! waits for the kernel to read the bad-offsets flag (a page-locked word the
 //! kernel stores to, where the driver maps one: no copy after the kernel).
 //!
