@@ -27,6 +27,17 @@ fn layouts(r: &mut common::TestRng, n: usize) -> Vec<(String, Vec<u64>)> {
     // Uncovered elements before the first and after the last offset.
     out.push(("inner".into(), vec![n64 / 7, n64 / 3, n64 / 3, n64 - n64 / 5]));
     out.push(("all empty".into(), vec![n64 / 2; 1000]));
+    // Huge segments among enough short and empty ones that the average is
+    // short (CUDA: the warp-tile kernel, whose huge segments cross many warp
+    // tiles and are closed by one fold of their parts).
+    let mut o = vec![0u64, 3u64.min(n64)];
+    o.extend(std::iter::repeat_n(3u64.min(n64), 50));
+    for x in [n64 / 2 + 5, n64 / 2 + 6, n64 / 2 + 1506, n64.saturating_sub(7)] {
+        o.push(x.clamp(*o.last().unwrap(), n64));
+    }
+    o.extend(std::iter::repeat_n(*o.last().unwrap(), 20));
+    o.push(n64);
+    out.push(("huge among many".into(), o));
     // A mixture: log-uniform sizes from 1 to about n, many empty segments.
     let mut o = vec![0u64];
     let top = (n.max(2) as f64).ln();

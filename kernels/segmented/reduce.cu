@@ -1,5 +1,8 @@
 // Segmented reduction over offsets, in one pass: segmented_reduce and
-// segmented_min_element / segmented_max_element.
+// segmented_min_element / segmented_max_element. Two kernels: the block-tile
+// kernel with a look-back (cuprim_segmented_reduce, described first) and the
+// warp-tile kernel (cuprim_segmented_reduce_warp, at the end); the host
+// takes the warp-tile one unless the segments average 2^16 elements or more.
 //
 // Segment s is in[offsets[s] .. offsets[s+1]). The work is split evenly over
 // the ELEMENTS, whatever the segments look like: tile t is elements
@@ -197,12 +200,13 @@ template <typename Acc> __device__ __forceinline__ void sr_emit_empty(T* out, I*
 // identity; every pair is checked (a bad one sets *error_flag with a plain
 // store: the flag may be page-locked host memory, and every writer stores
 // the same value).
+template <int BLOCK = CUPRIM_BLOCK>
 __device__ __forceinline__ void sr_share(const I* offsets, u64 n, u64 segments, T* out, I* out_idx, u32* error_flag,
                                          u32 tile, u64 per) {
     const u64 s_begin = (u64)tile * per < segments ? (u64)tile * per : segments;
     const u64 s_end = segments - s_begin < per ? segments : s_begin + per;
     bool bad = false;
-    for (u64 s = s_begin + threadIdx.x; s < s_end; s += CUPRIM_BLOCK) {
+    for (u64 s = s_begin + threadIdx.x; s < s_end; s += BLOCK) {
         const u64 lo = sr_offset(offsets, s), hi = sr_offset(offsets, s + 1);
         bad |= hi < lo || hi > n;
         if (hi <= lo) sr_emit_empty<A>(out, out_idx, s);
@@ -408,5 +412,332 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         }
     } else {
         sr_share(offsets, n, segments, out, out_idx, error_flag, tile, per);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The warp-tile kernel (cuprim_segmented_reduce_warp): the same walk over
+// warp-sized tiles with no block barrier, no tile ticket and no look-back.
+//
+// Warp tile w is elements [w * SR_WTILE, (w+1) * SR_WTILE) (32 lanes of
+// CUPRIM_WARP_ITEMS), w = blockIdx.x * SR_WARP_WARPS + warp. One warp search (a probe
+// around the guess, both keys from the same 32 offsets when they fall in it)
+// gives the tile's offsets [lo, hi); the lanes walk their items as above; a
+// warp scan of the (restarted?, fold) pairs closes every segment that starts
+// and ends in the tile. A segment crossing tiles, from tile t0 (its start)
+// to tile t1 (its last element), has PARTS: t0's tail (the fold from its
+// start to t0's end), each tile between (its whole fold) and t1's head (the
+// fold from t1's start to the segment's end). Each of those tiles stores its
+// part (tails in `parts_tail`, heads in `parts_head`, by tile), fences and
+// adds one to counters[t1]; the tile whose add completes the count
+// t1 - t0 + 1 folds the parts in tile order (lane l folds a fixed chunk, then
+// an ordered tree over the lanes: the grouping depends only on t1 - t0) and
+// writes the segment. Nobody waits on anybody, so no ticket is needed; every
+// tile knows t0 and t1 from the offsets around it. The counters are zeroed
+// scratch. Each block also does its even share of the segments (sr_share).
+//
+// A fold over m parts costs about m / (32 * SR_FOLD_UNROLL) rounds of loads
+// for the one warp that does it: the host sends inputs whose segments are
+// few and huge (a long chain of parts) to the look-back kernel above.
+
+constexpr int SR_WITEMS = CUPRIM_WARP_ITEMS;
+constexpr int SR_WVECS = SR_WITEMS / SR_VEC;
+static_assert(SR_WITEMS % SR_VEC == 0, "a lane's items must be whole 16-byte vectors");
+constexpr u64 SR_WTILE = 32ull * SR_WITEMS;
+constexpr int SR_WARP_WARPS = CUPRIM_WARP_BLOCK / 32;
+constexpr int SR_FOLD_UNROLL = sizeof(SegPair) <= 8 ? 16 : (sizeof(SegPair) <= 16 ? 8 : 4);
+
+// Called by all 32 lanes: lo = the first j in [l, h) with offsets[j] >= kb
+// and hi = the first j with offsets[j] > kt (kt >= kb; either one h if
+// none), with the same probes while both keys fall in the same 32nd of the
+// range (a warp tile's two keys are close: usually to the last round).
+__device__ __forceinline__ void sr_warp_search2(const I* offsets, u64 l, u64 h, u64 kb, u64 kt, u64& lo, u64& hi) {
+    const u32 lane = threadIdx.x & 31;
+    while (h - l > 32) {
+        const u64 span = h - l;
+        const u64 v = sr_offset(offsets, l + (lane + 1) * span / 32 - 1);
+        const u32 cb = __popc(__ballot_sync(0xffffffffu, v < kb));
+        const u32 ct = __popc(__ballot_sync(0xffffffffu, v <= kt));
+        if (cb != ct) {
+            lo = sr_warp_search<false>(offsets, l + cb * span / 32, cb == 32 ? h : l + (cb + 1) * span / 32 - 1, kb);
+            hi = sr_warp_search<true>(offsets, l + ct * span / 32, ct == 32 ? h : l + (ct + 1) * span / 32 - 1, kt);
+            return;
+        }
+        const u64 nl = l + cb * span / 32;
+        h = cb == 32 ? h : l + (cb + 1) * span / 32 - 1;
+        l = nl;
+    }
+    const u64 j = l + lane;
+    const u64 v = j < h ? sr_offset(offsets, j) : 0;
+    lo = l + __popc(__ballot_sync(0xffffffffu, j < h && v < kb));
+    hi = l + __popc(__ballot_sync(0xffffffffu, j < h && v <= kt));
+}
+
+// Called by all 32 lanes: lo = the first j with offsets[j] >= base, hi = the
+// first j with offsets[j] > te (te >= base), from one probe of the 32
+// offsets around `guess` when both fall in it, else warp searches (one
+// search for both when both fall on the same side of it).
+// The probed offsets stay in the lanes (lane i: offsets[w0 + i], for
+// w0 + i < w1) for the lanes' own look-ups.
+__device__ __forceinline__ void sr_warp_range(const I* offsets, u64 segments, u64 base, u64 te, u64 guess, u64& lo,
+                                              u64& hi, u64& w0, u64& w1, u64& v) {
+    const u32 lane = threadIdx.x & 31;
+    const u64 end = segments + 1;
+    w0 = guess >= 16 ? guess - 16 : 0;
+    if (end >= 32 && w0 > end - 32) w0 = end - 32;
+    if (end < 32) w0 = 0;
+    w1 = w0 + 32 < end ? w0 + 32 : end;
+    const u64 j = w0 + lane;
+    v = j < w1 ? sr_offset(offsets, j) : 0;
+    const u32 c_lo = __popc(__ballot_sync(0xffffffffu, j < w1 && v < base));
+    const u32 c_hi = __popc(__ballot_sync(0xffffffffu, j < w1 && v <= te));
+    const u64 width = w1 - w0;
+    const bool lo_left = c_lo == 0 && w0 > 0, lo_right = c_lo == width && w1 < end;
+    const bool hi_left = c_hi == 0 && w0 > 0, hi_right = c_hi == width && w1 < end;
+    if (lo_left && hi_left) {
+        sr_warp_search2(offsets, 0, w0, base, te, lo, hi);
+    } else if (lo_right && hi_right) {
+        sr_warp_search2(offsets, w1, end, base, te, lo, hi);
+    } else {
+        if (lo_left)
+            lo = sr_warp_search<false>(offsets, 0, w0, base);
+        else if (lo_right)
+            lo = sr_warp_search<false>(offsets, w1, end, base);
+        else
+            lo = w0 + c_lo;
+        if (hi_left)
+            hi = sr_warp_search<true>(offsets, lo < w0 ? lo : w0, w0, te);
+        else if (hi_right)
+            hi = sr_warp_search<true>(offsets, lo > w1 ? lo : w1, end, te);
+        else
+            hi = w0 + c_hi;
+    }
+    if (hi < lo) hi = lo;  // bad offsets only
+}
+
+// One arrival at counters[t1] after storing `part` at *slot; true for the
+// arrival that completes `expected`.
+// (Parts are stored as SegPairs: whole 4-byte words for any A.)
+__device__ __forceinline__ bool sr_arrive(SegPair* slot, const A& part, u32* counters, u64 t1, u64 expected) {
+    SegPair w;
+    w.v = part;
+    w.head = 0;
+    cuprim_store_words(slot, w);
+    __threadfence();
+    const u32 old = atomicAdd(counters + t1, 1u);
+    return (u64)old + 1 == expected;
+}
+
+// Called by all 32 lanes of the tile that completed segment `seg`'s count:
+// folds parts_tail[t0 .. t1) and parts_head[t1] in tile order and writes it.
+__device__ __forceinline__ void sr_finish(const SegPair* parts_tail, const SegPair* parts_head, u64 t0, u64 t1, u64 seg, T* out,
+                                          I* out_idx, const I* offsets) {
+    const int lane = threadIdx.x & 31;
+    __threadfence();
+    const u64 m = t1 - t0;
+    const u64 chunk = (m + 31) / 32;
+    const u64 b = t0 + (u64)lane * chunk < t1 ? t0 + (u64)lane * chunk : t1;
+    const u64 e = t1 - b < chunk ? t1 : b + chunk;
+    A v = ReduceOp::identity();
+    for (u64 t = b; t < e; t += SR_FOLD_UNROLL) {
+        A p[SR_FOLD_UNROLL];
+#pragma unroll
+        for (int k = 0; k < SR_FOLD_UNROLL; k++)
+            if (t + k < e) p[k] = cuprim_load_cg(parts_tail + t + k).v;
+#pragma unroll
+        for (int k = 0; k < SR_FOLD_UNROLL; k++)
+            if (t + k < e) v = ReduceOp::apply(v, p[k]);
+    }
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const A next = cuprim_shfl_down(v, off);
+        if ((lane & (2 * off - 1)) == 0) v = ReduceOp::apply(v, next);
+    }
+    if (lane == 0) sr_emit(out, out_idx, offsets, seg, ReduceOp::apply(v, cuprim_load_cg(parts_head + t1).v));
+}
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_BLOCKS)
+    cuprim_segmented_reduce_warp(const T* __restrict__ in, u64 n, const I* __restrict__ offsets, u64 segments,
+                                 T* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, SegPair* parts_tail,
+                                 SegPair* parts_head, u32* counters, u64 num_wtiles, u64 per, double scale) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u64 wt = (u64)blockIdx.x * SR_WARP_WARPS + warp;
+    const u64 base = wt * SR_WTILE;
+    const bool live = base < n;  // warp-uniform
+
+    const u64 a = base + (u64)lane * SR_WITEMS;
+    const int count = a < n ? (n - a < (u64)SR_WITEMS ? (int)(n - a) : SR_WITEMS) : 0;
+    T x[SR_WITEMS];
+    if (count == SR_WITEMS && cuprim_aligned_to<SrVec>(in + a)) {
+        const SrVec* vin = (const SrVec*)(in + a);
+#pragma unroll
+        for (int q = 0; q < SR_WVECS; q++) {
+            const SrVec v = cuprim_load_ro(vin + q);
+#pragma unroll
+            for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < SR_WITEMS; k++) x[k] = k < count ? cuprim_load_ro(in + a + k) : T();
+    }
+
+    const u64 te = live ? (n - base < SR_WTILE ? n : base + SR_WTILE) : n;
+    u64 lo = 0, hi = 0, w0 = 0, w1 = 0, wv = 0;
+    if (live) sr_warp_range(offsets, segments, base, te, sr_guess(base, scale, segments), lo, hi, w0, w1, wv);
+    // Lane 31: the offsets around te (the tile's tail), loaded now so they
+    // arrive with the elements.
+    u64 tail_s = 0, tail_e = 0;
+    const bool tail_seg = live && lane == 31 && hi >= 1 && hi <= segments;
+    if (tail_seg) {
+        tail_s = sr_offset(offsets, hi - 1);
+        tail_e = sr_offset(offsets, hi);
+    }
+    // Its loads overlap the element loads' wait.
+    sr_share<CUPRIM_WARP_BLOCK>(offsets, n, segments, out, out_idx, error_flag, blockIdx.x, per);
+    if (!live) return;
+
+    // Each lane's first boundary at or after a (j0) and the two offsets from
+    // there, from the probed offsets where the tile's range lies in them (the
+    // usual case for evenly growing offsets: no loads), else searched.
+    const bool in_window = lo >= w0 && hi <= w1;  // warp-uniform
+    u64 j0 = lo;
+    if (in_window) {
+        for (u64 k = lo; k < hi; k++) j0 += __shfl_sync(0xffffffffu, wv, (int)(k - w0)) < a ? 1 : 0;
+    } else {
+        u64 h = hi;
+        while (j0 < h) {  // first j with offsets[j] >= a
+            const u64 m = j0 + (h - j0) / 2;
+            if (sr_offset(offsets, m) < a)
+                j0 = m + 1;
+            else
+                h = m;
+        }
+    }
+    const u64 at0 = __shfl_sync(0xffffffffu, wv, (int)((j0 - w0) & 31));
+    const u64 at1 = __shfl_sync(0xffffffffu, wv, (int)((j0 + 1 - w0) & 31));
+
+    // The walk, as in cuprim_segmented_reduce.
+    bool restarted = false, has_head = false;
+    u64 head_seg = 0;
+    A run = ReduceOp::identity(), head_val = ReduceOp::identity();
+    if (count > 0) {
+        u64 j = j0;
+        u64 next = j >= w0 && j < w1 ? at0 : (j <= segments ? sr_offset(offsets, j) : ~0ull);
+        u64 j1 = j, next1 = next;
+        const bool at_start = next == a;
+        if (at_start) {
+            j1++;
+            next1 = j1 >= w0 && j1 < w1 ? at1 : (j1 <= segments ? sr_offset(offsets, j1) : ~0ull);
+            if (next1 == a) {
+                j1 = sr_skip_run(offsets, j1, segments, a);
+                next1 = j1 <= segments ? sr_offset(offsets, j1) : ~0ull;
+            }
+        }
+        if (next1 >= a + count) {
+            restarted = at_start;
+            run = MapFn::apply(x[0], a);
+#pragma unroll
+            for (int k = 1; k < SR_WITEMS; k++)
+                if (k < count) run = ReduceOp::apply(run, MapFn::apply(x[k], a + k));
+            if (next1 == a + count && j1 >= 1) {
+                if (restarted) {
+                    sr_emit(out, out_idx, offsets, j1 - 1, run);
+                } else {
+                    has_head = true;
+                    head_seg = j1 - 1;
+                    head_val = run;
+                }
+            }
+        } else {
+            // (Rare: the elements are read again, L1 / L2 hits, so that x is
+            // only indexed by constants and stays in registers.)
+            bool fresh = true;
+#pragma unroll 1
+            for (int k = 0; k <= SR_WITEMS; k++) {
+                if (k > count) break;
+                const u64 p = a + k;
+                if (next == p) {
+                    if (k > 0 && j >= 1) {
+                        if (restarted) {
+                            sr_emit(out, out_idx, offsets, j - 1, run);
+                        } else {
+                            has_head = true;
+                            head_seg = j - 1;
+                            head_val = run;
+                        }
+                    }
+                    if (k < count) {
+                        restarted = true;
+                        fresh = true;
+                    }
+                    j++;
+                    next = j <= segments ? sr_offset(offsets, j) : ~0ull;
+                    if (next == p) {
+                        j = sr_skip_run(offsets, j, segments, p);
+                        next = j <= segments ? sr_offset(offsets, j) : ~0ull;
+                    }
+                }
+                if (k < count) {
+                    const A y = MapFn::apply(cuprim_load_ro(in + p), p);
+                    run = fresh ? y : ReduceOp::apply(run, y);
+                    fresh = false;
+                }
+            }
+        }
+    }
+
+    // The warp's scan of the pairs: `before` (lanes > 0) is the fold of the lanes before.
+    SegPair mine;
+    mine.v = run;
+    mine.head = restarted ? 1u : 0u;
+    const SegPair incl = warp_inclusive_scan<SegPair, SegOp>(mine);
+    const SegPair before = cuprim_shfl_up(incl, 1);
+    const bool has_before = lane > 0;
+
+    // A head closes here if a restart came before it in the tile; else it
+    // is the tile's head: the last part of a segment that began in an
+    // earlier tile.
+    bool last_head = false;
+    u64 head_t0 = 0;
+    if (has_head) {
+        if (has_before && before.head) {
+            sr_emit(out, out_idx, offsets, head_seg, ReduceOp::apply(before.v, head_val));
+        } else {
+            const A part = has_before ? ReduceOp::apply(before.v, head_val) : head_val;
+            const u64 s = sr_offset(offsets, head_seg);
+            head_t0 = s / SR_WTILE;
+            if (s < base) {
+                last_head = sr_arrive(parts_head + wt, part, counters, wt, wt - head_t0 + 1);
+            } else {
+                sr_emit(out, out_idx, offsets, head_seg, part);  // bad offsets only (the result is dropped)
+            }
+        }
+    }
+    // The tile's tail: the segment open at te (segment hi - 1, when its
+    // start is before te and its end after), from the last restart (or the
+    // whole tile); lane 31 holds the warp's total.
+    bool last_tail = false;
+    u64 tail_t0 = 0, tail_t1 = 0;
+    if (tail_seg) {
+        const u64 s = tail_s, e = tail_e;
+        if (s < te && e > te) {
+            tail_t0 = s / SR_WTILE;
+            tail_t1 = (e - 1) / SR_WTILE;
+            // (Valid offsets: t0 <= wt < t1 < num_wtiles, and the last restart is at s.)
+            if (tail_t0 <= wt && tail_t1 < num_wtiles && (incl.head != 0) == (s >= base))
+                last_tail = sr_arrive(parts_tail + wt, incl.v, counters, tail_t1, tail_t1 - tail_t0 + 1);
+        }
+    }
+    const u32 lh = __ballot_sync(0xffffffffu, last_head);
+    if (lh) {
+        const int src = __ffs(lh) - 1;
+        const u64 seg = __shfl_sync(0xffffffffu, head_seg, src);
+        const u64 t0 = __shfl_sync(0xffffffffu, head_t0, src);
+        sr_finish(parts_tail, parts_head, t0, wt, seg, out, out_idx, offsets);
+    }
+    if (__ballot_sync(0xffffffffu, last_tail)) {
+        const u64 t0 = __shfl_sync(0xffffffffu, tail_t0, 31);
+        const u64 t1 = __shfl_sync(0xffffffffu, tail_t1, 31);
+        sr_finish(parts_tail, parts_head, t0, t1, hi - 1, out, out_idx, offsets);
     }
 }

@@ -15,13 +15,16 @@
 //!
 //! # Speed
 //! On CUDA it is one kernel over the elements, whatever the segment sizes:
-//! each block reads a fixed tile of elements with 16-byte loads, finds the
+//! each warp reads a fixed tile of elements with 16-byte loads, finds the
 //! segment boundaries in it by searching the offsets, and reduces its part
-//! of each segment; the parts of segments that cross tiles are chained by a
-//! decoupled look-back that only travels inside long segments. Empty
-//! segments are written by an even share of the grid. A thread whose
+//! of each segment with no block barrier; a segment that crosses warp tiles
+//! is closed by the last of its tiles to finish, which folds the tiles'
+//! parts in order (a counter per segment end, no waiting). Inputs whose
+//! segments average 2^16 elements or more (a few huge segments) take a
+//! block-tile kernel whose decoupled look-back chains the parts instead.
+//! Empty segments are written by an even share of the grid. A thread whose
 //! elements hold no boundary inside them (the usual case when segments are
-//! longer than a thread's 32 items) folds them in one plain loop. The call
+//! longer than a thread's 32 or 64 items) folds them in one plain loop. The call
 //! waits for the kernel to read the bad-offsets flag (a page-locked word the
 //! kernel stores to, where the driver maps one: no copy after the kernel).
 //!

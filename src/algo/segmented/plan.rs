@@ -12,7 +12,52 @@ use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::Monoid;
 use std::marker::PhantomData;
 
-template!(SEGMENTED_REDUCE, "segmented/reduce.cu", ["cuprim_segmented_reduce"], headers: [LOOKBACK]);
+template!(
+    SEGMENTED_REDUCE,
+    "segmented/reduce.cu",
+    ["cuprim_segmented_reduce", "cuprim_segmented_reduce_warp"],
+    headers: [LOOKBACK]
+);
+
+/// Items per lane of the warp-tile kernel: the look-back kernel's, doubled
+/// for 4-byte elements (warp tiles of 2048: half the searches and
+/// cross-tile arrivals per element; H100, f32 at 2^28, one call: the
+/// mixture 564 us against 642 with 32 items, segments of 1024 396 against
+/// 395). Other sizes not measured on a GPU.
+fn warp_items(policy: TilePolicy, elem_bytes: usize) -> u32 {
+    if elem_bytes == 4 {
+        2 * policy.items
+    } else {
+        policy.items
+    }
+}
+
+/// Resident threads per SM the warp-tile kernel is compiled for: two
+/// 256-thread blocks' worth with the doubled items of 4-byte elements (at
+/// most 128 registers; 108 used for f32 on sm_90), three for 2-byte ones
+/// (f16 sums spilled 8 bytes on sm_80 at 64 registers), else the look-back
+/// kernel's. Other shapes not measured on a GPU.
+fn warp_threads_per_sm(policy: TilePolicy, elem_bytes: usize) -> u32 {
+    match elem_bytes {
+        4 => 512,
+        2 => 768,
+        _ => policy.min_blocks * policy.block,
+    }
+}
+
+/// Threads per block of the warp-tile kernel (its warps are independent).
+/// H100, f32 at 2^28, one call (segments of 1024 / the mixture): 128
+/// threads 396 / 564 us, 256 threads 401 / 579 (with 32 items: 64, 128, 256
+/// threads 390 / 653, 395 / 642, 392 / 644).
+const WARP_BLOCK: u32 = 128;
+
+/// Inputs whose segments average at least this many elements take the
+/// look-back kernel: the warp-tile kernel closes a segment crossing m warp
+/// tiles with one warp folding m parts, about a microsecond per 512 parts,
+/// after the segment's last tile, which for a few huge segments is a serial
+/// tail the look-back avoids. The threshold itself is not measured on a
+/// GPU (no bench input sits near it).
+const WARP_KERNEL_MAX_AVERAGE: u64 = 1 << 16;
 
 /// Tiles over the elements: 256 threads reading 16-byte vectors. 4-byte
 /// elements: eight vectors per thread (32 items, 72-74 registers), three
@@ -62,10 +107,17 @@ pub(crate) trait SegmentedKernel: Specialise {
 /// The constants and typedefs every specialisation starts with.
 fn write_common<T: Element, I: IndexElement, W: SpecWriter>(w: &mut W, policy: TilePolicy, arg: bool) {
     policy.write(w);
+    let bytes = std::mem::size_of::<T>();
+    w.constant("CUPRIM_WARP_ITEMS", warp_items(policy, bytes) as i64);
+    w.constant(
+        "CUPRIM_WARP_MIN_BLOCKS",
+        (warp_threads_per_sm(policy, bytes) / WARP_BLOCK).max(1) as i64,
+    );
     // Always deterministic: the brief of this family is the same bits every run.
     w.constant("CUPRIM_DETERMINISTIC", 1);
     w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
     w.constant("CUPRIM_ARG", arg as i64);
+    w.constant("CUPRIM_WARP_BLOCK", WARP_BLOCK as i64);
     w.elem::<T>("T");
     w.elem::<I>("I");
 }
@@ -169,6 +221,37 @@ fn entry<T: Element, I: IndexElement>() -> Entry<(
     unsafe { Entry::declare("cuprim_segmented_reduce") }
 }
 
+/// The warp-tile kernel: `cuprim_segmented_reduce_warp(const T* in, u64 n,
+/// const I* offsets, u64 segments, T* out, I* out_idx, u32* error_flag,
+/// SegPair* parts_tail, SegPair* parts_head, u32* counters, u64
+/// num_wtiles, u64 per, double scale)`.
+#[allow(clippy::type_complexity)]
+fn warp_entry<T: Element, I: IndexElement>() -> Entry<(
+    Ptr<T>,
+    u64,
+    Ptr<I>,
+    u64,
+    Ptr<T>,
+    Ptr<I>,
+    Ptr<u32>,
+    Ptr<u8>,
+    Ptr<u8>,
+    Ptr<u32>,
+    u64,
+    u64,
+    f64,
+)> {
+    // SAFETY: matches `cuprim_segmented_reduce_warp` in
+    // kernels/segmented/reduce.cu: it reads n elements of `in` and segments
+    // + 1 offsets, writes below `segments` in out (and out_idx, arg-extremes
+    // only), sets *error_flag on bad offsets, and reads and writes parts and
+    // counters below num_wtiles (checked against the offsets it reads, bad
+    // ones included); the counters start at zero (zeroed scratch).
+    // `per * blocks >= segments` makes every empty segment written and every
+    // pair checked.
+    unsafe { Entry::declare("cuprim_segmented_reduce_warp") }
+}
+
 /// Reduces each of the `segments` segments of the `len` elements at
 /// `input` (`input = (address, len)`), given by `segments + 1` offsets
 /// (`offsets = (address, segments)`), into `out` (and `out_idx` for the
@@ -183,6 +266,9 @@ pub(crate) fn run<K: SegmentedKernel>(
 ) -> Result<bool> {
     let policy = k.policy();
     let (n, segments) = (len as u64, segments as u64);
+    if n < WARP_KERNEL_MAX_AVERAGE.saturating_mul(segments) {
+        return run_warp(k, dev, (input, n), (offsets, segments), out, out_idx);
+    }
     let tiles = n.div_ceil(policy.tile()).max(segments.div_ceil(SEGMENTS_PER_TILE)).max(1);
     let tiles = u32::try_from(tiles)
         .map_err(|_| Error::InvalidArgument(format!("segmented reduction of {len} elements needs more than 2^32 tiles")))?;
@@ -204,6 +290,54 @@ pub(crate) fn run<K: SegmentedKernel>(
                 input, n, offsets, segments, out, out_idx, flag, status, aggregates, prefixes, counter, tiles, per, scale,
             );
             dev.launch(&module, entry::<K::T, K::I>(), Grid::new(tiles, policy.block), args)
+        })
+    })?;
+    Ok(!bad)
+}
+
+/// [`run`] on the warp-tile kernel.
+fn run_warp<K: SegmentedKernel>(
+    k: &K,
+    dev: &CudaDevice,
+    (input, n): (Ptr<K::T>, u64),
+    (offsets, segments): (Ptr<K::I>, u64),
+    out: Ptr<K::T>,
+    out_idx: Ptr<K::I>,
+) -> Result<bool> {
+    let policy = k.policy();
+    let warps = (WARP_BLOCK / 32) as u64;
+    let wtiles = n.div_ceil(32 * warp_items(policy, std::mem::size_of::<K::T>()) as u64).max(1);
+    let blocks = wtiles.div_ceil(warps).max(segments.div_ceil(SEGMENTS_PER_TILE)).max(1);
+    let blocks = u32::try_from(blocks)
+        .map_err(|_| Error::InvalidArgument(format!("segmented reduction of {n} elements needs more than 2^32 blocks")))?;
+    let per = segments.div_ceil(blocks as u64);
+    let scale = if n == 0 { 0.0 } else { segments as f64 / n as f64 };
+    let module = dev.module(k)?;
+    let (acc_bytes, acc_align) = k.acc_layout();
+    // SegPair { A v; u32 head; }
+    let pair_bytes = (acc_bytes + 4).next_multiple_of(acc_align.max(4)) as u64;
+    let mut layout = ScratchLayout::new();
+    let counters = layout.zeroed::<u32>(wtiles);
+    let tails = layout.uninit_aligned::<u8>(wtiles * pair_bytes);
+    let heads = layout.uninit_aligned::<u8>(wtiles * pair_bytes);
+    let ((), bad) = dev.checked_store(|flag| {
+        dev.with_scratch(&layout, |s| {
+            let args = (
+                input,
+                n,
+                offsets,
+                segments,
+                out,
+                out_idx,
+                flag,
+                s.at(tails),
+                s.at(heads),
+                s.at(counters),
+                wtiles,
+                per,
+                scale,
+            );
+            dev.launch(&module, warp_entry::<K::T, K::I>(), Grid::new(blocks, WARP_BLOCK), args)
         })
     })?;
     Ok(!bad)
