@@ -45,7 +45,8 @@
 // Bytes: the elements read once, each offset about twice, each result
 // written once.
 //
-// Specialised on: T (element), I (offset index: u32 or u64), A (accumulator),
+// Specialised on: In (the input expression, block/expr.cuh; a buffer is
+// cuprim_x_buf and keeps its 16-byte loads), T (its element), I (offset index: u32 or u64), A (accumulator),
 // MapFn (A apply(T x, u64 i)), ReduceOp (A apply(A, A), A identity()),
 // CUPRIM_ARG (0: out[s] = fold; 1: A is cuprim_kv<T>, out[s] its value and
 // out_idx[s] its index within the segment, I's maximum when empty),
@@ -207,11 +208,48 @@ __device__ __forceinline__ void sr_share(const I* offsets, u64 n, u64 segments, 
         bad |= hi < lo || hi > n;
         if (hi <= lo) sr_emit_empty<A>(out, out_idx, s);
     }
-    if (bad) *(volatile u32*)error_flag = 1u;
+    if (bad) *(volatile u32*)error_flag = 2u;  // 1u: a permuted input's bad index (block/expr.cuh)
+}
+
+// A thread's CUPRIM_ITEMS elements from a (the count that exist; T() past
+// them): a buffer with 16-byte loads where aligned, an expression with its
+// vector loads where its buffers are at a vector boundary at element a,
+// else one element per load.
+template <typename X> __device__ __forceinline__ void sr_load(const X& in, u64 a, int count, T (&x)[CUPRIM_ITEMS]) {
+    if constexpr (X::IS_BUF) {
+        if (count == CUPRIM_ITEMS && cuprim_aligned_to<SrVec>(in.p + a)) {
+            const SrVec* vin = (const SrVec*)(in.p + a);
+#pragma unroll
+            for (int q = 0; q < SR_THREAD_VECS; q++) {
+                const SrVec v = cuprim_load_ro(vin + q);
+#pragma unroll
+                for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < CUPRIM_ITEMS; k++) x[k] = k < count ? cuprim_load_ro(in.p + a + k) : T();
+        }
+    } else {
+        // An expression: its vector loads where its buffers are at a
+        // vector boundary at element a, else one element per load.
+        constexpr int XV = cuprim_x_items<X>();
+        const u32 m = in.template misalign<XV>();
+        if (CUPRIM_ITEMS % XV == 0 && count == CUPRIM_ITEMS && (m == CUPRIM_X_ANY || (m != CUPRIM_X_MIXED && (a + m) % XV == 0))) {
+#pragma unroll
+            for (int q = 0; q < CUPRIM_ITEMS / XV; q++) {
+                const cuprim_arr<T, XV> v = in.template load_n<XV>(a + (u64)q * XV);
+#pragma unroll
+                for (int k = 0; k < XV; k++) x[q * XV + k] = v.v[k];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < CUPRIM_ITEMS; k++) x[k] = k < count ? in.load(a + k) : T();
+        }
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_segmented_reduce(const T* __restrict__ in, u64 n, const I* __restrict__ offsets, u64 segments,
+    cuprim_segmented_reduce(CUPRIM_INPUT In in, u64 n, const I* __restrict__ offsets, u64 segments,
                             T* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, u32* status,
                             SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles, u64 per,
                             double scale) {
@@ -233,18 +271,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 
         // The thread's elements, issued before the searches so the loads are in flight meanwhile.
         T x[CUPRIM_ITEMS];
-        if (count == CUPRIM_ITEMS && cuprim_aligned_to<SrVec>(in + a)) {
-            const SrVec* vin = (const SrVec*)(in + a);
-#pragma unroll
-            for (int q = 0; q < SR_THREAD_VECS; q++) {
-                const SrVec v = cuprim_load_ro(vin + q);
-#pragma unroll
-                for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < CUPRIM_ITEMS; k++) x[k] = k < count ? cuprim_load_ro(in + a + k) : T();
-        }
+        sr_load(in, a, count, x);
 
         // 1. The tile's offsets: [lo, hi) hold every offset in [base, tile end].
         const u64 tile_end = n - base < SR_TILE ? n : base + SR_TILE;
