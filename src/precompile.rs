@@ -381,6 +381,63 @@ where
     run(target, crate::algo::segmented::plan::kernel_specs_of(arch, input, &op))
 }
 
+/// The radix sort kernels of [`ExprOps::sorted`](crate::expr::ExprOps::sorted)
+/// over a key expression (its first pass reads the expression).
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_sort, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Negate;
+/// let host = Device::host();
+/// let x = DeviceVec::<f32>::zeros(&host, 0)?;
+/// for report in precompile_expr_sort(Target::Arch(90), &x.map(Negate)).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_sort<KE: crate::expr::Expr>(target: Target<'_>, keys: &KE) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+{
+    let arch = arch_of(target);
+    run(
+        target,
+        crate::algo::sort::plan::input_kernel_specs::<KE::Item, KE::Item, KE>(arch, false, keys),
+    )
+}
+
+/// The radix sort kernels of [`ExprOps::sorted_pairs`](crate::expr::ExprOps::sorted_pairs)
+/// over key and value expressions.
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_sort_pairs, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Abs;
+/// let host = Device::host();
+/// let k = DeviceVec::<i32>::zeros(&host, 0)?;
+/// let values = counting(&host, 0u32, 1, 0);
+/// for report in precompile_expr_sort_pairs(Target::Arch(90), &k.map(Abs), &values).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_sort_pairs<KE: crate::expr::Expr, VE: crate::expr::Expr>(
+    target: Target<'_>,
+    keys: &KE,
+    values: &VE,
+) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
+    let arch = arch_of(target);
+    let both = crate::expr::zip(keys.clone(), values.clone());
+    run(
+        target,
+        crate::algo::sort::plan::input_kernel_specs::<KE::Item, VE::Item, _>(arch, true, &both),
+    )
+}
+
 /// The segmented kernels of `T`: `segmented_reduce` by `op` and the
 /// per-segment min/max_element, each with `u32` and `u64` offsets.
 ///

@@ -298,9 +298,12 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
     );
     job(
         jobs,
-        format!("sm_{arch} fused: reduce_by_key (tuples unzipped), unique, run lengths, segmented"),
+        format!("sm_{arch} fused: reduce_by_key (tuples unzipped), unique, run lengths, segmented, sorts"),
         move || {
-            use cuprim::precompile::{precompile_expr_reduce_by_key, precompile_expr_segmented, precompile_expr_unique};
+            use cuprim::precompile::{
+                precompile_expr_reduce_by_key, precompile_expr_segmented, precompile_expr_sort, precompile_expr_sort_pairs,
+                precompile_expr_unique,
+            };
             let host = Device::host();
             let a = DeviceVec::<f32>::zeros(&host, 0)?;
             let i = DeviceVec::<u32>::zeros(&host, 0)?;
@@ -322,6 +325,10 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             r.extend(precompile_expr_segmented(t, &zip(&a, &a).map(Mul), Add)?);
             r.extend(precompile_expr_segmented(t, &d.permute(&i), Min)?);
             r.extend(precompile_expr_segmented(t, &counting(&host, 0u64, 1, 0), Add)?);
+            r.extend(precompile_expr_sort(t, &a.map(Negate))?);
+            r.extend(precompile_expr_sort(t, &k.permute(&i).map(Cast::<u8>::new()))?);
+            r.extend(precompile_expr_sort_pairs(t, &k.map(Abs), &counting(&host, 0u32, 1, 0))?);
+            r.extend(precompile_expr_sort_pairs(t, &d.map(Negate), &a.lazy())?);
             Ok(r)
         },
     );

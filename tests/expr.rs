@@ -1103,3 +1103,64 @@ fn segmented_reductions_of_expressions_equal_the_buffer_forms() {
         }
     }
 }
+
+#[test]
+fn sorts_of_expressions_equal_sorts_of_collected_vectors() {
+    use cuprim::algo::sort::SortOptions;
+    let mut sizes = common::capped(common::SIZES);
+    sizes.extend(common::capped(&[20_000, 70_001, 300_003]));
+    for dev in common::devices() {
+        for &n in &sizes {
+            let (mut r, seed) = rng("sort");
+            let x: Vec<f32> = (0..n).map(|_| r.gen_range(-2.0..2.0)).collect();
+            let k: Vec<i32> = (0..n).map(|_| r.gen_range(-1000..1000)).collect();
+            let (dx, dk) = (DeviceVec::from_slice(&dev, &x).unwrap(), DeviceVec::from_slice(&dev, &k).unwrap());
+            let ctx = common::ctx(&dev, "sort", n, seed);
+            // f32 keys (4 passes), a map: the same bits as transform then sort.
+            let fused = dx.map(Negate).sorted().unwrap().to_vec().unwrap();
+            let mut plain = dx.transform(Negate).unwrap();
+            plain.sort().unwrap();
+            assert_eq!(bits(&fused), bits(&plain.to_vec().unwrap()), "{ctx}: f32");
+            // Descending i32 keys of a map with counting values (an argsort of |k|, stable).
+            let (fk, fv) = dk
+                .map(Abs)
+                .sorted_pairs_with(counting(&dev, 0u32, 1, n), SortOptions::new().descending())
+                .unwrap();
+            let mut pk = dk.transform(Abs).unwrap();
+            let mut pv = DeviceVec::from_slice(&dev, &(0..n as u32).collect::<Vec<_>>()).unwrap();
+            pk.sort_pairs_descending(&mut pv).unwrap();
+            assert_eq!(fk.to_vec().unwrap(), pk.to_vec().unwrap(), "{ctx}: pairs keys");
+            assert_eq!(fv.to_vec().unwrap(), pv.to_vec().unwrap(), "{ctx}: pairs values");
+            // u8 keys (one pass: odd), f64 keys (eight), and 3 passes with
+            // the shortcuts skipping two (keys below 256 on bits 0..24).
+            let small = dk.map(Cast::<u8>::new()).sorted().unwrap().to_vec().unwrap();
+            let mut want: Vec<u8> = k.iter().map(|&v| v as u8).collect();
+            want.sort();
+            assert_eq!(small, want, "{ctx}: u8");
+            let wide = dx.map(Cast::<f64>::new()).sorted().unwrap().to_vec().unwrap();
+            let mut want: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+            want.sort_by(f64::total_cmp);
+            assert_eq!(bits64(&wide), bits64(&want), "{ctx}: f64");
+            let low = dk.map(Cast::<u8>::new()).map(Cast::<u32>::new());
+            let (a, b) = low.sorted_pairs_with(&dx, SortOptions::new().bits(0, 24)).unwrap();
+            let mut pk = low.collect().unwrap();
+            let mut pv = dx.to_device_vec().unwrap();
+            pk.sort_pairs_with(&mut pv, SortOptions::new().bits(0, 24)).unwrap();
+            assert_eq!(a.to_vec().unwrap(), pk.to_vec().unwrap(), "{ctx}: 24 bits keys");
+            assert_eq!(bits(&b.to_vec().unwrap()), bits(&pv.to_vec().unwrap()), "{ctx}: 24 bits values");
+            // Errors: a bad index, mismatched lengths; inputs intact.
+            assert!(matches!(
+                dk.lazy().sorted_pairs(counting(&dev, 0u32, 1, n + 1)),
+                Err(Error::LengthMismatch { .. })
+            ));
+            if n > 0 {
+                let bad: Vec<u32> = (0..n as u32).map(|i| if i == n as u32 / 2 { n as u32 } else { i }).collect();
+                let db = DeviceVec::from_slice(&dev, &bad).unwrap();
+                expect_oob(dx.permute(&db).sorted(), n, &ctx, "sorted");
+                expect_oob(dk.lazy().sorted_pairs(dx.permute(&db)), n, &ctx, "sorted_pairs");
+            }
+            assert_eq!(bits(&dx.to_vec().unwrap()), bits(&x), "{ctx}: values intact");
+            assert_eq!(dk.to_vec().unwrap(), k, "{ctx}: keys intact");
+        }
+    }
+}

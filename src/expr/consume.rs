@@ -1043,6 +1043,92 @@ pub trait ExprOps: Expr {
         crate::algo::segmented::segmented_arg(self, offsets, true)
     }
 
+    /// The elements sorted into a new vector, in
+    /// [`SortMutOps::sort`](crate::algo::sort::SortMutOps::sort)'s order (stable radix
+    /// sort; floats in `total_cmp` order). On CUDA the sort's first pass
+    /// (the histogram of every digit) reads the expression and writes the
+    /// keys it reads where the next pass reads them: no collected copy is
+    /// read again.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Negate;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[3i32, -1, 2])?;
+    /// assert_eq!(v.map(Negate).sorted()?.to_vec()?, vec![-3, -2, 1]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sorted(&self) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::sort::sorted_of(self, crate::algo::sort::SortOptions::new())
+    }
+
+    /// [`sorted`](ExprOps::sorted) with [`SortOptions`](crate::algo::sort::SortOptions)
+    /// (descending, a bit range).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let v = counting(&dev, 0u32, 7, 5).sorted_with(SortOptions::new().descending())?;
+    /// assert_eq!(v.to_vec()?, vec![28, 21, 14, 7, 0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sorted_with(&self, opts: crate::algo::sort::SortOptions) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::sort::sorted_of(self, opts)
+    }
+
+    /// The elements as keys and `values` (a buffer or an expression, as
+    /// long as the keys) sorted by key into two new vectors, as
+    /// [`SortMutOps::sort_pairs`](crate::algo::sort::SortMutOps::sort_pairs) (stable);
+    /// the first pass reads both expressions.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[-3i32, 1, -2])?;
+    /// // argsort of |x|: the indices come from a counting expression
+    /// let (k, i) = x.map(Abs).sorted_pairs(counting(&dev, 0u32, 1, 3))?;
+    /// assert_eq!((k.to_vec()?, i.to_vec()?), (vec![1, 2, 3], vec![1, 2, 0]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sorted_pairs<V: super::IntoExpr>(&self, values: V) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+    {
+        crate::algo::sort::sorted_pairs_of(self, &values.into_expr(), crate::algo::sort::SortOptions::new())
+    }
+
+    /// [`sorted_pairs`](ExprOps::sorted_pairs) with [`SortOptions`](crate::algo::sort::SortOptions).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let keys = DeviceVec::from_slice(&dev, &[1.5f32, -0.5, 2.5])?;
+    /// let (k, v) = keys.lazy().sorted_pairs_with(constant(&dev, 7u8, 3), SortOptions::new().descending())?;
+    /// assert_eq!((k.to_vec()?, v.to_vec()?), (vec![2.5, 1.5, -0.5], vec![7, 7, 7]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sorted_pairs_with<V: super::IntoExpr>(
+        &self,
+        values: V,
+        opts: crate::algo::sort::SortOptions,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+    {
+        crate::algo::sort::sorted_pairs_of(self, &values.into_expr(), opts)
+    }
+
     /// The elements in a new vector (one pass, no other temporary): what
     /// every primitive without a fused form takes.
     ///
