@@ -207,8 +207,14 @@ fn fused_keyed_rows(c: &mut Criterion) {
     use cuprim::ops::Negate;
     let dev = common::device();
     for n in common::sizes(&dev) {
-        let x = DeviceVec::from_slice(&dev, &common::hash_u32(n, 5).iter().map(|&h| (h >> 8) as f32 / 16777216.0).collect::<Vec<_>>())
-            .expect("allocating");
+        let x = DeviceVec::from_slice(
+            &dev,
+            &common::hash_u32(n, 5)
+                .iter()
+                .map(|&h| (h >> 8) as f32 / 16777216.0)
+                .collect::<Vec<_>>(),
+        )
+        .expect("allocating");
         let keys = DeviceVec::from_slice(&dev, &(0..n as u32).map(|i| i / 64).collect::<Vec<_>>()).expect("allocating");
         let mut group = c.benchmark_group("fused_reduce_by_key");
         group.throughput(Throughput::Bytes(8 * n as u64));

@@ -940,7 +940,9 @@ fn by_key_families_of_expressions_equal_the_buffer_forms() {
                 .collect();
             assert_eq!(bits(&lo.to_vec().unwrap()), bits(&want_lo), "{ctx}: unzip min");
             assert_eq!(bits(&hi.to_vec().unwrap()), bits(&want_hi), "{ctx}: unzip max");
-            // Triples: the f64 field's bits equal a reduce_by_key of the same doubles.
+            // Triples: integer fields exact, the f64 field within rounding of a
+            // sequential sum (a 24-byte value takes smaller tiles than an f64,
+            // so runs that cross tiles are grouped differently).
             let xd = dx.map(Cast::<f64>::new());
             let t = zip3(constant(&dev, 1u32, n), xd, counting(&dev, 0i64, 1, n));
             let (tk, tn, ts, ti) = dk.map(Abs).reduce_by_key_unzip3(t, Sum3).unwrap();
@@ -949,12 +951,11 @@ fn by_key_families_of_expressions_equal_the_buffer_forms() {
             assert_eq!(tn.to_vec().unwrap(), lengths, "{ctx}: unzip3 counts");
             let idx_sums: Vec<i64> = runs.iter().map(|&(_, s, e)| (s as i64..e as i64).sum()).collect();
             assert_eq!(ti.to_vec().unwrap(), idx_sums, "{ctx}: unzip3 index sums");
-            let (_, plain_sum) = ka.reduce_by_key(&xd.collect().unwrap(), Add).unwrap();
-            assert_eq!(
-                bits64(&ts.to_vec().unwrap()),
-                bits64(&plain_sum.to_vec().unwrap()),
-                "{ctx}: unzip3 sums"
-            );
+            for (r, (&(_, s, e), got)) in runs.iter().zip(ts.to_vec().unwrap()).enumerate() {
+                let want: f64 = x[s..e].iter().map(|&v| v as f64).sum();
+                let scale: f64 = x[s..e].iter().map(|&v| (v as f64).abs()).sum();
+                assert!((got - want).abs() <= 1e-14 * scale, "{ctx}: unzip3 sum of run {r}: {got} vs {want}");
+            }
 
             // unique, unique_count, unique_into, unique_by_key(_unzip), run lengths.
             let want_keys: Vec<i32> = runs.iter().map(|r| r.0).collect();
