@@ -321,6 +321,7 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             r.extend(precompile_expr_reduce_by_key(t, &k.permute(&i), &d.permute(&i), Max)?);
             r.extend(precompile_expr_unique(t, &k.map(Abs), &zip(counting(&host, 0u64, 1, 0), &a))?);
             r.extend(precompile_expr_unique(t, &a.map(Negate).permute(&i), &d.lazy())?);
+            r.extend(precompile_expr_unique(t, &k.lazy(), &d.permute(&i))?);
             r.extend(precompile_expr_segmented(t, &a.map(Square), Add)?);
             r.extend(precompile_expr_segmented(t, &zip(&a, &a).map(Mul), Add)?);
             r.extend(precompile_expr_segmented(t, &d.permute(&i), Min)?);

@@ -33,9 +33,14 @@
 // CUPRIM_BYKEY_KEYS (write the run keys), CUPRIM_BYKEY_VALUES (0: none,
 // 1: the first value of each run, 2: reduce, 3: run lengths),
 // CUPRIM_BYKEY_UNZIP (0: one output array; 2 or 3: one per tuple field),
+// CUPRIM_BYKEY_CHECK_ALL (unique_by_key of values that permute: read every
+// value, so every index is checked; defined only when 1),
 // CUPRIM_DETERMINISTIC, CUPRIM_LOOKBACK_WINDOWS, CUPRIM_BLOCK, CUPRIM_ITEMS.
 
 #define BK_SEGMENTED (CUPRIM_BYKEY_VALUES >= 2)
+#ifndef CUPRIM_BYKEY_CHECK_ALL
+#define CUPRIM_BYKEY_CHECK_ALL 0
+#endif
 
 constexpr int BK_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 static_assert(CUPRIM_ITEMS <= 32, "head and tail flags live in one 32-bit mask per thread");
@@ -231,10 +236,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     V vv[CUPRIM_BYKEY_VALUES == 1 ? CUPRIM_ITEMS : 1];
 #if CUPRIM_BYKEY_VALUES == 1
     // The first value of each run, read where a run starts (before the
-    // look-back, so the loads overlap it).
+    // look-back, so the loads overlap it). Values that permute are read
+    // everywhere, so every index is checked, as on the host.
 #pragma unroll
     for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        if ((heads >> k) & 1u) vv[k] = values.load(base + first + k);
+        if (((heads >> k) & 1u) || (CUPRIM_BYKEY_CHECK_ALL && first + k < valid)) vv[k] = values.load(base + first + k);
     }
 #endif
     const Scanned mine = (C)__popc(heads);

@@ -277,6 +277,10 @@ where
         w.constant("CUPRIM_BYKEY_KEYS", (self.mode != Mode::Count) as i64);
         w.constant("CUPRIM_BYKEY_VALUES", self.mode.values());
         w.constant("CUPRIM_BYKEY_UNZIP", Self::unzip());
+        // Defined only when on, so the other modules keep their text.
+        if self.mode == Mode::UniqueByKey && VE::CHECKED {
+            w.constant("CUPRIM_BYKEY_CHECK_ALL", 1);
+        }
         w.constant("CUPRIM_DETERMINISTIC", self.deterministic as i64);
         w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
         write_inputs(self.keys, "K", self.values, "V", w);
