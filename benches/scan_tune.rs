@@ -12,11 +12,11 @@ use cuprim::prelude::*;
 
 const SHAPES: [Option<(u32, u32, u32)>; 7] = [
     None,
-    Some((256, 28, 5)),
-    Some((256, 24, 6)),
+    Some((256, 28, 7)),
+    Some((256, 32, 7)),
     Some((256, 24, 8)),
-    Some((256, 20, 8)),
     Some((256, 28, 6)),
+    Some((256, 32, 6)),
     None,
 ];
 

@@ -8,7 +8,8 @@
 //! `fill_rand_u32`), `(u >> 8) / 2^24` for f32; the histogram also runs on
 //! those samples sorted (every warp in one bin) and on one constant. Every
 //! output is preallocated except where the call's own API allocates
-//! (`scan`, `histogram`, `reduce_into`): those rows say `_alloc`.
+//! (`scan`, `histogram`, `reduce_into`): those rows say `_alloc`
+//! (`scan_into` writes a buffer the caller has, as CUB does).
 //! Host overhead of a warm call, per family, is printed as
 //! `host_overhead` lines at 2^12 (target: under 5 us).
 
@@ -44,6 +45,7 @@ fn sweep_rows(c: &mut Criterion) {
         let mut scratch_f = DeviceVec::from_slice(&dev, &unit).expect("allocating");
         drop((keys, unit, sorted));
         let mut out_f = DeviceVec::<f32>::zeros(&dev, 1).expect("allocating");
+        let mut scan_out = DeviceVec::<f32>::zeros(&dev, n).expect("allocating");
         let mut arg_value = DeviceVec::<f32>::zeros(&dev, 1).expect("allocating");
         let mut arg_index = DeviceVec::<u64>::zeros(&dev, 1).expect("allocating");
         let even = Bins::even(256, 0.0f32, 1.0);
@@ -66,6 +68,9 @@ fn sweep_rows(c: &mut Criterion) {
             f.min_element_to(&mut arg_index, &mut arg_value)
         });
         row("sweep_scan_incl_sum_alloc", "f32", 2 * n4, &mut || f.scan(Add).map(drop));
+        row("sweep_scan_incl_sum_into", "f32", 2 * n4, &mut || {
+            f.scan_inclusive_into(Add, &mut scan_out)
+        });
         row("sweep_scan_excl_sum_in_place", "u32", 2 * n4, &mut || {
             scratch_u.scan_exclusive_in_place(Add)
         });
@@ -91,6 +96,10 @@ fn sweep_rows(c: &mut Criterion) {
             );
             report("reduce_into_f32_4096", common::host_call_micros(&dev, calls, || f.reduce_into(Add)));
             report("scan_f32_4096", common::host_call_micros(&dev, calls, || f.scan(Add)));
+            report(
+                "scan_into_f32_4096",
+                common::host_call_micros(&dev, calls, || f.scan_inclusive_into(Add, &mut scan_out)),
+            );
             report(
                 "histogram_into_f32_4096",
                 common::host_call_micros(&dev, calls, || f.histogram_into(&even, &mut hist)),

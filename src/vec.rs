@@ -125,6 +125,10 @@ enum Buf<T> {
         ptr: u64,
         len: usize,
         lent: OnceLock<Lent<T>>,
+        /// Bytes of the raw allocation at `ptr` this vector frees itself
+        /// (0 for adopted slices): `len` may shrink (`truncate`), the
+        /// allocation does not.
+        alloc_bytes: usize,
     },
 }
 
@@ -135,6 +139,10 @@ struct Lent<T> {
     /// when the slice was made (`upgrade_device_ptr` creates them only then;
     /// `null` never does).
     events: bool,
+    /// `slice` took over the vector's raw allocation (not so for the empty
+    /// slice made for an empty vector, which may still hold one if it was
+    /// truncated to nothing).
+    owns_raw: bool,
 }
 
 /// [`DeviceVec::interop`] bits: what cudarc code may have done with the
@@ -230,6 +238,7 @@ impl<T: Storable> DeviceVec<T> {
                     ptr,
                     len,
                     lent: OnceLock::new(),
+                    alloc_bytes: bytes,
                 }
             }
         };
@@ -271,7 +280,7 @@ impl<T: Storable> DeviceVec<T> {
             Buf::Cuda { len: n, lent, .. } => {
                 *n = len;
                 // A raw buffer keeps its allocation (freed by address).
-                let Some(Lent { slice, events }) = lent.get_mut() else {
+                let Some(Lent { slice, events, .. }) = lent.get_mut() else {
                     return Ok(());
                 };
                 let stream = slice.stream().clone();
@@ -388,7 +397,12 @@ impl<T: Storable> DeviceVec<T> {
         let buf = Buf::Cuda {
             ptr,
             len,
-            lent: OnceLock::from(Lent { slice, events }),
+            lent: OnceLock::from(Lent {
+                slice,
+                events,
+                owns_raw: true,
+            }),
+            alloc_bytes: 0,
         };
         Ok(Self::new(device, buf, foreign_stream, 0))
     }
@@ -423,7 +437,7 @@ impl<T: Storable> DeviceVec<T> {
     /// cuprim writes again). [`as_cuda_view_mut`](Self::as_cuda_view_mut)
     /// and [`into_cuda_slice`](Self::into_cuda_slice) never wait on the host.
     pub fn as_cuda_view(&self) -> Option<CudaView<'_, T>> {
-        let Ok(Some(Lent { slice, events })) = self.lent() else {
+        let Ok(Some(Lent { slice, events, .. })) = self.lent() else {
             return None;
         };
         let ours = cuda_of(&self.device).stream();
@@ -484,7 +498,7 @@ impl<T: Storable> DeviceVec<T> {
     /// The buffer as a cudarc slice, made on first use (then the slice owns
     /// the memory): `None` on the host backend.
     fn lent(&self) -> Result<Option<&Lent<T>>> {
-        let Buf::Cuda { ptr, len, lent } = &self.buf else {
+        let Buf::Cuda { ptr, len, lent, .. } = &self.buf else {
             return Ok(None);
         };
         if let Some(l) = lent.get() {
@@ -495,6 +509,7 @@ impl<T: Storable> DeviceVec<T> {
             Lent {
                 slice: stream.null::<T>().map_err(|e| Error::alloc(0, e))?,
                 events: false,
+                owns_raw: false,
             }
         } else {
             // cudarc's `upgrade_device_ptr` creates the events iff this holds.
@@ -504,7 +519,11 @@ impl<T: Storable> DeviceVec<T> {
             // from now on the slice owns it and frees it on the same stream
             // (`OnceLock` makes the hand-over happen once).
             let slice = unsafe { stream.upgrade_device_ptr::<T>(*ptr, *len) };
-            Lent { slice, events }
+            Lent {
+                slice,
+                events,
+                owns_raw: true,
+            }
         };
         // Two threads may race here through `&self`: only one slice may own
         // the memory, so the loser's is leaked back to a raw pointer.
@@ -527,7 +546,7 @@ impl<T: Storable> DeviceVec<T> {
         let (Buf::Cuda { lent, .. }, Some(c)) = (&mut self.buf, self.device.cuda_ref()) else {
             return Ok(());
         };
-        let Some(Lent { slice, events }) = lent.get_mut() else {
+        let Some(Lent { slice, events, .. }) = lent.get_mut() else {
             return Ok(());
         };
         let ours = c.stream();
@@ -564,7 +583,7 @@ impl<T: Storable> DeviceVec<T> {
         let Buf::Cuda { lent, .. } = &self.buf else {
             return;
         };
-        let Some(Lent { slice, events }) = lent.get() else {
+        let Some(Lent { slice, events, .. }) = lent.get() else {
             return;
         };
         let ours = cuda_of(&self.device).stream();
@@ -598,7 +617,7 @@ impl<T: Storable> DeviceVec<T> {
         let Buf::Cuda { lent, .. } = &mut self.buf else {
             return;
         };
-        let Some(Lent { slice, events }) = lent.get_mut() else {
+        let Some(Lent { slice, events, .. }) = lent.get_mut() else {
             return;
         };
         let ours = c.stream();
@@ -619,10 +638,19 @@ impl<T: Storable> Drop for DeviceVec<T> {
         // A buffer adopted from another stream is freed on that stream
         // (after waiting for its events, with tracking): order that after
         // our queued work. Our own buffers are freed on our stream, in order.
-        if let (Buf::Cuda { ptr, len, lent }, Some(c)) = (&self.buf, self.device.cuda_ref()) {
-            if lent.get().is_none() && *len > 0 {
-                // cuprim's own raw buffer: freed in order on our stream.
-                c.free_raw(*ptr);
+        if let (
+            Buf::Cuda {
+                ptr, lent, alloc_bytes, ..
+            },
+            Some(c),
+        ) = (&self.buf, self.device.cuda_ref())
+        {
+            // cuprim's own raw buffer, freed in order on our stream, unless
+            // a cudarc slice took it over.
+            if *alloc_bytes > 0 && lent.get().is_none_or(|l| !l.owns_raw) {
+                c.free_raw(*ptr, *alloc_bytes);
+            }
+            if lent.get().is_none() {
                 return;
             }
         }

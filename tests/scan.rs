@@ -8,7 +8,8 @@ use cuprim::pred::{Gt, IsNan, Lt};
 use cuprim::prelude::*;
 use rand::Rng;
 
-const SIZES: &[usize] = &[0, 1, 31, 33, 4097, (1 << 20) + 3];
+// Tile edges: 4-byte elements scan 7168 per tile, 1- and 2-byte 8192, 8-byte 3072.
+const SIZES: &[usize] = &[0, 1, 31, 33, 3073, 4097, 7168, 8193, 14337, (1 << 20) + 3];
 
 /// The test's generator for `tag`: seeded from `CUPRIM_TEST_SEED` when set
 /// (replay), else the clock; messages print the base seed.
@@ -59,6 +60,12 @@ macro_rules! int_scans {
                     let mut w = v.to_device_vec().unwrap();
                     w.scan_exclusive_in_place(Add).unwrap();
                     assert_eq!(w.to_vec().unwrap(), reference_scan(&data, 0, true, add), "exclusive in place {ctx}");
+                    // Into a caller's buffer, poisoned first (all of it is written).
+                    let mut out = DeviceVec::filled(&dev, n, <$t>::MAX / 3).unwrap();
+                    v.scan_inclusive_into(Add, &mut out).unwrap();
+                    assert_eq!(out.to_vec().unwrap(), reference_scan(&data, 0, false, add), "inclusive into {ctx}");
+                    v.scan_exclusive_into(Max, &mut out).unwrap();
+                    assert_eq!(out.to_vec().unwrap(), reference_scan(&data, <$t>::MIN, true, |a, b| a.max(b)), "exclusive into {ctx}");
 
                     // copy_if / partition with a predicate that keeps about half.
                     let mid = <$t>::MAX / 2 + <$t>::MIN / 2;
@@ -239,6 +246,27 @@ fn scan_views_and_bad_input() {
         assert_eq!(w.to_vec().unwrap(), want, "{dev:?}");
         let short = DeviceVec::<u32>::zeros(&dev, 3).unwrap();
         assert!(matches!(v.scan_by_key(&short, Add), Err(cuprim::Error::LengthMismatch { .. })));
+        let mut short_out = DeviceVec::from_slice(&dev, &[5u32, 6, 7]).unwrap();
+        assert!(matches!(
+            v.scan_inclusive_into(Add, &mut short_out),
+            Err(cuprim::Error::LengthMismatch { .. })
+        ));
+        assert!(matches!(
+            v.scan_exclusive_into(Add, &mut short_out),
+            Err(cuprim::Error::LengthMismatch { .. })
+        ));
+        assert_eq!(
+            short_out.to_vec().unwrap(),
+            vec![5, 6, 7],
+            "a refused call leaves the output as it was"
+        );
+        let mut into_view = DeviceVec::<u32>::zeros(&dev, 7997).unwrap();
+        s.scan_inclusive_into(Add, &mut into_view.slice_mut(..).unwrap()).unwrap();
+        assert_eq!(
+            into_view.to_vec().unwrap(),
+            reference_scan(&data[3..8000], 0, false, |a, b| a + b),
+            "{dev:?}"
+        );
         let nan_keys = DeviceVec::from_slice(&dev, &[f32::NAN, f32::NAN, 1.0, 1.0, -0.0, 0.0]).unwrap();
         let vals = DeviceVec::from_slice(&dev, &[1u32, 1, 1, 1, 1, 1]).unwrap();
         assert_eq!(

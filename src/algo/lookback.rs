@@ -4,7 +4,8 @@
 //! Values of at most 4 bytes are packed with their status into one 64-bit
 //! word per tile, values of at most 8 bytes into one 16-byte word; larger
 //! ones get a status word plus aggregate and prefix arrays. The status words
-//! are cleared before each launch (the zeroed part of the layout).
+//! are cleared before each launch (the zeroed part of the layout), except
+//! where one tile is all a scan launches.
 
 use crate::device::{Ptr, Region, Scratch, ScratchLayout};
 
@@ -28,12 +29,27 @@ impl Lookback {
     /// Places the state of `tiles` tiles of `value_bytes`-byte values in
     /// `layout` (the status words zeroed, the value arrays not).
     pub fn place(layout: &mut ScratchLayout, tiles: u64, value_bytes: usize) -> Lookback {
+        Self::place_with(layout, tiles, value_bytes, true)
+    }
+
+    /// [`place`](Self::place) for a kernel whose tile 0 only publishes and
+    /// never reads another tile's state (the scan): a launch of one tile
+    /// leaves its status words uncleared, so no memset goes before it.
+    pub fn place_lone_tile_unzeroed(layout: &mut ScratchLayout, tiles: u64, value_bytes: usize) -> Lookback {
+        Self::place_with(layout, tiles, value_bytes, tiles > 1)
+    }
+
+    fn place_with(layout: &mut ScratchLayout, tiles: u64, value_bytes: usize, zeroed: bool) -> Lookback {
         let words_per_tile = match value_bytes {
             0..=4 => 2,
             5..=8 => 4,
             _ => 1,
         };
-        let status = layout.zeroed::<u32>(words_per_tile * tiles);
+        let status = if zeroed {
+            layout.zeroed::<u32>(words_per_tile * tiles)
+        } else {
+            layout.uninit::<u32>(words_per_tile * tiles)
+        };
         let separate = if words_per_tile > 1 { 0 } else { tiles * value_bytes as u64 };
         let aggregates = layout.uninit::<u8>(separate);
         let prefixes = layout.uninit::<u8>(separate);

@@ -6,6 +6,7 @@
 
 pub(crate) mod cuda;
 pub(crate) mod launch;
+mod pool;
 
 pub(crate) use cuda::{CudaDevice, Module, Scratch};
 pub(crate) use launch::{Counter, Entry, Grid, KernelArg, Ptr, Region, ScratchLayout};

@@ -1,6 +1,6 @@
-//! Scans: `scan` (inclusive), `scan_inclusive`, `scan_exclusive`, and
-//! their in-place forms, for any [`Monoid`] — commutativity is not needed,
-//! the order of the elements is kept.
+//! Scans: `scan` (inclusive), `scan_inclusive`, `scan_exclusive`, their
+//! forms into a caller's buffer and in place, for any [`Monoid`] —
+//! commutativity is not needed, the order of the elements is kept.
 //!
 //! # Floating point
 //! The device scans each tile as a tree (per thread, per warp, per block)
@@ -67,6 +67,38 @@ pub trait ScanOps<T: Element>: DeviceData<T> {
         let mut out = DeviceVec::alloc_uninit(self.device(), self.len())?;
         scan_into(self.mem(), out.mem_mut(), &op, true)?;
         Ok(out)
+    }
+
+    /// Inclusive scan into a buffer the caller already has (CUB's `d_out`):
+    /// no allocation. `out` must be as long as `self`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[1u32, 2, 3, 4])?;
+    /// let mut out = DeviceVec::<u32>::zeros(&dev, 4)?;
+    /// v.scan_inclusive_into(Add, &mut out)?;
+    /// assert_eq!(out.to_vec()?, vec![1, 3, 6, 10]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_inclusive_into<Op: Monoid<T>>(&self, op: Op, out: &mut impl DeviceDataMut<T>) -> Result<()> {
+        scan_to("scan_inclusive_into", self, out, &op, false)
+    }
+
+    /// Exclusive scan into a buffer the caller already has: no allocation.
+    /// `out` must be as long as `self`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[3i64, 1, 4])?;
+    /// let mut out = DeviceVec::<i64>::zeros(&dev, 3)?;
+    /// v.scan_exclusive_into(Max, &mut out)?;
+    /// assert_eq!(out.to_vec()?, vec![i64::MIN, 3, 3]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_exclusive_into<Op: Monoid<T>>(&self, op: Op, out: &mut impl DeviceDataMut<T>) -> Result<()> {
+        scan_to("scan_exclusive_into", self, out, &op, true)
     }
 
     /// Segmented inclusive scan: the scan restarts wherever `keys` changes
@@ -158,6 +190,19 @@ fn scan_into<T: Element, Op: Monoid<T>>(src: Mem<'_, T>, dst: MemMut<'_, T>, op:
         }
         _ => Err(Error::DeviceMismatch { op: "scan" }),
     }
+}
+
+/// The checks of the `_into` scans, then [`scan_into`].
+fn scan_to<T: Element, Op: Monoid<T>>(
+    op_name: &'static str,
+    src: &(impl DeviceData<T> + ?Sized),
+    out: &mut impl DeviceDataMut<T>,
+    op: &Op,
+    exclusive: bool,
+) -> Result<()> {
+    crate::algo::same_device(op_name, src.device(), out.device())?;
+    crate::algo::same_len(op_name, src.len(), out.len())?;
+    scan_into(src.mem(), out.mem_mut(), op, exclusive)
 }
 
 fn scan_in_place<T: Element, Op: Monoid<T>>(data: MemMut<'_, T>, op: &Op, exclusive: bool) -> Result<()> {

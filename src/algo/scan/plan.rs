@@ -54,11 +54,12 @@ pub(crate) fn scan_policy(_arch: u32, elem_bytes: usize) -> TilePolicy {
             items: 12,
             min_blocks: 1,
         },
-        // f32 inclusive 2^28, deterministic: 0.845 ms, CUB 0.884; half the tiles of 128x24x16 (H100, run e62df8c).
+        // 2^22 f32 / u32 23.6-23.9 / 20.5-22.1 us against 24.2-26.0 / 21.2-23.1 for 256x24@8, CUB 24.3-25.0 / 23.6-26.6;
+        // 28 items at 6 blocks spill (H100, benchmarks/runs/i23-scan28-2f0bc61).
         4 => TilePolicy {
             block: 256,
-            items: 24,
-            min_blocks: 8,
+            items: 28,
+            min_blocks: 7,
         },
         // 1 and 2 bytes: a whole number of 16-byte vectors per thread (not separately tuned).
         _ => TilePolicy {
@@ -138,7 +139,7 @@ where
         let tiles = self.policy.tiles("scan", len)?;
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
-        let lookback = Lookback::place(&mut layout, tiles as u64, std::mem::size_of::<E::Item>());
+        let lookback = Lookback::place_lone_tile_unzeroed(&mut layout, tiles as u64, std::mem::size_of::<E::Item>());
         // SAFETY: matches `cuprim_scan(const In in, T* out, u64 n, int exclusive, u32* status,
         // T* aggregates, T* prefixes, u32* tile_counter, u32 num_tiles, const T* seed)`, `In` being
         // the struct whose fields ExprArgs holds: one block per tile over n elements of in and out,
