@@ -199,6 +199,53 @@ fn fused_more_rows(c: &mut Criterion) {
     }
 }
 
+/// The keyed and sort consumers, fused against the unfused call (a
+/// transform first) and the plain buffer call: `keys.lazy().reduce_by_key(x.map(Square), Add)`
+/// (u32 keys in runs of 64, f32 values: CUB's `reduce_by_key_u32_f32_run64`
+/// input) and `x.map(Negate).sorted()` of random f32 keys.
+fn fused_keyed_rows(c: &mut Criterion) {
+    use cuprim::ops::Negate;
+    let dev = common::device();
+    for n in common::sizes(&dev) {
+        let x = DeviceVec::from_slice(
+            &dev,
+            &common::hash_u32(n, 5)
+                .iter()
+                .map(|&h| (h >> 8) as f32 / 16777216.0)
+                .collect::<Vec<_>>(),
+        )
+        .expect("allocating");
+        let keys = DeviceVec::from_slice(&dev, &(0..n as u32).map(|i| i / 64).collect::<Vec<_>>()).expect("allocating");
+        let mut group = c.benchmark_group("fused_reduce_by_key");
+        group.throughput(Throughput::Bytes(8 * n as u64));
+        group.bench_function(BenchmarkId::new("f32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || keys.lazy().reduce_by_key(x.map(Square), Add)))
+        });
+        group.bench_function(BenchmarkId::new("f32_unfused", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || keys.reduce_by_key(&x.transform(Square)?, Add)))
+        });
+        group.bench_function(BenchmarkId::new("f32_plain", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || keys.reduce_by_key(&x, Add)))
+        });
+        group.finish();
+        let mut group = c.benchmark_group("fused_sort");
+        group.throughput(Throughput::Bytes(4 * n as u64));
+        group.bench_function(BenchmarkId::new("f32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || x.map(Negate).sorted()))
+        });
+        group.bench_function(BenchmarkId::new("f32_unfused", n), |bch| {
+            bch.iter_custom(|iters| {
+                common::time_calls(&dev, iters, || {
+                    let mut v = x.transform(Negate)?;
+                    v.sort()?;
+                    Ok(v)
+                })
+            })
+        });
+        group.finish();
+    }
+}
+
 /// Host time of a warm fused call (1024 elements, to the host) against the
 /// plain sum of the same size: the difference is the expression's cost.
 fn fused_host_overhead(c: &mut Criterion) {
@@ -219,6 +266,6 @@ fn fused_host_overhead(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = common::config();
-    targets = fused_rows, fused_more_rows, fused_host_overhead
+    targets = fused_rows, fused_more_rows, fused_keyed_rows, fused_host_overhead
 }
 criterion_main!(benches);

@@ -293,6 +293,151 @@ where
     run(target, sc::scan_by_key_specs_of(arch, keys, values, &op))
 }
 
+/// The fused reduce_by_key kernels of a key and a value expression (tuple
+/// values compile the kernel that writes their fields unzipped), as
+/// [`ExprOps::reduce_by_key`](crate::expr::ExprOps::reduce_by_key) and
+/// [`reduce_by_key_unzip`](crate::expr::ExprOps::reduce_by_key_unzip)
+/// build them.
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_reduce_by_key, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Square;
+/// let host = Device::host();
+/// let keys = DeviceVec::<u32>::zeros(&host, 0)?;
+/// let values = counting(&host, 0.0f32, 1.0, 0).map(Square);
+/// for report in precompile_expr_reduce_by_key(Target::Arch(90), &keys.lazy(), &values, Add).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_reduce_by_key<KE: crate::expr::Expr, VE: crate::expr::Expr, Op: Monoid<VE::Item>>(
+    target: Target<'_>,
+    keys: &KE,
+    values: &VE,
+    op: Op,
+) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+{
+    let arch = arch_of(target);
+    run(
+        target,
+        crate::algo::bykey::plan::reduce_by_key_specs_of::<KE, VE, VE::Item, Op>(arch, keys, values, &op),
+    )
+}
+
+/// The fused unique, unique_count, run-length (u32 and u64 lengths) and
+/// unique_by_key kernels of a key expression and a value expression (tuple
+/// values written unzipped).
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_unique, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Abs;
+/// let host = Device::host();
+/// let keys = DeviceVec::<i32>::zeros(&host, 0)?;
+/// let values = counting(&host, 0u64, 1, 0);
+/// for report in precompile_expr_unique(Target::Arch(90), &keys.map(Abs), &values).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_unique<KE: crate::expr::Expr, VE: crate::expr::Expr>(
+    target: Target<'_>,
+    keys: &KE,
+    values: &VE,
+) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+{
+    let arch = arch_of(target);
+    run(target, crate::algo::bykey::plan::unique_specs_of(arch, keys, values))
+}
+
+/// The fused segmented kernels of an input expression: `segmented_reduce`
+/// by `op` and the per-segment min/max_element, with `u32` and `u64` offsets.
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_segmented, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Square;
+/// let host = Device::host();
+/// let x = DeviceVec::<f32>::zeros(&host, 0)?;
+/// for report in precompile_expr_segmented(Target::Arch(90), &x.map(Square), Add).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_segmented<E: crate::expr::Expr, Op: Monoid<E::Item>>(
+    target: Target<'_>,
+    input: &E,
+    op: Op,
+) -> Result<Vec<KernelReport>>
+where
+    E::Item: Element,
+{
+    let arch = arch_of(target);
+    run(target, crate::algo::segmented::plan::kernel_specs_of(arch, input, &op))
+}
+
+/// The radix sort kernels of [`ExprOps::sorted`](crate::expr::ExprOps::sorted)
+/// over a key expression (its first pass reads the expression).
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_sort, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Negate;
+/// let host = Device::host();
+/// let x = DeviceVec::<f32>::zeros(&host, 0)?;
+/// for report in precompile_expr_sort(Target::Arch(90), &x.map(Negate)).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_sort<KE: crate::expr::Expr>(target: Target<'_>, keys: &KE) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+{
+    let arch = arch_of(target);
+    run(
+        target,
+        crate::algo::sort::plan::input_kernel_specs::<KE::Item, KE::Item, KE>(arch, false, keys),
+    )
+}
+
+/// The radix sort kernels of [`ExprOps::sorted_pairs`](crate::expr::ExprOps::sorted_pairs)
+/// over key and value expressions.
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_sort_pairs, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Abs;
+/// let host = Device::host();
+/// let k = DeviceVec::<i32>::zeros(&host, 0)?;
+/// let values = counting(&host, 0u32, 1, 0);
+/// for report in precompile_expr_sort_pairs(Target::Arch(90), &k.map(Abs), &values).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_sort_pairs<KE: crate::expr::Expr, VE: crate::expr::Expr>(
+    target: Target<'_>,
+    keys: &KE,
+    values: &VE,
+) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
+    let arch = arch_of(target);
+    let both = crate::expr::zip(keys.clone(), values.clone());
+    run(
+        target,
+        crate::algo::sort::plan::input_kernel_specs::<KE::Item, VE::Item, _>(arch, true, &both),
+    )
+}
+
 /// The segmented kernels of `T`: `segmented_reduce` by `op` and the
 /// per-segment min/max_element, each with `u32` and `u64` offsets.
 ///

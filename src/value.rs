@@ -53,6 +53,10 @@ pub trait Value: Copy + Debug + PartialEq + Send + Sync + 'static {
     const C_ALIGN: usize;
     /// Fields: 1 for an element, 2 or 3 for a tuple.
     const FIELDS: u8;
+    /// True when a field is a float (its folds are rounded, so the
+    /// deterministic kernels apply).
+    #[doc(hidden)]
+    const HAS_FLOAT: bool = true;
     /// The CUDA C++ type.
     fn cuda_type() -> String;
     /// The value as a CUDA C++ expression of that type, bit-exact.
@@ -67,6 +71,7 @@ impl<T: Element> Value for T {
     const C_SIZE: usize = std::mem::size_of::<T>();
     const C_ALIGN: usize = std::mem::size_of::<T>();
     const FIELDS: u8 = 1;
+    const HAS_FLOAT: bool = matches!(T::KIND, crate::Kind::Float);
     fn cuda_type() -> String {
         T::CUDA_TYPE.to_string()
     }
@@ -115,6 +120,7 @@ macro_rules! tuple_value {
             const C_SIZE: usize = c_layout([$(std::mem::size_of::<$t>()),+]).1;
             const C_ALIGN: usize = max_of([$(std::mem::size_of::<$t>()),+]);
             const FIELDS: u8 = $n;
+            const HAS_FLOAT: bool = false $(|| matches!($t::KIND, crate::Kind::Float))+;
             fn cuda_type() -> String {
                 let names: [&str; $n] = [$($t::CUDA_TYPE),+];
                 format!("{}<{}>", $cuda, names.join(", "))

@@ -296,6 +296,74 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             Ok(r)
         },
     );
+    job(
+        jobs,
+        format!("sm_{arch} fused: reduce_by_key (tuples unzipped), unique, run lengths, segmented, sorts"),
+        move || {
+            use cuprim::precompile::{
+                precompile_expr_reduce_by_key, precompile_expr_segmented, precompile_expr_sort, precompile_expr_sort_pairs,
+                precompile_expr_unique,
+            };
+            let host = Device::host();
+            let a = DeviceVec::<f32>::zeros(&host, 0)?;
+            let i = DeviceVec::<u32>::zeros(&host, 0)?;
+            let k = DeviceVec::<i32>::zeros(&host, 0)?;
+            let d = DeviceVec::<f64>::zeros(&host, 0)?;
+            let mut r = precompile_expr_reduce_by_key(t, &k.map(Abs), &a.map(Square), Add)?;
+            r.extend(precompile_expr_reduce_by_key(
+                t,
+                &counting(&host, 0u32, 1, 0),
+                &counting(&host, 1i64, 2, 0),
+                Add,
+            )?);
+            r.extend(precompile_expr_reduce_by_key(t, &k.map(Abs), &zip(&a, &a), MinMax)?);
+            r.extend(precompile_expr_reduce_by_key(t, &i.lazy(), &zip3(&a, &d, &i).map(Spread3), Sum3)?);
+            r.extend(precompile_expr_reduce_by_key(t, &k.permute(&i), &d.permute(&i), Max)?);
+            r.extend(precompile_expr_unique(t, &k.map(Abs), &zip(counting(&host, 0u64, 1, 0), &a))?);
+            r.extend(precompile_expr_unique(t, &a.map(Negate).permute(&i), &d.lazy())?);
+            r.extend(precompile_expr_unique(t, &k.lazy(), &d.permute(&i))?);
+            r.extend(precompile_expr_segmented(t, &a.map(Square), Add)?);
+            r.extend(precompile_expr_segmented(t, &zip(&a, &a).map(Mul), Add)?);
+            r.extend(precompile_expr_segmented(t, &d.permute(&i), Min)?);
+            r.extend(precompile_expr_segmented(t, &counting(&host, 0u64, 1, 0), Add)?);
+            r.extend(precompile_expr_sort(t, &a.map(Negate))?);
+            r.extend(precompile_expr_sort(t, &k.permute(&i).map(Cast::<u8>::new()))?);
+            r.extend(precompile_expr_sort_pairs(t, &k.map(Abs), &counting(&host, 0u32, 1, 0))?);
+            r.extend(precompile_expr_sort_pairs(t, &d.map(Negate), &a.lazy())?);
+            Ok(r)
+        },
+    );
+}
+
+/// (f32, f64, u32) -> (u32, f64, i64): a triple of mixed widths.
+#[derive(Clone, Copy)]
+struct Spread3;
+impl cuprim::ops::UnaryOp<(f32, f64, u32)> for Spread3 {
+    type Output = (u32, f64, i64);
+    fn apply(&self, x: (f32, f64, u32)) -> (u32, f64, i64) {
+        (x.2, x.1 + x.0 as f64, x.2 as i64)
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t3<unsigned int, double, long long>{x.a2, x.a1 + (double)x.a0, (long long)x.a2}".into()
+    }
+}
+
+/// Sums of (u32, f64, i64).
+#[derive(Clone, Copy)]
+struct Sum3;
+impl cuprim::ops::BinaryOp<(u32, f64, i64)> for Sum3 {
+    fn apply(&self, a: (u32, f64, i64), b: (u32, f64, i64)) -> (u32, f64, i64) {
+        (a.0.wrapping_add(b.0), a.1 + b.1, a.2.wrapping_add(b.2))
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t3<unsigned int, double, long long>{a.a0 + b.a0, a.a1 + b.a1, a.a2 + b.a2}".into()
+    }
+}
+impl cuprim::ops::Associative for Sum3 {}
+impl Monoid<(u32, f64, i64)> for Sum3 {
+    fn identity(&self) -> (u32, f64, i64) {
+        (0, 0.0, 0)
+    }
 }
 
 /// (f16, u32, i64) -> f64: their sum, for the zip3 job.

@@ -805,3 +805,363 @@ fn scan_by_key_of_expressions_equals_scan_by_key_of_collected_vectors() {
         }
     }
 }
+
+/// (min, max) of f32 pairs: a tuple monoid for the keyed reductions.
+#[derive(Clone, Copy, Debug)]
+struct MinMax;
+impl BinaryOp<(f32, f32)> for MinMax {
+    fn apply(&self, a: (f32, f32), b: (f32, f32)) -> (f32, f32) {
+        (a.0.min(b.0), a.1.max(b.1))
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t2<float, float>{fminf(a.a0, b.a0), fmaxf(a.a1, b.a1)}".into()
+    }
+}
+impl Associative for MinMax {}
+impl Monoid<(f32, f32)> for MinMax {
+    fn identity(&self) -> (f32, f32) {
+        (f32::INFINITY, f32::NEG_INFINITY)
+    }
+}
+
+/// (count, sum, sum) of (u32, f64, i64): a triple monoid.
+#[derive(Clone, Copy, Debug)]
+struct Sum3;
+type Triple = (u32, f64, i64);
+impl BinaryOp<Triple> for Sum3 {
+    fn apply(&self, a: Triple, b: Triple) -> Triple {
+        (a.0.wrapping_add(b.0), a.1 + b.1, a.2.wrapping_add(b.2))
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t3<unsigned int, double, long long>{a.a0 + b.a0, a.a1 + b.a1, a.a2 + b.a2}".into()
+    }
+}
+impl Associative for Sum3 {}
+impl Monoid<Triple> for Sum3 {
+    fn identity(&self) -> Triple {
+        (0, 0.0, 0)
+    }
+}
+
+fn bits64(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// Plain Rust runs of equal consecutive keys: (first key, start, end).
+fn runs_of<K: PartialEq + Copy>(k: &[K]) -> Vec<(K, usize, usize)> {
+    let mut out: Vec<(K, usize, usize)> = Vec::new();
+    for (i, &x) in k.iter().enumerate() {
+        match out.last_mut() {
+            Some(r) if k[i - 1] == x => r.2 = i + 1,
+            _ => out.push((x, i, i + 1)),
+        }
+    }
+    out
+}
+
+#[test]
+fn by_key_families_of_expressions_equal_the_buffer_forms() {
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng("by_key");
+            let x: Vec<f32> = (0..n).map(|_| r.gen_range(-2.0..2.0)).collect();
+            // Runs of 1 to 6 keys, signs flipping inside runs (Abs joins them).
+            let mut k: Vec<i32> = Vec::with_capacity(n);
+            while k.len() < n {
+                let (v, len) = (r.gen_range(0..4i32), r.gen_range(1..7usize));
+                for _ in 0..len.min(n - k.len()) {
+                    k.push(if r.gen_range(0..2u8) == 0 { v } else { -v });
+                }
+            }
+            let (dx, dk) = (DeviceVec::from_slice(&dev, &x).unwrap(), DeviceVec::from_slice(&dev, &k).unwrap());
+            let ctx = common::ctx(&dev, "by_key", n, seed);
+            let ka = dk.transform(Abs).unwrap();
+            let sq = dx.transform(Square).unwrap();
+
+            // reduce_by_key: computed keys and values, the same bits as collected.
+            let (fk, fv) = dk.map(Abs).reduce_by_key(dx.map(Square), Add).unwrap();
+            let (pk, pv) = ka.reduce_by_key(&sq, Add).unwrap();
+            assert_eq!(fk.to_vec().unwrap(), pk.to_vec().unwrap(), "{ctx}: reduce keys");
+            assert_eq!(bits(&fv.to_vec().unwrap()), bits(&pv.to_vec().unwrap()), "{ctx}: reduce values");
+            let abs: Vec<i32> = k.iter().map(|v| v.abs()).collect();
+            let runs = runs_of(&abs);
+            assert_eq!(fk.len(), runs.len(), "{ctx}: runs");
+            // Buffer keys, expression values; and the _into form.
+            let (bk, bv) = dk.lazy().reduce_by_key(dx.map(Square), Add).unwrap();
+            let (qk, qv) = dk.reduce_by_key(&sq, Add).unwrap();
+            assert_eq!(bk.to_vec().unwrap(), qk.to_vec().unwrap(), "{ctx}: buffer keys");
+            assert_eq!(
+                bits(&bv.to_vec().unwrap()),
+                bits(&qv.to_vec().unwrap()),
+                "{ctx}: buffer keys, values"
+            );
+            let (mut ko, mut vo) = (DeviceVec::<i32>::zeros(&dev, n).unwrap(), DeviceVec::<f32>::zeros(&dev, n).unwrap());
+            let mut count = DeviceVec::<u64>::zeros(&dev, 1).unwrap();
+            dk.map(Abs)
+                .reduce_by_key_into(dx.map(Square), Add, &mut ko, &mut vo, &mut count)
+                .unwrap();
+            let c = count.to_vec().unwrap()[0] as usize;
+            assert_eq!(c, runs.len(), "{ctx}: into count");
+            assert_eq!(ko.to_vec().unwrap()[..c], pk.to_vec().unwrap()[..], "{ctx}: into keys");
+            assert_eq!(bits(&vo.to_vec().unwrap()[..c]), bits(&pv.to_vec().unwrap()), "{ctx}: into values");
+            assert!(
+                dk.map(Abs)
+                    .reduce_by_key_into(
+                        dx.map(Square),
+                        Add,
+                        &mut DeviceVec::<i32>::zeros(&dev, n.saturating_sub(1)).unwrap(),
+                        &mut vo,
+                        &mut count
+                    )
+                    .is_err()
+                    || n == 0
+            );
+
+            // Counting keys (runs of 7) and counting values: exact integers.
+            let keys = counting(&dev, 0u32, 1, n).map(DivBy(7));
+            let (ck, cv) = keys.reduce_by_key(counting(&dev, 1i64, 2, n), Add).unwrap();
+            let groups = n.div_ceil(7);
+            let want: Vec<i64> = (0..groups)
+                .map(|g| (g * 7..((g + 1) * 7).min(n)).map(|i| 1 + 2 * i as i64).sum())
+                .collect();
+            assert_eq!(ck.to_vec().unwrap(), (0..groups as u32).collect::<Vec<_>>(), "{ctx}: counting keys");
+            assert_eq!(cv.to_vec().unwrap(), want, "{ctx}: counting values");
+
+            // Tuple values, written unzipped: (min, max) per run, exact.
+            let (uk, lo, hi) = dk.map(Abs).reduce_by_key_unzip(zip(&dx, &dx), MinMax).unwrap();
+            assert_eq!(uk.to_vec().unwrap(), pk.to_vec().unwrap(), "{ctx}: unzip keys");
+            let want_lo: Vec<f32> = runs
+                .iter()
+                .map(|&(_, s, e)| x[s..e].iter().copied().fold(f32::INFINITY, f32::min))
+                .collect();
+            let want_hi: Vec<f32> = runs
+                .iter()
+                .map(|&(_, s, e)| x[s..e].iter().copied().fold(f32::NEG_INFINITY, f32::max))
+                .collect();
+            assert_eq!(bits(&lo.to_vec().unwrap()), bits(&want_lo), "{ctx}: unzip min");
+            assert_eq!(bits(&hi.to_vec().unwrap()), bits(&want_hi), "{ctx}: unzip max");
+            // Triples: integer fields exact, the f64 field within rounding of a
+            // sequential sum (a 24-byte value takes smaller tiles than an f64,
+            // so runs that cross tiles are grouped differently).
+            let xd = dx.map(Cast::<f64>::new());
+            let t = zip3(constant(&dev, 1u32, n), xd, counting(&dev, 0i64, 1, n));
+            let (tk, tn, ts, ti) = dk.map(Abs).reduce_by_key_unzip3(t, Sum3).unwrap();
+            assert_eq!(tk.to_vec().unwrap(), pk.to_vec().unwrap(), "{ctx}: unzip3 keys");
+            let lengths: Vec<u32> = runs.iter().map(|&(_, s, e)| (e - s) as u32).collect();
+            assert_eq!(tn.to_vec().unwrap(), lengths, "{ctx}: unzip3 counts");
+            let idx_sums: Vec<i64> = runs.iter().map(|&(_, s, e)| (s as i64..e as i64).sum()).collect();
+            assert_eq!(ti.to_vec().unwrap(), idx_sums, "{ctx}: unzip3 index sums");
+            for (r, (&(_, s, e), got)) in runs.iter().zip(ts.to_vec().unwrap()).enumerate() {
+                let want: f64 = x[s..e].iter().map(|&v| v as f64).sum();
+                let scale: f64 = x[s..e].iter().map(|&v| (v as f64).abs()).sum();
+                assert!((got - want).abs() <= 1e-14 * scale, "{ctx}: unzip3 sum of run {r}: {got} vs {want}");
+            }
+
+            // unique, unique_count, unique_into, unique_by_key(_unzip), run lengths.
+            let want_keys: Vec<i32> = runs.iter().map(|r| r.0).collect();
+            assert_eq!(dk.map(Abs).unique().unwrap().to_vec().unwrap(), want_keys, "{ctx}: unique");
+            assert_eq!(dk.map(Abs).unique_count().unwrap(), runs.len(), "{ctx}: unique_count");
+            let mut uo = DeviceVec::<i32>::zeros(&dev, n).unwrap();
+            dk.map(Abs).unique_into(&mut uo, &mut count).unwrap();
+            assert_eq!(count.to_vec().unwrap(), vec![runs.len() as u64], "{ctx}: unique_into count");
+            assert_eq!(uo.to_vec().unwrap()[..runs.len()], want_keys[..], "{ctx}: unique_into");
+            let heads: Vec<u64> = runs.iter().map(|r| r.1 as u64).collect();
+            let (hk, hv) = dk.map(Abs).unique_by_key(counting(&dev, 0u64, 1, n)).unwrap();
+            assert_eq!(
+                (hk.to_vec().unwrap(), hv.to_vec().unwrap()),
+                (want_keys.clone(), heads.clone()),
+                "{ctx}: unique_by_key"
+            );
+            let (zk, za, zb) = dk.map(Abs).unique_by_key_unzip(zip(counting(&dev, 0u64, 1, n), &dx)).unwrap();
+            let firsts: Vec<f32> = runs.iter().map(|r| x[r.1]).collect();
+            assert_eq!(zk.to_vec().unwrap(), want_keys, "{ctx}: unique_by_key_unzip keys");
+            assert_eq!(za.to_vec().unwrap(), heads, "{ctx}: unique_by_key_unzip a");
+            assert_eq!(bits(&zb.to_vec().unwrap()), bits(&firsts), "{ctx}: unique_by_key_unzip b");
+            let (rk, rl) = dk.map(Abs).run_length_encode().unwrap();
+            assert_eq!(
+                (rk.to_vec().unwrap(), rl.to_vec().unwrap()),
+                (want_keys.clone(), lengths.clone()),
+                "{ctx}: rle"
+            );
+            let (rk, rl) = dk.map(Abs).run_length_encode_with::<u64>().unwrap();
+            let l64: Vec<u64> = lengths.iter().map(|&l| l as u64).collect();
+            assert_eq!(
+                (rk.to_vec().unwrap(), rl.to_vec().unwrap()),
+                (want_keys.clone(), l64),
+                "{ctx}: rle u64"
+            );
+            // A misaligned slice of keys with an equally long slice of values.
+            if n > 3 {
+                let (ks, xs) = (dk.slice(1..).unwrap(), dx.slice(..n - 1).unwrap());
+                let (a, b) = ks.map(Abs).reduce_by_key(xs.map(Square), Max).unwrap();
+                let (c, d) = ks
+                    .transform(Abs)
+                    .unwrap()
+                    .reduce_by_key(&xs.transform(Square).unwrap(), Max)
+                    .unwrap();
+                assert_eq!(a.to_vec().unwrap(), c.to_vec().unwrap(), "{ctx}: slice keys");
+                assert_eq!(bits(&b.to_vec().unwrap()), bits(&d.to_vec().unwrap()), "{ctx}: slice values");
+            }
+
+            // Errors: lengths, and a bad permutation index in keys or values.
+            assert!(matches!(
+                dk.map(Abs).reduce_by_key(counting(&dev, 0u32, 1, n + 1), Add),
+                Err(Error::LengthMismatch { .. })
+            ));
+            if n > 0 {
+                let bad: Vec<u32> = (0..n as u32).map(|i| if i == n as u32 / 2 { n as u32 } else { i }).collect();
+                let db = DeviceVec::from_slice(&dev, &bad).unwrap();
+                expect_oob(dk.permute(&db).reduce_by_key(&dx, Add), n, &ctx, "reduce keys");
+                expect_oob(dk.lazy().reduce_by_key(dx.permute(&db), Add), n, &ctx, "reduce values");
+                expect_oob(dk.permute(&db).unique(), n, &ctx, "unique");
+                expect_oob(dk.permute(&db).unique_count(), n, &ctx, "unique_count");
+                expect_oob(dk.lazy().unique_by_key(dx.permute(&db)), n, &ctx, "unique_by_key");
+                expect_oob(dk.permute(&db).run_length_encode(), n, &ctx, "rle");
+                expect_oob(dk.lazy().reduce_by_key_unzip(zip(&dx, dx.permute(&db)), MinMax), n, &ctx, "unzip");
+            }
+            assert_eq!(bits(&dx.to_vec().unwrap()), bits(&x), "{ctx}: values intact");
+            assert_eq!(dk.to_vec().unwrap(), k, "{ctx}: keys intact");
+        }
+    }
+}
+
+#[test]
+fn segmented_reductions_of_expressions_equal_the_buffer_forms() {
+    for dev in common::devices() {
+        for n in common::capped(common::SIZES) {
+            let (mut r, seed) = rng("segmented");
+            let x: Vec<f32> = (0..n).map(|_| r.gen_range(-2.0..2.0)).collect();
+            // Segments of 0 to 3000 elements (empty ones included).
+            let mut offsets = vec![0u32];
+            while (*offsets.last().unwrap() as usize) < n {
+                let len = [0usize, 1, 5, 40, 3000][r.gen_range(0..5usize)];
+                offsets.push((*offsets.last().unwrap() as usize + len).min(n) as u32);
+            }
+            let (dx, doff) = (
+                DeviceVec::from_slice(&dev, &x).unwrap(),
+                DeviceVec::from_slice(&dev, &offsets).unwrap(),
+            );
+            let ctx = common::ctx(&dev, "segmented", n, seed);
+            let sq = dx.transform(Square).unwrap();
+            let f = dx.map(Square).segmented_reduce(&doff, Add).unwrap().to_vec().unwrap();
+            let p = sq.segmented_reduce(&doff, Add).unwrap().to_vec().unwrap();
+            assert_eq!(bits(&f), bits(&p), "{ctx}: map");
+            let f = zip(&dx, &dx).map(Mul).segmented_sum(&doff).unwrap().to_vec().unwrap();
+            assert_eq!(bits(&f), bits(&p), "{ctx}: zip map");
+            for greatest in [false, true] {
+                let (fe, pe) = if greatest {
+                    (
+                        dx.map(Square).segmented_max_element(&doff).unwrap(),
+                        sq.segmented_max_element(&doff).unwrap(),
+                    )
+                } else {
+                    (
+                        dx.map(Square).segmented_min_element(&doff).unwrap(),
+                        sq.segmented_min_element(&doff).unwrap(),
+                    )
+                };
+                assert_eq!(
+                    bits(&fe.values.to_vec().unwrap()),
+                    bits(&pe.values.to_vec().unwrap()),
+                    "{ctx}: extreme values"
+                );
+                assert_eq!(fe.indices.to_vec().unwrap(), pe.indices.to_vec().unwrap(), "{ctx}: extreme indices");
+            }
+            // Counting values: exact.
+            let c = counting(&dev, 0u64, 1, n).segmented_sum(&doff).unwrap().to_vec().unwrap();
+            let want: Vec<u64> = offsets.windows(2).map(|w| (w[0] as u64..w[1] as u64).sum()).collect();
+            assert_eq!(c, want, "{ctx}: counting");
+            // Misaligned slices: the expression path's element loads.
+            if n > 3 {
+                let xs = dx.slice(1..).unwrap();
+                let off2: Vec<u32> = offsets.iter().map(|&o| o.min(n as u32 - 1)).collect();
+                let doff2 = DeviceVec::from_slice(&dev, &off2).unwrap();
+                let f = zip(&xs, &xs).map(Mul).segmented_reduce(&doff2, Add).unwrap().to_vec().unwrap();
+                let p = xs
+                    .transform2(&xs, Mul)
+                    .unwrap()
+                    .segmented_reduce(&doff2, Add)
+                    .unwrap()
+                    .to_vec()
+                    .unwrap();
+                assert_eq!(bits(&f), bits(&p), "{ctx}: slices");
+            }
+            // Errors: a bad index is IndexOutOfBounds, bad offsets InvalidArgument.
+            if n > 0 {
+                let bad: Vec<u32> = (0..n as u32).map(|i| if i == n as u32 / 2 { n as u32 } else { i }).collect();
+                let db = DeviceVec::from_slice(&dev, &bad).unwrap();
+                expect_oob(dx.permute(&db).segmented_reduce(&doff, Add), n, &ctx, "segmented_reduce");
+                expect_oob(dx.permute(&db).segmented_min_element(&doff), n, &ctx, "segmented_min_element");
+                let ok: Vec<u32> = (0..n as u32).rev().collect();
+                let dok = DeviceVec::from_slice(&dev, &ok).unwrap();
+                let worse = DeviceVec::from_slice(&dev, &[0u32, n as u32 + 1]).unwrap();
+                assert!(
+                    matches!(dx.permute(&dok).segmented_reduce(&worse, Add), Err(Error::InvalidArgument(_))),
+                    "{ctx}: bad offsets"
+                );
+            }
+            assert_eq!(bits(&dx.to_vec().unwrap()), bits(&x), "{ctx}: values intact");
+        }
+    }
+}
+
+#[test]
+fn sorts_of_expressions_equal_sorts_of_collected_vectors() {
+    use cuprim::algo::sort::SortOptions;
+    let mut sizes = common::capped(common::SIZES);
+    sizes.extend(common::capped(&[20_000, 70_001, 300_003]));
+    for dev in common::devices() {
+        for &n in &sizes {
+            let (mut r, seed) = rng("sort");
+            let x: Vec<f32> = (0..n).map(|_| r.gen_range(-2.0..2.0)).collect();
+            let k: Vec<i32> = (0..n).map(|_| r.gen_range(-1000..1000)).collect();
+            let (dx, dk) = (DeviceVec::from_slice(&dev, &x).unwrap(), DeviceVec::from_slice(&dev, &k).unwrap());
+            let ctx = common::ctx(&dev, "sort", n, seed);
+            // f32 keys (4 passes), a map: the same bits as transform then sort.
+            let fused = dx.map(Negate).sorted().unwrap().to_vec().unwrap();
+            let mut plain = dx.transform(Negate).unwrap();
+            plain.sort().unwrap();
+            assert_eq!(bits(&fused), bits(&plain.to_vec().unwrap()), "{ctx}: f32");
+            // Descending i32 keys of a map with counting values (an argsort of |k|, stable).
+            let (fk, fv) = dk
+                .map(Abs)
+                .sorted_pairs_with(counting(&dev, 0u32, 1, n), SortOptions::new().descending())
+                .unwrap();
+            let mut pk = dk.transform(Abs).unwrap();
+            let mut pv = DeviceVec::from_slice(&dev, &(0..n as u32).collect::<Vec<_>>()).unwrap();
+            pk.sort_pairs_descending(&mut pv).unwrap();
+            assert_eq!(fk.to_vec().unwrap(), pk.to_vec().unwrap(), "{ctx}: pairs keys");
+            assert_eq!(fv.to_vec().unwrap(), pv.to_vec().unwrap(), "{ctx}: pairs values");
+            // u8 keys (one pass: odd), f64 keys (eight), and 3 passes with
+            // the shortcuts skipping two (keys below 256 on bits 0..24).
+            let small = dk.map(Cast::<u8>::new()).sorted().unwrap().to_vec().unwrap();
+            let mut want: Vec<u8> = k.iter().map(|&v| v as u8).collect();
+            want.sort();
+            assert_eq!(small, want, "{ctx}: u8");
+            let wide = dx.map(Cast::<f64>::new()).sorted().unwrap().to_vec().unwrap();
+            let mut want: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+            want.sort_by(f64::total_cmp);
+            assert_eq!(bits64(&wide), bits64(&want), "{ctx}: f64");
+            let low = dk.map(Cast::<u8>::new()).map(Cast::<u32>::new());
+            let (a, b) = low.sorted_pairs_with(&dx, SortOptions::new().bits(0, 24)).unwrap();
+            let mut pk = low.collect().unwrap();
+            let mut pv = dx.to_device_vec().unwrap();
+            pk.sort_pairs_with(&mut pv, SortOptions::new().bits(0, 24)).unwrap();
+            assert_eq!(a.to_vec().unwrap(), pk.to_vec().unwrap(), "{ctx}: 24 bits keys");
+            assert_eq!(bits(&b.to_vec().unwrap()), bits(&pv.to_vec().unwrap()), "{ctx}: 24 bits values");
+            // Errors: a bad index, mismatched lengths; inputs intact.
+            assert!(matches!(
+                dk.lazy().sorted_pairs(counting(&dev, 0u32, 1, n + 1)),
+                Err(Error::LengthMismatch { .. })
+            ));
+            if n > 0 {
+                let bad: Vec<u32> = (0..n as u32).map(|i| if i == n as u32 / 2 { n as u32 } else { i }).collect();
+                let db = DeviceVec::from_slice(&dev, &bad).unwrap();
+                expect_oob(dx.permute(&db).sorted(), n, &ctx, "sorted");
+                expect_oob(dk.lazy().sorted_pairs(dx.permute(&db)), n, &ctx, "sorted_pairs");
+            }
+            assert_eq!(bits(&dx.to_vec().unwrap()), bits(&x), "{ctx}: values intact");
+            assert_eq!(dk.to_vec().unwrap(), k, "{ctx}: keys intact");
+        }
+    }
+}

@@ -34,6 +34,16 @@ template <typename A, typename B, typename C> struct cuprim_t3 {
     C a2;
 };
 
+// A tuple's canonical form (prelude.cuh's cuprim_canonical_nan), field by
+// field: the deterministic look-back over tuple values.
+template <typename A, typename B> __device__ __forceinline__ cuprim_t2<A, B> cuprim_canonical_nan(cuprim_t2<A, B> x) {
+    return cuprim_t2<A, B>{cuprim_canonical_nan(x.a0), cuprim_canonical_nan(x.a1)};
+}
+template <typename A, typename B, typename C>
+__device__ __forceinline__ cuprim_t3<A, B, C> cuprim_canonical_nan(cuprim_t3<A, B, C> x) {
+    return cuprim_t3<A, B, C>{cuprim_canonical_nan(x.a0), cuprim_canonical_nan(x.a1), cuprim_canonical_nan(x.a2)};
+}
+
 template <typename T, int N> struct cuprim_arr {
     T v[N];
 };

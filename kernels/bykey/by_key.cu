@@ -21,14 +21,26 @@
 // aligned; a tile reads one key before it and, to find its last tail, one
 // key after it. The last tile writes the number of runs to count_out[0].
 //
-// Specialised on: K (key), V (value; C for run-length encoding), O (value
+// The keys and values are input expressions (In0, In1; block/expr.cuh): a
+// buffer is cuprim_x_buf and keeps the vector loads, any other expression is
+// read through its load / load_n where it is staged. Value outputs go to one
+// array, or (CUPRIM_BYKEY_UNZIP 2 or 3) each field of a tuple to its own.
+//
+// Specialised on: In0 / K (the key expression and its item), In1 / V (the
+// values, or for run-length encoding an unread buffer of C), O (value
 // output), C (count: u32 below 2^32 elements, else u64), KeyEq (static bool
 // differ(K a, K b)), ReduceOp (reduce_by_key's monoid on V),
 // CUPRIM_BYKEY_KEYS (write the run keys), CUPRIM_BYKEY_VALUES (0: none,
 // 1: the first value of each run, 2: reduce, 3: run lengths),
+// CUPRIM_BYKEY_UNZIP (0: one output array; 2 or 3: one per tuple field),
+// CUPRIM_BYKEY_CHECK_ALL (unique_by_key of values that permute: read every
+// value, so every index is checked; defined only when 1),
 // CUPRIM_DETERMINISTIC, CUPRIM_LOOKBACK_WINDOWS, CUPRIM_BLOCK, CUPRIM_ITEMS.
 
 #define BK_SEGMENTED (CUPRIM_BYKEY_VALUES >= 2)
+#ifndef CUPRIM_BYKEY_CHECK_ALL
+#define CUPRIM_BYKEY_CHECK_ALL 0
+#endif
 
 constexpr int BK_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 static_assert(CUPRIM_ITEMS <= 32, "head and tail flags live in one 32-bit mask per thread");
@@ -56,6 +68,46 @@ template <typename X> __device__ __forceinline__ void bk_load_tile(const X* __re
         }
     }
     for (int i = threadIdx.x; i < valid; i += CUPRIM_BLOCK) smem[bk_pad<X>(i)] = src[i];
+}
+
+// A tile of an input expression, element `base` on: a buffer as above; any
+// other node with its vector loads when the tile is whole and its buffers
+// are at a vector boundary there, else one element per load.
+template <typename X> __device__ __forceinline__ void bk_load_tile_x(const X& src, u64 base, typename X::item* smem, int valid) {
+    typedef typename X::item T;
+    if constexpr (X::IS_BUF) {
+        bk_load_tile<T>(src.p + base, smem, valid);
+    } else {
+        constexpr int VEC = cuprim_x_items<X>();
+        const u32 m = src.template misalign<VEC>();
+        if (valid == BK_TILE && BK_TILE % VEC == 0 && (m == 0 || m == CUPRIM_X_ANY)) {
+            constexpr int VECS = BK_TILE / VEC, PER = (VECS + CUPRIM_BLOCK - 1) / CUPRIM_BLOCK;
+#pragma unroll
+            for (int j = 0; j < PER; j++) {
+                const int v = j * CUPRIM_BLOCK + threadIdx.x;
+                if (VECS % CUPRIM_BLOCK == 0 || v < VECS) {
+                    const cuprim_arr<T, VEC> x = src.template load_n<VEC>(base + (u64)v * VEC);
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) smem[bk_pad<T>(v * VEC + k)] = x.v[k];
+                }
+            }
+        } else {
+            for (int i = threadIdx.x; i < valid; i += CUPRIM_BLOCK) smem[bk_pad<T>(i)] = src.load(base + i);
+        }
+    }
+}
+
+// Value output slot i: one array, or each tuple field to its own.
+__device__ __forceinline__ void bk_store(void* o0, void* o1, void* o2, u64 i, const O& v) {
+#if CUPRIM_BYKEY_UNZIP == 0
+    ((O*)o0)[i] = v;
+#else
+    ((decltype(O::a0)*)o0)[i] = v.a0;
+    ((decltype(O::a1)*)o1)[i] = v.a1;
+#if CUPRIM_BYKEY_UNZIP == 3
+    ((decltype(O::a2)*)o2)[i] = v.a2;
+#endif
+#endif
 }
 
 struct BkCountOp {
@@ -111,8 +163,8 @@ __device__ __forceinline__ C bk_count(C c) { return c; }
 // keys_out / values_out: at least as many slots as runs (null when not written).
 // count_out: receives the number of runs (u64), written by the last tile.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_by_key(const K* __restrict__ keys, const V* __restrict__ values, u64 n, K* __restrict__ keys_out,
-                  O* __restrict__ values_out, u64* __restrict__ count_out, u32* status, Scanned* aggregates,
+    cuprim_by_key(CUPRIM_INPUT In0 keys, CUPRIM_INPUT In1 values, u64 n, K* __restrict__ keys_out, void* vout0,
+                  void* vout1, void* vout2, u64* __restrict__ count_out, u32* status, Scanned* aggregates,
                   Scanned* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ K skeys[bk_smem<K>()];
     __shared__ O svals[CUPRIM_BYKEY_VALUES > 0 ? bk_smem<O>() : 1];
@@ -128,16 +180,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const int tid = threadIdx.x;
     const int first = tid * CUPRIM_ITEMS;
 
-    bk_load_tile<K>(keys + base, skeys, valid);
+    bk_load_tile_x(keys, base, skeys, valid);
 #if CUPRIM_BYKEY_VALUES == 2
-    bk_load_tile<V>(values + base, svals, valid);
+    bk_load_tile_x(values, base, svals, valid);
 #endif
     __syncthreads();
 
     // This thread's keys, which of them start a run (bit k: element first + k).
     K kk[CUPRIM_ITEMS];
     u32 heads = 0;
-    K prev = first == 0 ? (base > 0 ? keys[base - 1] : K()) : skeys[bk_pad<K>(first <= valid ? first - 1 : 0)];
+    K prev = first == 0 ? (base > 0 ? keys.load(base - 1) : K()) : skeys[bk_pad<K>(first <= valid ? first - 1 : 0)];
 #pragma unroll
     for (int k = 0; k < CUPRIM_ITEMS; k++) {
         const int i = first + k;
@@ -154,7 +206,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     if (after < valid) {
         if (KeyEq::differ(kk[CUPRIM_ITEMS - 1], skeys[bk_pad<K>(after)])) tails |= 1u << (CUPRIM_ITEMS - 1);
     } else if (after == valid && base + valid < n) {
-        if (KeyEq::differ(kk[CUPRIM_ITEMS - 1], keys[base + valid])) tails |= 1u << (CUPRIM_ITEMS - 1);
+        if (KeyEq::differ(kk[CUPRIM_ITEMS - 1], keys.load(base + valid))) tails |= 1u << (CUPRIM_ITEMS - 1);
     }
     if (first < valid && valid <= after) {
         if (base + valid == n) tails |= 1u << (valid - 1 - first);
@@ -184,10 +236,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     V vv[CUPRIM_BYKEY_VALUES == 1 ? CUPRIM_ITEMS : 1];
 #if CUPRIM_BYKEY_VALUES == 1
     // The first value of each run, read where a run starts (before the
-    // look-back, so the loads overlap it).
+    // look-back, so the loads overlap it). Values that permute are read
+    // everywhere, so every index is checked, as on the host.
 #pragma unroll
     for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        if ((heads >> k) & 1u) vv[k] = values[base + first + k];
+        if (((heads >> k) & 1u) || (CUPRIM_BYKEY_CHECK_ALL && first + k < valid)) vv[k] = values.load(base + first + k);
     }
 #endif
     const Scanned mine = (C)__popc(heads);
@@ -239,13 +292,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     for (int j = tid; j < n_heads; j += CUPRIM_BLOCK) keys_out[prefix_count + j] = skeys[bk_pad<K>(j)];
 #endif
 #if CUPRIM_BYKEY_VALUES == 1
-    for (int j = tid; j < n_heads; j += CUPRIM_BLOCK) values_out[prefix_count + j] = svals[bk_pad<O>(j)];
+    for (int j = tid; j < n_heads; j += CUPRIM_BLOCK) bk_store(vout0, vout1, vout2, prefix_count + j, svals[bk_pad<O>(j)]);
 #endif
 #if BK_SEGMENTED
     // Runs this tile ends: those it starts, plus the one continuing into it,
     // less the one continuing past it.
     const int n_tails = n_heads + (1 - (int)head_first) - (1 - (int)s_tail_last);
-    for (int j = tid; j < n_tails; j += CUPRIM_BLOCK) values_out[tail_base - 1 + j] = svals[bk_pad<O>(j)];
+    for (int j = tid; j < n_tails; j += CUPRIM_BLOCK) bk_store(vout0, vout1, vout2, tail_base - 1 + j, svals[bk_pad<O>(j)]);
 #endif
     if (tile == num_tiles - 1 && tid == 0) *count_out = (u64)(prefix_count + tile_heads);
 }

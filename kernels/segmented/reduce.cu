@@ -48,7 +48,8 @@
 // Bytes: the elements read once, each offset about twice, each result
 // written once.
 //
-// Specialised on: T (element), I (offset index: u32 or u64), A (accumulator),
+// Specialised on: In (the input expression, block/expr.cuh; a buffer is
+// cuprim_x_buf and keeps its 16-byte loads), T (its element), I (offset index: u32 or u64), A (accumulator),
 // MapFn (A apply(T x, u64 i)), ReduceOp (A apply(A, A), A identity()),
 // CUPRIM_ARG (0: out[s] = fold; 1: A is cuprim_kv<T>, out[s] its value and
 // out_idx[s] its index within the segment, I's maximum when empty),
@@ -57,7 +58,6 @@
 
 constexpr int SR_WARPS = CUPRIM_BLOCK / 32;
 constexpr int SR_VEC = sizeof(T) >= 16 ? 1 : 16 / sizeof(T);
-constexpr int SR_THREAD_VECS = CUPRIM_ITEMS / SR_VEC;
 constexpr u64 SR_TILE = (u64)CUPRIM_BLOCK * CUPRIM_ITEMS;
 static_assert(CUPRIM_ITEMS % SR_VEC == 0, "a thread's items must be whole 16-byte vectors");
 static_assert(SR_WARPS >= 2, "two warps search the tile's offsets");
@@ -211,11 +211,48 @@ __device__ __forceinline__ void sr_share(const I* offsets, u64 n, u64 segments, 
         bad |= hi < lo || hi > n;
         if (hi <= lo) sr_emit_empty<A>(out, out_idx, s);
     }
-    if (bad) *(volatile u32*)error_flag = 1u;
+    if (bad) *(volatile u32*)error_flag = 2u;  // 1u: a permuted input's bad index (block/expr.cuh)
+}
+
+// A thread's ITEMS elements from a (the count that exist; T() past
+// them): a buffer with 16-byte loads where aligned, an expression with its
+// vector loads where its buffers are at a vector boundary at element a,
+// else one element per load.
+template <int ITEMS, typename X> __device__ __forceinline__ void sr_load(const X& in, u64 a, int count, T (&x)[ITEMS]) {
+    if constexpr (X::IS_BUF) {
+        if (count == ITEMS && cuprim_aligned_to<SrVec>(in.p + a)) {
+            const SrVec* vin = (const SrVec*)(in.p + a);
+#pragma unroll
+            for (int q = 0; q < ITEMS / SR_VEC; q++) {
+                const SrVec v = cuprim_load_ro(vin + q);
+#pragma unroll
+                for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < ITEMS; k++) x[k] = k < count ? cuprim_load_ro(in.p + a + k) : T();
+        }
+    } else {
+        // An expression: its vector loads where its buffers are at a
+        // vector boundary at element a, else one element per load.
+        constexpr int XV = cuprim_x_items<X>();
+        const u32 m = in.template misalign<XV>();
+        if (ITEMS % XV == 0 && count == ITEMS && (m == CUPRIM_X_ANY || (m != CUPRIM_X_MIXED && (a + m) % XV == 0))) {
+#pragma unroll
+            for (int q = 0; q < ITEMS / XV; q++) {
+                const cuprim_arr<T, XV> v = in.template load_n<XV>(a + (u64)q * XV);
+#pragma unroll
+                for (int k = 0; k < XV; k++) x[q * XV + k] = v.v[k];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < ITEMS; k++) x[k] = k < count ? in.load(a + k) : T();
+        }
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_segmented_reduce(const T* __restrict__ in, u64 n, const I* __restrict__ offsets, u64 segments,
+    cuprim_segmented_reduce(CUPRIM_INPUT In in, u64 n, const I* __restrict__ offsets, u64 segments,
                             T* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, u32* status,
                             SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles, u64 per,
                             double scale) {
@@ -237,18 +274,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 
         // The thread's elements, issued before the searches so the loads are in flight meanwhile.
         T x[CUPRIM_ITEMS];
-        if (count == CUPRIM_ITEMS && cuprim_aligned_to<SrVec>(in + a)) {
-            const SrVec* vin = (const SrVec*)(in + a);
-#pragma unroll
-            for (int q = 0; q < SR_THREAD_VECS; q++) {
-                const SrVec v = cuprim_load_ro(vin + q);
-#pragma unroll
-                for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < CUPRIM_ITEMS; k++) x[k] = k < count ? cuprim_load_ro(in + a + k) : T();
-        }
+        sr_load<CUPRIM_ITEMS>(in, a, count, x);
 
         // 1. The tile's offsets: [lo, hi) hold every offset in [base, tile end].
         const u64 tile_end = n - base < SR_TILE ? n : base + SR_TILE;
@@ -441,7 +467,6 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // few and huge (a long chain of parts) to the look-back kernel above.
 
 constexpr int SR_WITEMS = CUPRIM_WARP_ITEMS;
-constexpr int SR_WVECS = SR_WITEMS / SR_VEC;
 static_assert(SR_WITEMS % SR_VEC == 0, "a lane's items must be whole 16-byte vectors");
 constexpr u64 SR_WTILE = 32ull * SR_WITEMS;
 constexpr int SR_WARP_WARPS = CUPRIM_WARP_BLOCK / 32;
@@ -557,7 +582,7 @@ __device__ __forceinline__ void sr_finish(const SegPair* parts_tail, const SegPa
 }
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_BLOCKS)
-    cuprim_segmented_reduce_warp(const T* __restrict__ in, u64 n, const I* __restrict__ offsets, u64 segments,
+    cuprim_segmented_reduce_warp(CUPRIM_INPUT In in, u64 n, const I* __restrict__ offsets, u64 segments,
                                  T* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, SegPair* parts_tail,
                                  SegPair* parts_head, u32* counters, u64 num_wtiles, u64 per, double scale) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -568,18 +593,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_
     const u64 a = base + (u64)lane * SR_WITEMS;
     const int count = a < n ? (n - a < (u64)SR_WITEMS ? (int)(n - a) : SR_WITEMS) : 0;
     T x[SR_WITEMS];
-    if (count == SR_WITEMS && cuprim_aligned_to<SrVec>(in + a)) {
-        const SrVec* vin = (const SrVec*)(in + a);
-#pragma unroll
-        for (int q = 0; q < SR_WVECS; q++) {
-            const SrVec v = cuprim_load_ro(vin + q);
-#pragma unroll
-            for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < SR_WITEMS; k++) x[k] = k < count ? cuprim_load_ro(in + a + k) : T();
-    }
+    sr_load<SR_WITEMS>(in, a, count, x);
 
     const u64 te = live ? (n - base < SR_WTILE ? n : base + SR_WTILE) : n;
     u64 lo = 0, hi = 0, w0 = 0, w1 = 0, wv = 0;
@@ -678,7 +692,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_
                     }
                 }
                 if (k < count) {
-                    const A y = MapFn::apply(cuprim_load_ro(in + p), p);
+                    const A y = MapFn::apply(in.load(p), p);
                     run = fresh ? y : ReduceOp::apply(run, y);
                     fresh = false;
                 }

@@ -41,7 +41,9 @@
 // Forward progress: a tile index is taken only by a running block, and a
 // tile waits only for smaller indices, so every wait ends.
 //
-// Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS,
+// Specialised on: K, V, CUPRIM_PAIRS, CUPRIM_SORT_X with SortIn (0 or
+// undefined: a buffer sort; 1: keys from the expression SortIn; 2: keys and
+// values from SortIn, a zip), CUPRIM_BLOCK, CUPRIM_ITEMS,
 // CUPRIM_MIN_BLOCKS, CUPRIM_MATCH_ANY, CUPRIM_LB_BATCH, CUPRIM_LB_SLEEP_MAX,
 // CUPRIM_HIST_BLOCK, CUPRIM_HIST_UNROLL, CUPRIM_WIDE_OFFSETS (1: more than
 // 2^32 keys), CUPRIM_SORT_SHORTCUT (1: the shortcuts above),
@@ -119,8 +121,11 @@ constexpr int HIST_PARTS_RAW = 16384 / (HIST_PASSES * RADIX * 4);
 constexpr int HIST_PARTS = HIST_PARTS_RAW > 8 ? 8 : (HIST_PARTS_RAW < 1 ? 1 : HIST_PARTS_RAW);
 static_assert(CUPRIM_HIST_BLOCK % 32 == 0 && CUPRIM_HIST_BLOCK >= RADIX, "a block needs a thread per digit");
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
-    cuprim_radix_histogram(const KU* keys, u64 n, u32 begin_bit, u32 end_bit, u64 flip, u64* hist, u32* ticket, u32* plan) {
+// The histogram over the keys `visit` hands to the counting function it
+// is given (visit(count) calls count(key) once for every key, as KU).
+template <typename Visit>
+__device__ __forceinline__ void radix_histogram_of(u64 n, u32 begin_bit, u32 end_bit, u64 flip, u64* hist, u32* ticket, u32* plan,
+                                                   Visit visit) {
     __shared__ u32 s_hist[HIST_PARTS * HIST_PASSES * RADIX];
     __shared__ u64 s_warp[CUPRIM_HIST_BLOCK / 32];
 
@@ -145,10 +150,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
         }
     };
 
-    // Keys before the first 16-byte boundary and after the last whole
-    // vector are counted one by one; the rest with 16-byte loads
-    // (block/load.cuh: cuprim_consume).
-    cuprim_consume<CUPRIM_HIST_UNROLL>(keys, n, [&](const KU& k, u64) { count(k); });
+    visit(count);
     __syncthreads();
 
     for (u32 j = threadIdx.x; j < passes * RADIX; j += CUPRIM_HIST_BLOCK) {
@@ -175,6 +177,51 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
 #if CUPRIM_SORT_SHORTCUT
     if (threadIdx.x == 0) radix_plan_passes(trivial, passes, plan);
 #endif
+}
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
+    cuprim_radix_histogram(const KU* keys, u64 n, u32 begin_bit, u32 end_bit, u64 flip, u64* hist, u32* ticket, u32* plan) {
+    radix_histogram_of(n, begin_bit, end_bit, flip, hist, ticket, plan, [&](auto& count) {
+        // Keys before the first 16-byte boundary and after the last whole
+        // vector are counted one by one; the rest with 16-byte loads
+        // (block/load.cuh: cuprim_consume).
+        cuprim_consume<CUPRIM_HIST_UNROLL>(keys, n, [&](const KU& k, u64) { count(k); });
+    });
+}
+
+// Sorts of input expressions (src/expr/): SortIn is the keys' expression,
+// or (CUPRIM_SORT_X 2) the zip of the keys' and the values'; a buffer sort
+// has none (this entry is then never launched).
+#ifndef CUPRIM_SORT_X
+#define CUPRIM_SORT_X 0
+typedef cuprim_x_buf<KU> SortIn;
+#endif
+
+// x's bits as the unsigned integer of its width.
+template <typename U, typename X> __device__ __forceinline__ U radix_as_uint(const X& x) {
+    static_assert(sizeof(U) == sizeof(X), "an unsigned integer of the same width");
+    return *reinterpret_cast<const U*>(&x);
+}
+
+// The histogram of an input expression's keys, which it writes to keys_out
+// (and the values to vals_out) as it reads them: the first pass reads the
+// expression, so no collected copy is read again.
+extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
+    cuprim_radix_histogram_x(CUPRIM_INPUT SortIn in, u64 n, u32 begin_bit, u32 end_bit, u64 flip, u64* hist, u32* ticket, u32* plan,
+                             KU* __restrict__ keys_out, VU* __restrict__ vals_out) {
+    radix_histogram_of(n, begin_bit, end_bit, flip, hist, ticket, plan, [&](auto& count) {
+        cuprim_consume_x<CUPRIM_HIST_UNROLL>(in, n, [&](const typename SortIn::item& x, u64 i) {
+#if CUPRIM_SORT_X == 2
+            const KU k = radix_as_uint<KU>(x.a0);
+            vals_out[i] = radix_as_uint<VU>(x.a1);
+#else
+            const KU k = radix_as_uint<KU>(x);
+            (void)vals_out;
+#endif
+            keys_out[i] = k;
+            count(k);
+        });
+    });
 }
 
 // ---------------------------------------------------------------------------

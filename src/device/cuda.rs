@@ -299,7 +299,7 @@ impl CudaDevice {
         self.deterministic.store(on, Ordering::Relaxed);
     }
 
-    pub(super) fn is_deterministic(&self) -> bool {
+    pub(crate) fn is_deterministic(&self) -> bool {
         self.deterministic.load(Ordering::Relaxed)
     }
 
@@ -733,6 +733,12 @@ impl CudaDevice {
     /// kernel set it. The flag is held for the whole call, so two threads
     /// never see each other's bad indices.
     pub fn checked<R>(&self, enqueue: impl FnOnce(Ptr<u32>) -> Result<R>) -> Result<(R, bool)> {
+        self.checked_word(enqueue).map(|(r, w)| (r, w != 0))
+    }
+
+    /// [`checked`](Self::checked) returning the flag's word (kernels that
+    /// store different nonzero values for different faults).
+    pub fn checked_word<R>(&self, enqueue: impl FnOnce(Ptr<u32>) -> Result<R>) -> Result<(R, u32)> {
         let _flag = self.error_flag_lock.lock().unwrap_or_else(|e| e.into_inner());
         let flag = self.error_flag_addr;
         let r = enqueue(Ptr::from_raw(flag))?;
@@ -747,11 +753,10 @@ impl CudaDevice {
         unsafe { cudarc::driver::sys::cuMemcpyDtoH_v2((&mut word as *mut u32).cast(), flag, 4) }
             .result()
             .map_err(|e| self.fail("reading the error flag", e))?;
-        let set = word != 0;
-        if set {
+        if word != 0 {
             self.memset_bytes(flag, 0, 4, "clearing the error flag")?;
         }
-        Ok((r, set))
+        Ok((r, word))
     }
 
     /// As [`checked`](Self::checked), for kernels that set the flag with a
@@ -759,11 +764,13 @@ impl CudaDevice {
     /// page-locked memory, the flag is a page-locked word the kernel stores
     /// to directly: after the stream is synchronised the host reads it, with
     /// no copy queued after the kernel (a few microseconds less per call).
-    pub fn checked_store<R>(&self, enqueue: impl FnOnce(Ptr<u32>) -> Result<R>) -> Result<(R, bool)> {
+    /// Returns the flag's word (kernels store different nonzero values for
+    /// different faults).
+    pub fn checked_store_word<R>(&self, enqueue: impl FnOnce(Ptr<u32>) -> Result<R>) -> Result<(R, u32)> {
         let word = self.error_flag_lock.lock().unwrap_or_else(|e| e.into_inner());
         let Some(dst) = word.dev_ptr else {
             drop(word);
-            return self.checked(enqueue);
+            return self.checked_word(enqueue);
         };
         let host = word.ptr as *mut u32;
         // SAFETY: the page-locked buffer (page-aligned, LEN >= 4 bytes) is
@@ -774,7 +781,7 @@ impl CudaDevice {
         self.sync("reading the error flag")?;
         // SAFETY: as above; the kernels that may have stored to it have
         // finished (the stream was synchronised), so their stores are visible.
-        let set = unsafe { host.read_volatile() } != 0;
+        let set = unsafe { host.read_volatile() };
         Ok((r, set))
     }
 }

@@ -684,6 +684,451 @@ pub trait ExprOps: Expr {
         crate::algo::scan::scan_by_key_of(&keys.into_expr(), self, op)
     }
 
+    /// One output per run of equal consecutive keys (the elements of
+    /// `self`): the run's first key and the fold of its values with `op`,
+    /// as [`ByKeyOps::reduce_by_key`](crate::algo::bykey::ByKeyOps::reduce_by_key),
+    /// with the keys and the values (a buffer or an expression, as long as
+    /// the keys) read in place by one kernel.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// let keys = DeviceVec::from_slice(&dev, &[1u32, 1, 2, 2, 2, 1])?;
+    /// let x = DeviceVec::from_slice(&dev, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    /// let (k, ss) = keys.lazy().reduce_by_key(x.map(Square), Add)?;   // sums of squares per run
+    /// assert_eq!((k.to_vec()?, ss.to_vec()?), (vec![1, 2, 1], vec![5.0, 50.0, 36.0]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn reduce_by_key<V: super::IntoExpr, Op: Monoid<<V::Expr as Node>::Item>>(
+        &self,
+        values: V,
+        op: Op,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+    {
+        use crate::algo::bykey::plan::NotEqual;
+        crate::algo::bykey::reduce_of(self, &values.into_expr(), op, NotEqual, "reduce_by_key")
+    }
+
+    /// [`reduce_by_key`](ExprOps::reduce_by_key) of tuple values `(A, B)`
+    /// with a monoid on the tuple, each field of the aggregates written to
+    /// its own vector by the kernel (no tuple array, no copy pass).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[3.0f32, 1.0, 2.0, 7.0, 5.0])?;
+    /// // (min, max) of each run of 3 (keys i / 3, computed where they are read)
+    /// let keys = counting(&dev, 0u32, 1, 5).map(DivBy(3));
+    /// let (k, lo, hi) = keys.reduce_by_key_unzip(zip(&x, &x), MinMax)?;
+    /// assert_eq!((k.to_vec()?, lo.to_vec()?, hi.to_vec()?), (vec![0, 1], vec![1.0, 5.0], vec![3.0, 7.0]));
+    /// # use cuprim::ops::{Associative, BinaryOp, Monoid, UnaryOp};
+    /// # #[derive(Clone, Copy)] struct DivBy(u32);
+    /// # impl UnaryOp<u32> for DivBy {
+    /// #     type Output = u32;
+    /// #     fn apply(&self, x: u32) -> u32 { x / self.0 }
+    /// #     fn cuda_expr(&self) -> String { format!("x / {}u", self.0) }
+    /// # }
+    /// # #[derive(Clone, Copy)] struct MinMax;
+    /// # impl BinaryOp<(f32, f32)> for MinMax {
+    /// #     fn apply(&self, a: (f32, f32), b: (f32, f32)) -> (f32, f32) { (a.0.min(b.0), a.1.max(b.1)) }
+    /// #     fn cuda_expr(&self) -> String { "cuprim_t2<float, float>{fminf(a.a0, b.a0), fmaxf(a.a1, b.a1)}".into() }
+    /// # }
+    /// # impl Associative for MinMax {}
+    /// # impl Monoid<(f32, f32)> for MinMax { fn identity(&self) -> (f32, f32) { (f32::INFINITY, f32::NEG_INFINITY) } }
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn reduce_by_key_unzip<A: Element, B: Element, V: super::IntoExpr, Op: Monoid<(A, B)>>(
+        &self,
+        values: V,
+        op: Op,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<A>, DeviceVec<B>)>
+    where
+        Self::Item: Element,
+        V::Expr: Expr<Item = (A, B)>,
+    {
+        use crate::algo::bykey::plan::NotEqual;
+        let (k, (a, b)) = crate::algo::bykey::reduce_of(self, &values.into_expr(), op, NotEqual, "reduce_by_key_unzip")?;
+        Ok((k, a, b))
+    }
+
+    /// [`reduce_by_key_unzip`](ExprOps::reduce_by_key_unzip) of triples
+    /// `(A, B, C)`, three output vectors.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let keys = DeviceVec::from_slice(&dev, &[4u8, 4, 9])?;
+    /// let t = zip3(constant(&dev, 1u32, 3), counting(&dev, 1.0f64, 1.0, 3), counting(&dev, 10i64, 10, 3));
+    /// let (k, n, s, t) = keys.lazy().reduce_by_key_unzip3(t, Sum3)?;
+    /// assert_eq!((k.to_vec()?, n.to_vec()?), (vec![4, 9], vec![2, 1]));
+    /// assert_eq!((s.to_vec()?, t.to_vec()?), (vec![3.0, 3.0], vec![30, 30]));
+    /// # use cuprim::ops::{Associative, BinaryOp, Monoid};
+    /// # #[derive(Clone, Copy)] struct Sum3;
+    /// # impl BinaryOp<(u32, f64, i64)> for Sum3 {
+    /// #     fn apply(&self, a: (u32, f64, i64), b: (u32, f64, i64)) -> (u32, f64, i64) { (a.0 + b.0, a.1 + b.1, a.2 + b.2) }
+    /// #     fn cuda_expr(&self) -> String { "cuprim_t3<unsigned int, double, long long>{a.a0 + b.a0, a.a1 + b.a1, a.a2 + b.a2}".into() }
+    /// # }
+    /// # impl Associative for Sum3 {}
+    /// # impl Monoid<(u32, f64, i64)> for Sum3 { fn identity(&self) -> (u32, f64, i64) { (0, 0.0, 0) } }
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn reduce_by_key_unzip3<A: Element, B: Element, C: Element, V: super::IntoExpr, Op: Monoid<(A, B, C)>>(
+        &self,
+        values: V,
+        op: Op,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<A>, DeviceVec<B>, DeviceVec<C>)>
+    where
+        Self::Item: Element,
+        V::Expr: Expr<Item = (A, B, C)>,
+    {
+        use crate::algo::bykey::plan::NotEqual;
+        let (k, (a, b, c)) = crate::algo::bykey::reduce_of(self, &values.into_expr(), op, NotEqual, "reduce_by_key_unzip3")?;
+        Ok((k, a, b, c))
+    }
+
+    /// [`reduce_by_key`](ExprOps::reduce_by_key) into caller buffers with
+    /// no host synchronisation (unless an input permutes), as
+    /// [`ByKeyOps::reduce_by_key_into`](crate::algo::bykey::ByKeyOps::reduce_by_key_into).
+    /// After an [`Error::IndexOutOfBounds`] the outputs hold unspecified values.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let (mut k, mut v) = (DeviceVec::<u32>::zeros(&dev, 6)?, DeviceVec::<u64>::zeros(&dev, 6)?);
+    /// let mut count = DeviceVec::<u64>::zeros(&dev, 1)?;
+    /// // keys 0 0 1 1 2 2, values 1..=6: no input buffer at all
+    /// counting(&dev, 0u32, 1, 6).map(Half).reduce_by_key_into(counting(&dev, 1u64, 1, 6), Add, &mut k, &mut v, &mut count)?;
+    /// assert_eq!(count.to_vec()?, vec![3]);
+    /// assert_eq!(v.to_vec()?[..3], [3, 7, 11]);
+    /// # use cuprim::ops::UnaryOp;
+    /// # #[derive(Clone, Copy)] struct Half;
+    /// # impl UnaryOp<u32> for Half { type Output = u32; fn apply(&self, x: u32) -> u32 { x / 2 } fn cuda_expr(&self) -> String { "x / 2u".into() } }
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn reduce_by_key_into<V: super::IntoExpr, Op: Monoid<<V::Expr as Node>::Item>>(
+        &self,
+        values: V,
+        op: Op,
+        keys_out: &mut impl crate::DeviceDataMut<Self::Item>,
+        values_out: &mut impl crate::DeviceDataMut<<V::Expr as Node>::Item>,
+        count: &mut impl crate::DeviceDataMut<u64>,
+    ) -> Result<()>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+    {
+        crate::algo::bykey::reduce_into_of(self, &values.into_expr(), op, keys_out, values_out, count)
+    }
+
+    /// The first element of each run of equal consecutive elements, as
+    /// [`ByKeyOps::unique`](crate::algo::bykey::ByKeyOps::unique), read in place.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[1i32, -1, 4, -4, 2, 1])?;
+    /// assert_eq!(v.map(Abs).unique()?.to_vec()?, vec![1, 4, 2, 1]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn unique(&self) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::bykey::unique_of(self)
+    }
+
+    /// The number of runs of equal consecutive elements.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// assert_eq!(counting(&dev, 0u32, 1, 10).map(Third).unique_count()?, 4);   // 0 1 2 3
+    /// # use cuprim::ops::UnaryOp;
+    /// # #[derive(Clone, Copy)] struct Third;
+    /// # impl UnaryOp<u32> for Third { type Output = u32; fn apply(&self, x: u32) -> u32 { x / 3 } fn cuda_expr(&self) -> String { "x / 3u".into() } }
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn unique_count(&self) -> Result<usize>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::bykey::unique_count_of(self)
+    }
+
+    /// [`unique`](ExprOps::unique) into `out` (at least as long as the
+    /// expression), the number of runs to `count[0]`, on the device.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let (mut out, mut count) = (DeviceVec::<u64>::zeros(&dev, 5)?, DeviceVec::<u64>::zeros(&dev, 1)?);
+    /// constant(&dev, 7u64, 5).unique_into(&mut out, &mut count)?;
+    /// assert_eq!((out.to_vec()?[0], count.to_vec()?), (7, vec![1]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn unique_into(&self, out: &mut impl crate::DeviceDataMut<Self::Item>, count: &mut impl crate::DeviceDataMut<u64>) -> Result<()>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::bykey::unique_into_of(self, out, count)
+    }
+
+    /// The first key (element of `self`) and the first value of each run,
+    /// the values a buffer or an expression as long as the keys.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let keys = DeviceVec::from_slice(&dev, &[5u32, 5, 6, 5])?;
+    /// let (k, i) = keys.lazy().unique_by_key(counting(&dev, 0u64, 1, 4))?;   // where each run starts
+    /// assert_eq!((k.to_vec()?, i.to_vec()?), (vec![5, 6, 5], vec![0, 2, 3]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn unique_by_key<V: super::IntoExpr>(&self, values: V) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+    {
+        crate::algo::bykey::unique_by_key_of(self, &values.into_expr())
+    }
+
+    /// [`unique_by_key`](ExprOps::unique_by_key) of tuple values, each field
+    /// of the runs' first values to its own vector (no copy pass).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let keys = DeviceVec::from_slice(&dev, &[2u8, 2, 3])?;
+    /// let (k, a, b) = keys.lazy().unique_by_key_unzip(zip(counting(&dev, 0u32, 1, 3), constant(&dev, 0.5f32, 3)))?;
+    /// assert_eq!((k.to_vec()?, a.to_vec()?, b.to_vec()?), (vec![2, 3], vec![0, 2], vec![0.5, 0.5]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn unique_by_key_unzip<A: Element, B: Element, V: super::IntoExpr>(
+        &self,
+        values: V,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<A>, DeviceVec<B>)>
+    where
+        Self::Item: Element,
+        V::Expr: Expr<Item = (A, B)>,
+    {
+        let (k, (a, b)) = crate::algo::bykey::unique_by_key_of(self, &values.into_expr())?;
+        Ok((k, a, b))
+    }
+
+    /// Run-length encoding of the elements: each run's first element and
+    /// its length (`u32`; see [`run_length_encode_with`](ExprOps::run_length_encode_with)).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[9i32, -9, 9, -1, 9, 9])?;
+    /// let (values, lengths) = v.map(Abs).run_length_encode()?;
+    /// assert_eq!((values.to_vec()?, lengths.to_vec()?), (vec![9, 1, 9], vec![3, 1, 2]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn run_length_encode(&self) -> Result<(DeviceVec<Self::Item>, DeviceVec<u32>)>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::bykey::run_length_encode_of(self)
+    }
+
+    /// [`run_length_encode`](ExprOps::run_length_encode) with lengths of
+    /// type `C` (`u32` or `u64`).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let (values, lengths) = constant(&dev, 0.25f32, 3).run_length_encode_with::<u64>()?;
+    /// assert_eq!((values.to_vec()?, lengths.to_vec()?), (vec![0.25], vec![3u64]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn run_length_encode_with<C: crate::element::IndexElement>(&self) -> Result<(DeviceVec<Self::Item>, DeviceVec<C>)>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::bykey::run_length_encode_of(self)
+    }
+
+    /// Folds each segment of the elements with `op`, in order, as
+    /// [`SegmentedOps::segmented_reduce`](crate::algo::segmented::SegmentedOps::segmented_reduce)
+    /// (the same grouping, so the same bits as collecting first), with the
+    /// elements read in place; the offsets are a buffer.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[1.0f32, 2.0, 3.0, 4.0])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 1, 1, 4])?;
+    /// assert_eq!(v.map(Square).segmented_reduce(&offsets, Add)?.to_vec()?, vec![1.0, 0.0, 29.0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_reduce<I: crate::element::IndexElement, Op: Monoid<Self::Item>>(
+        &self,
+        offsets: &impl crate::DeviceData<I>,
+        op: Op,
+    ) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::segmented::segmented_reduce_of(self, offsets, op)
+    }
+
+    /// The sum of each segment; 0 when empty.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u64, 3, 5])?;
+    /// assert_eq!(counting(&dev, 1u32, 1, 5).segmented_sum(&offsets)?.to_vec()?, vec![6, 9]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_sum<I: crate::element::IndexElement>(&self, offsets: &impl crate::DeviceData<I>) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Arith,
+    {
+        crate::algo::segmented::segmented_reduce_of(self, offsets, Add)
+    }
+
+    /// Each segment's least element and its index within the segment, as
+    /// [`SegmentedOps::segmented_min_element`](crate::algo::segmented::SegmentedOps::segmented_min_element).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[-4i32, 2, -1, 3])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 3, 4])?;
+    /// let m = v.map(Abs).segmented_min_element(&offsets)?;
+    /// assert_eq!((m.values.to_vec()?, m.indices.to_vec()?), (vec![1, 3], vec![2, 0]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_min_element<I: crate::element::IndexElement>(
+        &self,
+        offsets: &impl crate::DeviceData<I>,
+    ) -> Result<crate::algo::segmented::SegmentedExtremes<Self::Item, I>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::segmented::segmented_arg(self, offsets, false)
+    }
+
+    /// Each segment's greatest element and its index within the segment.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[-4i32, 2, -1, 3])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 3, 4])?;
+    /// let m = v.map(Abs).segmented_max_element(&offsets)?;
+    /// assert_eq!((m.values.to_vec()?, m.indices.to_vec()?), (vec![4, 3], vec![0, 0]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_max_element<I: crate::element::IndexElement>(
+        &self,
+        offsets: &impl crate::DeviceData<I>,
+    ) -> Result<crate::algo::segmented::SegmentedExtremes<Self::Item, I>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::segmented::segmented_arg(self, offsets, true)
+    }
+
+    /// The elements sorted into a new vector, in
+    /// [`SortMutOps::sort`](crate::algo::sort::SortMutOps::sort)'s order (stable radix
+    /// sort; floats in `total_cmp` order). On CUDA the sort's first pass
+    /// (the histogram of every digit) reads the expression and writes the
+    /// keys it reads where the next pass reads them: no collected copy is
+    /// read again.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Negate;
+    /// let v = DeviceVec::from_slice(&Device::default()?, &[3i32, -1, 2])?;
+    /// assert_eq!(v.map(Negate).sorted()?.to_vec()?, vec![-3, -2, 1]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sorted(&self) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::sort::sorted_of(self, crate::algo::sort::SortOptions::new())
+    }
+
+    /// [`sorted`](ExprOps::sorted) with [`SortOptions`](crate::algo::sort::SortOptions)
+    /// (descending, a bit range).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let v = counting(&dev, 0u32, 7, 5).sorted_with(SortOptions::new().descending())?;
+    /// assert_eq!(v.to_vec()?, vec![28, 21, 14, 7, 0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sorted_with(&self, opts: crate::algo::sort::SortOptions) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::sort::sorted_of(self, opts)
+    }
+
+    /// The elements as keys and `values` (a buffer or an expression, as
+    /// long as the keys) sorted by key into two new vectors, as
+    /// [`SortMutOps::sort_pairs`](crate::algo::sort::SortMutOps::sort_pairs) (stable);
+    /// the first pass reads both expressions.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[-3i32, 1, -2])?;
+    /// // argsort of |x|: the indices come from a counting expression
+    /// let (k, i) = x.map(Abs).sorted_pairs(counting(&dev, 0u32, 1, 3))?;
+    /// assert_eq!((k.to_vec()?, i.to_vec()?), (vec![1, 2, 3], vec![1, 2, 0]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sorted_pairs<V: super::IntoExpr>(&self, values: V) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+    {
+        crate::algo::sort::sorted_pairs_of(self, &values.into_expr(), crate::algo::sort::SortOptions::new())
+    }
+
+    /// [`sorted_pairs`](ExprOps::sorted_pairs) with [`SortOptions`](crate::algo::sort::SortOptions).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let keys = DeviceVec::from_slice(&dev, &[1.5f32, -0.5, 2.5])?;
+    /// let (k, v) = keys.lazy().sorted_pairs_with(constant(&dev, 7u8, 3), SortOptions::new().descending())?;
+    /// assert_eq!((k.to_vec()?, v.to_vec()?), (vec![2.5, 1.5, -0.5], vec![7, 7, 7]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sorted_pairs_with<V: super::IntoExpr>(
+        &self,
+        values: V,
+        opts: crate::algo::sort::SortOptions,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+    {
+        crate::algo::sort::sorted_pairs_of(self, &values.into_expr(), opts)
+    }
+
     /// The elements in a new vector (one pass, no other temporary): what
     /// every primitive without a fused form takes.
     ///

@@ -33,7 +33,21 @@
 //! [`copy_if_into`](ExprOps::copy_if_into), [`partition_copy`](ExprOps::partition_copy)),
 //! searches with computed queries ([`lower_bound_in`](ExprOps::lower_bound_in),
 //! [`upper_bound_in`](ExprOps::upper_bound_in), [`binary_search_in`](ExprOps::binary_search_in),
-//! [`search_in_with`](ExprOps::search_in_with)), and materialisation
+//! [`search_in_with`](ExprOps::search_in_with)), runs of equal keys with the
+//! keys and the values expressions ([`reduce_by_key`](ExprOps::reduce_by_key),
+//! [`reduce_by_key_into`](ExprOps::reduce_by_key_into), tuple values written
+//! unzipped by [`reduce_by_key_unzip`](ExprOps::reduce_by_key_unzip) /
+//! [`reduce_by_key_unzip3`](ExprOps::reduce_by_key_unzip3), [`unique`](ExprOps::unique),
+//! [`unique_count`](ExprOps::unique_count), [`unique_into`](ExprOps::unique_into),
+//! [`unique_by_key`](ExprOps::unique_by_key), [`unique_by_key_unzip`](ExprOps::unique_by_key_unzip),
+//! [`run_length_encode`](ExprOps::run_length_encode)), segmented reductions
+//! ([`segmented_reduce`](ExprOps::segmented_reduce), [`segmented_sum`](ExprOps::segmented_sum),
+//! [`segmented_min_element`](ExprOps::segmented_min_element),
+//! [`segmented_max_element`](ExprOps::segmented_max_element); the offsets a
+//! buffer), sorts into new vectors ([`sorted`](ExprOps::sorted),
+//! [`sorted_with`](ExprOps::sorted_with), [`sorted_pairs`](ExprOps::sorted_pairs),
+//! [`sorted_pairs_with`](ExprOps::sorted_pairs_with): the radix sort's first
+//! pass reads the expressions), and materialisation
 //! ([`collect`](ExprOps::collect), [`collect_into`](ExprOps::collect_into),
 //! [`unzip`](ExprOps::unzip), [`unzip_into`](ExprOps::unzip_into), [`unzip3`](ExprOps::unzip3),
 //! [`to_vec`](ExprOps::to_vec)). Every other primitive takes the collected vector.
@@ -49,10 +63,9 @@
 //!   `x.permute_by(counting(..).map(f)).sum()` gathers and reduces with no
 //!   index buffer and no gathered buffer.
 //!
-//! Not fused yet: the keyed families (`reduce_by_key`, `unique`, run-length
-//! encoding, segmented reductions), sort keys and values (and tuple values
-//! written unzipped), merges, top-k and kNN points: they take `collect()`'s
-//! vector (one extra write and read), or `unzip()`'s.
+//! Not fused yet: tuple sort keys, comparison sorts (`sort_by`), merges,
+//! top-k and kNN points: they take `collect()`'s vector (one extra write
+//! and read), or `unzip()`'s.
 //!
 //! On the host backend an expression is evaluated element by element into
 //! a vector and handed to the same host code as a buffer would be, so fused

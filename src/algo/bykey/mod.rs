@@ -23,13 +23,16 @@ pub(crate) mod host;
 pub(crate) mod plan;
 
 use crate::cmp::Comparator;
-use crate::device::{CudaDevice, Ptr};
+use crate::device::{CudaDevice, Device, Ptr};
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
+use crate::expr::node::{cuda_of, Node};
+use crate::expr::{host_items, LazyOps, Leaf};
 use crate::ops::{Min, Monoid};
-use crate::vec::raw::{Mem, MemMut};
+use crate::value::Value;
+use crate::vec::raw::MemMut;
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
-use plan::{ByKey, Equivalent, KeyEq, Mode, NotEqual};
+use plan::{ByKey, Equivalent, KeyEq, Mode, NotEqual, Unused};
 
 /// Runs of equal consecutive keys. In [`prelude`](crate::prelude).
 pub trait ByKeyOps<K: Element>: DeviceData<K> {
@@ -48,7 +51,7 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn reduce_by_key<V: Element, Op: Monoid<V>>(&self, values: &impl DeviceData<V>, op: Op) -> Result<(DeviceVec<K>, DeviceVec<V>)> {
-        reduce_new(self, values, op, NotEqual, "reduce_by_key")
+        reduce_of(&self.lazy(), &values.lazy(), op, NotEqual, "reduce_by_key")
     }
 
     /// [`reduce_by_key`](ByKeyOps::reduce_by_key) with keys equal when
@@ -72,7 +75,7 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
         op: Op,
         cmp: C,
     ) -> Result<(DeviceVec<K>, DeviceVec<V>)> {
-        reduce_new(self, values, op, Equivalent(cmp), "reduce_by_key_by")
+        reduce_of(&self.lazy(), &values.lazy(), op, Equivalent(cmp), "reduce_by_key_by")
     }
 
     /// [`reduce_by_key`](ByKeyOps::reduce_by_key) into caller buffers,
@@ -102,28 +105,7 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
         values_out: &mut impl DeviceDataMut<V>,
         count: &mut impl DeviceDataMut<u64>,
     ) -> Result<()> {
-        const OP: &str = "reduce_by_key_into";
-        check_values(OP, self, values)?;
-        check_out(OP, self, keys_out.device(), keys_out.len())?;
-        check_out(OP, self, values_out.device(), values_out.len())?;
-        check_count(OP, self, count)?;
-        match (self.mem(), values.mem(), keys_out.mem_mut(), values_out.mem_mut(), count.mem_mut()) {
-            (Mem::Host(k), Mem::Host(v), MemMut::Host(ko), MemMut::Host(vo), MemMut::Host(c)) => {
-                let heads = host::heads(k, |a, b| NotEqual.differ(a, b));
-                let sums = host::reduce_runs(v, &heads, |a, b| op.apply(a, b));
-                write_host(ko, &host::at_heads(k, &heads));
-                write_host(vo, &sums);
-                c[0] = heads.len() as u64;
-                Ok(())
-            }
-            (Mem::Cuda { dev, ptr: k, len, .. }, Mem::Cuda { ptr: v, .. }, ko, vo, c) => {
-                let (ko, vo, c) = (out_ptr(OP, ko)?, out_ptr(OP, vo)?, out_ptr(OP, c)?);
-                ByKey::<K, V, V, Op, NotEqual>::new(dev.arch(), Mode::Reduce, &op, NotEqual, len, dev.deterministic_for::<V>())
-                    .run(dev, Ptr::from_raw(k), Ptr::from_raw(v), len, ko, vo, Some(c))
-                    .map(|_| ())
-            }
-            _ => Err(Error::DeviceMismatch { op: OP }),
-        }
+        reduce_into_of(&self.lazy(), &values.lazy(), op, keys_out, values_out, count)
     }
 
     /// The first key of each run, in order (a sorted input's distinct values).
@@ -135,17 +117,7 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn unique(&self) -> Result<DeviceVec<K>> {
-        match self.mem() {
-            Mem::Host(k) => DeviceVec::from_slice(self.device(), &host::at_heads(k, &host::heads(k, |a, b| a != b))),
-            Mem::Cuda { dev, ptr, len, .. } => {
-                let mut out = DeviceVec::<K>::alloc_uninit(self.device(), len)?;
-                let o = crate::algo::cuda_ptr_mut(&mut out, "unique")?;
-                let runs =
-                    plan_of::<K, K, K>(dev, Mode::Unique, len).run(dev, Ptr::from_raw(ptr), Ptr::null(), len, o, Ptr::null(), None)?;
-                out.truncate(runs.unwrap_or(0) as usize)?;
-                Ok(out)
-            }
-        }
+        unique_of(&self.lazy())
     }
 
     /// The number of runs (of distinct values, for a sorted input).
@@ -157,21 +129,7 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn unique_count(&self) -> Result<usize> {
-        match self.mem() {
-            Mem::Host(k) => Ok(host::heads(k, |a, b| a != b).len()),
-            Mem::Cuda { dev, ptr, len, .. } => {
-                let runs = plan_of::<K, K, K>(dev, Mode::Count, len).run(
-                    dev,
-                    Ptr::from_raw(ptr),
-                    Ptr::null(),
-                    len,
-                    Ptr::null(),
-                    Ptr::null(),
-                    None,
-                )?;
-                Ok(runs.unwrap_or(0) as usize)
-            }
-        }
+        unique_count_of(&self.lazy())
     }
 
     /// The first key and the first value of each run. `values` must be as
@@ -187,29 +145,7 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn unique_by_key<V: Element>(&self, values: &impl DeviceData<V>) -> Result<(DeviceVec<K>, DeviceVec<V>)> {
-        const OP: &str = "unique_by_key";
-        check_values(OP, self, values)?;
-        match (self.mem(), values.mem()) {
-            (Mem::Host(k), Mem::Host(v)) => {
-                let heads = host::heads(k, |a, b| a != b);
-                Ok((
-                    DeviceVec::from_slice(self.device(), &host::at_heads(k, &heads))?,
-                    DeviceVec::from_slice(self.device(), &host::at_heads(v, &heads))?,
-                ))
-            }
-            (Mem::Cuda { dev, ptr: k, len, .. }, Mem::Cuda { ptr: v, .. }) => {
-                let mut ko = DeviceVec::<K>::alloc_uninit(self.device(), len)?;
-                let mut vo = DeviceVec::<V>::alloc_uninit(self.device(), len)?;
-                let (kp, vp) = (crate::algo::cuda_ptr_mut(&mut ko, OP)?, crate::algo::cuda_ptr_mut(&mut vo, OP)?);
-                let runs =
-                    plan_of::<K, V, V>(dev, Mode::UniqueByKey, len).run(dev, Ptr::from_raw(k), Ptr::from_raw(v), len, kp, vp, None)?;
-                let runs = runs.unwrap_or(0) as usize;
-                ko.truncate(runs)?;
-                vo.truncate(runs)?;
-                Ok((ko, vo))
-            }
-            _ => Err(Error::DeviceMismatch { op: OP }),
-        }
+        unique_by_key_of(&self.lazy(), &values.lazy())
     }
 
     /// [`unique`](ByKeyOps::unique) into `out` (at least as long as the
@@ -228,24 +164,7 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn unique_into(&self, out: &mut impl DeviceDataMut<K>, count: &mut impl DeviceDataMut<u64>) -> Result<()> {
-        const OP: &str = "unique_into";
-        check_out(OP, self, out.device(), out.len())?;
-        check_count(OP, self, count)?;
-        match (self.mem(), out.mem_mut(), count.mem_mut()) {
-            (Mem::Host(k), MemMut::Host(o), MemMut::Host(c)) => {
-                let heads = host::heads(k, |a, b| a != b);
-                write_host(o, &host::at_heads(k, &heads));
-                c[0] = heads.len() as u64;
-                Ok(())
-            }
-            (Mem::Cuda { dev, ptr, len, .. }, o, c) => {
-                let (o, c) = (out_ptr(OP, o)?, out_ptr(OP, c)?);
-                plan_of::<K, K, K>(dev, Mode::Unique, len)
-                    .run(dev, Ptr::from_raw(ptr), Ptr::null(), len, o, Ptr::null(), Some(c))
-                    .map(|_| ())
-            }
-            _ => Err(Error::DeviceMismatch { op: OP }),
-        }
+        unique_into_of(&self.lazy(), out, count)
     }
 
     /// Run-length encoding: each run's first key and its length (`u32`;
@@ -276,114 +195,361 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn run_length_encode_with<C: IndexElement>(&self) -> Result<(DeviceVec<K>, DeviceVec<C>)> {
-        const OP: &str = "run_length_encode";
-        let n = self.len();
-        if n as u64 > C::highest().as_u64() {
-            return Err(Error::InvalidArgument(format!(
-                "run_length_encode of {n} keys needs u64 lengths, not {} (use run_length_encode_with::<u64>())",
-                C::NAME
-            )));
-        }
-        match self.mem() {
-            Mem::Host(k) => {
-                let heads = host::heads(k, |a, b| a != b);
-                let lengths: Vec<C> = host::lengths(&heads, n)
-                    .into_iter()
-                    .map(|l| C::from_scalar(crate::Scalar::U64(l)))
-                    .collect();
-                Ok((
-                    DeviceVec::from_slice(self.device(), &host::at_heads(k, &heads))?,
-                    DeviceVec::from_slice(self.device(), &lengths)?,
-                ))
-            }
-            Mem::Cuda { dev, ptr, len, .. } => {
-                let mut ko = DeviceVec::<K>::alloc_uninit(self.device(), len)?;
-                let mut lo = DeviceVec::<C>::alloc_uninit(self.device(), len)?;
-                let (kp, lp) = (crate::algo::cuda_ptr_mut(&mut ko, OP)?, crate::algo::cuda_ptr_mut(&mut lo, OP)?);
-                let keys = Ptr::from_raw(ptr);
-                // The kernel's values are the counts it sums (1 per element): u32 below 2^32 elements.
-                let runs = if len as u64 > u32::MAX as u64 {
-                    plan_of::<K, u64, C>(dev, Mode::Lengths, len).run(dev, keys, Ptr::null(), len, kp, lp, None)?
-                } else {
-                    plan_of::<K, u32, C>(dev, Mode::Lengths, len).run(dev, keys, Ptr::null(), len, kp, lp, None)?
-                };
-                let runs = runs.unwrap_or(0) as usize;
-                ko.truncate(runs)?;
-                lo.truncate(runs)?;
-                Ok((ko, lo))
-            }
-        }
+        run_length_encode_of(&self.lazy())
     }
 }
 
 impl<K: Element, D: DeviceData<K> + ?Sized> ByKeyOps<K> for D {}
 
-/// The plan of a mode that folds nothing (`Min` stands in for the unused monoid).
-fn plan_of<K: Element, V: Element, O: Element>(dev: &CudaDevice, mode: Mode, len: usize) -> ByKey<'static, K, V, O, Min, NotEqual> {
-    ByKey::new(dev.arch(), mode, &Min, NotEqual, len, false)
+/// Value outputs of a by-key call in new vectors: one vector, or one per
+/// field of a tuple (written unzipped by the kernel, no copy pass).
+pub(crate) trait Sink<O: Value>: Sized {
+    /// `n` uninitialised slots on `dev`.
+    fn alloc(dev: &Device, n: usize) -> Result<Self>;
+    /// The device addresses the kernel writes (unused ones null).
+    fn ptrs(&mut self, op: &'static str) -> Result<[u64; 3]>;
+    /// Keeps the first `n` slots.
+    fn truncate(&mut self, n: usize) -> Result<()>;
+    /// The host backend's values.
+    fn from_host(dev: &Device, v: &[O]) -> Result<Self>;
 }
 
-fn reduce_new<K: Element, V: Element, Op: Monoid<V>, E: KeyEq<K>>(
-    keys: &(impl DeviceData<K> + ?Sized),
-    values: &impl DeviceData<V>,
+impl<T: Element> Sink<T> for DeviceVec<T> {
+    fn alloc(dev: &Device, n: usize) -> Result<Self> {
+        DeviceVec::alloc_uninit(dev, n)
+    }
+    fn ptrs(&mut self, op: &'static str) -> Result<[u64; 3]> {
+        Ok([crate::algo::cuda_ptr_mut(self, op)?.raw(), 0, 0])
+    }
+    fn truncate(&mut self, n: usize) -> Result<()> {
+        DeviceVec::truncate(self, n)
+    }
+    fn from_host(dev: &Device, v: &[T]) -> Result<Self> {
+        DeviceVec::from_slice(dev, v)
+    }
+}
+
+impl<A: Element, B: Element> Sink<(A, B)> for (DeviceVec<A>, DeviceVec<B>) {
+    fn alloc(dev: &Device, n: usize) -> Result<Self> {
+        Ok((DeviceVec::alloc_uninit(dev, n)?, DeviceVec::alloc_uninit(dev, n)?))
+    }
+    fn ptrs(&mut self, op: &'static str) -> Result<[u64; 3]> {
+        let a = crate::algo::cuda_ptr_mut(&mut self.0, op)?.raw();
+        Ok([a, crate::algo::cuda_ptr_mut(&mut self.1, op)?.raw(), 0])
+    }
+    fn truncate(&mut self, n: usize) -> Result<()> {
+        self.0.truncate(n)?;
+        self.1.truncate(n)
+    }
+    fn from_host(dev: &Device, v: &[(A, B)]) -> Result<Self> {
+        let (a, b): (Vec<A>, Vec<B>) = v.iter().copied().unzip();
+        Ok((DeviceVec::from_slice(dev, &a)?, DeviceVec::from_slice(dev, &b)?))
+    }
+}
+
+impl<A: Element, B: Element, C: Element> Sink<(A, B, C)> for (DeviceVec<A>, DeviceVec<B>, DeviceVec<C>) {
+    fn alloc(dev: &Device, n: usize) -> Result<Self> {
+        Ok((
+            DeviceVec::alloc_uninit(dev, n)?,
+            DeviceVec::alloc_uninit(dev, n)?,
+            DeviceVec::alloc_uninit(dev, n)?,
+        ))
+    }
+    fn ptrs(&mut self, op: &'static str) -> Result<[u64; 3]> {
+        let a = crate::algo::cuda_ptr_mut(&mut self.0, op)?.raw();
+        let b = crate::algo::cuda_ptr_mut(&mut self.1, op)?.raw();
+        Ok([a, b, crate::algo::cuda_ptr_mut(&mut self.2, op)?.raw()])
+    }
+    fn truncate(&mut self, n: usize) -> Result<()> {
+        self.0.truncate(n)?;
+        self.1.truncate(n)?;
+        self.2.truncate(n)
+    }
+    fn from_host(dev: &Device, v: &[(A, B, C)]) -> Result<Self> {
+        let a: Vec<A> = v.iter().map(|x| x.0).collect();
+        let b: Vec<B> = v.iter().map(|x| x.1).collect();
+        let c: Vec<C> = v.iter().map(|x| x.2).collect();
+        Ok((
+            DeviceVec::from_slice(dev, &a)?,
+            DeviceVec::from_slice(dev, &b)?,
+            DeviceVec::from_slice(dev, &c)?,
+        ))
+    }
+}
+
+/// Keys (and values) checked: each expression valid, the values on the
+/// keys' device and as many.
+fn check_values<KE: Node, VE: Node>(op: &'static str, keys: &KE, values: &VE) -> Result<()> {
+    keys.validate()?;
+    values.validate()?;
+    crate::algo::same_device(op, keys.device_ref(), values.device_ref())?;
+    crate::algo::same_len(op, keys.length(), values.length())
+}
+
+/// The host backend's keys and the index of every run's first key.
+fn host_heads<KE: Node, E: KeyEq<KE::Item>>(keys: &KE, eq: E) -> Result<(std::borrow::Cow<'_, [KE::Item]>, Vec<usize>)>
+where
+    KE::Item: Element,
+{
+    let k = host_items(keys)?;
+    let heads = host::heads(&k, |a, b| eq.differ(a, b));
+    Ok((k, heads))
+}
+
+/// Values of a reduction on `dev`: deterministic look-back where a field is a float.
+fn deterministic<V: Value>(dev: &CudaDevice) -> bool {
+    V::HAS_FLOAT && dev.is_deterministic()
+}
+
+/// reduce_by_key of key and value expressions (buffers the simplest) into
+/// new vectors: `S` one vector of values, or one per field of a tuple.
+pub(crate) fn reduce_of<KE: Node, VE: Node, Op: Monoid<VE::Item>, E: KeyEq<KE::Item>, S: Sink<VE::Item>>(
+    keys: &KE,
+    values: &VE,
     op: Op,
     eq: E,
     name: &'static str,
-) -> Result<(DeviceVec<K>, DeviceVec<V>)> {
+) -> Result<(DeviceVec<KE::Item>, S)>
+where
+    KE::Item: Element,
+{
     check_values(name, keys, values)?;
-    match (keys.mem(), values.mem()) {
-        (Mem::Host(k), Mem::Host(v)) => {
-            let heads = host::heads(k, |a, b| eq.differ(a, b));
-            let sums = host::reduce_runs(v, &heads, |a, b| op.apply(a, b));
-            Ok((
-                DeviceVec::from_slice(keys.device(), &host::at_heads(k, &heads))?,
-                DeviceVec::from_slice(keys.device(), &sums)?,
-            ))
+    let d = keys.device_ref();
+    match cuda_of(keys) {
+        None => {
+            let (k, heads) = host_heads(keys, eq)?;
+            let v = host_items(values)?;
+            let sums = host::reduce_runs(&v, &heads, |a, b| op.apply(a, b));
+            Ok((DeviceVec::from_slice(d, &host::at_heads(&k, &heads))?, S::from_host(d, &sums)?))
         }
-        (Mem::Cuda { dev, ptr: k, len, .. }, Mem::Cuda { ptr: v, .. }) => {
-            let mut ko = DeviceVec::<K>::alloc_uninit(keys.device(), len)?;
-            let mut vo = DeviceVec::<V>::alloc_uninit(keys.device(), len)?;
-            let (kp, vp) = (crate::algo::cuda_ptr_mut(&mut ko, name)?, crate::algo::cuda_ptr_mut(&mut vo, name)?);
-            let runs = ByKey::<K, V, V, Op, E>::new(dev.arch(), Mode::Reduce, &op, eq, len, dev.deterministic_for::<V>()).run(
-                dev,
-                Ptr::from_raw(k),
-                Ptr::from_raw(v),
-                len,
-                kp,
-                vp,
-                None,
-            )?;
-            let runs = runs.unwrap_or(0) as usize;
+        Some(dev) => {
+            let n = keys.length();
+            let mut ko = DeviceVec::<KE::Item>::alloc_uninit(d, n)?;
+            let mut vo = S::alloc(d, n)?;
+            let kp = crate::algo::cuda_ptr_mut(&mut ko, name)?;
+            let det = deterministic::<VE::Item>(dev);
+            let plan = ByKey::<KE, VE, VE::Item, Op, E>::new(dev.arch(), Mode::Reduce, keys, values, &op, eq, n, det);
+            let runs = plan.run(dev, kp, vo.ptrs(name)?, None)?.unwrap_or(0) as usize;
             ko.truncate(runs)?;
             vo.truncate(runs)?;
             Ok((ko, vo))
         }
-        _ => Err(Error::DeviceMismatch { op: name }),
     }
 }
 
-/// The values live with the keys and are as many.
-fn check_values<K: Element, V: Element>(op: &'static str, keys: &(impl DeviceData<K> + ?Sized), values: &impl DeviceData<V>) -> Result<()> {
-    crate::algo::same_device(op, keys.device(), values.device())?;
-    crate::algo::same_len(op, keys.len(), values.len())
+/// reduce_by_key_into of key and value expressions.
+pub(crate) fn reduce_into_of<KE: Node, VE: Node, Op: Monoid<VE::Item>>(
+    keys: &KE,
+    values: &VE,
+    op: Op,
+    keys_out: &mut (impl DeviceDataMut<KE::Item> + ?Sized),
+    values_out: &mut (impl DeviceDataMut<VE::Item> + ?Sized),
+    count: &mut (impl DeviceDataMut<u64> + ?Sized),
+) -> Result<()>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
+    const OP: &str = "reduce_by_key_into";
+    check_values(OP, keys, values)?;
+    check_out(OP, keys, keys_out.device(), keys_out.len())?;
+    check_out(OP, keys, values_out.device(), values_out.len())?;
+    check_count(OP, keys, count.device(), count.len())?;
+    match (cuda_of(keys), keys_out.mem_mut(), values_out.mem_mut(), count.mem_mut()) {
+        (None, MemMut::Host(ko), MemMut::Host(vo), MemMut::Host(c)) => {
+            let (k, heads) = host_heads(keys, NotEqual)?;
+            let v = host_items(values)?;
+            let sums = host::reduce_runs(&v, &heads, |a, b| op.apply(a, b));
+            write_host(ko, &host::at_heads(&k, &heads));
+            write_host(vo, &sums);
+            c[0] = heads.len() as u64;
+            Ok(())
+        }
+        (Some(dev), ko, vo, c) => {
+            let (ko, vo, c) = (out_ptr(OP, ko)?, out_ptr(OP, vo)?, out_ptr(OP, c)?);
+            let det = deterministic::<VE::Item>(dev);
+            ByKey::<KE, VE, VE::Item, Op, NotEqual>::new(dev.arch(), Mode::Reduce, keys, values, &op, NotEqual, keys.length(), det)
+                .run(dev, ko, [vo.raw(), 0, 0], Some(c))
+                .map(|_| ())
+        }
+        _ => Err(Error::DeviceMismatch { op: OP }),
+    }
+}
+
+/// The plan of a mode that reads no values (`Min` stands in for the unused monoid).
+fn keys_plan<'a, KE: Node>(
+    dev: &CudaDevice,
+    mode: Mode,
+    keys: &'a KE,
+    none: &'a Leaf<'static, KE::Item>,
+) -> ByKey<'a, KE, Leaf<'static, KE::Item>, KE::Item, Min, NotEqual>
+where
+    KE::Item: Element,
+{
+    ByKey::new(dev.arch(), mode, keys, none, &Min, NotEqual, keys.length(), false)
+}
+
+/// unique of a key expression.
+pub(crate) fn unique_of<KE: Node>(keys: &KE) -> Result<DeviceVec<KE::Item>>
+where
+    KE::Item: Element,
+{
+    keys.validate()?;
+    let Some(dev) = cuda_of(keys) else {
+        let (k, heads) = host_heads(keys, NotEqual)?;
+        return DeviceVec::from_slice(keys.device_ref(), &host::at_heads(&k, &heads));
+    };
+    let mut out = DeviceVec::<KE::Item>::alloc_uninit(keys.device_ref(), keys.length())?;
+    let o = crate::algo::cuda_ptr_mut(&mut out, "unique")?;
+    let none = Leaf::type_only();
+    let runs = keys_plan(dev, Mode::Unique, keys, &none).run(dev, o, [0; 3], None)?;
+    out.truncate(runs.unwrap_or(0) as usize)?;
+    Ok(out)
+}
+
+/// unique_count of a key expression.
+pub(crate) fn unique_count_of<KE: Node>(keys: &KE) -> Result<usize>
+where
+    KE::Item: Element,
+{
+    keys.validate()?;
+    let Some(dev) = cuda_of(keys) else {
+        return Ok(host_heads(keys, NotEqual)?.1.len());
+    };
+    let none = Leaf::type_only();
+    let runs = keys_plan(dev, Mode::Count, keys, &none).run(dev, Ptr::null(), [0; 3], None)?;
+    Ok(runs.unwrap_or(0) as usize)
+}
+
+/// unique_into of a key expression.
+pub(crate) fn unique_into_of<KE: Node>(
+    keys: &KE,
+    out: &mut (impl DeviceDataMut<KE::Item> + ?Sized),
+    count: &mut (impl DeviceDataMut<u64> + ?Sized),
+) -> Result<()>
+where
+    KE::Item: Element,
+{
+    const OP: &str = "unique_into";
+    keys.validate()?;
+    check_out(OP, keys, out.device(), out.len())?;
+    check_count(OP, keys, count.device(), count.len())?;
+    match (cuda_of(keys), out.mem_mut(), count.mem_mut()) {
+        (None, MemMut::Host(o), MemMut::Host(c)) => {
+            let (k, heads) = host_heads(keys, NotEqual)?;
+            write_host(o, &host::at_heads(&k, &heads));
+            c[0] = heads.len() as u64;
+            Ok(())
+        }
+        (Some(dev), o, c) => {
+            let (o, c) = (out_ptr(OP, o)?, out_ptr(OP, c)?);
+            let none = Leaf::type_only();
+            keys_plan(dev, Mode::Unique, keys, &none).run(dev, o, [0; 3], Some(c)).map(|_| ())
+        }
+        _ => Err(Error::DeviceMismatch { op: OP }),
+    }
+}
+
+/// unique_by_key of key and value expressions: `S` one vector of values,
+/// or one per field of a tuple.
+pub(crate) fn unique_by_key_of<KE: Node, VE: Node, S: Sink<VE::Item>>(keys: &KE, values: &VE) -> Result<(DeviceVec<KE::Item>, S)>
+where
+    KE::Item: Element,
+{
+    const OP: &str = "unique_by_key";
+    check_values(OP, keys, values)?;
+    let d = keys.device_ref();
+    let Some(dev) = cuda_of(keys) else {
+        let (k, heads) = host_heads(keys, NotEqual)?;
+        let v = host_items(values)?;
+        return Ok((
+            DeviceVec::from_slice(d, &host::at_heads(&k, &heads))?,
+            S::from_host(d, &host::at_heads(&v, &heads))?,
+        ));
+    };
+    let n = keys.length();
+    let mut ko = DeviceVec::<KE::Item>::alloc_uninit(d, n)?;
+    let mut vo = S::alloc(d, n)?;
+    let kp = crate::algo::cuda_ptr_mut(&mut ko, OP)?;
+    let plan = ByKey::<KE, VE, VE::Item, Unused, NotEqual>::new(dev.arch(), Mode::UniqueByKey, keys, values, &Unused, NotEqual, n, false);
+    let runs = plan.run(dev, kp, vo.ptrs(OP)?, None)?.unwrap_or(0) as usize;
+    ko.truncate(runs)?;
+    vo.truncate(runs)?;
+    Ok((ko, vo))
+}
+
+/// run_length_encode_with of a key expression.
+pub(crate) fn run_length_encode_of<KE: Node, C: IndexElement>(keys: &KE) -> Result<(DeviceVec<KE::Item>, DeviceVec<C>)>
+where
+    KE::Item: Element,
+{
+    const OP: &str = "run_length_encode";
+    keys.validate()?;
+    let n = keys.length();
+    if n as u64 > C::highest().as_u64() {
+        return Err(Error::InvalidArgument(format!(
+            "run_length_encode of {n} keys needs u64 lengths, not {} (use run_length_encode_with::<u64>())",
+            C::NAME
+        )));
+    }
+    let d = keys.device_ref();
+    let Some(dev) = cuda_of(keys) else {
+        let (k, heads) = host_heads(keys, NotEqual)?;
+        let lengths: Vec<C> = host::lengths(&heads, n)
+            .into_iter()
+            .map(|l| C::from_scalar(crate::Scalar::U64(l)))
+            .collect();
+        return Ok((
+            DeviceVec::from_slice(d, &host::at_heads(&k, &heads))?,
+            DeviceVec::from_slice(d, &lengths)?,
+        ));
+    };
+    let mut ko = DeviceVec::<KE::Item>::alloc_uninit(d, n)?;
+    let mut lo = DeviceVec::<C>::alloc_uninit(d, n)?;
+    let (kp, lp) = (
+        crate::algo::cuda_ptr_mut(&mut ko, OP)?,
+        crate::algo::cuda_ptr_mut(&mut lo, OP)?.raw(),
+    );
+    // The kernel's values are the counts it sums (1 per element): u32 below 2^32 elements.
+    let runs = if n as u64 > u32::MAX as u64 {
+        let ones = Leaf::<u64>::type_only();
+        ByKey::<KE, _, C, Min, NotEqual>::new(dev.arch(), Mode::Lengths, keys, &ones, &Min, NotEqual, n, false).run(
+            dev,
+            kp,
+            [lp, 0, 0],
+            None,
+        )?
+    } else {
+        let ones = Leaf::<u32>::type_only();
+        ByKey::<KE, _, C, Min, NotEqual>::new(dev.arch(), Mode::Lengths, keys, &ones, &Min, NotEqual, n, false).run(
+            dev,
+            kp,
+            [lp, 0, 0],
+            None,
+        )?
+    };
+    let runs = runs.unwrap_or(0) as usize;
+    ko.truncate(runs)?;
+    lo.truncate(runs)?;
+    Ok((ko, lo))
 }
 
 /// An output of an `_into` form: on the keys' device, with room for one run per key.
-fn check_out<K: Element>(op: &'static str, keys: &(impl DeviceData<K> + ?Sized), dev: &crate::Device, len: usize) -> Result<()> {
-    crate::algo::same_device(op, keys.device(), dev)?;
-    if len < keys.len() {
+fn check_out<KE: Node>(op: &'static str, keys: &KE, dev: &crate::Device, len: usize) -> Result<()> {
+    crate::algo::same_device(op, keys.device_ref(), dev)?;
+    if len < keys.length() {
         return Err(Error::InvalidArgument(format!(
             "{op}: an output of {len} elements is shorter than the {} keys (it needs room for one run per key)",
-            keys.len()
+            keys.length()
         )));
     }
     Ok(())
 }
 
 /// The count of an `_into` form: on the keys' device, at least one element.
-fn check_count<K: Element>(op: &'static str, keys: &(impl DeviceData<K> + ?Sized), count: &impl DeviceData<u64>) -> Result<()> {
-    crate::algo::same_device(op, keys.device(), count.device())?;
-    if count.is_empty() {
+fn check_count<KE: Node>(op: &'static str, keys: &KE, dev: &crate::Device, len: usize) -> Result<()> {
+    crate::algo::same_device(op, keys.device_ref(), dev)?;
+    if len == 0 {
         return Err(Error::InvalidArgument(format!(
             "{op}: the count output is empty (it needs one u64)"
         )));

@@ -10,8 +10,13 @@ use crate::cmp::Comparator;
 use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::Element;
 use crate::error::Result;
+use crate::expr::args::ExprArgs;
+use crate::expr::consume::{launch_checked2, write_inputs};
+use crate::expr::node::Node;
+use crate::expr::Leaf;
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::{Min, Monoid};
+use crate::value::Value;
 use std::marker::PhantomData;
 
 template!(BY_KEY, "bykey/by_key.cu", ["cuprim_by_key"], headers: [LOOKBACK]);
@@ -85,6 +90,26 @@ impl<K: Element, C: Comparator<K>> KeyEq<K> for Equivalent<C> {
     }
 }
 
+/// The monoid of a mode that folds nothing (never written to the kernel):
+/// any value type, tuples included.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Unused;
+
+impl<V: Value> crate::ops::BinaryOp<V> for Unused {
+    fn apply(&self, a: V, _: V) -> V {
+        a
+    }
+    fn cuda_expr(&self) -> String {
+        "a".into()
+    }
+}
+impl crate::ops::Associative for Unused {}
+impl<V: Value> Monoid<V> for Unused {
+    fn identity(&self) -> V {
+        V::read_c(&[0u8; 64][..V::C_SIZE])
+    }
+}
+
 /// Tile shapes, from a sweep of six shapes per mode at 2^24 and 2^28 (H100, u32 keys in runs
 /// of 64, f32 values; lab run at 9ea88b8+). 8-byte keys or values and 1- or 2-byte counted keys:
 /// not separately measured (the largest without spills in the NVRTC sm_90 report).
@@ -92,6 +117,9 @@ pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_byte
     let widest = key_bytes.max(value_bytes);
     let shape = |block, items, min_blocks| TilePolicy { block, items, min_blocks };
     match (mode, widest) {
+        // Tuple values over 8 bytes: 1024 items, so keys and values staged for a tile fit in
+        // 48 KiB of static shared memory (NVRTC sm_80 / sm_90 report; not separately measured).
+        (_, 9..) => shape(128, 8, 2),
         (Mode::Reduce | Mode::Lengths, 8..) => shape(256, 8, 1),
         // reduce_by_key 2^28: 1.229 ms against 1.325 for 256x16 and 1.293 for 128x24.
         (Mode::Reduce, _) => shape(128, 32, 4),
@@ -106,11 +134,15 @@ pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_byte
     }
 }
 
-/// One specialisation of the by-key kernel: keys `K`, values `V` (the
-/// count type for run lengths, `K` when there are none), value outputs `O`.
-pub(crate) struct ByKey<'a, K, V, O, Op, E> {
+/// One specialisation of the by-key kernel: key expression `KE`, value
+/// expression `VE` (for run lengths an unread buffer of the count type,
+/// for the modes without values one of any element), value outputs `O`
+/// (a tuple's fields each to its own array).
+pub(crate) struct ByKey<'a, KE, VE, O, Op, E> {
     pub policy: TilePolicy,
     pub mode: Mode,
+    pub keys: &'a KE,
+    pub values: &'a VE,
     /// reduce_by_key's monoid (any monoid otherwise: unused).
     pub op: &'a Op,
     pub eq: E,
@@ -118,25 +150,47 @@ pub(crate) struct ByKey<'a, K, V, O, Op, E> {
     pub wide: bool,
     /// Tiles chain their (float) aggregates in a fixed order.
     pub deterministic: bool,
-    _t: PhantomData<(K, V, O)>,
+    _t: PhantomData<O>,
 }
 
-impl<'a, K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> ByKey<'a, K, V, O, Op, E> {
-    pub fn new(arch: u32, mode: Mode, op: &'a Op, eq: E, len: usize, deterministic: bool) -> Self {
+impl<KE, VE, O, Op, E: Copy> Clone for ByKey<'_, KE, VE, O, Op, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<KE, VE, O, Op, E: Copy> Copy for ByKey<'_, KE, VE, O, Op, E> {}
+
+impl<'a, KE: Node, VE: Node, O: Value, Op: Monoid<VE::Item>, E: KeyEq<KE::Item>> ByKey<'a, KE, VE, O, Op, E>
+where
+    KE::Item: Element,
+{
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(arch: u32, mode: Mode, keys: &'a KE, values: &'a VE, op: &'a Op, eq: E, len: usize, deterministic: bool) -> Self {
         // Values held per thread or staged in shared memory.
         let value_bytes = match mode {
-            Mode::Reduce | Mode::Lengths => std::mem::size_of::<V>().max(std::mem::size_of::<O>()),
-            Mode::UniqueByKey => std::mem::size_of::<O>(),
+            Mode::Reduce | Mode::Lengths => VE::Item::C_SIZE.max(O::C_SIZE),
+            Mode::UniqueByKey => O::C_SIZE,
             Mode::Count | Mode::Unique => 0,
         };
         ByKey {
-            policy: by_key_policy(arch, mode, std::mem::size_of::<K>(), value_bytes),
+            policy: by_key_policy(arch, mode, std::mem::size_of::<KE::Item>(), value_bytes),
             mode,
+            keys,
+            values,
             op,
             eq,
             wide: len as u64 > u32::MAX as u64,
             deterministic: deterministic && mode == Mode::Reduce,
             _t: PhantomData,
+        }
+    }
+
+    /// 0: one value output array; 2 or 3: one per field of a tuple.
+    fn unzip() -> i64 {
+        if O::FIELDS > 1 {
+            O::FIELDS as i64
+        } else {
+            0
         }
     }
 
@@ -146,26 +200,18 @@ impl<'a, K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> ByKey<'
         if !self.mode.segmented() {
             return c;
         }
-        let v = std::mem::size_of::<V>();
-        let align = std::mem::align_of::<V>().max(c);
+        let v = VE::Item::C_SIZE;
+        let align = VE::Item::C_ALIGN.max(c);
         (v.next_multiple_of(c) + c).next_multiple_of(align)
     }
 
-    /// Runs over `len` keys (and values): writes what the mode asks to
-    /// `keys_out` / `values_out` and the number of runs to `count_out`, or,
-    /// with no `count_out`, reads it back (one small synchronous read) and
-    /// returns it.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run(
-        &self,
-        dev: &CudaDevice,
-        keys: Ptr<K>,
-        values: Ptr<V>,
-        len: usize,
-        keys_out: Ptr<K>,
-        values_out: Ptr<O>,
-        count_out: Option<Ptr<u64>>,
-    ) -> Result<Option<u64>> {
+    /// Runs over the keys (and values, as many): writes what the mode asks
+    /// to `keys_out` and `values_out` (one array, or one per tuple field)
+    /// and the number of runs to `count_out`, or, with no `count_out`,
+    /// reads it back (one small synchronous read) and returns it. Inputs
+    /// that permute are bounds-checked (the call then waits for the GPU).
+    pub fn run(&self, dev: &CudaDevice, keys_out: Ptr<KE::Item>, values_out: [u64; 3], count_out: Option<Ptr<u64>>) -> Result<Option<u64>> {
+        let len = self.keys.length();
         if len == 0 {
             return match count_out {
                 Some(c) => dev.memset_bytes(c.raw(), 0, 8, "writing the by-key count").map(|()| None),
@@ -177,17 +223,20 @@ impl<'a, K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> ByKey<'
         let mut layout = ScratchLayout::new();
         let lookback = Lookback::place(&mut layout, tiles as u64, self.scanned_bytes());
         let slot = layout.uninit::<u64>(1);
-        // SAFETY: matches `cuprim_by_key(const K* keys, const V* values, u64 n, K* keys_out, O* values_out,
-        // u64* count_out, u32* status, Scanned* aggregates, Scanned* prefixes, u32* tile_counter,
-        // u32 num_tiles)`: reads n keys (and n values in the modes that use them), writes at most n keys
-        // and values (one per run) and one count, look-back arrays of num_tiles entries, the counter left
-        // at zero.
+        // SAFETY: matches `cuprim_by_key(const In0 keys, const In1 values, u64 n, K* keys_out, void* vout0,
+        // void* vout1, void* vout2, u64* count_out, u32* status, Scanned* aggregates, Scanned* prefixes,
+        // u32* tile_counter, u32 num_tiles)`, In0 and In1 the structs whose fields the two ExprArgs hold:
+        // reads n keys (and n values in the modes that use them), writes at most n keys and n values (one
+        // per run; each tuple field to its own array when unzipped) and one count, look-back arrays of
+        // num_tiles entries, the counter left at zero.
         let entry: Entry<(
-            Ptr<K>,
-            Ptr<V>,
+            ExprArgs,
+            ExprArgs,
             u64,
-            Ptr<K>,
-            Ptr<O>,
+            Ptr<KE::Item>,
+            Ptr<u8>,
+            Ptr<u8>,
+            Ptr<u8>,
             Ptr<u64>,
             Ptr<u32>,
             Ptr<u8>,
@@ -196,13 +245,16 @@ impl<'a, K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> ByKey<'
             u32,
         )> = unsafe { Entry::declare("cuprim_by_key") };
         let counter = dev.counter(Counter::ByKeyTile);
+        let [o0, o1, o2] = values_out.map(Ptr::<u8>::from_raw);
         dev.with_scratch(&layout, |s| {
             let (status, aggregates, prefixes) = lookback.args(&s);
             let count = count_out.unwrap_or(s.at(slot));
-            let args = (
-                keys, values, len as u64, keys_out, values_out, count, status, aggregates, prefixes, counter, tiles,
-            );
-            dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)?;
+            launch_checked2(dev, self.keys, self.values, |k, v| {
+                let args = (
+                    k, v, len as u64, keys_out, o0, o1, o2, count, status, aggregates, prefixes, counter, tiles,
+                );
+                dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
+            })?;
             match count_out {
                 Some(_) => Ok(None),
                 None => Ok(Some(u64::from_le_bytes(
@@ -213,7 +265,10 @@ impl<'a, K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> ByKey<'
     }
 }
 
-impl<K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> Specialise for ByKey<'_, K, V, O, Op, E> {
+impl<KE: Node, VE: Node, O: Value, Op: Monoid<VE::Item>, E: KeyEq<KE::Item>> Specialise for ByKey<'_, KE, VE, O, Op, E>
+where
+    KE::Item: Element,
+{
     fn template(&self) -> &'static Template {
         &BY_KEY
     }
@@ -221,21 +276,28 @@ impl<K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>> Specialise 
         self.policy.write(w);
         w.constant("CUPRIM_BYKEY_KEYS", (self.mode != Mode::Count) as i64);
         w.constant("CUPRIM_BYKEY_VALUES", self.mode.values());
+        w.constant("CUPRIM_BYKEY_UNZIP", Self::unzip());
+        // Defined only when on, so the other modules keep their text.
+        if self.mode == Mode::UniqueByKey && VE::CHECKED {
+            w.constant("CUPRIM_BYKEY_CHECK_ALL", 1);
+        }
         w.constant("CUPRIM_DETERMINISTIC", self.deterministic as i64);
         w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
-        w.elem::<K>("K");
-        w.elem::<V>("V");
-        w.elem::<O>("O");
+        write_inputs(self.keys, "K", self.values, "V", w);
+        w.value::<O>("O");
         w.typedef("C", if self.wide { "u64" } else { "u32" });
         self.eq.write(w);
         if self.mode == Mode::Reduce {
-            w.monoid::<V, Op>("ReduceOp", "V", self.op);
+            w.monoid::<VE::Item, Op>("ReduceOp", "V", self.op);
         }
     }
 }
 
 /// Both widths (u32 and u64 counts) of one plan.
-fn both<K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>>(plan: ByKey<'_, K, V, O, Op, E>) -> Vec<KernelSpec> {
+fn both<KE: Node, VE: Node, O: Value, Op: Monoid<VE::Item>, E: KeyEq<KE::Item>>(plan: ByKey<'_, KE, VE, O, Op, E>) -> Vec<KernelSpec>
+where
+    KE::Item: Element,
+{
     let narrow = ByKey { wide: false, ..plan };
     let wide = ByKey { wide: true, ..plan };
     vec![KernelSpec::of(&narrow), KernelSpec::of(&wide)]
@@ -244,9 +306,24 @@ fn both<K: Element, V: Element, O: Element, Op: Monoid<V>, E: KeyEq<K>>(plan: By
 /// The reduce_by_key modules of keys `K`, values `V` and `op` (fast and
 /// deterministic where `V` is a float, both count widths), for precompile.
 pub(crate) fn reduce_by_key_specs<K: Element, V: Element, Op: Monoid<V>>(arch: u32, op: &Op) -> Vec<KernelSpec> {
-    let mut specs = both(ByKey::<K, V, V, Op, NotEqual>::new(arch, Mode::Reduce, op, NotEqual, 0, false));
-    if V::KIND == crate::Kind::Float {
-        specs.extend(both(ByKey::<K, V, V, Op, NotEqual>::new(arch, Mode::Reduce, op, NotEqual, 0, true)));
+    reduce_by_key_specs_of::<_, _, V, _>(arch, &Leaf::<K>::type_only(), &Leaf::<V>::type_only(), op)
+}
+
+/// The reduce_by_key modules of key and value expressions (values out as
+/// `O`: the value type, or a tuple written unzipped), for precompile.
+pub(crate) fn reduce_by_key_specs_of<KE: Node, VE: Node, O: Value, Op: Monoid<VE::Item>>(
+    arch: u32,
+    keys: &KE,
+    values: &VE,
+    op: &Op,
+) -> Vec<KernelSpec>
+where
+    KE::Item: Element,
+{
+    let plan = |det| ByKey::<KE, VE, O, Op, NotEqual>::new(arch, Mode::Reduce, keys, values, op, NotEqual, 0, det);
+    let mut specs = both(plan(false));
+    if VE::Item::HAS_FLOAT {
+        specs.extend(both(plan(true)));
     }
     specs
 }
@@ -254,42 +331,48 @@ pub(crate) fn reduce_by_key_specs<K: Element, V: Element, Op: Monoid<V>>(arch: u
 /// The unique, unique_count, unique_by_key (values `V`) and run-length
 /// (u32 and u64 lengths) modules of keys `K`, for precompile.
 pub(crate) fn unique_specs<K: Element, V: Element>(arch: u32) -> Vec<KernelSpec> {
+    unique_specs_of(arch, &Leaf::<K>::type_only(), &Leaf::<V>::type_only())
+}
+
+/// The same modules of a key expression and a value expression (tuple
+/// values written unzipped), for precompile.
+pub(crate) fn unique_specs_of<KE: Node, VE: Node>(arch: u32, keys: &KE, values: &VE) -> Vec<KernelSpec>
+where
+    KE::Item: Element,
+{
+    let none = Leaf::<KE::Item>::type_only();
+    let (c32, c64) = (Leaf::<u32>::type_only(), Leaf::<u64>::type_only());
     let mut specs = Vec::new();
-    specs.extend(both(ByKey::<K, K, K, Min, NotEqual>::new(
-        arch,
-        Mode::Count,
-        &Min,
-        NotEqual,
-        0,
-        false,
-    )));
-    specs.extend(both(ByKey::<K, K, K, Min, NotEqual>::new(
-        arch,
-        Mode::Unique,
-        &Min,
-        NotEqual,
-        0,
-        false,
-    )));
-    specs.extend(both(ByKey::<K, V, V, Min, NotEqual>::new(
+    for mode in [Mode::Count, Mode::Unique] {
+        specs.extend(both(ByKey::<_, _, KE::Item, _, _>::new(
+            arch, mode, keys, &none, &Min, NotEqual, 0, false,
+        )));
+    }
+    specs.extend(both(ByKey::<_, _, VE::Item, _, _>::new(
         arch,
         Mode::UniqueByKey,
+        keys,
+        values,
+        &Unused,
+        NotEqual,
+        0,
+        false,
+    )));
+    specs.push(KernelSpec::of(&ByKey::<_, _, u32, _, _>::new(
+        arch,
+        Mode::Lengths,
+        keys,
+        &c32,
         &Min,
         NotEqual,
         0,
         false,
     )));
-    specs.push(KernelSpec::of(&ByKey::<K, u32, u32, Min, NotEqual>::new(
+    specs.push(KernelSpec::of(&ByKey::<_, _, u64, _, _>::new(
         arch,
         Mode::Lengths,
-        &Min,
-        NotEqual,
-        0,
-        false,
-    )));
-    specs.push(KernelSpec::of(&ByKey::<K, u32, u64, Min, NotEqual>::new(
-        arch,
-        Mode::Lengths,
+        keys,
+        &c32,
         &Min,
         NotEqual,
         0,
@@ -297,7 +380,7 @@ pub(crate) fn unique_specs<K: Element, V: Element>(arch: u32) -> Vec<KernelSpec>
     )));
     specs.push(KernelSpec::of(&ByKey {
         wide: true,
-        ..ByKey::<K, u64, u64, Min, NotEqual>::new(arch, Mode::Lengths, &Min, NotEqual, 0, false)
+        ..ByKey::<_, _, u64, _, _>::new(arch, Mode::Lengths, keys, &c64, &Min, NotEqual, 0, false)
     }));
     specs
 }
@@ -308,9 +391,12 @@ pub(crate) fn reduce_by_key_by_specs<K: Element, V: Element, Op: Monoid<V>, C: C
     op: &Op,
     cmp: C,
 ) -> Vec<KernelSpec> {
-    both(ByKey::<K, V, V, Op, Equivalent<C>>::new(
+    let (keys, values) = (Leaf::<K>::type_only(), Leaf::<V>::type_only());
+    both(ByKey::<_, _, V, _, _>::new(
         arch,
         Mode::Reduce,
+        &keys,
+        &values,
         op,
         Equivalent(cmp),
         0,

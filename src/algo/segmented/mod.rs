@@ -43,6 +43,8 @@ pub(crate) mod plan;
 use crate::device::Ptr;
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
+use crate::expr::node::{cuda_of, Node};
+use crate::expr::{host_items, LazyOps};
 use crate::ops::{ranks_before, Add, Arith, Monoid};
 use crate::vec::raw::{Mem, MemMut, SealedMut as _};
 use crate::vec::{DeviceData, DeviceVec};
@@ -83,36 +85,7 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn segmented_reduce<I: IndexElement, Op: Monoid<T>>(&self, offsets: &impl DeviceData<I>, op: Op) -> Result<DeviceVec<T>> {
-        let segments = segment_count("segmented_reduce", self, offsets)?;
-        let mut out = DeviceVec::<T>::alloc_uninit(self.device(), segments)?;
-        if segments == 0 {
-            return Ok(out);
-        }
-        match (self.mem(), offsets.mem(), out.mem_mut()) {
-            (Mem::Host(s), Mem::Host(o), MemMut::Host(d)) => {
-                let bounds = host::bounds("segmented_reduce", o, s.len())?;
-                let r = host::segmented(s, &bounds, op.identity(), |x, _| x, |a, b| op.apply(a, b));
-                d.copy_from_slice(&r);
-            }
-            (Mem::Cuda { dev, ptr, len, .. }, Mem::Cuda { ptr: optr, .. }, MemMut::Cuda { ptr: dptr, .. }) => {
-                let k = SegReduce::<T, I, Op> {
-                    arch: dev.arch(),
-                    op: &op,
-                    _t: PhantomData,
-                };
-                let ok = plan::run(
-                    &k,
-                    dev,
-                    (Ptr::from_raw(ptr), len),
-                    (Ptr::from_raw(optr), segments),
-                    Ptr::from_raw(dptr),
-                    Ptr::from_raw(0),
-                )?;
-                device_check("segmented_reduce", ok)?;
-            }
-            _ => return Err(Error::DeviceMismatch { op: "segmented_reduce" }),
-        }
-        Ok(out)
+        segmented_reduce_of(&self.lazy(), offsets, op)
     }
 
     /// The sum of each segment (wrapping for integers); 0 (`-0.0`) when
@@ -153,7 +126,7 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn segmented_min_element<I: IndexElement>(&self, offsets: &impl DeviceData<I>) -> Result<SegmentedExtremes<T, I>> {
-        segmented_arg(self, offsets, false)
+        segmented_arg(&self.lazy(), offsets, false)
     }
 
     /// Each segment's greatest element and its index within the segment,
@@ -172,26 +145,61 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn segmented_max_element<I: IndexElement>(&self, offsets: &impl DeviceData<I>) -> Result<SegmentedExtremes<T, I>> {
-        segmented_arg(self, offsets, true)
+        segmented_arg(&self.lazy(), offsets, true)
     }
 }
 
 impl<T: Element, D: DeviceData<T> + ?Sized> SegmentedOps<T> for D {}
 
 /// The number of segments `offsets` describes, after the checks every call
-/// makes first (one device, at least one offset).
-fn segment_count<T: Element, I: IndexElement, D: DeviceData<T> + ?Sized>(
-    op: &'static str,
-    v: &D,
-    offsets: &impl DeviceData<I>,
-) -> Result<usize> {
-    crate::algo::same_device(op, v.device(), offsets.device())?;
+/// makes first (a valid input, one device, at least one offset).
+fn segment_count<E: Node, I: IndexElement>(op: &'static str, v: &E, offsets: &(impl DeviceData<I> + ?Sized)) -> Result<usize> {
+    v.validate()?;
+    crate::algo::same_device(op, v.device_ref(), offsets.device())?;
     if offsets.is_empty() {
         return Err(Error::InvalidArgument(format!(
             "{op}: the offsets are empty; n segments take n + 1 offsets (one offset: no segments)"
         )));
     }
     Ok(offsets.len() - 1)
+}
+
+/// segmented_reduce of an input expression (a buffer the simplest), read
+/// in place by the one kernel.
+pub(crate) fn segmented_reduce_of<E: Node, I: IndexElement, Op: Monoid<E::Item>>(
+    input: &E,
+    offsets: &(impl DeviceData<I> + ?Sized),
+    op: Op,
+) -> Result<DeviceVec<E::Item>>
+where
+    E::Item: Element,
+{
+    const OP: &str = "segmented_reduce";
+    let segments = segment_count(OP, input, offsets)?;
+    let mut out = DeviceVec::<E::Item>::alloc_uninit(input.device_ref(), segments)?;
+    if segments == 0 {
+        return Ok(out);
+    }
+    match (cuda_of(input), offsets.mem(), out.mem_mut()) {
+        (None, Mem::Host(o), MemMut::Host(d)) => {
+            let s = host_items(input)?;
+            let bounds = host::bounds(OP, o, s.len())?;
+            let r = host::segmented(&s, &bounds, op.identity(), |x, _| x, |a, b| op.apply(a, b));
+            d.copy_from_slice(&r);
+        }
+        (Some(dev), Mem::Cuda { ptr: optr, .. }, MemMut::Cuda { ptr: dptr, .. }) => {
+            let k = SegReduce::<E, I, Op> {
+                arch: dev.arch(),
+                input,
+                op: &op,
+                _t: PhantomData,
+            };
+            let ok = plan::run(&k, dev, (Ptr::from_raw(optr), segments), Ptr::from_raw(dptr), Ptr::from_raw(0))?;
+            device_check(OP, ok)?;
+        }
+        _ => return Err(Error::DeviceMismatch { op: OP }),
+    }
+    Ok(out)
 }
 
 /// The CUDA kernel's verdict on the offsets.
@@ -206,27 +214,31 @@ fn device_check(op: &'static str, ok: bool) -> Result<()> {
 }
 
 /// segmented_min_element / segmented_max_element.
-fn segmented_arg<T: Element, I: IndexElement, D: DeviceData<T> + ?Sized>(
-    v: &D,
-    offsets: &impl DeviceData<I>,
+pub(crate) fn segmented_arg<E: Node, I: IndexElement>(
+    v: &E,
+    offsets: &(impl DeviceData<I> + ?Sized),
     greatest: bool,
-) -> Result<SegmentedExtremes<T, I>> {
+) -> Result<SegmentedExtremes<E::Item, I>>
+where
+    E::Item: Element,
+{
     let op = if greatest {
         "segmented_max_element"
     } else {
         "segmented_min_element"
     };
     let segments = segment_count(op, v, offsets)?;
-    let mut values = DeviceVec::<T>::alloc_uninit(v.device(), segments)?;
-    let mut indices = DeviceVec::<I>::alloc_uninit(v.device(), segments)?;
+    let mut values = DeviceVec::<E::Item>::alloc_uninit(v.device_ref(), segments)?;
+    let mut indices = DeviceVec::<I>::alloc_uninit(v.device_ref(), segments)?;
     if segments == 0 {
         return Ok(SegmentedExtremes { values, indices });
     }
-    match (v.mem(), offsets.mem(), values.mem_mut()) {
-        (Mem::Host(s), Mem::Host(o), MemMut::Host(dv)) => {
+    match (cuda_of(v), offsets.mem(), values.mem_mut()) {
+        (None, Mem::Host(o), MemMut::Host(dv)) => {
+            let s = host_items(v)?;
             let bounds = host::bounds(op, o, s.len())?;
-            let worst = crate::algo::reduce::plan::arg_identity::<T>(greatest);
-            let better = |a: (T, u64), b: (T, u64)| -> (T, u64) {
+            let worst = crate::algo::reduce::plan::arg_identity::<E::Item>(greatest);
+            let better = |a: (E::Item, u64), b: (E::Item, u64)| -> (E::Item, u64) {
                 let b_wins = ranks_before(b.0, a.0, greatest) || (!ranks_before(a.0, b.0, greatest) && b.1 < a.1);
                 if b_wins {
                     b
@@ -234,7 +246,7 @@ fn segmented_arg<T: Element, I: IndexElement, D: DeviceData<T> + ?Sized>(
                     a
                 }
             };
-            let r = host::segmented(s, &bounds, (worst, u64::MAX), |x, i| (x, i as u64), better);
+            let r = host::segmented(&s, &bounds, (worst, u64::MAX), |x, i| (x, i as u64), better);
             let MemMut::Host(di) = indices.mem_mut() else {
                 return Err(Error::DeviceMismatch { op });
             };
@@ -243,21 +255,15 @@ fn segmented_arg<T: Element, I: IndexElement, D: DeviceData<T> + ?Sized>(
                 *di = i.cast::<I>();
             }
         }
-        (Mem::Cuda { dev, ptr, len, .. }, Mem::Cuda { ptr: optr, .. }, MemMut::Cuda { ptr: vptr, .. }) => {
+        (Some(dev), Mem::Cuda { ptr: optr, .. }, MemMut::Cuda { ptr: vptr, .. }) => {
             let iptr = crate::algo::cuda_ptr_mut(&mut indices, op)?;
-            let k = SegArg::<T, I> {
+            let k = SegArg::<E, I> {
                 arch: dev.arch(),
+                input: v,
                 greatest,
                 _t: PhantomData,
             };
-            let ok = plan::run(
-                &k,
-                dev,
-                (Ptr::from_raw(ptr), len),
-                (Ptr::from_raw(optr), segments),
-                Ptr::from_raw(vptr),
-                iptr,
-            )?;
+            let ok = plan::run(&k, dev, (Ptr::from_raw(optr), segments), Ptr::from_raw(vptr), iptr)?;
             device_check(op, ok)?;
         }
         _ => return Err(Error::DeviceMismatch { op }),

@@ -8,6 +8,9 @@ use crate::algo::scan::plan::TilePolicy;
 use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
+use crate::expr::args::{ArgWriter, ExprArgs};
+use crate::expr::node::Node;
+use crate::expr::Leaf;
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::Monoid;
 use std::marker::PhantomData;
@@ -102,12 +105,16 @@ pub(crate) trait SegmentedKernel: Specialise {
     fn acc_layout(&self) -> (usize, usize);
     /// The tile shape.
     fn policy(&self) -> TilePolicy;
+    /// The input expression (element `T`).
+    type In: Node<Item = Self::T>;
+    /// The input.
+    fn input(&self) -> &Self::In;
 }
 
 /// The constants and typedefs every specialisation starts with.
-fn write_common<T: Element, I: IndexElement, W: SpecWriter>(w: &mut W, policy: TilePolicy, arg: bool) {
+fn write_common<E: Node, I: IndexElement, W: SpecWriter>(w: &mut W, input: &E, policy: TilePolicy, arg: bool) {
     policy.write(w);
-    let bytes = std::mem::size_of::<T>();
+    let bytes = std::mem::size_of::<E::Item>();
     w.constant("CUPRIM_WARP_ITEMS", warp_items(policy, bytes) as i64);
     w.constant(
         "CUPRIM_WARP_MIN_BLOCKS",
@@ -118,54 +125,69 @@ fn write_common<T: Element, I: IndexElement, W: SpecWriter>(w: &mut W, policy: T
     w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
     w.constant("CUPRIM_ARG", arg as i64);
     w.constant("CUPRIM_WARP_BLOCK", WARP_BLOCK as i64);
-    w.elem::<T>("T");
+    crate::expr::consume::write_input(input, w);
     w.elem::<I>("I");
 }
 
 /// `op` folded over each segment.
-pub(crate) struct SegReduce<'a, T, I, Op> {
+pub(crate) struct SegReduce<'a, E, I, Op> {
     pub arch: u32,
+    pub input: &'a E,
     pub op: &'a Op,
-    pub _t: PhantomData<(T, I)>,
+    pub _t: PhantomData<I>,
 }
 
-impl<T: Element, I: IndexElement, Op: Monoid<T>> Specialise for SegReduce<'_, T, I, Op> {
+impl<E: Node, I: IndexElement, Op: Monoid<E::Item>> Specialise for SegReduce<'_, E, I, Op>
+where
+    E::Item: Element,
+{
     fn template(&self) -> &'static Template {
         &SEGMENTED_REDUCE
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_common::<T, I, W>(w, self.policy(), false);
+        write_common::<E, I, W>(w, self.input, self.policy(), false);
         w.typedef("A", "T");
         w.text("struct MapFn { __device__ __forceinline__ static A apply(T x, u64 i) { (void)i; return x; } };");
-        w.monoid::<T, Op>("ReduceOp", "A", self.op);
+        w.monoid::<E::Item, Op>("ReduceOp", "A", self.op);
     }
 }
 
-impl<T: Element, I: IndexElement, Op: Monoid<T>> SegmentedKernel for SegReduce<'_, T, I, Op> {
-    type T = T;
+impl<E: Node, I: IndexElement, Op: Monoid<E::Item>> SegmentedKernel for SegReduce<'_, E, I, Op>
+where
+    E::Item: Element,
+{
+    type T = E::Item;
     type I = I;
+    type In = E;
     fn acc_layout(&self) -> (usize, usize) {
-        (std::mem::size_of::<T>(), std::mem::align_of::<T>())
+        (std::mem::size_of::<E::Item>(), std::mem::align_of::<E::Item>())
     }
     fn policy(&self) -> TilePolicy {
-        segmented_policy(self.arch, std::mem::size_of::<T>())
+        segmented_policy(self.arch, std::mem::size_of::<E::Item>())
+    }
+    fn input(&self) -> &E {
+        self.input
     }
 }
 
 /// (value, index) of each segment's least or greatest element, in the order
 /// of `min_element` / `max_element` (reduce/plan.rs: `Extreme`).
-pub(crate) struct SegArg<T, I> {
+pub(crate) struct SegArg<'a, E, I> {
     pub arch: u32,
+    pub input: &'a E,
     pub greatest: bool,
-    pub _t: PhantomData<(T, I)>,
+    pub _t: PhantomData<I>,
 }
 
-impl<T: Element, I: IndexElement> Specialise for SegArg<T, I> {
+impl<E: Node, I: IndexElement> Specialise for SegArg<'_, E, I>
+where
+    E::Item: Element,
+{
     fn template(&self) -> &'static Template {
         &SEGMENTED_REDUCE
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_common::<T, I, W>(w, self.policy(), true);
+        write_common::<E, I, W>(w, self.input, self.policy(), true);
         w.typedef("A", "cuprim_kv<T>");
         w.text("struct MapFn { __device__ __forceinline__ static A apply(T x, u64 i) { return A{x, i}; } };");
         w.piece(self.greatest, |&greatest| {
@@ -173,30 +195,37 @@ impl<T: Element, I: IndexElement> Specialise for SegArg<T, I> {
                 "struct ReduceOp {{ __device__ __forceinline__ static A apply(A a, A b) {{ \
                  return cuprim_arg_wins<{greatest}>(a.v, a.i, b.v, b.i) ? b : a; }} \
                  __device__ __forceinline__ static A identity() {{ return A{{{}, ~0ull}}; }} }};",
-                arg_identity::<T>(greatest).cuda_literal(),
+                arg_identity::<E::Item>(greatest).cuda_literal(),
             )
         });
     }
 }
 
-impl<T: Element, I: IndexElement> SegmentedKernel for SegArg<T, I> {
-    type T = T;
+impl<E: Node, I: IndexElement> SegmentedKernel for SegArg<'_, E, I>
+where
+    E::Item: Element,
+{
+    type T = E::Item;
     type I = I;
+    type In = E;
+    fn input(&self) -> &E {
+        self.input
+    }
     fn acc_layout(&self) -> (usize, usize) {
         // cuprim_kv<T> { T v; u64 i; }
         (16, 8)
     }
     fn policy(&self) -> TilePolicy {
-        segmented_policy(self.arch, std::mem::size_of::<T>())
+        segmented_policy(self.arch, std::mem::size_of::<E::Item>())
     }
 }
 
-/// The kernel: `cuprim_segmented_reduce(const T* in, u64 n, const I*
+/// The kernel: `cuprim_segmented_reduce(const In in, u64 n, const I*
 /// offsets, u64 segments, T* out, I* out_idx, u32* error_flag, u32* status,
 /// SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles,
 /// u64 per, double scale)`.
 fn entry<T: Element, I: IndexElement>() -> Entry<(
-    Ptr<T>,
+    ExprArgs,
     u64,
     Ptr<I>,
     u64,
@@ -211,7 +240,8 @@ fn entry<T: Element, I: IndexElement>() -> Entry<(
     u64,
     f64,
 )> {
-    // SAFETY: matches `cuprim_segmented_reduce` in kernels/segmented/reduce.cu:
+    // SAFETY: matches `cuprim_segmented_reduce` in kernels/segmented/reduce.cu,
+    // In the struct whose fields the ExprArgs hold:
     // it reads n elements of `in` and segments + 1 offsets, writes below
     // `segments` in out (and out_idx, arg-extremes only; else unused), sets
     // *error_flag on bad offsets, uses look-back arrays of num_tiles pairs and
@@ -221,13 +251,13 @@ fn entry<T: Element, I: IndexElement>() -> Entry<(
     unsafe { Entry::declare("cuprim_segmented_reduce") }
 }
 
-/// The warp-tile kernel: `cuprim_segmented_reduce_warp(const T* in, u64 n,
+/// The warp-tile kernel: `cuprim_segmented_reduce_warp(const In in, u64 n,
 /// const I* offsets, u64 segments, T* out, I* out_idx, u32* error_flag,
 /// SegPair* parts_tail, SegPair* parts_head, u32* counters, u64
 /// num_wtiles, u64 per, double scale)`.
 #[allow(clippy::type_complexity)]
 fn warp_entry<T: Element, I: IndexElement>() -> Entry<(
-    Ptr<T>,
+    ExprArgs,
     u64,
     Ptr<I>,
     u64,
@@ -242,7 +272,8 @@ fn warp_entry<T: Element, I: IndexElement>() -> Entry<(
     f64,
 )> {
     // SAFETY: matches `cuprim_segmented_reduce_warp` in
-    // kernels/segmented/reduce.cu: it reads n elements of `in` and segments
+    // kernels/segmented/reduce.cu, In the struct whose fields the ExprArgs
+    // hold: it reads n elements of `in` and segments
     // + 1 offsets, writes below `segments` in out (and out_idx, arg-extremes
     // only), sets *error_flag on bad offsets, and reads and writes parts and
     // counters below num_wtiles (checked against the offsets it reads, bad
@@ -252,22 +283,23 @@ fn warp_entry<T: Element, I: IndexElement>() -> Entry<(
     unsafe { Entry::declare("cuprim_segmented_reduce_warp") }
 }
 
-/// Reduces each of the `segments` segments of the `len` elements at
-/// `input` (`input = (address, len)`), given by `segments + 1` offsets
-/// (`offsets = (address, segments)`), into `out` (and `out_idx` for the
-/// arg-extremes). Returns false if the kernel saw bad offsets.
+/// Reduces each of the `segments` segments of the plan's input, given by
+/// `segments + 1` offsets (`offsets = (address, segments)`), into `out`
+/// (and `out_idx` for the arg-extremes). Returns false if the kernel saw
+/// bad offsets; an input that permutes with a bad index is an
+/// [`Error::IndexOutOfBounds`].
 pub(crate) fn run<K: SegmentedKernel>(
     k: &K,
     dev: &CudaDevice,
-    (input, len): (Ptr<K::T>, usize),
     (offsets, segments): (Ptr<K::I>, usize),
     out: Ptr<K::T>,
     out_idx: Ptr<K::I>,
 ) -> Result<bool> {
     let policy = k.policy();
+    let len = k.input().length();
     let (n, segments) = (len as u64, segments as u64);
     if n < WARP_KERNEL_MAX_AVERAGE.saturating_mul(segments) {
-        return run_warp(k, dev, (input, n), (offsets, segments), out, out_idx);
+        return run_warp(k, dev, n, (offsets, segments), out, out_idx);
     }
     let tiles = n.div_ceil(policy.tile()).max(segments.div_ceil(SEGMENTS_PER_TILE)).max(1);
     let tiles = u32::try_from(tiles)
@@ -283,7 +315,11 @@ pub(crate) fn run<K: SegmentedKernel>(
     let mut layout = ScratchLayout::new();
     let lookback = Lookback::place(&mut layout, tiles as u64, pair_bytes);
     let counter = dev.counter(Counter::ScanTile);
-    let ((), bad) = dev.checked_store(|flag| {
+    // One flag word: 1 a permuted input's bad index, 2 bad offsets.
+    let ((), word) = dev.checked_store_word(|flag| {
+        let mut a = ArgWriter::new(flag.raw());
+        k.input().write_args(&mut a);
+        let input = a.finish()?;
         dev.with_scratch(&layout, |s| {
             let (status, aggregates, prefixes) = lookback.args(&s);
             let args = (
@@ -292,14 +328,14 @@ pub(crate) fn run<K: SegmentedKernel>(
             dev.launch(&module, entry::<K::T, K::I>(), Grid::new(tiles, policy.block), args)
         })
     })?;
-    Ok(!bad)
+    permute_error(k, word)
 }
 
 /// [`run`] on the warp-tile kernel.
 fn run_warp<K: SegmentedKernel>(
     k: &K,
     dev: &CudaDevice,
-    (input, n): (Ptr<K::T>, u64),
+    n: u64,
     (offsets, segments): (Ptr<K::I>, u64),
     out: Ptr<K::T>,
     out_idx: Ptr<K::I>,
@@ -320,7 +356,11 @@ fn run_warp<K: SegmentedKernel>(
     let counters = layout.zeroed::<u32>(wtiles);
     let tails = layout.uninit_aligned::<u8>(wtiles * pair_bytes);
     let heads = layout.uninit_aligned::<u8>(wtiles * pair_bytes);
-    let ((), bad) = dev.checked_store(|flag| {
+    // One flag word, as in `run`: 1 a permuted input's bad index, 2 bad offsets.
+    let ((), word) = dev.checked_store_word(|flag| {
+        let mut a = ArgWriter::new(flag.raw());
+        k.input().write_args(&mut a);
+        let input = a.finish()?;
         dev.with_scratch(&layout, |s| {
             let args = (
                 input,
@@ -340,24 +380,56 @@ fn run_warp<K: SegmentedKernel>(
             dev.launch(&module, warp_entry::<K::T, K::I>(), Grid::new(blocks, WARP_BLOCK), args)
         })
     })?;
-    Ok(!bad)
+    permute_error(k, word)
+}
+
+/// The call's result from its flag word: a bad permuted index is an error,
+/// bad offsets a `false`.
+fn permute_error<K: SegmentedKernel>(k: &K, word: u32) -> Result<bool> {
+    if word & 1 != 0 {
+        return Err(Error::IndexOutOfBounds {
+            op: "permute",
+            len: k.input().first_bound().unwrap_or(0),
+        });
+    }
+    Ok(word == 0)
 }
 
 /// segmented_reduce of `T` by `op` with both offset types, and the
 /// arg-extremes of `T`, for precompile.
 pub(crate) fn kernel_specs<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> Vec<KernelSpec> {
+    kernel_specs_of(arch, &Leaf::<T>::type_only(), op)
+}
+
+/// The same kernels over an input expression, for precompile.
+pub(crate) fn kernel_specs_of<E: Node, Op: Monoid<E::Item>>(arch: u32, input: &E, op: &Op) -> Vec<KernelSpec>
+where
+    E::Item: Element,
+{
     let mut specs = vec![
-        KernelSpec::of(&SegReduce::<T, u32, Op> { arch, op, _t: PhantomData }),
-        KernelSpec::of(&SegReduce::<T, u64, Op> { arch, op, _t: PhantomData }),
+        KernelSpec::of(&SegReduce::<_, u32, Op> {
+            arch,
+            input,
+            op,
+            _t: PhantomData,
+        }),
+        KernelSpec::of(&SegReduce::<_, u64, Op> {
+            arch,
+            input,
+            op,
+            _t: PhantomData,
+        }),
     ];
     for greatest in [false, true] {
-        specs.push(KernelSpec::of(&SegArg::<T, u32> {
+        specs.push(KernelSpec::of(&SegArg::<_, u32> {
             arch,
+            input,
             greatest,
             _t: PhantomData,
         }));
-        specs.push(KernelSpec::of(&SegArg::<T, u64> {
+        specs.push(KernelSpec::of(&SegArg::<_, u64> {
             arch,
+            input,
             greatest,
             _t: PhantomData,
         }));

@@ -71,8 +71,10 @@ use crate::cmp::Comparator;
 use crate::device::Ptr;
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
+use crate::expr::host_items;
+use crate::expr::node::{cuda_of, Node};
 use crate::ops::Arith;
-use crate::vec::raw::MemMut;
+use crate::vec::raw::{MemMut, SealedMut as _};
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
 use std::mem::size_of;
 
@@ -513,4 +515,70 @@ impl SortOptions {
         let a = SortArgs::new::<K>(self)?;
         Ok((a.begin, a.end, a.descending))
     }
+}
+
+/// The keys an input expression yields, sorted into a new vector: on CUDA
+/// the histogram pass reads the expression and writes the keys for the
+/// first pass (see [`onesweep::sort_from`]).
+pub(crate) fn sorted_of<KE: Node>(keys: &KE, opts: SortOptions) -> Result<DeviceVec<KE::Item>>
+where
+    KE::Item: Element,
+{
+    keys.validate()?;
+    let args = SortArgs::new::<KE::Item>(&opts)?;
+    let n = keys.length();
+    let mut out = DeviceVec::<KE::Item>::alloc_uninit(keys.device_ref(), n)?;
+    match (cuda_of(keys), out.mem_mut()) {
+        (None, MemMut::Host(o)) => {
+            o.copy_from_slice(&host_items(keys)?);
+            host::sort_keys(o, args.begin, args.end, args.descending);
+        }
+        (Some(dev), MemMut::Cuda { ptr, .. }) => {
+            onesweep::sort_from::<KE::Item, KE::Item, KE>(dev, Some(keys), Ptr::from_raw(ptr), None, n, &args)?
+        }
+        _ => return Err(Error::DeviceMismatch { op: "sorted" }),
+    }
+    Ok(out)
+}
+
+/// Keys and values from input expressions, sorted by key into two new
+/// vectors (one histogram pass reads both expressions).
+pub(crate) fn sorted_pairs_of<KE: Node, VE: Node>(
+    keys: &KE,
+    values: &VE,
+    opts: SortOptions,
+) -> Result<(DeviceVec<KE::Item>, DeviceVec<VE::Item>)>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
+    const OP: &str = "sorted_pairs";
+    keys.validate()?;
+    values.validate()?;
+    same_device(OP, keys.device_ref(), values.device_ref())?;
+    same_len(OP, keys.length(), values.length())?;
+    let args = SortArgs::new::<KE::Item>(&opts)?;
+    let (n, d) = (keys.length(), keys.device_ref());
+    let mut ko = DeviceVec::<KE::Item>::alloc_uninit(d, n)?;
+    let mut vo = DeviceVec::<VE::Item>::alloc_uninit(d, n)?;
+    match (cuda_of(keys), ko.mem_mut(), vo.mem_mut()) {
+        (None, MemMut::Host(k), MemMut::Host(v)) => {
+            k.copy_from_slice(&host_items(keys)?);
+            v.copy_from_slice(&host_items(values)?);
+            host::sort_pairs(k, v, args.begin, args.end, args.descending);
+        }
+        (Some(dev), MemMut::Cuda { ptr: kp, .. }, MemMut::Cuda { ptr: vp, .. }) => {
+            let both = crate::expr::zip(keys.clone(), values.clone());
+            onesweep::sort_from(
+                dev,
+                Some(&both),
+                Ptr::<KE::Item>::from_raw(kp),
+                Some(Ptr::<VE::Item>::from_raw(vp)),
+                n,
+                &args,
+            )?
+        }
+        _ => return Err(Error::DeviceMismatch { op: OP }),
+    }
+    Ok((ko, vo))
 }

@@ -6,9 +6,13 @@
 
 use super::plan::{small_shape, Onesweep, SmallSort, MEDIUM_MOST};
 use super::SortArgs;
+use crate::algo::transform::plan::Collect;
 use crate::device::{CudaDevice, Entry, Grid, Ptr, Region, ScratchLayout};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::expr::args::ExprArgs;
+use crate::expr::node::Node;
+use crate::expr::Leaf;
 use std::mem::size_of;
 
 /// Digit width of the onesweep sort.
@@ -34,6 +38,18 @@ fn histogram_entry<K: Element>() -> Entry<(Ptr<K>, u64, u32, u32, u64, Ptr<u64>,
 /// V* vals_out, u64 n, u32 shift, u32 mask, u64 flip, const u64*
 /// digit_starts, const u64* carry_in, u64* carry_out, u32* lookback, u32*
 /// tile_counter, u32 num_tiles, const u32* plan)`.
+type HistXArgs<K, V> = (ExprArgs, u64, u32, u32, u64, Ptr<u64>, Ptr<u32>, Ptr<u32>, Ptr<K>, Ptr<V>);
+
+fn histogram_x_entry<K: Element, V: Element>() -> Entry<HistXArgs<K, V>> {
+    // SAFETY: matches `cuprim_radix_histogram_x` in kernels/sort/radix_sort.cu
+    // (SortIn the struct the ExprArgs hold; keys and values as the unsigned
+    // integers of their width, same bytes): the histogram kernel's contract
+    // over the n keys the expression yields, which it also writes to
+    // keys_out[0..n] (and the values to vals_out[0..n], only with
+    // CUPRIM_SORT_X 2; else vals_out is unused).
+    unsafe { Entry::declare("cuprim_radix_histogram_x") }
+}
+
 type PassArgs<K, V> = (
     Ptr<K>,
     Ptr<K>,
@@ -137,12 +153,37 @@ pub(crate) fn sort<K: Element, V: Element>(
     n: usize,
     args: &SortArgs,
 ) -> Result<()> {
+    sort_from::<K, V, Leaf<'static, K>>(dev, None, keys, values, n, args)
+}
+
+/// [`sort`] whose keys (and values) come from an input expression: `input`
+/// yields the keys (with `values`, the zip of keys and values) and `keys` /
+/// `values` receive the sorted result. The histogram pass reads the
+/// expression and writes what it reads into the buffer the first pass
+/// reads (the output or scratch, by the parity of the pass count, so the
+/// result lands in the output without a copy back). Inputs of one small
+/// tile are collected into the output and sorted there.
+pub(crate) fn sort_from<K: Element, V: Element, X: Node>(
+    dev: &CudaDevice,
+    input: Option<&X>,
+    keys: Ptr<K>,
+    values: Option<Ptr<V>>,
+    n: usize,
+    args: &SortArgs,
+) -> Result<()> {
+    let pairs = values.is_some();
+    let vals = values.unwrap_or(Ptr::null());
+    if let Some(x) = input {
+        if n <= 1 || small_shape::<K, V>(pairs, n as u64).is_some() {
+            let out = [Ptr::from_raw(keys.raw()), Ptr::from_raw(vals.raw()), Ptr::null()];
+            Collect::new(dev.arch(), x, 1 + pairs as u8).run(dev, out)?;
+            return sort(dev, keys, values, n, args);
+        }
+    }
     if n <= 1 {
         return Ok(());
     }
     let n64 = n as u64;
-    let pairs = values.is_some();
-    let vals = values.unwrap_or(Ptr::null());
     let flip = args.flip::<K>();
     let (begin, end) = (args.begin, args.end);
 
@@ -163,6 +204,7 @@ pub(crate) fn sort<K: Element, V: Element>(
     }
 
     let plan = Onesweep::<K, V>::new(dev.arch(), pairs, args.shortcut, n64 > 1 << 32, n64 <= MEDIUM_MOST);
+    let plan = plan.of_input(input);
     let module = dev.module(&plan)?;
     let policy = &plan.policy;
     let tile = policy.tile();
@@ -181,14 +223,29 @@ pub(crate) fn sort<K: Element, V: Element>(
         .clamp(1, (dev.sm_count().max(1) * policy.hist_blocks_per_sm) as u64) as u32;
     dev.with_scratch(&layout.scratch, |s| {
         let (hist, pass_plan) = (s.at(layout.hist), s.at(layout.plan));
-        dev.launch(
-            &module,
-            histogram_entry::<K>(),
-            Grid::new(hist_blocks, policy.hist_block),
-            (keys, n64, begin, end, flip, hist, s.at(layout.ticket), pass_plan),
-        )?;
         let (mut src_k, mut dst_k) = (keys, s.at(layout.alt_keys));
         let (mut src_v, mut dst_v) = (vals, if pairs { s.at(layout.alt_values) } else { Ptr::null() });
+        let grid = Grid::new(hist_blocks, policy.hist_block);
+        match input {
+            None => dev.launch(
+                &module,
+                histogram_entry::<K>(),
+                grid,
+                (keys, n64, begin, end, flip, hist, s.at(layout.ticket), pass_plan),
+            )?,
+            Some(x) => {
+                // An odd number of passes starts from scratch, so the last one writes the output.
+                if passes % 2 == 1 {
+                    std::mem::swap(&mut src_k, &mut dst_k);
+                    std::mem::swap(&mut src_v, &mut dst_v);
+                }
+                let ticket = s.at(layout.ticket);
+                crate::expr::consume::launch_checked(dev, x, |input| {
+                    let args = (input, n64, begin, end, flip, hist, ticket, pass_plan, src_k, src_v);
+                    dev.launch(&module, histogram_x_entry::<K, V>(), grid, args)
+                })?
+            }
+        }
         let (carries, lookback, counters) = (s.at(layout.carries), s.at(layout.lookback), s.at(layout.counters));
         for p in 0..passes as u64 {
             let (shift, mask) = args.digit(p as u32, RADIX_BITS);
@@ -229,7 +286,7 @@ pub(crate) fn sort<K: Element, V: Element>(
             std::mem::swap(&mut src_k, &mut dst_k);
             std::mem::swap(&mut src_v, &mut dst_v);
         }
-        if passes % 2 == 1 {
+        if passes % 2 == 1 && input.is_none() {
             dev.copy(keys, src_k, n64, "copying sorted keys back")?;
             if pairs {
                 dev.copy(vals, src_v, n64, "copying sorted values back")?;

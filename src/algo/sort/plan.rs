@@ -4,6 +4,8 @@
 //! and the module cache key cannot disagree).
 
 use crate::element::{Element, Kind};
+use crate::expr::node::Node;
+use crate::expr::Leaf;
 use crate::jit::{header, template, KernelSpec, SpecWriter, Specialise, Template};
 use std::marker::PhantomData;
 use std::mem::size_of;
@@ -11,7 +13,7 @@ use std::mem::size_of;
 template!(
     RADIX_SORT,
     "sort/radix_sort.cu",
-    ["cuprim_radix_histogram", "cuprim_radix_onesweep"],
+    ["cuprim_radix_histogram", "cuprim_radix_onesweep", "cuprim_radix_histogram_x"],
     headers: [RADIX_SORT_COMMON]
 );
 
@@ -221,14 +223,17 @@ pub(super) fn write_common<K: Element, V: Element, W: SpecWriter>(w: &mut W, pol
 /// One onesweep sort's module: keys `K`, values `V` when `pairs` (else
 /// `V` is ignored and the kernel's `V` is `K`), the tile policy, 64-bit
 /// output positions or not, the shortcuts (in the policy) or not.
-pub(crate) struct Onesweep<K, V> {
+pub(crate) struct Onesweep<'a, K, V, X = Leaf<'static, K>> {
     pub policy: SortPolicy,
     pub pairs: bool,
     pub wide: bool,
+    /// A sort of an input expression: its keys (or the zip of its keys and
+    /// values, with `pairs`), read by `cuprim_radix_histogram_x`.
+    pub input: Option<&'a X>,
     _kv: PhantomData<fn() -> (K, V)>,
 }
 
-impl<K: Element, V: Element> Onesweep<K, V> {
+impl<K: Element, V: Element> Onesweep<'static, K, V> {
     /// The plan on `arch`; `shortcut` overrides the policy's choice;
     /// `medium`: at most [`MEDIUM_MOST`] keys.
     pub fn new(arch: u32, pairs: bool, shortcut: Option<bool>, wide: bool, medium: bool) -> Self {
@@ -236,12 +241,27 @@ impl<K: Element, V: Element> Onesweep<K, V> {
             policy: policy::<K, V>(arch, pairs, shortcut, wide, medium),
             pairs,
             wide,
+            input: None,
             _kv: PhantomData,
         }
     }
 }
 
-impl<K: Element, V: Element> Specialise for Onesweep<K, V> {
+impl<'a, K: Element, V: Element> Onesweep<'a, K, V> {
+    /// The plan of a sort whose histogram pass reads the expression `input`
+    /// (keys, or with `pairs` the zip of keys and values), if any.
+    pub fn of_input<X: Node>(self, input: Option<&'a X>) -> Onesweep<'a, K, V, X> {
+        Onesweep {
+            policy: self.policy,
+            pairs: self.pairs,
+            wide: self.wide,
+            input,
+            _kv: PhantomData,
+        }
+    }
+}
+
+impl<K: Element, V: Element, X: Node> Specialise for Onesweep<'_, K, V, X> {
     fn template(&self) -> &'static Template {
         &RADIX_SORT
     }
@@ -255,7 +275,22 @@ impl<K: Element, V: Element> Specialise for Onesweep<K, V> {
         }
         w.constant("CUPRIM_WIDE_OFFSETS", self.wide as i64);
         w.constant("CUPRIM_SORT_SHORTCUT", self.policy.shortcut as i64);
+        if let Some(x) = self.input {
+            w.constant("CUPRIM_SORT_X", 1 + self.pairs as i64);
+            let root = x.write_type(w, &mut 0);
+            w.piece(root, |root| format!("typedef cuprim_e{root} SortIn;"));
+        }
     }
+}
+
+/// The onesweep modules of a sort of an input expression (keys, or with
+/// `pairs` the zip of keys and values): 32-bit positions of large and
+/// medium inputs, 64-bit ones, the policy's shortcuts; for precompile.
+pub(crate) fn input_kernel_specs<K: Element, V: Element, X: Node>(arch: u32, pairs: bool, input: &X) -> Vec<KernelSpec> {
+    [(false, false), (false, true), (true, false)]
+        .into_iter()
+        .map(|(wide, medium)| KernelSpec::of(&Onesweep::<K, V>::new(arch, pairs, None, wide, medium).of_input(Some(input))))
+        .collect()
 }
 
 /// The modules a sort of keys `K` (with values `V` when `pairs`) may load:
