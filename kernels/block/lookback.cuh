@@ -155,8 +155,28 @@ template <typename V> __device__ __forceinline__ V lookback_settle(const V& v) {
 // per lane, since all of them have published. A prefix published since is
 // the fold up to there, so the fold restarts from the newest one seen.
 template <typename V, typename Op, bool DETERMINISTIC>
+__device__ __forceinline__ V lookback_before(TileState<V>& state, u32 tile, V filler, V* staged);
+
+template <typename V, typename Op, bool DETERMINISTIC>
 __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 tile, V tile_aggregate, V* staged) {
+    V acc = lookback_before<V, Op, DETERMINISTIC>(state, tile, tile_aggregate, staged);
+    if ((threadIdx.x & 31) == 0) {
+        const V inclusive = Op::apply(acc, tile_aggregate);
+        state.publish(tile, DETERMINISTIC ? lookback_settle(inclusive) : inclusive, SCAN_PREFIX);
+    }
+    return acc;
+}
+
+// The look-back itself, publishing nothing: the exclusive prefix of `tile`
+// (in lane 0; settled in deterministic mode), from its predecessors alone.
+// `filler` (any value) fills the slots before tile 0, which are never
+// folded. A warp may call it before its tile's aggregate is known, as long
+// as something else publishes that aggregate (copy_if's and scan_by_key's
+// look-back warps), and then publish the inclusive prefix itself.
+template <typename V, typename Op, bool DETERMINISTIC>
+__device__ __forceinline__ V lookback_before(TileState<V>& state, u32 tile, V filler, V* staged) {
     const int lane = threadIdx.x & 31;
+    const V tile_aggregate = filler;
     V acc = tile_aggregate;  // meaningful only once have_acc (fast mode) or in lane 0 (deterministic)
     bool have_acc = false;
     int w = 0, stop = 31;
@@ -215,10 +235,8 @@ __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 
             }
         }
     }
-    if (lane == 0) {
-        if constexpr (DETERMINISTIC) acc = lookback_settle(acc);
-        const V inclusive = Op::apply(acc, tile_aggregate);
-        state.publish(tile, DETERMINISTIC ? lookback_settle(inclusive) : inclusive, SCAN_PREFIX);
+    if constexpr (DETERMINISTIC) {
+        if (lane == 0) acc = lookback_settle(acc);
     }
     return acc;
 }
