@@ -284,32 +284,6 @@ template <typename V, typename Op> __device__ __forceinline__ V warp_inclusive_s
     return x;
 }
 
-// Block-wide exclusive scan of one value per thread (in thread order) with
-// one barrier and no look-back: each thread folds the warp totals before
-// its own warp itself, which is cheap for the few warps of a compaction
-// block. Returns the fold of the threads before (Op::identity() for thread
-// 0) and sets `total` to the block's. warp_totals (BLOCK / 32 values) may be
-// reused after the caller's next barrier.
-template <typename V, typename Op, int BLOCK>
-__device__ __forceinline__ V block_exclusive_scan(V value, V* warp_totals, V& total) {
-    constexpr int WARPS = BLOCK / 32;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const V x = warp_inclusive_scan<V, Op>(value);
-    if (lane == 31) warp_totals[warp] = x;
-    V in_warp = cuprim_shfl_up(x, 1);
-    if (lane == 0) in_warp = Op::identity();
-    __syncthreads();
-    V before = Op::identity();
-    total = Op::identity();
-#pragma unroll
-    for (int w = 0; w < WARPS; w++) {
-        const V t = warp_totals[w];
-        if (w < warp) before = Op::apply(before, t);
-        total = Op::apply(total, t);
-    }
-    return Op::apply(before, in_warp);
-}
-
 // Block-wide scan of one value per thread (in thread order) and the tile's
 // look-back, with two block barriers: warp 0 scans the warp totals, learns
 // the tile total, publishes it and looks back before the second barrier.

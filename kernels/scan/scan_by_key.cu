@@ -6,28 +6,11 @@
 // an associative (not commutative) operator, through the same tile scan and
 // look-back as kernels/scan.cu. The value part is the segmented scan.
 //
-// A block is CUPRIM_BLOCK compute threads plus one look-back warp, which
-// starts on the tile's predecessors as soon as the tile is taken (while the
-// compute threads load), then publishes the inclusive prefix once the tile's
-// aggregate is known (named barrier 2) and hands the exclusive prefix to the
-// compute threads (barrier 3). The compute threads meet on barrier 1 alone,
-// and their warp 0 publishes the aggregate without waiting for any
-// look-back, as in kernels/select/select.cu.
-//
 // Specialised on: In0 / In1 (the keys and the values: input expressions,
 // block/expr.cuh; a buffer is cuprim_x_buf), K / T (their items), ScanOp
 // (apply, identity on T), CUPRIM_BLOCK, CUPRIM_ITEMS.
 
 constexpr int SBK_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
-constexpr int SBK_WARPS = CUPRIM_BLOCK / 32;
-constexpr int SBK_THREADS = CUPRIM_BLOCK + 32;
-
-__device__ __forceinline__ void sbk_bar_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void sbk_bar_arrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
 constexpr int sbk_pad_every(int bytes) { return 128 / bytes < 16 ? 16 : 128 / bytes; }
 template <typename V> __device__ __forceinline__ int sbk_pad(int i) { return i + i / sbk_pad_every(sizeof(V)); }
 
@@ -114,14 +97,13 @@ struct SegOp {
     }
 };
 
-extern "C" __global__ void __launch_bounds__(SBK_THREADS, CUPRIM_MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_scan_by_key(CUPRIM_INPUT In0 keys, CUPRIM_INPUT In1 values, T* out, u64 n, u32* status,
                        SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ K skeys[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(K))];
     __shared__ T svals[SBK_TILE + SBK_TILE / sbk_pad_every(sizeof(T))];
-    __shared__ SegPair warp_totals[SBK_WARPS];
+    __shared__ SegPair warp_totals[CUPRIM_BLOCK / 32];
     __shared__ SegPair staged[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
-    __shared__ SegPair s_total;
     __shared__ SegPair s_prefix;
     __shared__ u32 s_tile;
 
@@ -130,30 +112,11 @@ extern "C" __global__ void __launch_bounds__(SBK_THREADS, CUPRIM_MIN_BLOCKS)
     const u64 remaining = n - base;
     const int valid = remaining < (u64)SBK_TILE ? (int)remaining : SBK_TILE;
     const int tid = threadIdx.x;
-    const int lane = tid & 31, warp = tid >> 5;
-    TileState<SegPair> state(status, aggregates, prefixes);
-
-    if (warp == SBK_WARPS) {
-        // The look-back warp: the predecessors first, then the inclusive
-        // prefix once the tile's aggregate (s_total) is known.
-        SegPair before = SegOp::identity();
-        if (tile > 0) before = lookback_before<SegPair, SegOp, CUPRIM_DETERMINISTIC>(state, tile, SegOp::identity(), staged);
-        sbk_bar_sync(2, SBK_THREADS);
-        if (tile > 0 && lane == 0) {
-            // After warp 0's aggregate (ordered by barrier 2): the tile's last word.
-            const SegPair inclusive = SegOp::apply(before, s_total);
-            state.publish(tile, CUPRIM_DETERMINISTIC ? lookback_settle(inclusive) : inclusive, SCAN_PREFIX);
-            s_prefix = before;
-        }
-        __syncwarp();
-        sbk_bar_arrive(3, SBK_THREADS);
-        return;
-    }
 
     const bool whole = valid == SBK_TILE;
     sbk_stage_x(keys, base, skeys, valid, whole);
     sbk_stage_x(values, base, svals, valid, whole);
-    sbk_bar_sync(1, CUPRIM_BLOCK);
+    __syncthreads();
 
     SegPair items[CUPRIM_ITEMS];
     const int first = tid * CUPRIM_ITEMS;
@@ -174,56 +137,25 @@ extern "C" __global__ void __launch_bounds__(SBK_THREADS, CUPRIM_MIN_BLOCKS)
 #pragma unroll
     for (int k = 1; k < CUPRIM_ITEMS; k++) thread_total = SegOp::apply(thread_total, items[k]);
 
-    // The threads before this one in the tile (one barrier: each thread
-    // folds the warp totals before its warp), and the tile's aggregate,
-    // which warp 0 publishes at once.
-    const SegPair wx = warp_inclusive_scan<SegPair, SegOp>(thread_total);
-    if (lane == 31) warp_totals[warp] = wx;
-    const SegPair before_in_warp = cuprim_shfl_up(wx, 1);
-    sbk_bar_sync(1, CUPRIM_BLOCK);
-    bool have = false;
-    SegPair before = SegOp::identity();
-#pragma unroll
-    for (int w = 0; w < SBK_WARPS; w++) {
-        if (w < warp) {
-            before = have ? SegOp::apply(before, warp_totals[w]) : warp_totals[w];
-            have = true;
-        }
-    }
-    if (warp == 0 && lane == 0) {
-        SegPair total = warp_totals[0];
-#pragma unroll
-        for (int w = 1; w < SBK_WARPS; w++) total = SegOp::apply(total, warp_totals[w]);
-        s_total = total;
-        if (tile == 0)
-            state.publish(0u, CUPRIM_DETERMINISTIC ? lookback_settle(total) : total, SCAN_PREFIX);
-        else
-            state.publish(tile, total, SCAN_AGGREGATE);
-    }
-    if (lane > 0) {
-        before = have ? SegOp::apply(before, before_in_warp) : before_in_warp;
-        have = true;
-    }
-    sbk_bar_arrive(2, SBK_THREADS);
-    sbk_bar_sync(3, SBK_THREADS);
+    SegPair before;
+    bool has_before;
+    SegPair tile_prefix;
+    const bool has_tile_prefix = block_scan_lookback<SegPair, SegOp, CUPRIM_BLOCK, CUPRIM_DETERMINISTIC>(
+        thread_total, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before, tile_prefix);
 
-    SegPair run = SegOp::identity();
-    bool have_run = false;
-    if (tile > 0) {
-        run = s_prefix;
-        have_run = true;
-    }
-    if (have) {
-        run = have_run ? SegOp::apply(run, before) : before;
-        have_run = true;
+    bool have = has_tile_prefix;
+    SegPair run = has_tile_prefix ? tile_prefix : SegOp::identity();
+    if (has_before) {
+        run = have ? SegOp::apply(run, before) : before;
+        have = true;
     }
 #pragma unroll
     for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        run = have_run ? SegOp::apply(run, items[k]) : items[k];
-        have_run = true;
+        run = have ? SegOp::apply(run, items[k]) : items[k];
+        have = true;
         if (first + k < valid) svals[sbk_pad<T>(first + k)] = run.v;
     }
-    sbk_bar_sync(1, CUPRIM_BLOCK);
+    __syncthreads();
     if (whole && cuprim_aligned_to<cuprim_vec<T, 16 / sizeof(T)>>(out + base)) {
         constexpr int VEC = 16 / sizeof(T);
         cuprim_vec<T, VEC>* vout = (cuprim_vec<T, VEC>*)(out + base);

@@ -69,8 +69,7 @@ pub(crate) fn scan_policy(_arch: u32, elem_bytes: usize) -> TilePolicy {
     }
 }
 
-/// scan_by_key tiles: (head, value) pairs, fewer per thread than a plain scan (12 pairs of 8-byte values spill);
-/// `block` counts the compute threads (the kernel adds a look-back warp).
+/// scan_by_key tiles: (head, value) pairs, fewer per thread than a plain scan (12 pairs of 8-byte values spill).
 pub(crate) fn scan_by_key_policy(_arch: u32, elem_bytes: usize, len: usize) -> TilePolicy {
     // Up to 2^22 elements: 256 x 16, 14.8 / 17.3 us at 2^20 (u8 / u32; runs of 64, f32) against
     // 21.4 / 25.4 for 128 x 24 (CUB 20.5 / 16.9; H100, runs dcb59fe and 9ea88b8).
@@ -246,8 +245,7 @@ where
             let (status, aggregates, prefixes) = lookback.args(&s);
             crate::expr::consume::launch_checked2(dev, self.keys, self.values, |k, v| {
                 let args = (k, v, out, len as u64, status, aggregates, prefixes, counter, tiles);
-                // The policy's compute threads and the look-back warp.
-                dev.launch(&module, entry, Grid::new(tiles, self.policy.block + 32), args)
+                dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
             })
         })
     }
