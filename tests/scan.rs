@@ -483,3 +483,95 @@ fn scan_by_key_both_tile_shapes() {
         }
     }
 }
+
+/// copy_if, copy_if_into and partition around the select kernel's tile and
+/// warp boundaries (4-byte tiles of 3072 = 4 warps x 768, 8-byte 3072 = 8 x
+/// 384, 1-byte 4096 = 8 x 512), with every element kept, none, alternate
+/// ones, long kept and rejected runs, and random ones; a misaligned view
+/// (scalar loads for every tile) and a size of many tiles (deep look-backs).
+#[test]
+fn copy_if_tile_and_warp_boundaries() {
+    fn check<T: Element + Ord + std::fmt::Debug>(dev: &Device, data: &[T], mid: T, ctx: &str) {
+        let n = data.len();
+        let kept: Vec<T> = data.iter().copied().filter(|&x| x > mid).collect();
+        let v = DeviceVec::from_slice(dev, data).unwrap();
+        assert_eq!(v.copy_if(Gt(mid)).unwrap().to_vec().unwrap(), kept, "copy_if {ctx}");
+        let mut out = DeviceVec::from_slice(dev, &vec![data.first().copied().unwrap_or(mid); n + 1]).unwrap();
+        let mut count = DeviceVec::from_slice(dev, &[u64::MAX]).unwrap();
+        v.copy_if_into(Gt(mid), &mut out, &mut count).unwrap();
+        assert_eq!(count.to_vec().unwrap(), vec![kept.len() as u64], "copy_if_into count {ctx}");
+        assert_eq!(&out.to_vec().unwrap()[..kept.len()], &kept[..], "copy_if_into {ctx}");
+        let mut p = v.to_device_vec().unwrap();
+        let split = p.partition(Gt(mid)).unwrap();
+        let mut want = kept.clone();
+        want.extend(data.iter().copied().filter(|&x| x <= mid));
+        assert_eq!(split, kept.len(), "partition split {ctx}");
+        assert_eq!(p.to_vec().unwrap(), want, "partition order {ctx}");
+        if n > 1 {
+            // A view one element in: misaligned for 16-byte loads.
+            let s = v.slice(1..n).unwrap();
+            let kept1: Vec<T> = data[1..].iter().copied().filter(|&x| x > mid).collect();
+            assert_eq!(s.copy_if(Gt(mid)).unwrap().to_vec().unwrap(), kept1, "copy_if of a view {ctx}");
+        }
+    }
+    let (mut r, seed) = rng(7);
+    let sizes = [
+        2usize,
+        383,
+        384,
+        385,
+        511,
+        512,
+        513,
+        767,
+        768,
+        769,
+        3071,
+        3072,
+        3073,
+        4095,
+        4096,
+        4097,
+        5 * 3072 + 2 * 768 + 17,
+        (1 << 22) + 7,
+    ];
+    for dev in common::devices() {
+        for &n in &sizes {
+            for pattern in 0..5 {
+                // 0 all kept, 1 none, 2 alternate, 3 runs of 1000, 4 random (kept when > mid).
+                let keep = |i: usize, x: bool| match pattern {
+                    0 => true,
+                    1 => false,
+                    2 => i.is_multiple_of(2),
+                    3 => (i / 1000).is_multiple_of(2),
+                    _ => x,
+                };
+                if n > 1 << 20 && pattern < 4 && pattern != 2 {
+                    continue;
+                }
+                let ctx = format!("{dev:?} n={n} pattern={pattern} seed={seed}");
+                let d32: Vec<u32> = (0..n)
+                    .map(|i| {
+                        let x: u32 = r.gen();
+                        if keep(i, x > u32::MAX / 2) {
+                            x | 0x8000_0000
+                        } else {
+                            x & 0x7fff_ffff
+                        }
+                    })
+                    .collect();
+                check(&dev, &d32, u32::MAX / 2, &format!("u32 {ctx}"));
+                if n > 1 << 20 {
+                    continue;
+                }
+                let d64: Vec<i64> = d32
+                    .iter()
+                    .map(|&x| if x > u32::MAX / 2 { x as i64 } else { -(x as i64) - 1 })
+                    .collect();
+                check(&dev, &d64, -1, &format!("i64 {ctx}"));
+                let d8: Vec<u8> = d32.iter().map(|&x| (x >> 24) as u8).collect();
+                check(&dev, &d8, u8::MAX / 2, &format!("u8 {ctx}"));
+            }
+        }
+    }
+}

@@ -155,8 +155,28 @@ template <typename V> __device__ __forceinline__ V lookback_settle(const V& v) {
 // per lane, since all of them have published. A prefix published since is
 // the fold up to there, so the fold restarts from the newest one seen.
 template <typename V, typename Op, bool DETERMINISTIC>
+__device__ __forceinline__ V lookback_before(TileState<V>& state, u32 tile, V filler, V* staged);
+
+template <typename V, typename Op, bool DETERMINISTIC>
 __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 tile, V tile_aggregate, V* staged) {
+    V acc = lookback_before<V, Op, DETERMINISTIC>(state, tile, tile_aggregate, staged);
+    if ((threadIdx.x & 31) == 0) {
+        const V inclusive = Op::apply(acc, tile_aggregate);
+        state.publish(tile, DETERMINISTIC ? lookback_settle(inclusive) : inclusive, SCAN_PREFIX);
+    }
+    return acc;
+}
+
+// The look-back itself, publishing nothing: the exclusive prefix of `tile`
+// (in lane 0; settled in deterministic mode), from its predecessors alone.
+// `filler` (any value) fills the slots before tile 0, which are never
+// folded. A warp may call it before its tile's aggregate is known, as long
+// as something else publishes that aggregate (copy_if's and scan_by_key's
+// look-back warps), and then publish the inclusive prefix itself.
+template <typename V, typename Op, bool DETERMINISTIC>
+__device__ __forceinline__ V lookback_before(TileState<V>& state, u32 tile, V filler, V* staged) {
     const int lane = threadIdx.x & 31;
+    const V tile_aggregate = filler;
     V acc = tile_aggregate;  // meaningful only once have_acc (fast mode) or in lane 0 (deterministic)
     bool have_acc = false;
     int w = 0, stop = 31;
@@ -215,10 +235,8 @@ __device__ __forceinline__ V lookback_exclusive_prefix(TileState<V>& state, u32 
             }
         }
     }
-    if (lane == 0) {
-        if constexpr (DETERMINISTIC) acc = lookback_settle(acc);
-        const V inclusive = Op::apply(acc, tile_aggregate);
-        state.publish(tile, DETERMINISTIC ? lookback_settle(inclusive) : inclusive, SCAN_PREFIX);
+    if constexpr (DETERMINISTIC) {
+        if (lane == 0) acc = lookback_settle(acc);
     }
     return acc;
 }
@@ -264,32 +282,6 @@ template <typename V, typename Op> __device__ __forceinline__ V warp_inclusive_s
         if (lane >= off) x = Op::apply(y, x);
     }
     return x;
-}
-
-// Block-wide exclusive scan of one value per thread (in thread order) with
-// one barrier and no look-back: each thread folds the warp totals before
-// its own warp itself, which is cheap for the few warps of a compaction
-// block. Returns the fold of the threads before (Op::identity() for thread
-// 0) and sets `total` to the block's. warp_totals (BLOCK / 32 values) may be
-// reused after the caller's next barrier.
-template <typename V, typename Op, int BLOCK>
-__device__ __forceinline__ V block_exclusive_scan(V value, V* warp_totals, V& total) {
-    constexpr int WARPS = BLOCK / 32;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const V x = warp_inclusive_scan<V, Op>(value);
-    if (lane == 31) warp_totals[warp] = x;
-    V in_warp = cuprim_shfl_up(x, 1);
-    if (lane == 0) in_warp = Op::identity();
-    __syncthreads();
-    V before = Op::identity();
-    total = Op::identity();
-#pragma unroll
-    for (int w = 0; w < WARPS; w++) {
-        const V t = warp_totals[w];
-        if (w < warp) before = Op::apply(before, t);
-        total = Op::apply(total, t);
-    }
-    return Op::apply(before, in_warp);
 }
 
 // Block-wide scan of one value per thread (in thread order) and the tile's

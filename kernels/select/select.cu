@@ -1,23 +1,52 @@
 // Stream compaction in one pass: copy_if and stable partition.
 //
 // Like kernels/scan.cu, but what is scanned is the number of selected
-// elements: each tile counts its selections, the look-back gives the count
-// before the tile, and the tile's selected elements are compacted in shared
-// memory and written as one contiguous, coalesced run. Reads n elements and
-// writes only what is kept. With a second output, the rejected elements go
-// to it the same way (a stable partition).
+// elements, and the look-back has a warp of its own. A block is
+// CUPRIM_BLOCK compute threads plus one look-back warp:
+//
+// - each compute warp loads its 32 * CUPRIM_ITEMS consecutive elements of
+//   the tile into registers (16-byte loads where the input allows), ranks
+//   them with ballots (no block scan of the flags) and compacts them into
+//   its own run of shared memory: selected first, rejected after them, each
+//   in input order;
+// - the compute warps meet once (named barrier 1) to learn the tile's count
+//   and their offsets in it; warp 0 publishes the tile's aggregate at once;
+// - the look-back warp starts on the predecessors as soon as the tile is
+//   taken, while the compute warps load, so the tile's exclusive prefix is
+//   usually known by the time they have compacted; it publishes the
+//   inclusive prefix once the tile's count is known (barrier 2) and hands
+//   the prefix to the compute warps (barrier 3), which then write their runs
+//   as contiguous, coalesced stores.
+//
+// Reads n elements and writes only what is kept. With a second output, the
+// rejected elements go to it the same way (a stable partition).
 //
 // Specialised on: In (the input expression, block/expr.cuh; a plain buffer is
-// cuprim_x_buf<T>), T (its element), PredFn (bool apply(T x, T p)), CUPRIM_BLOCK,
-// CUPRIM_ITEMS.
+// cuprim_x_buf<T>), T (its element), PredFn (bool apply(T x, T p)), CUPRIM_BLOCK
+// (compute threads, a multiple of 32), CUPRIM_ITEMS (at most 32).
 
+constexpr int SEL_WARPS = CUPRIM_BLOCK / 32;
+constexpr int SEL_THREADS = CUPRIM_BLOCK + 32;
+constexpr int SEL_WARP_TILE = 32 * CUPRIM_ITEMS;
 constexpr int SEL_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
-constexpr int SEL_PAD_EVERY = 128 / sizeof(T) < 16 ? 16 : 128 / sizeof(T);
-constexpr int SEL_SMEM = SEL_TILE + SEL_TILE / SEL_PAD_EVERY;
-constexpr int SEL_VEC = 16 / sizeof(T);
-typedef cuprim_vec<T, SEL_VEC> SelVec;
+static_assert(CUPRIM_BLOCK % 32 == 0 && CUPRIM_ITEMS <= 32, "select: whole warps, at most 32 items a thread");
 
-__device__ __forceinline__ int sel_pad(int i) { return i + i / SEL_PAD_EVERY; }
+// Elements per load: the widest power of two of at most 16 bytes dividing CUPRIM_ITEMS.
+constexpr int sel_vec() {
+    int v = 16 / (int)sizeof(T);
+    if (v < 1) v = 1;
+    while (CUPRIM_ITEMS % v != 0) v /= 2;
+    return v;
+}
+constexpr int SEL_VEC = sel_vec();
+constexpr int SEL_ROUNDS = CUPRIM_ITEMS / SEL_VEC;
+// Bits of a lane's count in one round (0 ..= SEL_VEC).
+constexpr int sel_count_bits() {
+    int b = 1;
+    while ((1 << b) <= SEL_VEC) b++;
+    return b;
+}
+constexpr int SEL_COUNT_BITS = sel_count_bits();
 
 // Counts are C: u32 below 2^32 elements (packed look-back state), else u64.
 struct CountOp {
@@ -25,16 +54,32 @@ struct CountOp {
     __device__ __forceinline__ static C identity() { return 0; }
 };
 
+__device__ __forceinline__ void sel_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void sel_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ u32 sel_warp_sum(u32 x) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_add_sync(0xffffffffu, x);
+#else
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
+    return x;
+#endif
+}
+
 // selected[...]: the elements with PredFn(x, param), in order.
 // rejected (may be null): the others, in order.
 // The last tile's published prefix is the total number selected; the last
 // tile also writes it to count_out[0] unless count_out is null.
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
     cuprim_select(CUPRIM_INPUT In in, u64 n, T param, T* __restrict__ selected, T* __restrict__ rejected,
                   u64* count_out, u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
-    __shared__ T smem[SEL_SMEM];
-    __shared__ C warp_totals[CUPRIM_BLOCK / 32];
-    __shared__ C staged[1];  // unused: counts are exact, the fast look-back is deterministic
+    __shared__ T smem[SEL_TILE];
+    __shared__ u32 warp_counts[SEL_WARPS];
     __shared__ C s_prefix;
     __shared__ u32 s_tile;
 
@@ -42,65 +87,113 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const u64 base = (u64)tile * SEL_TILE;
     const u64 remaining = n - base;
     const int valid = remaining < (u64)SEL_TILE ? (int)remaining : SEL_TILE;
-    const int tid = threadIdx.x;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    TileState<C> state(status, aggregates, prefixes);
 
-    const u32 in_misalign = in.template misalign<SEL_VEC>();
-    if (valid == SEL_TILE && (in_misalign == 0 || in_misalign == CUPRIM_X_ANY)) {
+    if (warp == SEL_WARPS) {
+        // The look-back warp: the predecessors first (no need of this
+        // tile's count), then the inclusive prefix once the count is known.
+        C before = 0;
+        if (tile > 0) before = lookback_before<C, CountOp, false>(state, tile, (C)0, nullptr);
+        sel_bar_sync(2, SEL_THREADS);
+        if (tile > 0 && lane == 0) {
+            C total = 0;
 #pragma unroll
-        for (int j = 0; j < SEL_TILE / SEL_VEC / CUPRIM_BLOCK; j++) {
-            const int v = j * CUPRIM_BLOCK + tid;
-            const cuprim_arr<T, SEL_VEC> x = in.template load_n<SEL_VEC>(base + (u64)v * SEL_VEC);
-#pragma unroll
-            for (int k = 0; k < SEL_VEC; k++) smem[sel_pad(v * SEL_VEC + k)] = x.v[k];
+            for (int w = 0; w < SEL_WARPS; w++) total += (C)warp_counts[w];
+            // Published after warp 0's aggregate (ordered by barrier 2), so
+            // the prefix is the tile's last word.
+            state.publish(tile, before + total, SCAN_PREFIX);
+            s_prefix = before;
         }
-    } else {
-        for (int i = tid; i < valid; i += CUPRIM_BLOCK) smem[sel_pad(i)] = in.load(base + i);
+        __syncwarp();
+        sel_bar_arrive(3, SEL_THREADS);
+        return;
     }
-    __syncthreads();
 
+    // This warp's elements: tile positions wbase .. wbase + SEL_WARP_TILE - 1;
+    // round r of lane l holds warp positions r * 32 * SEL_VEC + l * SEL_VEC + k.
+    const int wbase = warp * SEL_WARP_TILE;
+    const int wvalid = valid - wbase;  // may be <= 0 or past SEL_WARP_TILE
     T items[CUPRIM_ITEMS];
-    u32 keep = 0;  // bit k: items[k] is selected
-    u32 count = 0;
+    u32 keep = 0;  // bit r * SEL_VEC + k: items[r * SEL_VEC + k] is selected
+    const u32 in_misalign = in.template misalign<SEL_VEC>();
+    if (wvalid >= SEL_WARP_TILE && (in_misalign == 0 || in_misalign == CUPRIM_X_ANY)) {
 #pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        const int i = tid * CUPRIM_ITEMS + k;
-        items[k] = smem[sel_pad(i < valid ? i : 0)];
-        if (i < valid && PredFn::apply(items[k], param)) {
-            keep |= 1u << k;
-            count++;
+        for (int r = 0; r < SEL_ROUNDS; r++) {
+            const cuprim_arr<T, SEL_VEC> x =
+                in.template load_n<SEL_VEC>(base + (u64)(wbase + r * 32 * SEL_VEC + lane * SEL_VEC));
+#pragma unroll
+            for (int k = 0; k < SEL_VEC; k++) items[r * SEL_VEC + k] = x.v[k];
         }
-    }
-
-    // The tile's count and each thread's rank in it need one barrier; the
-    // aggregate is published at once, and warp 0 looks back while the other
-    // warps compact (only the final writes wait for the tile's prefix).
-    C tile_selected;
-    const C before = block_exclusive_scan<C, CountOp, CUPRIM_BLOCK>((C)count, warp_totals, tile_selected);
-    if (tid < 32) warp_publish_lookback<C, CountOp, false>(tile, tile_selected, status, aggregates, prefixes, staged, &s_prefix);
-
-    // Compact: selected to the front of the tile's shared memory, rejected
-    // after them, each group in input order.
-    u32 sel_rank = (u32)before;
-    u32 rej_rank = (u32)tile_selected + (u32)(tid * CUPRIM_ITEMS) - (u32)before;
 #pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        const int i = tid * CUPRIM_ITEMS + k;
-        if (i < valid) {
-            if (keep & (1u << k)) {
-                smem[sel_pad(sel_rank++)] = items[k];
-            } else if (rejected != nullptr) {
-                smem[sel_pad(rej_rank++)] = items[k];
+        for (int j = 0; j < CUPRIM_ITEMS; j++)
+            if (PredFn::apply(items[j], param)) keep |= 1u << j;
+    } else {
+#pragma unroll
+        for (int r = 0; r < SEL_ROUNDS; r++) {
+#pragma unroll
+            for (int k = 0; k < SEL_VEC; k++) {
+                const int q = r * 32 * SEL_VEC + lane * SEL_VEC + k;
+                if (q < wvalid) {
+                    items[r * SEL_VEC + k] = in.load(base + (u64)(wbase + q));
+                    if (PredFn::apply(items[r * SEL_VEC + k], param)) keep |= 1u << (r * SEL_VEC + k);
+                }
             }
         }
     }
-    __syncthreads();
+    const u32 wcount = sel_warp_sum(__popc(keep));
+    if (lane == 0) warp_counts[warp] = wcount;
+    sel_bar_sync(1, CUPRIM_BLOCK);
+    u32 wsel_before = 0, tile_count = 0;
+#pragma unroll
+    for (int w = 0; w < SEL_WARPS; w++) {
+        const u32 c = warp_counts[w];
+        if (w < warp) wsel_before += c;
+        tile_count += c;
+    }
+    if (warp == 0 && lane == 0) state.publish(tile, (C)tile_count, tile == 0 ? SCAN_PREFIX : SCAN_AGGREGATE);
+    sel_bar_arrive(2, SEL_THREADS);
+
+    // Compact into this warp's run: a selected element at its rank among
+    // the warp's selected, a rejected one after all of those, at its rank
+    // among the rejected (positions before it less selected before it).
+    T* run = smem + wbase;
+    const unsigned lanes_before = (1u << lane) - 1u;
+    u32 sel = 0;  // selected in earlier rounds
+#pragma unroll
+    for (int r = 0; r < SEL_ROUNDS; r++) {
+        const u32 mine = (keep >> (r * SEL_VEC)) & ((1u << SEL_VEC) - 1u);
+        const u32 c = __popc(mine);
+        u32 lane_before = 0, round = 0;
+#pragma unroll
+        for (int b = 0; b < SEL_COUNT_BITS; b++) {
+            const unsigned bits = __ballot_sync(0xffffffffu, (c >> b) & 1u);
+            lane_before += (u32)__popc(bits & lanes_before) << b;
+            round += (u32)__popc(bits) << b;
+        }
+        u32 s = sel + lane_before;
+#pragma unroll
+        for (int k = 0; k < SEL_VEC; k++) {
+            const int q = r * 32 * SEL_VEC + lane * SEL_VEC + k;
+            if (mine & (1u << k)) {
+                run[s++] = items[r * SEL_VEC + k];
+            } else if (rejected != nullptr && q < wvalid) {
+                run[wcount + (u32)q - s] = items[r * SEL_VEC + k];
+            }
+        }
+        sel += round;
+    }
+    __syncwarp();
+    sel_bar_sync(3, SEL_THREADS);
 
     const C tile_prefix = tile == 0 ? (C)0 : s_prefix;
-    if (count_out != nullptr && tile == num_tiles - 1 && tid == 0) *count_out = (u64)(tile_prefix + tile_selected);
-    const int n_sel = (int)tile_selected;
-    for (int j = tid; j < n_sel; j += CUPRIM_BLOCK) selected[tile_prefix + j] = smem[sel_pad(j)];
-    if (rejected != nullptr) {
-        const u64 rejected_before = base - tile_prefix;
-        for (int j = n_sel + tid; j < valid; j += CUPRIM_BLOCK) rejected[rejected_before + (j - n_sel)] = smem[sel_pad(j)];
+    if (count_out != nullptr && tile == num_tiles - 1 && threadIdx.x == 0) *count_out = (u64)(tile_prefix + tile_count);
+    T* out = selected + (tile_prefix + wsel_before);
+    for (int j = lane; j < (int)wcount; j += 32) out[j] = run[j];
+    if (rejected != nullptr && wvalid > 0) {
+        const int wtotal = wvalid < SEL_WARP_TILE ? wvalid : SEL_WARP_TILE;
+        // Rejected before this warp: the tile's earlier positions (all valid) less those selected.
+        T* rout = rejected + ((base - tile_prefix) + (u64)(wbase - (int)wsel_before));
+        for (int j = lane; j < wtotal - (int)wcount; j += 32) rout[j] = run[wcount + j];
     }
 }

@@ -16,17 +16,21 @@ use crate::pred::Predicate;
 
 template!(SELECT, "select/select.cu", ["cuprim_select"], headers: [LOOKBACK]);
 
-/// copy_if / partition tiles: 4-byte elements 128x24 at 9 blocks/SM, the most without spills
-/// (half of 2^28 u32 kept: 0.794 ms, H100, run 4e9a1e0); other sizes as the scan.
+/// copy_if / partition tiles, `block` counting the compute threads (the kernel adds a look-back
+/// warp). 4 bytes: 128x24 at 9 blocks/SM, 40 registers, the most without spills (half of 2^28 u32
+/// kept: 771 us against 858 for the kernel before the look-back warp, H100, select run 1).
+/// 1, 2 and 8 bytes: the scan's tiles (1 byte at 16 items, 32 spill at 3 blocks/SM) at about the
+/// blocks per SM the kernel had before the look-back warp (NVRTC sm_80 / sm_90, no spills; not
+/// timed). Other sizes as the scan.
 pub(crate) fn select_policy(arch: u32, elem_bytes: usize) -> TilePolicy {
-    if elem_bytes == 4 {
-        return TilePolicy {
-            block: 128,
-            items: 24,
-            min_blocks: 9,
-        };
-    }
-    scan_policy(arch, elem_bytes)
+    let (block, items, min_blocks) = match elem_bytes {
+        4 => (128, 24, 9),
+        1 => (256, 16, 4),
+        2 => (256, 32, 3),
+        8 => (256, 12, 4),
+        _ => return scan_policy(arch, elem_bytes),
+    };
+    TilePolicy { block, items, min_blocks }
 }
 
 /// One specialisation of the select kernel, reading an input expression
@@ -105,7 +109,7 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
                     counter,
                     tiles,
                 );
-                dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
+                dev.launch(&module, entry, Grid::new(tiles, self.policy.block + 32), args)
             })?;
             if count_out.is_some() {
                 return Ok(None);
