@@ -324,7 +324,11 @@ pub(crate) fn sort_by<K: Element, C: Comparator<K>, D: DeviceDataMut<K> + ?Sized
             if let Some(opts) = radix_order::<K, C>() {
                 return crate::algo::sort::sort_device_with::<K, K>(dev, Ptr::from_raw(ptr), None, len, &opts);
             }
-            Merge::<K, K, C>::keys(dev.arch(), cmp, len as u64).sort(dev, Ptr::from_raw(ptr), Ptr::null(), len as u64)
+            #[allow(unused_mut)]
+            let mut plan = Merge::<K, K, C>::keys(dev.arch(), cmp, len as u64);
+            #[cfg(feature = "merge-tuning")]
+            plan::tune_sort_tile(&mut plan.policy);
+            plan.sort(dev, Ptr::from_raw(ptr), Ptr::null(), len as u64)
         }
     }
 }
