@@ -9,7 +9,7 @@
 mod common;
 
 use common::{assert_same, ctx, devices, random_vec, rng, small_vec, Key, Sample, TestRng};
-use cuprim::algo::merge::{sort_tile_elements, SMALL_TILES_BELOW};
+use cuprim::algo::merge::{sort_tile_elements, FUSED_SORT_TILES_BELOW, SMALL_TILES_BELOW};
 use cuprim::cmp::{Comparator, Greater, Less};
 use cuprim::prelude::*;
 use cuprim::Error;
@@ -249,6 +249,27 @@ fn pass_cuts_at_run_edges() {
             for dev in &devs {
                 check(dev, &keys, NearHalf, order, false, &format!("near half, {shape}, pass cuts"), seed);
             }
+        }
+    }
+}
+
+/// Sorts of `FUSED_SORT_TILES_BELOW` tiles or more launch a partition
+/// before each pass: f32 keys with u32 values just past that many of their
+/// tiles (keys alone stay below it), with ties (release builds only: about
+/// 11.5 million keys).
+#[test]
+fn partition_launch_above_the_fused_bound() {
+    if cfg!(debug_assertions) {
+        return;
+    }
+    let (mut r, seed) = rng("sort_by_partition_launch");
+    let t = sort_tile_elements::<f32, u32>(true, 0);
+    let devs = devices();
+    for n in common::capped(&[FUSED_SORT_TILES_BELOW as usize * t + 5]) {
+        let keys: Vec<f32> = (0..n).map(|_| (r.next_u64() % 65) as f32 / 64.0).collect();
+        let order = |a: &f32, b: &f32| (a - 0.5).abs().partial_cmp(&(b - 0.5).abs()).unwrap();
+        for dev in &devs {
+            check(dev, &keys, NearHalf, order, false, "near half, partition launches", seed);
         }
     }
 }

@@ -39,14 +39,21 @@ pub(crate) const PARTITION_BLOCK: u32 = 256;
 pub const WARP_PARTITION_TILES: u64 = 4096;
 
 /// Merges of fewer tiles than this find each tile's cuts in the merge
-/// kernel itself (`cuprim_merge_fused`: two warps search, 32 probes a step),
-/// one launch instead of two; larger ones keep the partition kernels.
+/// kernel itself (`cuprim_merge_fused`: two warps, 32 probes a step), one
+/// launch instead of two; larger ones keep the partition kernels. u32
+/// halves at 2^20 / 2^24 (137 / 2185 tiles): 12.0 / 70.2 us against 17.9 /
+/// 74.0 with the partition launch; at 2^28 (34 953 tiles) 1016 us against
+/// 787 (every block waits for its own searches; H100, one call, `6b5ce70`).
 pub const FUSED_MERGE_TILES_BELOW: u64 = 4096;
 
 /// Merge-sort passes of fewer tiles than this find their cuts in the pass
 /// kernel itself (`cuprim_merge_sort_pass_fused`); larger ones launch
-/// `cuprim_merge_sort_partition` before each pass.
-pub const FUSED_SORT_TILES_BELOW: u64 = u64::MAX;
+/// `cuprim_merge_sort_partition` before each pass. f32 by a user comparator
+/// at 2^20 / 2^24 (373 / 2185 tiles): 86.8 us / 0.992 ms against 131.9 us /
+/// 1.013 ms, but 18.14 against 16.12 ms at 2^28; with u32 values 114.8 us
+/// against 170.1 us at 2^20 (373 tiles), 2.098 against 2.023 ms at 2^24
+/// (5958 tiles) and 41.0 against 36.3 ms at 2^28 (H100, one call, `6b5ce70`).
+pub const FUSED_SORT_TILES_BELOW: u64 = 4096;
 
 /// Experiment overrides (feature `merge-tuning`, for the merge bench's
 /// comparisons only): `CUPRIM_MERGE_FUSED` / `CUPRIM_SORT_FUSED` = 0 or 1

@@ -1,9 +1,11 @@
 //! Plan and launches of the stable merge sort (`sort_by`, `sort_pairs_by`)
 //! in `kernels/merge/merge.cu`: one block sorts each tile
 //! (`cuprim_merge_sort_tile`), then passes merge pairs of sorted runs of
-//! one tile, two tiles, ... (`cuprim_merge_sort_partition`, the cuts of
-//! every output tile in its pair; `cuprim_merge_sort_pass`, one tile per
-//! block), ping-ponging between the caller's buffers and device scratch.
+//! one tile, two tiles, ... (`cuprim_merge_sort_pass_fused`, one output
+//! tile per block, which finds the tile's cuts in its pair itself; or, by
+//! [`fused_sort`], `cuprim_merge_sort_partition`, the cuts of every output
+//! tile, then `cuprim_merge_sort_pass`), ping-ponging between the caller's
+//! buffers and device scratch.
 //!
 //! The tile sort writes to whichever buffer makes the last pass end in the
 //! caller's: in place when the pass count is even, into scratch when it is
