@@ -259,7 +259,7 @@ fn tile_shapes_by_size() {
     }
 }
 
-/// Each tile of a merge of fewer than `WARP_PARTITION_TILES` tiles finds
+/// Each tile of a merge of fewer than `FUSED_MERGE_TILES_BELOW` tiles finds
 /// its cuts in the merge kernel (two warps, 32 probes a step): one side
 /// all ties with the other (every cut decided by stability), one side
 /// short and the other long (cuts at an end of a range of millions),
