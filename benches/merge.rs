@@ -16,7 +16,9 @@
 //! `Less` written as a user comparator (`merge_sort_f32_total_less`: the
 //! merge sort), by the built-in `Less` (`sort_by_f32_less`, which takes the
 //! radix sort), and the radix sort of the same keys
-//! (`radix_sort_f32`), function `uniform`, parameter n. Every timed
+//! (`radix_sort_f32`), function `uniform`, parameter n; and the key-value
+//! sort by "closer to 0.5 first" with u32 values, each key's input position
+//! (`merge_sort_pairs_f32_u32_custom_cmp`, 16n bytes counted). Every timed
 //! sort starts from the unsorted input, copied into the work buffer before
 //! the start event (not timed), as benches/sort.rs does. Bytes counted:
 //! the keys read and written once (8n).
@@ -87,6 +89,31 @@ fn merge_sorts(c: &mut Criterion) {
             bench.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut work, |w| w.copy_from(&input), |w| w.sort_by(NearHalf)))
         });
         group.finish();
+
+        // The same sort with u32 values (each key's input position) following.
+        let positions = DeviceVec::from_slice(&dev, &(0..n as u32).collect::<Vec<u32>>()).expect("allocating");
+        let mut pairs = (
+            input.to_device_vec().expect("allocating"),
+            positions.to_device_vec().expect("allocating"),
+        );
+        let mut group = c.benchmark_group("merge_sort_pairs_f32_u32_custom_cmp");
+        group.throughput(Throughput::Bytes(16 * n as u64));
+        group.bench_function(BenchmarkId::new("uniform", n), |bench| {
+            bench.iter_custom(|iters| {
+                common::time_with_setup(
+                    &dev,
+                    iters,
+                    &mut pairs,
+                    |(k, v)| {
+                        k.copy_from(&input)?;
+                        v.copy_from(&positions)
+                    },
+                    |(k, v)| k.sort_pairs_by(NearHalf, v),
+                )
+            })
+        });
+        group.finish();
+        drop(pairs);
 
         // Less through a comparator that is not the built-in one: the merge
         // sort (sort_by(Less) takes the radix sort).

@@ -259,6 +259,51 @@ fn tile_shapes_by_size() {
     }
 }
 
+/// Each tile of a merge of fewer than `FUSED_MERGE_TILES_BELOW` tiles finds
+/// its cuts in the merge kernel (two warps, 32 probes a step): one side
+/// all ties with the other (every cut decided by stability), one side
+/// short and the other long (cuts at an end of a range of millions),
+/// interleaved sides, at tile edges and a few tiles.
+#[test]
+fn fused_cuts_at_the_edges() {
+    let (_, seed) = rng("merge_fused_cuts");
+    let t = tile_elements::<u32, u32>(false, 0);
+    let long = if cfg!(debug_assertions) { 3 * t + 7 } else { (1 << 21) + 7 };
+    for (na, nb) in capped_pairs(&[(1, long), (long, 1), (t, t), (t - 1, 2 * t + 1), (2 * t + 3, long), (5, 3 * t)]) {
+        let ties_a = vec![7u32; na];
+        let ties_b = vec![7u32; nb];
+        let evens: Vec<u32> = (0..na as u32).map(|i| 2 * i).collect();
+        let odds: Vec<u32> = (0..nb as u32).map(|i| 2 * i + 1).collect();
+        let low: Vec<u32> = vec![3; na];
+        let high: Vec<u32> = (0..nb as u32).map(|i| 10 + i / 3).collect();
+        for dev in devices() {
+            for (what, a, b) in [
+                ("all ties", &ties_a, &ties_b),
+                ("interleaved", &evens, &odds),
+                ("a below b", &low, &high),
+                ("b below a", &high, &low),
+            ] {
+                let (va, vb) = (positions::<u32>(0, a.len()), positions::<u32>(a.len(), b.len()));
+                check(
+                    &dev,
+                    (a, &va),
+                    (b, &vb),
+                    Less,
+                    Call::Plain,
+                    &format!("u32 {what}, fused cuts"),
+                    seed,
+                );
+            }
+        }
+    }
+}
+
+/// `pairs` without those whose sum is past the size cap.
+fn capped_pairs(pairs: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let cap = common::size_cap();
+    pairs.iter().copied().filter(|&(a, b)| a + b <= cap).collect()
+}
+
 #[test]
 fn values_of_every_type() {
     fn with_values<K: Key, V: Sample>(r: &mut TestRng, seed: u64) {

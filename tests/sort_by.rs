@@ -9,7 +9,7 @@
 mod common;
 
 use common::{assert_same, ctx, devices, random_vec, rng, small_vec, Key, Sample, TestRng};
-use cuprim::algo::merge::{sort_tile_elements, SMALL_TILES_BELOW};
+use cuprim::algo::merge::{sort_tile_elements, FUSED_SORT_TILES_BELOW, SMALL_TILES_BELOW};
 use cuprim::cmp::{Comparator, Greater, Less};
 use cuprim::prelude::*;
 use cuprim::Error;
@@ -215,6 +215,61 @@ fn tile_shapes_by_size() {
         let order = |a: &f32, b: &f32| (a - 0.5).abs().partial_cmp(&(b - 0.5).abs()).unwrap();
         for dev in &devs {
             check(dev, &keys, NearHalf, order, false, "near half, tile shapes", seed);
+        }
+    }
+}
+
+/// The merge passes find their cuts in the pass kernel (two warps, 32
+/// probes a step): run counts just past a power of two and just short of
+/// one (the last pair partial or missing its second run), with sorted,
+/// reversed, all-equal and two-valued keys (every cut among ties), n = 1
+/// and two elements. Release builds: up to 9 tiles of the large shape.
+#[test]
+fn pass_cuts_at_run_edges() {
+    let (mut r, seed) = rng("sort_by_pass_cuts");
+    let devs = devices();
+    let t = sort_tile_elements::<f32, f32>(false, 0);
+    let mut ns = vec![1, 2, 3 * t, 4 * t - 1, 4 * t + 1];
+    if !cfg!(debug_assertions) {
+        let big = sort_tile_elements::<f32, f32>(false, SMALL_TILES_BELOW as usize);
+        ns.extend([8 * big + 3, 9 * big - 5]);
+    }
+    let order = |a: &f32, b: &f32| (a - 0.5).abs().partial_cmp(&(b - 0.5).abs()).unwrap();
+    for n in common::capped(&ns) {
+        let mut sorted: Vec<f32> = (0..n).map(|_| (r.next_u64() % 4097) as f32 / 4096.0).collect();
+        sorted.sort_by(order);
+        let reversed: Vec<f32> = sorted.iter().rev().copied().collect();
+        let two: Vec<f32> = (0..n).map(|i| if (i * 7919) % 3 == 0 { 0.25 } else { 0.75 }).collect();
+        for (shape, keys) in [
+            ("sorted", sorted),
+            ("reversed", reversed),
+            ("all equal", vec![0.5; n]),
+            ("two values", two),
+        ] {
+            for dev in &devs {
+                check(dev, &keys, NearHalf, order, false, &format!("near half, {shape}, pass cuts"), seed);
+            }
+        }
+    }
+}
+
+/// Sorts of `FUSED_SORT_TILES_BELOW` tiles or more launch a partition
+/// before each pass: f32 keys with u32 values just past that many of their
+/// tiles (keys alone stay below it), with ties (release builds only: about
+/// 11.5 million keys).
+#[test]
+fn partition_launch_above_the_fused_bound() {
+    if cfg!(debug_assertions) {
+        return;
+    }
+    let (mut r, seed) = rng("sort_by_partition_launch");
+    let t = sort_tile_elements::<f32, u32>(true, 0);
+    let devs = devices();
+    for n in common::capped(&[FUSED_SORT_TILES_BELOW as usize * t + 5]) {
+        let keys: Vec<f32> = (0..n).map(|_| (r.next_u64() % 65) as f32 / 64.0).collect();
+        let order = |a: &f32, b: &f32| (a - 0.5).abs().partial_cmp(&(b - 0.5).abs()).unwrap();
+        for dev in &devs {
+            check(dev, &keys, NearHalf, order, false, "near half, partition launches", seed);
         }
     }
 }

@@ -58,6 +58,37 @@ __device__ __forceinline__ Index cuprim_merge_path(const K* a, Index na, const K
     return cuprim_merge_path_in<Cmp>(a, b, diag, diag > nb ? diag - nb : (Index)0, diag < na ? diag : na);
 }
 
+// The same cut found by one warp (all 32 lanes call it with the same
+// arguments and get the same result): each step probes 32 evenly spaced
+// candidates at once and keeps the stretch between the last probe before
+// the cut and the first one at or past it, so a range of r candidates takes
+// about log32(r) steps of one parallel load each instead of log2(r)
+// dependent loads. Probes past hi count as past the cut and read nothing;
+// every probe m lies in [lo, hi), so, as for the bisection, the result is
+// some index of the diagonal's range whatever the inputs hold.
+template <typename Cmp, typename K>
+__device__ __forceinline__ u64 cuprim_merge_path_warp(const K* a, u64 na, const K* b, u64 nb, u64 diag) {
+    const u64 lane = threadIdx.x & 31;
+    u64 lo = diag > nb ? diag - nb : 0;
+    u64 hi = diag < na ? diag : na;
+    while (lo < hi) {
+        const u64 step = (hi - lo + 31) >> 5;
+        const u64 m = lo + (lane + 1) * step - 1;
+        const bool past = m >= hi || Cmp::less(b[diag - 1 - m], a[m]);
+        const unsigned ball = __ballot_sync(0xffffffffu, past);
+        if (ball == 0) {
+            // Every probe lies before the cut; the last one is lo + 32 step - 1 < hi.
+            lo += 32 * step;
+        } else {
+            const u64 j = (u64)(__ffs(ball) - 1);
+            const u64 mj = lo + (j + 1) * step - 1;
+            hi = mj < hi ? mj : hi;
+            lo += j * step;
+        }
+    }
+    return lo;
+}
+
 // ITEMS merged elements from one array `s` that holds both sequences: a at
 // positions [ia, a_end), b at [ib, b_end), with a_end <= ib. keys[k] is the
 // k-th element of their stable merge, src[k] its position in s. Past the

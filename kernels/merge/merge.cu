@@ -20,6 +20,10 @@
 //
 // The same module holds the stable merge sort (see the second half).
 //
+// For merges and sort passes of few tiles, cuprim_merge_fused and
+// cuprim_merge_sort_pass_fused find each tile's cuts in the tile's own
+// block instead (one launch instead of two).
+//
 // Specialised on: K, V (the value type; K again for keys alone), Cmp
 // (bool less(K a, K b)), CUPRIM_PAIRS (values or not), CUPRIM_BLOCK,
 // CUPRIM_ITEMS, CUPRIM_MIN_BLOCKS.
@@ -237,6 +241,29 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
                out_k, out_v);
 }
 
+// The same tile without a partition launch: the block's first two warps
+// find its two cuts (cuprim_merge_path_warp: about log32 of the range in
+// parallel probes, against the bisection's log2 in dependent loads), for
+// merges of few tiles, where the partition's own launch and its chain of
+// dependent loads are a visible part of the time. Needs 64 threads or more.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_merge_fused(const K* __restrict__ ka, u64 na, const K* __restrict__ kb, u64 nb, const V* __restrict__ va,
+                       const V* __restrict__ vb, K* __restrict__ out_k, V* __restrict__ out_v) {
+    static_assert(CUPRIM_BLOCK >= 64, "two warps search the cuts");
+    __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
+    __shared__ u64 cuts[2];
+    const u64 n = na + nb;
+    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
+    const u64 d1 = n - d0 < (u64)MERGE_TILE ? n : d0 + MERGE_TILE;
+    const int warp = (int)(threadIdx.x >> 5);
+    if (warp < 2) {
+        const u64 c = cuprim_merge_path_warp<Cmp>(ka, na, kb, nb, warp == 0 ? d0 : d1);
+        if ((threadIdx.x & 31) == 0) cuts[warp] = c;
+    }
+    __syncthreads();
+    merge_tile(smem, ka, na, kb, nb, va, vb, d0, cuts[0], cuts[1], out_k, out_v);
+}
+
 // ---------------------------------------------------------------------------
 // Stable merge sort (sort_by, sort_pairs_by).
 //
@@ -375,4 +402,26 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const u64 a1 = dl + MERGE_TILE >= la + lb ? la : splits[blockIdx.x + 1];
     merge_tile(smem, in_k + ps, la, in_k + ps + la, lb, in_v + ps, in_v + ps + la, dl, splits[blockIdx.x], a1,
                out_k + ps, out_v + ps);
+}
+
+// The same pass without a partition launch: the block's first two warps
+// find its cuts within its pair of runs (as cuprim_merge_fused).
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_merge_sort_pass_fused(const K* __restrict__ in_k, const V* __restrict__ in_v, u64 n, u64 run,
+                                 K* __restrict__ out_k, V* __restrict__ out_v) {
+    __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
+    __shared__ u64 cuts[2];
+    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
+    u64 ps, la, lb;
+    merge_sort_pair(d0, n, run, ps, la, lb);
+    const u64 dl = d0 - ps;
+    const u64 dr = la + lb - dl < (u64)MERGE_TILE ? la + lb : dl + MERGE_TILE;
+    const int warp = (int)(threadIdx.x >> 5);
+    if (warp < 2) {
+        const u64 c = cuprim_merge_path_warp<Cmp>(in_k + ps, la, in_k + ps + la, lb, warp == 0 ? dl : dr);
+        if ((threadIdx.x & 31) == 0) cuts[warp] = c;
+    }
+    __syncthreads();
+    merge_tile(smem, in_k + ps, la, in_k + ps + la, lb, in_v + ps, in_v + ps + la, dl, cuts[0], cuts[1], out_k + ps,
+               out_v + ps);
 }

@@ -217,7 +217,7 @@ pub fn tile_elements<K: Element, V: Element>(pairs: bool, len: usize) -> usize {
 }
 
 #[doc(hidden)]
-pub use plan::{SMALL_TILES_BELOW, WARP_PARTITION_TILES};
+pub use plan::{FUSED_MERGE_TILES_BELOW, FUSED_SORT_TILES_BELOW, SMALL_TILES_BELOW, WARP_PARTITION_TILES};
 
 fn merge_keys_into<K: Element, C: Comparator<K>>(a: Mem<'_, K>, b: Mem<'_, K>, out: MemMut<'_, K>, cmp: &C) -> Result<()> {
     match (a, b, out) {
@@ -324,7 +324,11 @@ pub(crate) fn sort_by<K: Element, C: Comparator<K>, D: DeviceDataMut<K> + ?Sized
             if let Some(opts) = radix_order::<K, C>() {
                 return crate::algo::sort::sort_device_with::<K, K>(dev, Ptr::from_raw(ptr), None, len, &opts);
             }
-            Merge::<K, K, C>::keys(dev.arch(), cmp, len as u64).sort(dev, Ptr::from_raw(ptr), Ptr::null(), len as u64)
+            #[allow(unused_mut)]
+            let mut plan = Merge::<K, K, C>::keys(dev.arch(), cmp, len as u64);
+            #[cfg(feature = "merge-tuning")]
+            plan::tune_sort_tile(&mut plan.policy);
+            plan.sort(dev, Ptr::from_raw(ptr), Ptr::null(), len as u64)
         }
     }
 }

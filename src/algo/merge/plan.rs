@@ -19,9 +19,11 @@ template!(MERGE, "merge/merge.cu", [
     "cuprim_merge_partition",
     "cuprim_merge_partition_warp",
     "cuprim_merge",
+    "cuprim_merge_fused",
     "cuprim_merge_sort_tile",
     "cuprim_merge_sort_partition",
-    "cuprim_merge_sort_pass"
+    "cuprim_merge_sort_pass",
+    "cuprim_merge_sort_pass_fused"
 ], headers: [MERGE_PATH]);
 
 /// Threads per block of the partition kernel (one cut per thread; not tuned, it reads a few lines per tile).
@@ -35,6 +37,66 @@ pub(crate) const PARTITION_BLOCK: u32 = 256;
 /// i19-merge; the bench at `1dfae75`: 789.1 us in all against 805.5 at
 /// `3e1c3b6`); the bound between is not measured.
 pub const WARP_PARTITION_TILES: u64 = 4096;
+
+/// Merges of fewer tiles than this find each tile's cuts in the merge
+/// kernel itself (`cuprim_merge_fused`: two warps, 32 probes a step), one
+/// launch instead of two; larger ones keep the partition kernels. u32
+/// halves at 2^20 / 2^24 (137 / 2185 tiles): 12.0 / 70.2 us against 17.9 /
+/// 74.0 with the partition launch; at 2^28 (34 953 tiles) 1016 us against
+/// 787 (every block waits for its own searches; H100, one call, `6b5ce70`).
+pub const FUSED_MERGE_TILES_BELOW: u64 = 4096;
+
+/// Merge-sort passes of fewer tiles than this find their cuts in the pass
+/// kernel itself (`cuprim_merge_sort_pass_fused`); larger ones launch
+/// `cuprim_merge_sort_partition` before each pass. f32 by a user comparator
+/// at 2^20 / 2^24 (373 / 2185 tiles): 86.8 us / 0.992 ms against 131.9 us /
+/// 1.013 ms, but 18.14 against 16.12 ms at 2^28; with u32 values 114.8 us
+/// against 170.1 us at 2^20 (373 tiles), 2.098 against 2.023 ms at 2^24
+/// (5958 tiles) and 41.0 against 36.3 ms at 2^28 (H100, one call, `6b5ce70`).
+pub const FUSED_SORT_TILES_BELOW: u64 = 4096;
+
+/// Experiment overrides (feature `merge-tuning`, for the merge bench's
+/// comparisons only): `CUPRIM_MERGE_FUSED` / `CUPRIM_SORT_FUSED` = 0 or 1
+/// force the partition launch or the fused search.
+#[cfg(feature = "merge-tuning")]
+fn forced(var: &str) -> Option<bool> {
+    std::env::var(var).ok().map(|v| v == "1")
+}
+
+/// Experiment override (feature `merge-tuning`): `CUPRIM_SORT_TILE` =
+/// `block,items,min_blocks` gives the keys-alone merge sort that tile shape.
+#[cfg(feature = "merge-tuning")]
+pub(crate) fn tune_sort_tile(policy: &mut TilePolicy) {
+    if let Ok(v) = std::env::var("CUPRIM_SORT_TILE") {
+        let f: Vec<u32> = v
+            .split(',')
+            .map(|x| x.trim().parse().expect("CUPRIM_SORT_TILE: block,items,min_blocks"))
+            .collect();
+        *policy = TilePolicy {
+            block: f[0],
+            items: f[1],
+            min_blocks: f[2],
+        };
+    }
+}
+
+/// Whether a merge of `tiles` tiles takes `cuprim_merge_fused`.
+pub(crate) fn fused_merge(tiles: u64) -> bool {
+    #[cfg(feature = "merge-tuning")]
+    if let Some(f) = forced("CUPRIM_MERGE_FUSED") {
+        return f;
+    }
+    tiles < FUSED_MERGE_TILES_BELOW
+}
+
+/// Whether a merge sort of `tiles` tiles takes `cuprim_merge_sort_pass_fused`.
+pub(crate) fn fused_sort(tiles: u64) -> bool {
+    #[cfg(feature = "merge-tuning")]
+    if let Some(f) = forced("CUPRIM_SORT_FUSED") {
+        return f;
+    }
+    tiles < FUSED_SORT_TILES_BELOW
+}
 
 /// Merges and sorts of fewer elements than this take the small tiles of
 /// 4-byte keys alone (see `merge_policy`); between the sizes measured
@@ -148,6 +210,14 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
             .filter(|&t| t <= i32::MAX as u32)
             .ok_or_else(|| Error::InvalidArgument(format!("merge of {n} elements needs more than 2^31 tiles of {tile}")))?;
         let module = dev.module(self)?;
+        if fused_merge(tiles) {
+            // SAFETY: matches `cuprim_merge_fused(const K* ka, u64 na, const K* kb, u64 nb, const V* va,
+            // const V* vb, K* out_k, V* out_v)`: block t reads at most na keys (and values, with CUPRIM_PAIRS) of
+            // a and nb of b, and writes its tile of out_k (and out_v): na + nb elements in all.
+            let merge: Entry<(Ptr<K>, u64, Ptr<K>, u64, Ptr<V>, Ptr<V>, Ptr<K>, Ptr<V>)> = unsafe { Entry::declare("cuprim_merge_fused") };
+            let args = (a.keys, a.len, b.keys, b.len, a.values, b.values, out.keys, out.values);
+            return dev.launch(&module, merge, Grid::new(blocks, self.policy.block), args);
+        }
         let mut layout = ScratchLayout::new();
         let splits = layout.uninit::<u64>(tiles + 1);
         let partition_name = if tiles >= WARP_PARTITION_TILES {

@@ -1,15 +1,17 @@
 //! Plan and launches of the stable merge sort (`sort_by`, `sort_pairs_by`)
 //! in `kernels/merge/merge.cu`: one block sorts each tile
 //! (`cuprim_merge_sort_tile`), then passes merge pairs of sorted runs of
-//! one tile, two tiles, ... (`cuprim_merge_sort_partition`, the cuts of
-//! every output tile in its pair; `cuprim_merge_sort_pass`, one tile per
-//! block), ping-ponging between the caller's buffers and device scratch.
+//! one tile, two tiles, ... (`cuprim_merge_sort_pass_fused`, one output
+//! tile per block, which finds the tile's cuts in its pair itself; or, by
+//! [`fused_sort`], `cuprim_merge_sort_partition`, the cuts of every output
+//! tile, then `cuprim_merge_sort_pass`), ping-ponging between the caller's
+//! buffers and device scratch.
 //!
 //! The tile sort writes to whichever buffer makes the last pass end in the
 //! caller's: in place when the pass count is even, into scratch when it is
 //! odd. So the result never needs a copy back.
 
-use super::plan::{Merge, PARTITION_BLOCK};
+use super::plan::{fused_sort, Merge, PARTITION_BLOCK};
 use crate::cmp::Comparator;
 use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::Element;
@@ -54,27 +56,31 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
         // values with CUPRIM_PAIRS) among the n of the input, and writes its tile of the n outputs, which do not
         // overlap the inputs.
         let pass: Entry<(Ptr<K>, Ptr<V>, u64, u64, Ptr<u64>, Ptr<K>, Ptr<V>)> = unsafe { Entry::declare("cuprim_merge_sort_pass") };
+        // SAFETY: matches `cuprim_merge_sort_pass_fused(const K* in_k, const V* in_v, u64 n, u64 run, K* out_k,
+        // V* out_v)`: block t reads keys (and values with CUPRIM_PAIRS) among the n of the input and writes its
+        // tile of the n outputs, which do not overlap the inputs.
+        let pass_fused: Entry<(Ptr<K>, Ptr<V>, u64, u64, Ptr<K>, Ptr<V>)> = unsafe { Entry::declare("cuprim_merge_sort_pass_fused") };
+        let fused = fused_sort(tiles);
 
         let mut layout = ScratchLayout::new();
         let (scratch_k, scratch_v, splits) = if passes > 0 {
             let k = layout.uninit_aligned::<K>(n);
             let v = self.pairs.then(|| layout.uninit_aligned::<V>(n));
-            (Some(k), v, Some(layout.uninit::<u64>(tiles)))
+            let splits = (!fused).then(|| layout.uninit::<u64>(tiles));
+            (Some(k), v, splits)
         } else {
             (None, None, None)
         };
         dev.with_scratch(&layout, |s| {
             let null_v = Ptr::<V>::null();
             let caller = (keys, if self.pairs { values } else { null_v });
-            let Some(splits) = splits.map(|r| s.at(r)) else {
+            let Some(scratch_k) = scratch_k.map(|r| s.at(r)) else {
                 // One tile: sorted in place.
                 let args = (caller.0, caller.1, caller.0, caller.1, n);
                 return dev.launch(&module, tile_sort, Grid::new(blocks, self.policy.block), args);
             };
-            let other = (
-                scratch_k.map(|r| s.at(r)).unwrap_or(keys),
-                scratch_v.map(|r| s.at(r)).unwrap_or(null_v),
-            );
+            let splits = splits.map(|r| s.at(r));
+            let other = (scratch_k, scratch_v.map(|r| s.at(r)).unwrap_or(null_v));
             // The tile sort writes where an even number of passes later
             // the result lands in the caller's buffers.
             let (mut src, mut dst) = if passes.is_multiple_of(2) {
@@ -87,9 +93,14 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
             let cuts = Grid::new(tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
             let mut run = tile;
             while run < n {
-                dev.launch(&module, partition, cuts, (src.0, n, run, splits, tiles))?;
-                let args = (src.0, src.1, n, run, splits, dst.0, dst.1);
-                dev.launch(&module, pass, Grid::new(blocks, self.policy.block), args)?;
+                let grid = Grid::new(blocks, self.policy.block);
+                match splits {
+                    Some(splits) => {
+                        dev.launch(&module, partition, cuts, (src.0, n, run, splits, tiles))?;
+                        dev.launch(&module, pass, grid, (src.0, src.1, n, run, splits, dst.0, dst.1))?;
+                    }
+                    None => dev.launch(&module, pass_fused, grid, (src.0, src.1, n, run, dst.0, dst.1))?,
+                }
                 std::mem::swap(&mut src, &mut dst);
                 run = run.saturating_mul(2);
             }
