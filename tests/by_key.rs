@@ -137,6 +137,18 @@ fn check_unique<K: Sample, V: Sample>(tag: &str) {
                 let got = out.to_vec().unwrap();
                 assert_same(&got[..heads.len()], &want_keys, &format!("unique_into {ctx}"));
                 assert_same(&got[n..], &[fill; 3], &format!("unique_into tail {ctx}"));
+
+                // Run lengths into caller buffers (u32 lengths), tails untouched.
+                let mut rko = DeviceVec::from_slice(&dev, &vec![fill; n + 2]).unwrap();
+                let mut rlo = DeviceVec::from_slice(&dev, &vec![u32::MAX; n + 2]).unwrap();
+                let mut count = DeviceVec::from_slice(&dev, &[u64::MAX]).unwrap();
+                dk.run_length_encode_into(&mut rko, &mut rlo, &mut count).unwrap();
+                assert_eq!(count.to_vec().unwrap(), vec![want_rk.len() as u64], "rle_into count {ctx}");
+                let (gk, gl) = (rko.to_vec().unwrap(), rlo.to_vec().unwrap());
+                assert_same(&gk[..want_rk.len()], &want_rk, &format!("rle_into keys {ctx}"));
+                assert_eq!(gl[..want_rk.len()], want32[..], "rle_into lengths {ctx}");
+                assert_same(&gk[n..], &[fill; 2], &format!("rle_into key tail {ctx}"));
+                assert_eq!(gl[n..], [u32::MAX; 2], "rle_into length tail {ctx}");
             }
         }
     }
@@ -374,6 +386,15 @@ fn errors_leave_buffers_intact() {
         assert!(matches!(e, Error::InvalidArgument(ref m) if m.contains("unique_into")), "{e}");
         let e = keys.unique_into(&mut ko, &mut no_count).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+        let mut lo = DeviceVec::from_slice(&dev, &[9u64; 4]).unwrap();
+        let e = keys.run_length_encode_into(&mut ko_short, &mut lo, &mut count).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidArgument(ref m) if m.contains("run_length_encode_into")),
+            "{e}"
+        );
+        let e = keys.run_length_encode_into(&mut ko, &mut lo, &mut no_count).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+        assert_eq!(lo.to_vec().unwrap(), vec![9; 4], "{dev:?}");
         let e = keys.copy_if_into(Gt(1), &mut ko_short, &mut count).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(ref m) if m.contains("copy_if_into")), "{e}");
         let e = keys.copy_if_into(Gt(1), &mut ko, &mut no_count).unwrap_err();
@@ -393,6 +414,10 @@ fn errors_leave_buffers_intact() {
         assert!(k.is_empty() && l.is_empty());
         let mut eo = DeviceVec::<u32>::zeros(&dev, 0).unwrap();
         empty.unique_into(&mut eo, &mut count).unwrap();
+        assert_eq!(count.to_vec().unwrap(), vec![0], "{dev:?}");
+        let mut count = DeviceVec::from_slice(&dev, &[77u64]).unwrap();
+        let mut el = DeviceVec::<u32>::zeros(&dev, 0).unwrap();
+        empty.run_length_encode_into(&mut eo, &mut el, &mut count).unwrap();
         assert_eq!(count.to_vec().unwrap(), vec![0], "{dev:?}");
     }
     // Devices must match (host and CUDA), when both exist.

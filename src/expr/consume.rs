@@ -957,6 +957,32 @@ pub trait ExprOps: Expr {
         crate::algo::bykey::run_length_encode_of(self)
     }
 
+    /// [`run_length_encode`](ExprOps::run_length_encode) into caller
+    /// buffers (each at least as long as the expression), the number of
+    /// runs to `count[0]`, on the device.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let (mut values, mut lengths) = (DeviceVec::<u64>::zeros(&dev, 6)?, DeviceVec::<u64>::zeros(&dev, 6)?);
+    /// let mut count = DeviceVec::<u64>::zeros(&dev, 1)?;
+    /// constant(&dev, 3u64, 6).run_length_encode_into(&mut values, &mut lengths, &mut count)?;
+    /// assert_eq!(count.to_vec()?, vec![1]);
+    /// assert_eq!((values.to_vec()?[0], lengths.to_vec()?[0]), (3, 6));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn run_length_encode_into<C: crate::element::IndexElement>(
+        &self,
+        values_out: &mut impl crate::DeviceDataMut<Self::Item>,
+        lengths_out: &mut impl crate::DeviceDataMut<C>,
+        count: &mut impl crate::DeviceDataMut<u64>,
+    ) -> Result<()>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::bykey::run_length_encode_into_of(self, values_out, lengths_out, count)
+    }
+
     /// Folds each segment of the elements with `op`, in order, as
     /// [`SegmentedOps::segmented_reduce`](crate::algo::segmented::SegmentedOps::segmented_reduce)
     /// (the same grouping, so the same bits as collecting first), with the

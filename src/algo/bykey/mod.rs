@@ -197,6 +197,31 @@ pub trait ByKeyOps<K: Element>: DeviceData<K> {
     fn run_length_encode_with<C: IndexElement>(&self) -> Result<(DeviceVec<K>, DeviceVec<C>)> {
         run_length_encode_of(&self.lazy())
     }
+
+    /// [`run_length_encode`](ByKeyOps::run_length_encode) into caller
+    /// buffers (each at least as long as the keys; lengths `u32` or `u64`),
+    /// the number of runs to `count[0]`, on the device, with no host
+    /// synchronisation. Checks happen before anything is written.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[4u32, 4, 4, 8, 4])?;
+    /// let (mut values, mut lengths) = (DeviceVec::<u32>::zeros(&dev, 5)?, DeviceVec::<u32>::zeros(&dev, 5)?);
+    /// let mut count = DeviceVec::<u64>::zeros(&dev, 1)?;
+    /// v.run_length_encode_into(&mut values, &mut lengths, &mut count)?;
+    /// assert_eq!(count.to_vec()?, vec![3]);
+    /// assert_eq!((values.to_vec()?[..3].to_vec(), lengths.to_vec()?[..3].to_vec()), (vec![4, 8, 4], vec![3, 1, 1]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn run_length_encode_into<C: IndexElement>(
+        &self,
+        values_out: &mut impl DeviceDataMut<K>,
+        lengths_out: &mut impl DeviceDataMut<C>,
+        count: &mut impl DeviceDataMut<u64>,
+    ) -> Result<()> {
+        run_length_encode_into_of(&self.lazy(), values_out, lengths_out, count)
+    }
 }
 
 impl<K: Element, D: DeviceData<K> + ?Sized> ByKeyOps<K> for D {}
@@ -488,7 +513,7 @@ where
     let n = keys.length();
     if n as u64 > C::highest().as_u64() {
         return Err(Error::InvalidArgument(format!(
-            "run_length_encode of {n} keys needs u64 lengths, not {} (use run_length_encode_with::<u64>())",
+            "{OP} of {n} keys needs u64 lengths, not {} (use run_length_encode_with::<u64>())",
             C::NAME
         )));
     }
@@ -506,32 +531,91 @@ where
     };
     let mut ko = DeviceVec::<KE::Item>::alloc_uninit(d, n)?;
     let mut lo = DeviceVec::<C>::alloc_uninit(d, n)?;
-    let (kp, lp) = (
-        crate::algo::cuda_ptr_mut(&mut ko, OP)?,
-        crate::algo::cuda_ptr_mut(&mut lo, OP)?.raw(),
-    );
+    let (kp, lp) = (crate::algo::cuda_ptr_mut(&mut ko, OP)?, crate::algo::cuda_ptr_mut(&mut lo, OP)?);
+    let runs = run_lengths(dev, keys, kp, lp, None)?.unwrap_or(0) as usize;
+    ko.truncate(runs)?;
+    lo.truncate(runs)?;
+    Ok((ko, lo))
+}
+
+/// Fails unless `n` keys' run lengths fit in `C`.
+fn check_lengths<C: IndexElement>(op: &'static str, n: usize) -> Result<()> {
+    if n as u64 > C::highest().as_u64() {
+        return Err(Error::InvalidArgument(format!(
+            "{op} of {n} keys needs u64 lengths, not {} (use u64 lengths)",
+            C::NAME
+        )));
+    }
+    Ok(())
+}
+
+/// The run-length kernel over `keys` into `kp` / `lp`: the run count to
+/// `count` on the device, or (without one) returned.
+fn run_lengths<KE: Node, C: IndexElement>(
+    dev: &CudaDevice,
+    keys: &KE,
+    kp: Ptr<KE::Item>,
+    lp: Ptr<C>,
+    count: Option<Ptr<u64>>,
+) -> Result<Option<u64>>
+where
+    KE::Item: Element,
+{
+    let n = keys.length();
     // The kernel's values are the counts it sums (1 per element): u32 below 2^32 elements.
-    let runs = if n as u64 > u32::MAX as u64 {
+    if n as u64 > u32::MAX as u64 {
         let ones = Leaf::<u64>::type_only();
         ByKey::<KE, _, C, Min, NotEqual>::new(dev.arch(), Mode::Lengths, keys, &ones, &Min, NotEqual, n, false).run(
             dev,
             kp,
-            [lp, 0, 0],
-            None,
-        )?
+            [lp.raw(), 0, 0],
+            count,
+        )
     } else {
         let ones = Leaf::<u32>::type_only();
         ByKey::<KE, _, C, Min, NotEqual>::new(dev.arch(), Mode::Lengths, keys, &ones, &Min, NotEqual, n, false).run(
             dev,
             kp,
-            [lp, 0, 0],
-            None,
-        )?
-    };
-    let runs = runs.unwrap_or(0) as usize;
-    ko.truncate(runs)?;
-    lo.truncate(runs)?;
-    Ok((ko, lo))
+            [lp.raw(), 0, 0],
+            count,
+        )
+    }
+}
+
+/// run_length_encode_into of a key expression.
+pub(crate) fn run_length_encode_into_of<KE: Node, C: IndexElement>(
+    keys: &KE,
+    values_out: &mut (impl DeviceDataMut<KE::Item> + ?Sized),
+    lengths_out: &mut (impl DeviceDataMut<C> + ?Sized),
+    count: &mut (impl DeviceDataMut<u64> + ?Sized),
+) -> Result<()>
+where
+    KE::Item: Element,
+{
+    const OP: &str = "run_length_encode_into";
+    keys.validate()?;
+    check_lengths::<C>(OP, keys.length())?;
+    check_out(OP, keys, values_out.device(), values_out.len())?;
+    check_out(OP, keys, lengths_out.device(), lengths_out.len())?;
+    check_count(OP, keys, count.device(), count.len())?;
+    match (cuda_of(keys), values_out.mem_mut(), lengths_out.mem_mut(), count.mem_mut()) {
+        (None, MemMut::Host(ko), MemMut::Host(lo), MemMut::Host(c)) => {
+            let (k, heads) = host_heads(keys, NotEqual)?;
+            let lengths: Vec<C> = host::lengths(&heads, keys.length())
+                .into_iter()
+                .map(|l| C::from_scalar(crate::Scalar::U64(l)))
+                .collect();
+            write_host(ko, &host::at_heads(&k, &heads));
+            write_host(lo, &lengths);
+            c[0] = heads.len() as u64;
+            Ok(())
+        }
+        (Some(dev), ko, lo, c) => {
+            let (ko, lo, c) = (out_ptr(OP, ko)?, out_ptr(OP, lo)?, out_ptr(OP, c)?);
+            run_lengths(dev, keys, ko, lo, Some(c)).map(|_| ())
+        }
+        _ => Err(Error::DeviceMismatch { op: OP }),
+    }
 }
 
 /// An output of an `_into` form: on the keys' device, with room for one run per key.
