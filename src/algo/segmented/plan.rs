@@ -26,7 +26,9 @@ template!(
 /// for 4-byte elements (warp tiles of 2048: half the searches and
 /// cross-tile arrivals per element; H100, f32 at 2^28, one call: the
 /// mixture 564 us against 642 with 32 items, segments of 1024 396 against
-/// 395). Other sizes not measured on a GPU.
+/// 395; with the coalesced loads of i22-segsum3, one call: 484 / 360 us
+/// against 512 / 360 with 32 items at 768 threads per SM). Other sizes not
+/// measured on a GPU.
 fn warp_items(policy: TilePolicy, elem_bytes: usize) -> u32 {
     if elem_bytes == 4 {
         2 * policy.items
@@ -37,7 +39,8 @@ fn warp_items(policy: TilePolicy, elem_bytes: usize) -> u32 {
 
 /// Resident threads per SM the warp-tile kernel is compiled for: two
 /// 256-thread blocks' worth with the doubled items of 4-byte elements (at
-/// most 128 registers; 108 used for f32 on sm_90), three for 2-byte ones
+/// most 128 registers; 127 used for f32 on sm_90 with the coalesced loads,
+/// no spills; 32 KiB of shared memory per block), three for 2-byte ones
 /// (f16 sums spilled 8 bytes on sm_80 at 64 registers), else the look-back
 /// kernel's. Other shapes not measured on a GPU.
 fn warp_threads_per_sm(policy: TilePolicy, elem_bytes: usize) -> u32 {
