@@ -9,17 +9,14 @@
 //   them with ballots (no block scan of the flags) and compacts them into
 //   its own run of shared memory: selected first, rejected after them, each
 //   in input order;
-// - no barrier among the compute warps: lane 0 of each warp stores its count
-//   and adds it (with a one in the high half) to a shared word; the warp
-//   that adds last learns the tile's count and publishes the aggregate at
-//   once. Each warp then signals the look-back warp (bar.arrive 2) and
-//   compacts;
+// - the compute warps meet once (named barrier 1) to learn the tile's count
+//   and their offsets in it; warp 0 publishes the tile's aggregate at once;
 // - the look-back warp starts on the predecessors as soon as the tile is
 //   taken, while the compute warps load, so the tile's exclusive prefix is
-//   usually known by the time they have loaded; once every warp's count is
-//   in (barrier 2) it scans the warp counts, publishes the inclusive prefix
-//   and hands each warp its output offset (barrier 3), after which the
-//   warps write their runs as contiguous, coalesced stores.
+//   usually known by the time they have compacted; it publishes the
+//   inclusive prefix once the tile's count is known (barrier 2) and hands
+//   the prefix to the compute warps (barrier 3), which then write their runs
+//   as contiguous, coalesced stores.
 //
 // Reads n elements and writes only what is kept. With a second output, the
 // rejected elements go to it the same way (a stable partition).
@@ -33,8 +30,6 @@ constexpr int SEL_THREADS = CUPRIM_BLOCK + 32;
 constexpr int SEL_WARP_TILE = 32 * CUPRIM_ITEMS;
 constexpr int SEL_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 static_assert(CUPRIM_BLOCK % 32 == 0 && CUPRIM_ITEMS <= 32, "select: whole warps, at most 32 items a thread");
-// The shared word of counts: the tile's count below bit 16, warps done above.
-static_assert(SEL_TILE < (1 << 16) && SEL_WARPS < 32, "select: tile count and warps fit the shared word");
 
 // Elements per load: the widest power of two of at most 16 bytes dividing CUPRIM_ITEMS.
 constexpr int sel_vec() {
@@ -85,11 +80,9 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
                   u64* count_out, u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
     __shared__ T smem[SEL_TILE];
     __shared__ u32 warp_counts[SEL_WARPS];
-    __shared__ C s_offset[SEL_WARPS];  // each warp's first output position
-    __shared__ u32 s_done;              // warps done (high half), selected so far (low half)
+    __shared__ C s_prefix;
     __shared__ u32 s_tile;
 
-    if (threadIdx.x == 0) s_done = 0;  // ordered before its use by scan_take_tile's barrier
     const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
     const u64 base = (u64)tile * SEL_TILE;
     const u64 remaining = n - base;
@@ -99,21 +92,18 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
 
     if (warp == SEL_WARPS) {
         // The look-back warp: the predecessors first (no need of this
-        // tile's count), then the warps' offsets and the inclusive prefix
-        // once every count is in.
+        // tile's count), then the inclusive prefix once the count is known.
         C before = 0;
         if (tile > 0) before = lookback_before<C, CountOp, false>(state, tile, (C)0, nullptr);
-        before = cuprim_shfl(before, 0);
         sel_bar_sync(2, SEL_THREADS);
-        C c = lane < SEL_WARPS ? (C)warp_counts[lane] : (C)0;
-        const C inclusive = warp_inclusive_scan<C, CountOp>(c);
-        const C total = cuprim_shfl(inclusive, SEL_WARPS - 1);
-        if (lane < SEL_WARPS) s_offset[lane] = before + inclusive - c;
-        if (lane == 0) {
-            // Published after the aggregate (the last warp's, ordered by
-            // barrier 2), so the prefix is the tile's last word.
-            if (tile > 0) state.publish(tile, before + total, SCAN_PREFIX);
-            if (count_out != nullptr && tile == num_tiles - 1) *count_out = (u64)(before + total);
+        if (tile > 0 && lane == 0) {
+            C total = 0;
+#pragma unroll
+            for (int w = 0; w < SEL_WARPS; w++) total += (C)warp_counts[w];
+            // Published after warp 0's aggregate (ordered by barrier 2), so
+            // the prefix is the tile's last word.
+            state.publish(tile, before + total, SCAN_PREFIX);
+            s_prefix = before;
         }
         __syncwarp();
         sel_bar_arrive(3, SEL_THREADS);
@@ -152,15 +142,16 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
         }
     }
     const u32 wcount = sel_warp_sum(__popc(keep));
-    if (lane == 0) {
-        warp_counts[warp] = wcount;
-        const u32 was = atomicAdd(&s_done, (1u << 16) | wcount);
-        if ((was >> 16) == SEL_WARPS - 1) {
-            const u32 tile_count = (was & 0xffffu) + wcount;
-            state.publish(tile, (C)tile_count, tile == 0 ? SCAN_PREFIX : SCAN_AGGREGATE);
-        }
+    if (lane == 0) warp_counts[warp] = wcount;
+    sel_bar_sync(1, CUPRIM_BLOCK);
+    u32 wsel_before = 0, tile_count = 0;
+#pragma unroll
+    for (int w = 0; w < SEL_WARPS; w++) {
+        const u32 c = warp_counts[w];
+        if (w < warp) wsel_before += c;
+        tile_count += c;
     }
-    __syncwarp();
+    if (warp == 0 && lane == 0) state.publish(tile, (C)tile_count, tile == 0 ? SCAN_PREFIX : SCAN_AGGREGATE);
     sel_bar_arrive(2, SEL_THREADS);
 
     // Compact into this warp's run: a selected element at its rank among
@@ -195,13 +186,14 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
     __syncwarp();
     sel_bar_sync(3, SEL_THREADS);
 
-    const C offset = s_offset[warp];
-    T* out = selected + offset;
+    const C tile_prefix = tile == 0 ? (C)0 : s_prefix;
+    if (count_out != nullptr && tile == num_tiles - 1 && threadIdx.x == 0) *count_out = (u64)(tile_prefix + tile_count);
+    T* out = selected + (tile_prefix + wsel_before);
     for (int j = lane; j < (int)wcount; j += 32) out[j] = run[j];
     if (rejected != nullptr && wvalid > 0) {
         const int wtotal = wvalid < SEL_WARP_TILE ? wvalid : SEL_WARP_TILE;
-        // Rejected before this warp: the earlier positions (all valid) less those selected.
-        T* rout = rejected + ((base + (u64)wbase) - (u64)offset);
+        // Rejected before this warp: the tile's earlier positions (all valid) less those selected.
+        T* rout = rejected + ((base - tile_prefix) + (u64)(wbase - (int)wsel_before));
         for (int j = lane; j < wtotal - (int)wcount; j += 32) rout[j] = run[wcount + j];
     }
 }
