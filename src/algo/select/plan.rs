@@ -33,6 +33,9 @@ pub(crate) fn select_policy(arch: u32, elem_bytes: usize) -> TilePolicy {
     TilePolicy { block, items, min_blocks }
 }
 
+/// Blocks per SM at most when the input reads several buffers (see [`Select::new`]).
+const SELECT_MULTI_STREAM_BLOCKS: u32 = 6;
+
 /// One specialisation of the select kernel, reading an input expression
 /// (a plain buffer being the simplest).
 pub(crate) struct Select<'a, E, P> {
@@ -45,8 +48,14 @@ pub(crate) struct Select<'a, E, P> {
 
 impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
     pub fn new(arch: u32, input: &'a E, pred: &'a P) -> Self {
+        let mut policy = select_policy(arch, std::mem::size_of::<T>());
+        if E::STREAMS > 1 {
+            // Several buffers' loads in flight: f32 `zip(a, b).map(Mul)` at 9 blocks per SM spilled
+            // 8-20 bytes on sm_80 / sm_90, and at 7-8 still 8 (NVRTC 13, ptxas -v).
+            policy.min_blocks = policy.min_blocks.min(SELECT_MULTI_STREAM_BLOCKS);
+        }
         Select {
-            policy: select_policy(arch, std::mem::size_of::<T>()),
+            policy,
             input,
             pred,
             wide: input.length() as u64 > u32::MAX as u64,
