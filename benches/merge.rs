@@ -22,6 +22,15 @@
 //! sort starts from the unsorted input, copied into the work buffer before
 //! the start event (not timed), as benches/sort.rs does. Bytes counted:
 //! the keys read and written once (8n).
+//!
+//! The set operations beside Thrust's (`benchmarks/anchors/thrust_set.cu`,
+//! the same inputs): a = 0, 2, 4, ... and b = 0, 3, 6, ..., n / 2 u32 keys
+//! each (a sixth of the keys in both), groups `set_union_u32`,
+//! `set_intersection_u32`, `set_difference_u32` and
+//! `set_symmetric_difference_u32`, function `halves`, parameter n. Each
+//! call allocates its output and reads its length back, as Thrust's returns
+//! its end. Bytes counted: both inputs read once and the output written
+//! once.
 
 mod common;
 
@@ -33,6 +42,43 @@ use rayon::prelude::*;
 /// cub_next.cu's `evens`: `2 * i + off` for `i < n`.
 fn evens(n: usize, off: u32) -> Vec<u32> {
     (0..n as u32).into_par_iter().map(|i| 2 * i + off).collect()
+}
+
+/// thrust_set.cu's `multiples`: `step * i` (wrapping) for `i < n`.
+fn multiples(n: usize, step: u32) -> Vec<u32> {
+    (0..n as u32).into_par_iter().map(|i| i.wrapping_mul(step)).collect()
+}
+
+/// Output lengths of the four set operations of `multiples(half, 2)` and
+/// `multiples(half, 3)` (both ascending below 2^32): counted on the host.
+fn set_lengths(half: usize) -> [usize; 4] {
+    let (max_a, max_b) = (2 * (half as u64 - 1), 3 * (half as u64 - 1));
+    let both = (max_a.min(max_b) / 6 + 1) as usize;
+    [2 * half - both, both, half - both, 2 * (half - both)]
+}
+
+fn set_ops(c: &mut Criterion) {
+    let dev = common::device();
+    for n in common::sizes(&dev) {
+        let half = n / 2;
+        let a = DeviceVec::from_slice(&dev, &multiples(half, 2)).expect("allocating");
+        let b = DeviceVec::from_slice(&dev, &multiples(half, 3)).expect("allocating");
+        let lens = set_lengths(half);
+        macro_rules! op {
+            ($group:expr, $len:expr, $call:ident) => {{
+                let mut group = c.benchmark_group($group);
+                group.throughput(Throughput::Bytes(4 * (n + $len) as u64));
+                group.bench_function(BenchmarkId::new("halves", n), |bench| {
+                    bench.iter_custom(|iters| common::time_calls(&dev, iters, || a.$call(&b)))
+                });
+                group.finish();
+            }};
+        }
+        op!("set_union_u32", lens[0], set_union);
+        op!("set_intersection_u32", lens[1], set_intersection);
+        op!("set_difference_u32", lens[2], set_difference);
+        op!("set_symmetric_difference_u32", lens[3], set_symmetric_difference);
+    }
 }
 
 fn merges(c: &mut Criterion) {
@@ -144,6 +190,6 @@ fn merge_sorts(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = common::config();
-    targets = merges, merge_sorts
+    targets = merges, merge_sorts, set_ops
 }
 criterion_main!(benches);

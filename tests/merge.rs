@@ -259,6 +259,27 @@ fn tile_shapes_by_size() {
     }
 }
 
+/// Merges of more tiles than one wave of resident blocks take equal,
+/// shorter tiles (a multiple of 32 elements, not of the block's items) so
+/// the last wave is full: keys alone and with values at a few million
+/// outputs, uneven sides, many ties (release builds only).
+#[test]
+fn balanced_tiles() {
+    if cfg!(debug_assertions) {
+        return;
+    }
+    let (mut r, seed) = rng("merge_balanced_tiles");
+    for n in capped(&[3_000_017, 5_000_011, 9_999_991]) {
+        let na = n / 3 + 11;
+        let mut draw = |len: usize| ascending((0..len).map(|_| (r.next_u64() % 100_003) as u32).collect());
+        let (a, b) = (draw(na), draw(n - na));
+        let (va, vb) = (positions::<u32>(0, na), positions::<u32>(na, n - na));
+        for dev in devices() {
+            check(&dev, (&a, &va), (&b, &vb), Less, Call::Plain, "u32 balanced tiles", seed);
+        }
+    }
+}
+
 /// Each tile of a merge of fewer than `FUSED_MERGE_TILES_BELOW` tiles finds
 /// its cuts in the merge kernel (two warps, 32 probes a step): one side
 /// all ties with the other (every cut decided by stability), one side
