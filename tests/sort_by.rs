@@ -253,22 +253,21 @@ fn pass_cuts_at_run_edges() {
     }
 }
 
-/// Sorts of more tiles than one wave of resident blocks take equal, shorter
-/// tiles (a multiple of 32 elements), and the passes' runs are multiples of
-/// that tile: keys alone and with values, past one wave of the small and of
-/// the large tiles, with ties (release builds only).
+/// Sorts of several waves of tiles (a few million keys, past one wave of
+/// the small and of the large tiles), keys alone and with values, with ties
+/// (release builds only).
 #[test]
-fn balanced_tiles() {
+fn several_waves_of_tiles() {
     if cfg!(debug_assertions) {
         return;
     }
-    let (mut r, seed) = rng("sort_by_balanced_tiles");
+    let (mut r, seed) = rng("sort_by_waves_of_tiles");
     let devs = devices();
     let order = |a: &f32, b: &f32| (a - 0.5).abs().partial_cmp(&(b - 0.5).abs()).unwrap();
     for n in common::capped(&[3_000_017, 5_000_011]) {
         let keys: Vec<f32> = (0..n).map(|_| (r.next_u64() % 4097) as f32 / 4096.0).collect();
         for dev in &devs {
-            check(dev, &keys, NearHalf, order, false, "near half, balanced tiles", seed);
+            check(dev, &keys, NearHalf, order, false, "near half, several waves of tiles", seed);
         }
     }
 }

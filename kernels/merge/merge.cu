@@ -1,9 +1,8 @@
 // Merge of two sorted sequences (keys, or keys with values), stable: among
 // equivalent keys those of a come first, each input in its own order.
 //
-// Two launches. cuprim_merge_partition cuts the output into tiles of `tile`
-// elements (at most MERGE_TILE, a multiple of 32; the host picks it so the
-// tiles fill whole waves of resident blocks): for each tile boundary it finds, by the merge-path
+// Two launches. cuprim_merge_partition cuts the output into tiles of
+// MERGE_TILE elements: for each tile boundary it finds, by the merge-path
 // search of kernels/block/merge_path.cuh, how many of the outputs before it
 // come from a. cuprim_merge then merges one tile per block: the tile's
 // a-range and b-range (together exactly its outputs) are loaded coalesced
@@ -34,13 +33,13 @@ constexpr int MERGE_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 constexpr int MERGE_SLOT = sizeof(K) > sizeof(V) ? (int)sizeof(K) : (int)sizeof(V);
 
 // Each tile boundary's cut: splits[t] = how many of the first
-// min(t * tile, na + nb) merged elements come from a, for t = 0..=tiles.
+// min(t * MERGE_TILE, na + nb) merged elements come from a, for t = 0..=tiles.
 extern "C" __global__ void cuprim_merge_partition(const K* __restrict__ a, u64 na, const K* __restrict__ b, u64 nb,
-                                                  u64* __restrict__ splits, u64 tiles, u32 tile) {
+                                                  u64* __restrict__ splits, u64 tiles) {
     const u64 t = cuprim_thread_id();
     if (t > tiles) return;
     const u64 n = na + nb;
-    const u64 diag = t * tile < n ? t * tile : n;
+    const u64 diag = t * (u64)MERGE_TILE < n ? t * (u64)MERGE_TILE : n;
     splits[t] = cuprim_merge_path<Cmp>(a, na, b, nb, diag);
 }
 
@@ -48,11 +47,11 @@ extern "C" __global__ void cuprim_merge_partition(const K* __restrict__ a, u64 n
 // warp's 32 consecutive boundaries. Its first and last cut are searched over
 // all of a and b; each one between lies between those two (c0 <= c <= c1 and
 // d0 - c0 <= d - c <= d1 - c1 for sorted inputs), a range of about
-// 32 tiles, searched in fewer steps over nearby lines. The range is
+// 32 MERGE_TILE, searched in fewer steps over nearby lines. The range is
 // clamped into the diagonal's own, so every read is in bounds whatever the
 // inputs are. Needs a block of whole warps.
 extern "C" __global__ void cuprim_merge_partition_warp(const K* __restrict__ a, u64 na, const K* __restrict__ b, u64 nb,
-                                                       u64* __restrict__ splits, u64 tiles, u32 tile) {
+                                                       u64* __restrict__ splits, u64 tiles) {
     const u64 t = cuprim_thread_id();
     const int lane = (int)(threadIdx.x & 31);
     const u64 first = t - lane;
@@ -60,7 +59,7 @@ extern "C" __global__ void cuprim_merge_partition_warp(const K* __restrict__ a, 
     const u64 n = na + nb;
     const u64 last = first + 31 < tiles ? first + 31 : tiles;
     const int last_lane = (int)(last - first);
-    auto diag_of = [&](u64 x) { return x * tile < n ? x * tile : n; };
+    auto diag_of = [&](u64 x) { return x * (u64)MERGE_TILE < n ? x * (u64)MERGE_TILE : n; };
     const u64 d = diag_of(t);
     u64 c = 0;
     if (lane == 0 || lane == last_lane) c = cuprim_merge_path<Cmp>(a, na, b, nb, d);
@@ -157,19 +156,13 @@ template <typename E> __device__ __forceinline__ void tile_load(E* s, const E* i
     merge_stage<false>(s, count, [&](int i) { return in + i; });
 }
 
-// s[0..count) to out[0..count), coalesced: 16-byte vectors when out is at
-// a 16-byte boundary and count a whole number of them (every tile but the
-// last: tiles are multiples of 32 elements).
+// s[0..count) to out[0..count), coalesced: 16-byte vectors for a whole,
+// aligned tile (tiles start at multiples of MERGE_TILE elements).
 template <typename E> __device__ __forceinline__ void merge_store(E* __restrict__ out, const E* s, int count) {
     constexpr int VEC = 16 / sizeof(E);
     typedef cuprim_vec<E, VEC> Vec;
-    if (count % VEC == 0 && cuprim_aligned_to<Vec>(out)) {
-        const int vecs = count / VEC;
-#pragma unroll
-        for (int k = 0; k < (MERGE_TILE / VEC + CUPRIM_BLOCK - 1) / CUPRIM_BLOCK; k++) {
-            const int j = k * CUPRIM_BLOCK + (int)threadIdx.x;
-            if (j < vecs) ((Vec*)out)[j] = ((const Vec*)s)[j];
-        }
+    if (MERGE_TILE % VEC == 0 && count == MERGE_TILE && cuprim_aligned_to<Vec>(out)) {
+        for (int j = threadIdx.x; j < MERGE_TILE / VEC; j += CUPRIM_BLOCK) ((Vec*)out)[j] = ((const Vec*)s)[j];
     } else {
         for (int i = threadIdx.x; i < count; i += CUPRIM_BLOCK) out[i] = s[i];
     }
@@ -187,16 +180,17 @@ __device__ __forceinline__ void merge_place(E* s, const E (&items)[CUPRIM_ITEMS]
 
 // One tile of the merge of a[0..na) and b[0..nb) (keys ka, kb; values va,
 // vb with CUPRIM_PAIRS, else unused): outputs out_k[d0..d1) (and out_v) with
-// d1 = d0 + count (count = min(tile, na + nb - d0) <= MERGE_TILE: see
-// merge_count), taking a[a0..a1) and b[d0 - a0..d1 - a1) where a0 and a1_cut
-// are the merge-path cuts of d0 and d1. smem: (MERGE_TILE + 1) slots of
-// MERGE_SLOT bytes.
+// d1 = min(d0 + MERGE_TILE, na + nb), taking a[a0..a1) and b[d0 - a0..d1 - a1)
+// where a0 and a1_cut are the merge-path cuts of d0 and d1. smem: (MERGE_TILE
+// + 1) slots of MERGE_SLOT bytes.
 __device__ __forceinline__ void merge_tile(unsigned char* smem, const K* __restrict__ ka, u64 na,
                                            const K* __restrict__ kb, u64 nb, const V* __restrict__ va,
-                                           const V* __restrict__ vb, u64 d0, int count, u64 a0, u64 a1_cut,
-                                           K* __restrict__ out_k, V* __restrict__ out_v) {
+                                           const V* __restrict__ vb, u64 d0, u64 a0, u64 a1_cut, K* __restrict__ out_k,
+                                           V* __restrict__ out_v) {
     K* sk = (K*)smem;
-    const u64 d1 = d0 + count;
+    const u64 n = na + nb;
+    const u64 d1 = n - d0 < (u64)MERGE_TILE ? n : d0 + MERGE_TILE;
+    const int count = (int)(d1 - d0);
     // The cuts satisfy a0 <= a1 <= a0 + count, a1 <= na and d1 - a1 <= nb
     // when the inputs are sorted; clamped into that range (never empty,
     // since d0 - nb <= a0 <= na) they keep every access in bounds whatever
@@ -235,23 +229,16 @@ __device__ __forceinline__ void merge_tile(unsigned char* smem, const K* __restr
     }
 }
 
-// Outputs of the tile from d0 on: tile, or what is left of n.
-__device__ __forceinline__ int merge_count(u64 n, u64 d0, u32 tile) {
-    return n - d0 < (u64)tile ? (int)(n - d0) : (int)tile;
-}
-
 // Tile blockIdx.x of the merge: out_k[d0..d1) (and out_v) with
-// d0 = blockIdx.x * tile, d1 = min(d0 + tile, na + nb).
+// d0 = blockIdx.x * MERGE_TILE, d1 = min(d0 + MERGE_TILE, na + nb).
 // va, vb, out_v are unused unless CUPRIM_PAIRS.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_merge(const K* __restrict__ ka, u64 na, const K* __restrict__ kb, u64 nb, const V* __restrict__ va,
-                 const V* __restrict__ vb, const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v,
-                 u32 tile) {
+                 const V* __restrict__ vb, const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v) {
     // One slot more than a tile: the serial merge reads one past its last element.
     __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
-    const u64 d0 = (u64)blockIdx.x * tile;
-    merge_tile(smem, ka, na, kb, nb, va, vb, d0, merge_count(na + nb, d0, tile), splits[blockIdx.x],
-               splits[blockIdx.x + 1], out_k, out_v);
+    merge_tile(smem, ka, na, kb, nb, va, vb, (u64)blockIdx.x * MERGE_TILE, splits[blockIdx.x], splits[blockIdx.x + 1],
+               out_k, out_v);
 }
 
 // The same tile without a partition launch: the block's first two warps
@@ -261,37 +248,35 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // dependent loads are a visible part of the time. Needs 64 threads or more.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_merge_fused(const K* __restrict__ ka, u64 na, const K* __restrict__ kb, u64 nb, const V* __restrict__ va,
-                       const V* __restrict__ vb, K* __restrict__ out_k, V* __restrict__ out_v, u32 tile) {
+                       const V* __restrict__ vb, K* __restrict__ out_k, V* __restrict__ out_v) {
     static_assert(CUPRIM_BLOCK >= 64, "two warps search the cuts");
     __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
     __shared__ u64 cuts[2];
     const u64 n = na + nb;
-    const u64 d0 = (u64)blockIdx.x * tile;
-    const int count = merge_count(n, d0, tile);
-    const u64 d1 = d0 + count;
+    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
+    const u64 d1 = n - d0 < (u64)MERGE_TILE ? n : d0 + MERGE_TILE;
     const int warp = (int)(threadIdx.x >> 5);
     if (warp < 2) {
         const u64 c = cuprim_merge_path_warp<Cmp>(ka, na, kb, nb, warp == 0 ? d0 : d1);
         if ((threadIdx.x & 31) == 0) cuts[warp] = c;
     }
     __syncthreads();
-    merge_tile(smem, ka, na, kb, nb, va, vb, d0, count, cuts[0], cuts[1], out_k, out_v);
+    merge_tile(smem, ka, na, kb, nb, va, vb, d0, cuts[0], cuts[1], out_k, out_v);
 }
 
 // ---------------------------------------------------------------------------
 // Stable merge sort (sort_by, sort_pairs_by).
 //
-// cuprim_merge_sort_tile sorts each tile of `tile` elements (at most
-// MERGE_TILE, a multiple of 32) in one block: every thread sorts its ITEMS
-// consecutive elements in registers (odd-even transposition, which is
-// stable when it swaps only strictly smaller successors), then the block
-// merges runs of ITEMS, 2 ITEMS, ... in shared memory, each thread merging
-// ITEMS outputs from its own merge-path cut. Keys carry their position in
-// the tile (u16), so values move once, at the end. Then passes over the
-// whole input with runs of one tile, two tiles, ...:
-// cuprim_merge_sort_partition finds each tile's cut within its pair of runs
-// and cuprim_merge_sort_pass merges one output tile per block with
-// merge_tile, from one buffer into the other.
+// cuprim_merge_sort_tile sorts each tile of MERGE_TILE elements in one
+// block: every thread sorts its ITEMS consecutive elements in registers
+// (odd-even transposition, which is stable when it swaps only strictly
+// smaller successors), then the block merges runs of ITEMS, 2 ITEMS, ... in
+// shared memory, each thread merging ITEMS outputs from its own merge-path
+// cut. Keys carry their position in the tile (u16), so values move once, at
+// the end. Then passes over the whole input with runs of MERGE_TILE,
+// 2 MERGE_TILE, ...: cuprim_merge_sort_partition finds each tile's cut
+// within its pair of runs and cuprim_merge_sort_pass merges one output tile
+// per block with merge_tile, from one buffer into the other.
 
 // Positions in a tile fit a u16.
 static_assert(MERGE_TILE <= 65536, "tile positions are u16");
@@ -300,12 +285,12 @@ typedef unsigned short cuprim_tile_pos;
 // Sorts each tile of in_k[0..n) (with in_v) into out_k (out_v). in and out
 // may be the same buffers: a block reads all of its tile before it writes.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_merge_sort_tile(const K* in_k, const V* in_v, K* out_k, V* out_v, u64 n, u32 tile) {
+    cuprim_merge_sort_tile(const K* in_k, const V* in_v, K* out_k, V* out_v, u64 n) {
     __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
     __shared__ cuprim_tile_pos spos[CUPRIM_PAIRS ? MERGE_TILE : 1];
     K* sk = (K*)smem;
-    const u64 d0 = (u64)blockIdx.x * tile;
-    const int count = merge_count(n, d0, tile);
+    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
+    const int count = n - d0 < (u64)MERGE_TILE ? (int)(n - d0) : MERGE_TILE;
     const int tid = (int)threadIdx.x;
     const int first = tid * CUPRIM_ITEMS;
 
@@ -393,30 +378,29 @@ __device__ __forceinline__ void merge_sort_pair(u64 d, u64 n, u64 run, u64& ps, 
 // its pair's first d0 - ps outputs come from the pair's first run), for
 // t < tiles.
 extern "C" __global__ void cuprim_merge_sort_partition(const K* __restrict__ keys, u64 n, u64 run,
-                                                       u64* __restrict__ splits, u64 tiles, u32 tile) {
+                                                       u64* __restrict__ splits, u64 tiles) {
     const u64 t = cuprim_thread_id();
     if (t >= tiles) return;
-    const u64 d0 = t * tile;
+    const u64 d0 = t * (u64)MERGE_TILE;
     u64 ps, la, lb;
     merge_sort_pair(d0, n, run, ps, la, lb);
     splits[t] = cuprim_merge_path<Cmp>(keys + ps, la, keys + ps + la, lb, d0 - ps);
 }
 
 // One output tile (blockIdx.x) of a pass with runs of `run` (a multiple of
-// `tile`, so a tile never straddles two pairs): in_k (in_v) to out_k
+// MERGE_TILE, so a tile never straddles two pairs): in_k (in_v) to out_k
 // (out_v), which must not overlap.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_merge_sort_pass(const K* __restrict__ in_k, const V* __restrict__ in_v, u64 n, u64 run,
-                           const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v, u32 tile) {
+                           const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v) {
     __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
-    const u64 d0 = (u64)blockIdx.x * tile;
+    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
     u64 ps, la, lb;
     merge_sort_pair(d0, n, run, ps, la, lb);
     const u64 dl = d0 - ps;
-    const int count = merge_count(la + lb, dl, tile);
     // The tile that ends its pair ends at the pair's last element: all of a.
-    const u64 a1 = dl + count >= la + lb ? la : splits[blockIdx.x + 1];
-    merge_tile(smem, in_k + ps, la, in_k + ps + la, lb, in_v + ps, in_v + ps + la, dl, count, splits[blockIdx.x], a1,
+    const u64 a1 = dl + MERGE_TILE >= la + lb ? la : splits[blockIdx.x + 1];
+    merge_tile(smem, in_k + ps, la, in_k + ps + la, lb, in_v + ps, in_v + ps + la, dl, splits[blockIdx.x], a1,
                out_k + ps, out_v + ps);
 }
 
@@ -424,21 +408,20 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // find its cuts within its pair of runs (as cuprim_merge_fused).
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_merge_sort_pass_fused(const K* __restrict__ in_k, const V* __restrict__ in_v, u64 n, u64 run,
-                                 K* __restrict__ out_k, V* __restrict__ out_v, u32 tile) {
+                                 K* __restrict__ out_k, V* __restrict__ out_v) {
     __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
     __shared__ u64 cuts[2];
-    const u64 d0 = (u64)blockIdx.x * tile;
+    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
     u64 ps, la, lb;
     merge_sort_pair(d0, n, run, ps, la, lb);
     const u64 dl = d0 - ps;
-    const int count = merge_count(la + lb, dl, tile);
-    const u64 dr = dl + count;
+    const u64 dr = la + lb - dl < (u64)MERGE_TILE ? la + lb : dl + MERGE_TILE;
     const int warp = (int)(threadIdx.x >> 5);
     if (warp < 2) {
         const u64 c = cuprim_merge_path_warp<Cmp>(in_k + ps, la, in_k + ps + la, lb, warp == 0 ? dl : dr);
         if ((threadIdx.x & 31) == 0) cuts[warp] = c;
     }
     __syncthreads();
-    merge_tile(smem, in_k + ps, la, in_k + ps + la, lb, in_v + ps, in_v + ps + la, dl, count, cuts[0], cuts[1],
-               out_k + ps, out_v + ps);
+    merge_tile(smem, in_k + ps, la, in_k + ps + la, lb, in_v + ps, in_v + ps + la, dl, cuts[0], cuts[1], out_k + ps,
+               out_v + ps);
 }

@@ -80,27 +80,6 @@ pub(crate) fn tune_sort_tile(policy: &mut TilePolicy) {
     }
 }
 
-/// Elements per tile for `n` outputs in tiles of at most `full`, with `wave`
-/// blocks resident at once: where full tiles fill more than one wave and
-/// leave the last one part-empty, the same number of waves of equal,
-/// shorter tiles (rounded up to 32 elements). A part-empty last wave of a
-/// memory-bound grid runs nearly as long as a full one: u32 halves at 2^24
-/// are 2185 tiles of 7680 on 528 resident blocks of the H100, 4.14 waves.
-/// Below one wave the tiles stay full (the merge sort would add passes).
-pub(crate) fn balanced_tile(full: u64, n: u64, wave: u64) -> u64 {
-    #[cfg(feature = "merge-tuning")]
-    if forced("CUPRIM_MERGE_BALANCE") == Some(false) {
-        return full;
-    }
-    let tiles = n.div_ceil(full);
-    let wave = wave.max(1);
-    if tiles <= wave || full < 32 {
-        return full;
-    }
-    let waves = tiles.div_ceil(wave);
-    n.div_ceil(waves * wave).next_multiple_of(32).min(full)
-}
-
 /// Whether a merge of `tiles` tiles takes `cuprim_merge_fused`.
 pub(crate) fn fused_merge(tiles: u64) -> bool {
     #[cfg(feature = "merge-tuning")]
@@ -223,27 +202,20 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
     pub fn run(&self, dev: &CudaDevice, a: Side<K, V>, b: Side<K, V>, out: Side<K, V>) -> Result<()> {
         let n = a.len + b.len;
         debug_assert_eq!(out.len, n, "the output holds both inputs");
-        let module = dev.module(self)?;
-        // SAFETY: matches `cuprim_merge(const K* ka, u64 na, const K* kb, u64 nb, const V* va, const V* vb,
-        // const u64* splits, K* out_k, V* out_v, u32 tile)`: block t reads splits[t..=t + 1], at most na keys (and
-        // values, with CUPRIM_PAIRS) of a and nb of b, and writes its tile of out_k (and out_v): na + nb elements in
-        // all, for any tile in 1..=MERGE_TILE.
-        let merge: Entry<(Ptr<K>, u64, Ptr<K>, u64, Ptr<V>, Ptr<V>, Ptr<u64>, Ptr<K>, Ptr<V>, u32)> =
-            unsafe { Entry::declare("cuprim_merge") };
-        let tile = self.tile_for(dev, &module, merge, n)?;
-        let tiles = n.div_ceil(tile as u64);
+        let tile = self.policy.tile();
+        let tiles = n.div_ceil(tile);
         // One block per tile: a grid is at most 2^31 - 1 blocks wide.
         let blocks = u32::try_from(tiles)
             .ok()
             .filter(|&t| t <= i32::MAX as u32)
             .ok_or_else(|| Error::InvalidArgument(format!("merge of {n} elements needs more than 2^31 tiles of {tile}")))?;
+        let module = dev.module(self)?;
         if fused_merge(tiles) {
             // SAFETY: matches `cuprim_merge_fused(const K* ka, u64 na, const K* kb, u64 nb, const V* va,
-            // const V* vb, K* out_k, V* out_v, u32 tile)`: block t reads at most na keys (and values, with
-            // CUPRIM_PAIRS) of a and nb of b, and writes its tile of out_k (and out_v): na + nb elements in all.
-            let merge: Entry<(Ptr<K>, u64, Ptr<K>, u64, Ptr<V>, Ptr<V>, Ptr<K>, Ptr<V>, u32)> =
-                unsafe { Entry::declare("cuprim_merge_fused") };
-            let args = (a.keys, a.len, b.keys, b.len, a.values, b.values, out.keys, out.values, tile);
+            // const V* vb, K* out_k, V* out_v)`: block t reads at most na keys (and values, with CUPRIM_PAIRS) of
+            // a and nb of b, and writes its tile of out_k (and out_v): na + nb elements in all.
+            let merge: Entry<(Ptr<K>, u64, Ptr<K>, u64, Ptr<V>, Ptr<V>, Ptr<K>, Ptr<V>)> = unsafe { Entry::declare("cuprim_merge_fused") };
+            let args = (a.keys, a.len, b.keys, b.len, a.values, b.values, out.keys, out.values);
             return dev.launch(&module, merge, Grid::new(blocks, self.policy.block), args);
         }
         let mut layout = ScratchLayout::new();
@@ -253,30 +225,20 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
         } else {
             "cuprim_merge_partition"
         };
-        // SAFETY: both match `(const K* a, u64 na, const K* b, u64 nb, u64* splits, u64 tiles, u32 tile)`: read
-        // at most na keys of a and nb of b, write splits[0..=tiles].
-        let partition: Entry<(Ptr<K>, u64, Ptr<K>, u64, Ptr<u64>, u64, u32)> = unsafe { Entry::declare(partition_name) };
+        // SAFETY: both match `(const K* a, u64 na, const K* b, u64 nb, u64* splits, u64 tiles)`: read at most na
+        // keys of a and nb of b, write splits[0..=tiles].
+        let partition: Entry<(Ptr<K>, u64, Ptr<K>, u64, Ptr<u64>, u64)> = unsafe { Entry::declare(partition_name) };
+        // SAFETY: matches `cuprim_merge(const K* ka, u64 na, const K* kb, u64 nb, const V* va, const V* vb,
+        // const u64* splits, K* out_k, V* out_v)`: block t reads splits[t..=t + 1], at most na keys (and values,
+        // with CUPRIM_PAIRS) of a and nb of b, and writes its tile of out_k (and out_v): na + nb elements in all.
+        let merge: Entry<(Ptr<K>, u64, Ptr<K>, u64, Ptr<V>, Ptr<V>, Ptr<u64>, Ptr<K>, Ptr<V>)> = unsafe { Entry::declare("cuprim_merge") };
         dev.with_scratch(&layout, |s| {
             let splits = s.at(splits);
             let cuts = Grid::new((tiles + 1).div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
-            dev.launch(&module, partition, cuts, (a.keys, a.len, b.keys, b.len, splits, tiles, tile))?;
-            let args = (a.keys, a.len, b.keys, b.len, a.values, b.values, splits, out.keys, out.values, tile);
+            dev.launch(&module, partition, cuts, (a.keys, a.len, b.keys, b.len, splits, tiles))?;
+            let args = (a.keys, a.len, b.keys, b.len, a.values, b.values, splits, out.keys, out.values);
             dev.launch(&module, merge, Grid::new(blocks, self.policy.block), args)
         })
-    }
-
-    /// Elements per tile of `n` outputs: [`balanced_tile`] over one wave of
-    /// `entry`'s resident blocks (its occupancy, asked once per module).
-    pub(crate) fn tile_for<A: crate::device::launch::Args>(
-        &self,
-        dev: &CudaDevice,
-        module: &crate::device::Module,
-        entry: Entry<A>,
-        n: u64,
-    ) -> Result<u32> {
-        let resident = dev.occupancy(module, entry, Grid::new(0, self.policy.block))?;
-        // At most the policy's tile: block * items, well under 2^32.
-        Ok(balanced_tile(self.policy.tile(), n, dev.sm_count() as u64 * resident as u64) as u32)
     }
 }
 

@@ -34,32 +34,32 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
     /// values at `values`) in place, stably by the comparator: queues every
     /// launch, waits for nothing. `n >= 2`.
     pub fn sort(&self, dev: &CudaDevice, keys: Ptr<K>, values: Ptr<V>, n: u64) -> Result<()> {
-        let module = dev.module(self)?;
-        // SAFETY: matches `cuprim_merge_sort_tile(const K* in_k, const V* in_v, K* out_k, V* out_v, u64 n,
-        // u32 tile)`: block t reads its tile of the n keys (values only with CUPRIM_PAIRS) and writes the same tile
-        // of the outputs, after reading all of it (so in and out may be the same buffers); tile in 1..=MERGE_TILE.
-        let tile_sort: Entry<(Ptr<K>, Ptr<V>, Ptr<K>, Ptr<V>, u64, u32)> = unsafe { Entry::declare("cuprim_merge_sort_tile") };
-        // SAFETY: matches `cuprim_merge_sort_partition(const K* keys, u64 n, u64 run, u64* splits, u64 tiles,
-        // u32 tile)`: reads at most n keys, writes splits[0..tiles).
-        let partition: Entry<(Ptr<K>, u64, u64, Ptr<u64>, u64, u32)> = unsafe { Entry::declare("cuprim_merge_sort_partition") };
-        // SAFETY: matches `cuprim_merge_sort_pass(const K* in_k, const V* in_v, u64 n, u64 run, const u64* splits,
-        // K* out_k, V* out_v, u32 tile)`: block t reads splits[t..=t + 1] (splits[t + 1] only when t + 1 < tiles),
-        // keys (and values with CUPRIM_PAIRS) among the n of the input, and writes its tile of the n outputs, which
-        // do not overlap the inputs; run is a multiple of tile.
-        let pass: Entry<(Ptr<K>, Ptr<V>, u64, u64, Ptr<u64>, Ptr<K>, Ptr<V>, u32)> = unsafe { Entry::declare("cuprim_merge_sort_pass") };
-        // SAFETY: matches `cuprim_merge_sort_pass_fused(const K* in_k, const V* in_v, u64 n, u64 run, K* out_k,
-        // V* out_v, u32 tile)`: block t reads keys (and values with CUPRIM_PAIRS) among the n of the input and writes
-        // its tile of the n outputs, which do not overlap the inputs; run is a multiple of tile.
-        let pass_fused: Entry<(Ptr<K>, Ptr<V>, u64, u64, Ptr<K>, Ptr<V>, u32)> = unsafe { Entry::declare("cuprim_merge_sort_pass_fused") };
-        // The passes' waves decide the tile (the tile sort runs at the same shape).
-        let tile = self.tile_for(dev, &module, pass_fused, n)?;
-        let tiles = n.div_ceil(tile as u64);
+        let tile = self.policy.tile();
+        let tiles = n.div_ceil(tile);
         // One block per tile: a grid is at most 2^31 - 1 blocks wide.
         let blocks = u32::try_from(tiles)
             .ok()
             .filter(|&t| t <= i32::MAX as u32)
             .ok_or_else(|| Error::InvalidArgument(format!("sort of {n} elements needs more than 2^31 tiles of {tile}")))?;
-        let passes = passes(n, tile as u64);
+        let passes = passes(n, tile);
+        let module = dev.module(self)?;
+
+        // SAFETY: matches `cuprim_merge_sort_tile(const K* in_k, const V* in_v, K* out_k, V* out_v, u64 n)`:
+        // block t reads its tile of the n keys (values only with CUPRIM_PAIRS) and writes the same tile of the
+        // outputs, after reading all of it (so in and out may be the same buffers).
+        let tile_sort: Entry<(Ptr<K>, Ptr<V>, Ptr<K>, Ptr<V>, u64)> = unsafe { Entry::declare("cuprim_merge_sort_tile") };
+        // SAFETY: matches `cuprim_merge_sort_partition(const K* keys, u64 n, u64 run, u64* splits, u64 tiles)`:
+        // reads at most n keys, writes splits[0..tiles).
+        let partition: Entry<(Ptr<K>, u64, u64, Ptr<u64>, u64)> = unsafe { Entry::declare("cuprim_merge_sort_partition") };
+        // SAFETY: matches `cuprim_merge_sort_pass(const K* in_k, const V* in_v, u64 n, u64 run, const u64* splits,
+        // K* out_k, V* out_v)`: block t reads splits[t..=t + 1] (splits[t + 1] only when t + 1 < tiles), keys (and
+        // values with CUPRIM_PAIRS) among the n of the input, and writes its tile of the n outputs, which do not
+        // overlap the inputs.
+        let pass: Entry<(Ptr<K>, Ptr<V>, u64, u64, Ptr<u64>, Ptr<K>, Ptr<V>)> = unsafe { Entry::declare("cuprim_merge_sort_pass") };
+        // SAFETY: matches `cuprim_merge_sort_pass_fused(const K* in_k, const V* in_v, u64 n, u64 run, K* out_k,
+        // V* out_v)`: block t reads keys (and values with CUPRIM_PAIRS) among the n of the input and writes its
+        // tile of the n outputs, which do not overlap the inputs.
+        let pass_fused: Entry<(Ptr<K>, Ptr<V>, u64, u64, Ptr<K>, Ptr<V>)> = unsafe { Entry::declare("cuprim_merge_sort_pass_fused") };
         let fused = fused_sort(tiles);
 
         let mut layout = ScratchLayout::new();
@@ -76,7 +76,7 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
             let caller = (keys, if self.pairs { values } else { null_v });
             let Some(scratch_k) = scratch_k.map(|r| s.at(r)) else {
                 // One tile: sorted in place.
-                let args = (caller.0, caller.1, caller.0, caller.1, n, tile);
+                let args = (caller.0, caller.1, caller.0, caller.1, n);
                 return dev.launch(&module, tile_sort, Grid::new(blocks, self.policy.block), args);
             };
             let splits = splits.map(|r| s.at(r));
@@ -88,18 +88,18 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
             } else {
                 (other, caller)
             };
-            let args = (caller.0, caller.1, src.0, src.1, n, tile);
+            let args = (caller.0, caller.1, src.0, src.1, n);
             dev.launch(&module, tile_sort, Grid::new(blocks, self.policy.block), args)?;
             let cuts = Grid::new(tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
-            let mut run = tile as u64;
+            let mut run = tile;
             while run < n {
                 let grid = Grid::new(blocks, self.policy.block);
                 match splits {
                     Some(splits) => {
-                        dev.launch(&module, partition, cuts, (src.0, n, run, splits, tiles, tile))?;
-                        dev.launch(&module, pass, grid, (src.0, src.1, n, run, splits, dst.0, dst.1, tile))?;
+                        dev.launch(&module, partition, cuts, (src.0, n, run, splits, tiles))?;
+                        dev.launch(&module, pass, grid, (src.0, src.1, n, run, splits, dst.0, dst.1))?;
                     }
-                    None => dev.launch(&module, pass_fused, grid, (src.0, src.1, n, run, dst.0, dst.1, tile))?,
+                    None => dev.launch(&module, pass_fused, grid, (src.0, src.1, n, run, dst.0, dst.1))?,
                 }
                 std::mem::swap(&mut src, &mut dst);
                 run = run.saturating_mul(2);
