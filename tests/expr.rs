@@ -1165,3 +1165,204 @@ fn sorts_of_expressions_equal_sorts_of_collected_vectors() {
         }
     }
 }
+
+/// Stable order of `0..n` by `cmp` (ascending) or its reverse.
+fn stable_order(n: usize, descending: bool, cmp: impl Fn(usize, usize) -> std::cmp::Ordering) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&i, &j| if descending { cmp(j, i) } else { cmp(i, j) });
+    idx
+}
+
+#[test]
+fn lexicographic_sorts_of_tuple_keys() {
+    use cuprim::algo::sort::SortOptions;
+    let mut sizes = common::capped(common::SIZES);
+    sizes.extend(common::capped(&[70_001, 300_003]));
+    // f32 second fields with the values total_cmp orders apart: signed
+    // zeros, NaNs of both signs and payloads, infinities, duplicates.
+    let specials = [
+        0.0f32,
+        -0.0,
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7fc0_0001),
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.5,
+    ];
+    for dev in common::devices() {
+        for &n in &sizes {
+            let (mut r, seed) = rng("lex");
+            let a: Vec<u8> = (0..n).map(|_| r.gen_range(0..5u8)).collect();
+            let b: Vec<f32> = (0..n)
+                .map(|_| {
+                    if r.gen_range(0..4) == 0 {
+                        specials[r.gen_range(0..specials.len())]
+                    } else {
+                        r.gen_range(-3i32..3) as f32 / 2.0
+                    }
+                })
+                .collect();
+            let k: Vec<i32> = (0..n).map(|_| r.gen_range(-3..3)).collect();
+            let w: Vec<u64> = (0..n).map(|_| r.gen_range(0..3u64) << 40).collect();
+            let z: Vec<f64> = (0..n).map(|_| r.gen_range(-2i32..2) as f64 * 0.25).collect();
+            let up_a = DeviceVec::from_slice(&dev, &a).unwrap();
+            let up_b = DeviceVec::from_slice(&dev, &b).unwrap();
+            let (dk, dw, dz) = (
+                DeviceVec::from_slice(&dev, &k).unwrap(),
+                DeviceVec::from_slice(&dev, &w).unwrap(),
+                DeviceVec::from_slice(&dev, &z).unwrap(),
+            );
+            let ctx = common::ctx(&dev, "lexicographic sort", n, seed);
+            let pair_cmp = |i: usize, j: usize| a[i].cmp(&a[j]).then(b[i].total_cmp(&b[j]));
+            for descending in [false, true] {
+                let opts = if descending {
+                    SortOptions::new().descending()
+                } else {
+                    SortOptions::new()
+                };
+                let order = stable_order(n, descending, pair_cmp);
+                let want_a: Vec<u8> = order.iter().map(|&i| a[i]).collect();
+                let want_b: Vec<f32> = order.iter().map(|&i| b[i]).collect();
+                let (sa, sb) = zip(&up_a, &up_b).sorted_lex_with(opts).unwrap();
+                assert_eq!(sa.to_vec().unwrap(), want_a, "{ctx}: pairs, first field (descending {descending})");
+                assert_eq!(
+                    bits(&sb.to_vec().unwrap()),
+                    bits(&want_b),
+                    "{ctx}: pairs, second field (descending {descending})"
+                );
+                // Values follow their keys: the positions, so stability is checked too.
+                let (sa, sb, pos) = zip(&up_a, &up_b).sorted_lex_pairs_with(counting(&dev, 0u32, 1, n), opts).unwrap();
+                assert_eq!(sa.to_vec().unwrap(), want_a, "{ctx}: lex pairs keys (descending {descending})");
+                assert_eq!(
+                    bits(&sb.to_vec().unwrap()),
+                    bits(&want_b),
+                    "{ctx}: lex pairs keys (descending {descending})"
+                );
+                let want_pos: Vec<u32> = order.iter().map(|&i| i as u32).collect();
+                assert_eq!(pos.to_vec().unwrap(), want_pos, "{ctx}: lex pairs values (descending {descending})");
+
+                // Triples, the first field an expression (|k|), an 8-byte middle field, f64 last.
+                let order3 = stable_order(n, descending, |i, j| {
+                    k[i].abs().cmp(&k[j].abs()).then(w[i].cmp(&w[j])).then(z[i].total_cmp(&z[j]))
+                });
+                let (t0, t1, t2) = zip3(dk.map(Abs), &dw, &dz).sorted_lex3_with(opts).unwrap();
+                assert_eq!(
+                    t0.to_vec().unwrap(),
+                    order3.iter().map(|&i| k[i].abs()).collect::<Vec<_>>(),
+                    "{ctx}: triples 0"
+                );
+                assert_eq!(
+                    t1.to_vec().unwrap(),
+                    order3.iter().map(|&i| w[i]).collect::<Vec<_>>(),
+                    "{ctx}: triples 1"
+                );
+                let want_z: Vec<f64> = order3.iter().map(|&i| z[i]).collect();
+                assert_eq!(bits64(&t2.to_vec().unwrap()), bits64(&want_z), "{ctx}: triples 2");
+            }
+            // The plain forms are the ascending ones.
+            let (sa, _) = zip(&up_a, &up_b).sorted_lex().unwrap();
+            let (ta, _, _) = zip3(&dk, &dw, &dz).sorted_lex3().unwrap();
+            let (pa, _, _) = zip(&up_a, &up_b).sorted_lex_pairs(&up_a).unwrap();
+            let mut want = a.clone();
+            want.sort();
+            assert_eq!(sa.to_vec().unwrap(), want, "{ctx}: sorted_lex");
+            assert_eq!(pa.to_vec().unwrap(), want, "{ctx}: sorted_lex_pairs");
+            let mut want = k.clone();
+            want.sort();
+            assert_eq!(ta.to_vec().unwrap(), want, "{ctx}: sorted_lex3");
+            // Errors: a bit range, mismatched values; inputs intact.
+            let bits_err = zip(&up_a, &up_b).sorted_lex_with(SortOptions::new().bits(0, 4));
+            assert!(matches!(bits_err, Err(Error::InvalidArgument(_))), "{ctx}: a bit range is refused");
+            let short = zip(&up_a, &up_b).sorted_lex_pairs(counting(&dev, 0u32, 1, n + 1));
+            assert!(
+                matches!(short, Err(Error::LengthMismatch { .. })),
+                "{ctx}: values of another length"
+            );
+            assert_eq!(up_a.to_vec().unwrap(), a, "{ctx}: first field intact");
+            assert_eq!(bits(&up_b.to_vec().unwrap()), bits(&b), "{ctx}: second field intact");
+        }
+    }
+}
+
+#[test]
+fn tuple_values_follow_sorted_keys() {
+    use cuprim::algo::sort::SortOptions;
+    let mut sizes = common::capped(common::SIZES);
+    sizes.extend(common::capped(&[70_001]));
+    for dev in common::devices() {
+        for &n in &sizes {
+            let (mut r, seed) = rng("tuple-values");
+            let k: Vec<f32> = (0..n).map(|_| r.gen_range(-4i32..4) as f32 * 0.5).collect();
+            let x: Vec<u64> = (0..n).map(|_| r.gen()).collect();
+            let y: Vec<i8> = (0..n).map(|_| r.gen()).collect();
+            let (dk, dx, dy) = (
+                DeviceVec::from_slice(&dev, &k).unwrap(),
+                DeviceVec::from_slice(&dev, &x).unwrap(),
+                DeviceVec::from_slice(&dev, &y).unwrap(),
+            );
+            let ctx = common::ctx(&dev, "tuple values", n, seed);
+            for descending in [false, true] {
+                let opts = if descending {
+                    SortOptions::new().descending()
+                } else {
+                    SortOptions::new()
+                };
+                let order = stable_order(n, descending, |i, j| k[i].total_cmp(&k[j]));
+                let want_k: Vec<f32> = order.iter().map(|&i| k[i]).collect();
+                let (sk, sx, sy) = dk.lazy().sorted_pairs_unzip_with(zip(&dx, &dy), opts).unwrap();
+                assert_eq!(bits(&sk.to_vec().unwrap()), bits(&want_k), "{ctx}: keys (descending {descending})");
+                assert_eq!(
+                    sx.to_vec().unwrap(),
+                    order.iter().map(|&i| x[i]).collect::<Vec<_>>(),
+                    "{ctx}: first field"
+                );
+                assert_eq!(
+                    sy.to_vec().unwrap(),
+                    order.iter().map(|&i| y[i]).collect::<Vec<_>>(),
+                    "{ctx}: second field"
+                );
+            }
+            // Triples, the keys an expression (|k|), a counting field: the argsort.
+            let order = stable_order(n, false, |i, j| k[i].abs().total_cmp(&k[j].abs()));
+            let (sk, a, b, c) = dk.map(Abs).sorted_pairs_unzip3(zip3(&dy, &dx, counting(&dev, 0u32, 1, n))).unwrap();
+            let want_k: Vec<f32> = order.iter().map(|&i| k[i].abs()).collect();
+            assert_eq!(bits(&sk.to_vec().unwrap()), bits(&want_k), "{ctx}: triple keys");
+            assert_eq!(
+                a.to_vec().unwrap(),
+                order.iter().map(|&i| y[i]).collect::<Vec<_>>(),
+                "{ctx}: triple 0"
+            );
+            assert_eq!(
+                b.to_vec().unwrap(),
+                order.iter().map(|&i| x[i]).collect::<Vec<_>>(),
+                "{ctx}: triple 1"
+            );
+            assert_eq!(
+                c.to_vec().unwrap(),
+                order.iter().map(|&i| i as u32).collect::<Vec<_>>(),
+                "{ctx}: triple 2"
+            );
+            // Errors: values of another length; a bad permuted index; inputs intact.
+            let short = dk
+                .lazy()
+                .sorted_pairs_unzip(zip(counting(&dev, 0u32, 1, n + 1), counting(&dev, 0u8, 1, n + 1)));
+            assert!(
+                matches!(short, Err(Error::LengthMismatch { .. })),
+                "{ctx}: values of another length"
+            );
+            if n > 0 {
+                let bad: Vec<u32> = (0..n as u32).map(|i| if i == n as u32 / 2 { n as u32 } else { i }).collect();
+                let db = DeviceVec::from_slice(&dev, &bad).unwrap();
+                expect_oob(
+                    dk.lazy().sorted_pairs_unzip(zip(dx.permute(&db), &dy)),
+                    n,
+                    &ctx,
+                    "sorted_pairs_unzip",
+                );
+            }
+            assert_eq!(bits(&dk.to_vec().unwrap()), bits(&k), "{ctx}: keys intact");
+            assert_eq!(dx.to_vec().unwrap(), x, "{ctx}: values intact");
+        }
+    }
+}

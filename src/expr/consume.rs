@@ -1155,6 +1155,230 @@ pub trait ExprOps: Expr {
         crate::algo::sort::sorted_pairs_of(self, &values.into_expr(), opts)
     }
 
+    /// Pairs as keys, sorted lexicographically (by the first field, ties by
+    /// the second; stable), each field into a new vector of its own. Each
+    /// field keeps [`sorted`](ExprOps::sorted)'s order (`total_cmp` for
+    /// floats) whatever the fields' widths: two stable radix sorts of one
+    /// field each carry the elements' positions (the second field first), and
+    /// the second field is gathered once at the end.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let day = DeviceVec::from_slice(&dev, &[2u8, 1, 2, 1])?;
+    /// let temp = DeviceVec::from_slice(&dev, &[-1.5f32, 3.0, -4.0, 0.5])?;
+    /// let (d, t) = zip(&day, &temp).sorted_lex()?;
+    /// assert_eq!((d.to_vec()?, t.to_vec()?), (vec![1, 1, 2, 2], vec![0.5, 3.0, -4.0, -1.5]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sorted_lex<A: Element, B: Element>(&self) -> Result<(DeviceVec<A>, DeviceVec<B>)>
+    where
+        Self: Expr<Item = (A, B)>,
+    {
+        crate::algo::sort::sorted_lex_of(self, crate::algo::sort::SortOptions::new())
+    }
+
+    /// [`sorted_lex`](ExprOps::sorted_lex) with
+    /// [`SortOptions`](crate::algo::sort::SortOptions): `descending` orders
+    /// every field from its largest (ties still keep their input order); a
+    /// bit range is `InvalidArgument` (it would cut every field alike).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let (a, b) = zip(counting(&dev, 0u32, 1, 4).map(cuprim::ops::Square), constant(&dev, 1i64, 4))
+    ///     .sorted_lex_with(SortOptions::new().descending())?;
+    /// assert_eq!((a.to_vec()?, b.to_vec()?), (vec![9, 4, 1, 0], vec![1, 1, 1, 1]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sorted_lex_with<A: Element, B: Element>(&self, opts: crate::algo::sort::SortOptions) -> Result<(DeviceVec<A>, DeviceVec<B>)>
+    where
+        Self: Expr<Item = (A, B)>,
+    {
+        crate::algo::sort::sorted_lex_of(self, opts)
+    }
+
+    /// Triples as keys, sorted lexicographically (first field, then second,
+    /// then third; stable), each field into a new vector of its own: three
+    /// radix sorts of one field each, as [`sorted_lex`](ExprOps::sorted_lex).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[1u32, 0, 1, 0])?;
+    /// let y = DeviceVec::from_slice(&dev, &[5i8, 5, 2, 5])?;
+    /// let z = DeviceVec::from_slice(&dev, &[0.5f64, 2.0, 9.0, -1.0])?;
+    /// let (a, b, c) = zip3(&x, &y, &z).sorted_lex3()?;
+    /// assert_eq!(a.to_vec()?, vec![0, 0, 1, 1]);
+    /// assert_eq!(b.to_vec()?, vec![5, 5, 2, 5]);
+    /// assert_eq!(c.to_vec()?, vec![-1.0, 2.0, 9.0, 0.5]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sorted_lex3<A: Element, B: Element, C: Element>(&self) -> Result<(DeviceVec<A>, DeviceVec<B>, DeviceVec<C>)>
+    where
+        Self: Expr<Item = (A, B, C)>,
+    {
+        crate::algo::sort::sorted_lex3_of(self, crate::algo::sort::SortOptions::new())
+    }
+
+    /// [`sorted_lex3`](ExprOps::sorted_lex3) with
+    /// [`SortOptions`](crate::algo::sort::SortOptions) (descending; no bit
+    /// range).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[1u8, 0, 1])?;
+    /// let (a, b, c) = zip3(&x, &x, counting(&dev, 0u32, 1, 3)).sorted_lex3_with(SortOptions::new().descending())?;
+    /// assert_eq!((a.to_vec()?, b.to_vec()?, c.to_vec()?), (vec![1, 1, 0], vec![1, 1, 0], vec![2, 0, 1]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sorted_lex3_with<A: Element, B: Element, C: Element>(
+        &self,
+        opts: crate::algo::sort::SortOptions,
+    ) -> Result<(DeviceVec<A>, DeviceVec<B>, DeviceVec<C>)>
+    where
+        Self: Expr<Item = (A, B, C)>,
+    {
+        crate::algo::sort::sorted_lex3_of(self, opts)
+    }
+
+    /// Pairs as keys sorted lexicographically, as
+    /// [`sorted_lex`](ExprOps::sorted_lex), with `values` (a buffer or an
+    /// expression, as long as the keys) following their keys: the key
+    /// fields and the values in three new vectors. The values are read once,
+    /// gathered in the keys' final order.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let city = DeviceVec::from_slice(&dev, &[3u8, 1, 3, 1])?;
+    /// let year = DeviceVec::from_slice(&dev, &[2024i32, 2025, 2023, 2025])?;
+    /// let (c, y, row) = zip(&city, &year).sorted_lex_pairs(counting(&dev, 0u32, 1, 4))?;
+    /// assert_eq!(c.to_vec()?, vec![1, 1, 3, 3]);
+    /// assert_eq!(y.to_vec()?, vec![2025, 2025, 2023, 2024]);
+    /// assert_eq!(row.to_vec()?, vec![1, 3, 2, 0]); // ties keep their input order
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sorted_lex_pairs<A: Element, B: Element, V: super::IntoExpr>(
+        &self,
+        values: V,
+    ) -> Result<(DeviceVec<A>, DeviceVec<B>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self: Expr<Item = (A, B)>,
+        <V::Expr as Node>::Item: Element,
+    {
+        crate::algo::sort::sorted_lex_pairs_of(self, values, crate::algo::sort::SortOptions::new())
+    }
+
+    /// [`sorted_lex_pairs`](ExprOps::sorted_lex_pairs) with
+    /// [`SortOptions`](crate::algo::sort::SortOptions) (descending; no bit
+    /// range).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let k = DeviceVec::from_slice(&dev, &[1u32, 2, 1])?;
+    /// let (a, b, v) = zip(&k, &k).sorted_lex_pairs_with(&k, SortOptions::new().descending())?;
+    /// assert_eq!((a.to_vec()?, b.to_vec()?, v.to_vec()?), (vec![2, 1, 1], vec![2, 1, 1], vec![2, 1, 1]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sorted_lex_pairs_with<A: Element, B: Element, V: super::IntoExpr>(
+        &self,
+        values: V,
+        opts: crate::algo::sort::SortOptions,
+    ) -> Result<(DeviceVec<A>, DeviceVec<B>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self: Expr<Item = (A, B)>,
+        <V::Expr as Node>::Item: Element,
+    {
+        crate::algo::sort::sorted_lex_pairs_of(self, values, opts)
+    }
+
+    /// The elements as keys and tuple `values` (an expression of pairs as
+    /// long as the keys) sorted by key, as
+    /// [`sorted_pairs`](ExprOps::sorted_pairs) (stable), each field of the
+    /// values into a new vector of its own: the keys are sorted with their
+    /// positions, then the values read once through them.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let score = DeviceVec::from_slice(&dev, &[0.5f32, -1.0, 0.25])?;
+    /// let id = DeviceVec::from_slice(&dev, &[7u32, 8, 9])?;
+    /// let weight = DeviceVec::from_slice(&dev, &[1.0f64, 2.0, 3.0])?;
+    /// let (s, i, w) = score.lazy().sorted_pairs_unzip(zip(&id, &weight))?;
+    /// assert_eq!((s.to_vec()?, i.to_vec()?, w.to_vec()?), (vec![-1.0, 0.25, 0.5], vec![8, 9, 7], vec![2.0, 3.0, 1.0]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sorted_pairs_unzip<V: super::IntoExpr, A: Element, B: Element>(
+        &self,
+        values: V,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<A>, DeviceVec<B>)>
+    where
+        Self::Item: Element,
+        V::Expr: Expr<Item = (A, B)>,
+    {
+        crate::algo::sort::sorted_pairs_unzip_of(self, &values.into_expr(), crate::algo::sort::SortOptions::new())
+    }
+
+    /// [`sorted_pairs_unzip`](ExprOps::sorted_pairs_unzip) with
+    /// [`SortOptions`](crate::algo::sort::SortOptions).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let k = DeviceVec::from_slice(&dev, &[1u8, 3, 2])?;
+    /// let (s, a, b) = k.lazy().sorted_pairs_unzip_with(zip(&k, counting(&dev, 0i64, 1, 3)), SortOptions::new().descending())?;
+    /// assert_eq!((s.to_vec()?, a.to_vec()?, b.to_vec()?), (vec![3, 2, 1], vec![3, 2, 1], vec![1, 2, 0]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sorted_pairs_unzip_with<V: super::IntoExpr, A: Element, B: Element>(
+        &self,
+        values: V,
+        opts: crate::algo::sort::SortOptions,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<A>, DeviceVec<B>)>
+    where
+        Self::Item: Element,
+        V::Expr: Expr<Item = (A, B)>,
+    {
+        crate::algo::sort::sorted_pairs_unzip_of(self, &values.into_expr(), opts)
+    }
+
+    /// The elements as keys and triple `values` sorted by key, as
+    /// [`sorted_pairs_unzip`](ExprOps::sorted_pairs_unzip), each field of
+    /// the values into a new vector of its own.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let k = DeviceVec::from_slice(&dev, &[2i32, 1])?;
+    /// let (s, a, b, c) = k.lazy().sorted_pairs_unzip3(zip3(&k, &k, counting(&dev, 0u8, 1, 2)))?;
+    /// assert_eq!((s.to_vec()?, a.to_vec()?, b.to_vec()?, c.to_vec()?), (vec![1, 2], vec![1, 2], vec![1, 2], vec![1, 0]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sorted_pairs_unzip3<V: super::IntoExpr, A: Element, B: Element, C: Element>(
+        &self,
+        values: V,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<A>, DeviceVec<B>, DeviceVec<C>)>
+    where
+        Self::Item: Element,
+        V::Expr: Expr<Item = (A, B, C)>,
+    {
+        crate::algo::sort::sorted_pairs_unzip3_of(self, &values.into_expr(), crate::algo::sort::SortOptions::new())
+    }
+
     /// The elements in a new vector (one pass, no other temporary): what
     /// every primitive without a fused form takes.
     ///

@@ -56,6 +56,9 @@ mod classic;
 mod host;
 mod onesweep;
 pub(crate) mod plan;
+mod tuples;
+
+pub(crate) use tuples::{sorted_lex3_of, sorted_lex_of, sorted_lex_pairs_of, sorted_pairs_unzip3_of, sorted_pairs_unzip_of};
 
 #[cfg(feature = "classic-sort")]
 pub(crate) use classic::classic_kernel_specs;
