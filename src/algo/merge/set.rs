@@ -20,7 +20,9 @@
 //! The host backend walks both inputs once, sequentially. On CUDA, one
 //! kernel (`kernels/merge/set.cu`) flags each element of a side: with `r`
 //! its rank in its run (its position less its run's lower bound) and `c`
-//! the number of equivalents in the other side (by two binary searches),
+//! the number of equivalents in the other side (each thread walks 16
+//! consecutive elements: one binary search of the other side for the
+//! first, then galloping forward from the last bounds for each new run),
 //! the intersection keeps it where `r < c` and the others where `r >= c`;
 //! an inclusive scan of the flags in place gives the kept elements' places
 //! (one count read back) and a second kernel compacts them. The union merges all of `self` with the
@@ -295,6 +297,10 @@ pub(crate) struct SetPlan<'a, K, C> {
 /// Threads per block of both set kernels (grid-stride loops; not tuned).
 const SET_BLOCK: u32 = 256;
 
+/// Elements of one side per thread of the flag kernel (`SET_CHUNK` in
+/// `kernels/merge/set.cu`: one search of the other side per chunk).
+const SET_CHUNK: usize = 16;
+
 impl<'a, K: Element, C: Comparator<K>> SetPlan<'a, K, C> {
     pub fn new(cmp: &'a C) -> Self {
         SetPlan { cmp, _t: PhantomData }
@@ -316,13 +322,16 @@ impl<'a, K: Element, C: Comparator<K>> SetPlan<'a, K, C> {
             return DeviceVec::alloc_uninit(device, 0);
         }
         let grid = Grid::new(n.div_ceil(SET_BLOCK as usize).min(1 << 20) as u32, SET_BLOCK);
+        // The flag kernel's threads take SET_CHUNK elements each.
+        let chunks = n.div_ceil(SET_CHUNK);
+        let flag_grid = Grid::new(chunks.div_ceil(SET_BLOCK as usize).min(1 << 20) as u32, SET_BLOCK);
         let module = dev.module(self)?;
         let mut flags = DeviceVec::<u64>::alloc_uninit(device, n)?;
         let fptr = cuda_ptr_mut(&mut flags, name)?;
         // SAFETY: matches `cuprim_set_flags(const K* mine, u64 n, const K* other, u64 m, u32 keep_less, u64* flags)`:
         // reads mine[0..n) and other[0..m), writes flags[0..n).
         let flag: Entry<(Ptr<K>, u64, Ptr<K>, u64, u32, Ptr<u64>)> = unsafe { Entry::declare("cuprim_set_flags") };
-        dev.launch(&module, flag, grid, (mine, n as u64, other, m as u64, keep_less as u32, fptr))?;
+        dev.launch(&module, flag, flag_grid, (mine, n as u64, other, m as u64, keep_less as u32, fptr))?;
         // Flags become their inclusive sums in place: the last is the count
         // kept (one read back), and element i is kept where its sum steps up.
         flags.scan_inclusive_in_place(Add)?;
