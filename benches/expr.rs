@@ -5,7 +5,11 @@
 //! plain primitive over the same input (`reduce_to(Add)`, `scan(Add)`); and
 //! the warm host time of a fused call on 1024 elements against the plain sum;
 //! and partition_copy, lower_bound_in and scan_by_key of a map against the
-//! transform and the buffer call.
+//! transform and the buffer call; and the sorts of tuples: random u32
+//! pairs as keys (`zip(&a, &b).sorted_lex()`) beside one u64/u32 radix sort
+//! of the same 2n words packed (the floor a single wide key would give) and
+//! a u32/u32 `sort_pairs`, and random f32 keys with (u32, f32) values
+//! (`sorted_pairs_unzip`) beside `sorted_pairs` with u32 values.
 //!
 //! Bytes counted: every input read once (8n for the dot product, 4n for
 //! Welford, 8n for the scan: 4n in, 4n out). The first call's time (a fresh
@@ -246,6 +250,48 @@ fn fused_keyed_rows(c: &mut Criterion) {
     }
 }
 
+/// The sorts of tuples: `lex_sort` (u32 pairs as keys, against a u64 key
+/// sort of the packed pairs with u32 values, and a u32/u32 pair sort) and
+/// `tuple_values` (f32 keys with (u32, f32) values unzipped, against u32
+/// values). Bytes counted: keys and values read and written once.
+fn tuple_sort_rows(c: &mut Criterion) {
+    let dev = common::device();
+    for n in common::sizes(&dev) {
+        let a = DeviceVec::from_slice(&dev, &common::hash_u32(n, 11)).expect("allocating");
+        let b = DeviceVec::from_slice(&dev, &common::hash_u32(n, 12)).expect("allocating");
+        let packed: Vec<u64> = common::hash_u32(n, 11)
+            .iter()
+            .zip(common::hash_u32(n, 12))
+            .map(|(&x, y)| (x as u64) << 32 | y as u64)
+            .collect();
+        let packed = DeviceVec::from_slice(&dev, &packed).expect("allocating");
+        let positions = DeviceVec::from_slice(&dev, &(0..n as u32).collect::<Vec<_>>()).expect("allocating");
+        let mut group = c.benchmark_group("lex_sort");
+        group.throughput(Throughput::Bytes(16 * n as u64));
+        group.bench_function(BenchmarkId::new("u32_u32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || zip(&a, &b).sorted_lex()))
+        });
+        group.bench_function(BenchmarkId::new("packed_u64_pairs_u32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || packed.lazy().sorted_pairs(&positions)))
+        });
+        group.bench_function(BenchmarkId::new("u32_pairs_u32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || a.lazy().sorted_pairs(&b)))
+        });
+        group.finish();
+        let x =
+            DeviceVec::from_slice(&dev, &common::hash_u32(n, 13).iter().map(|&h| (h >> 8) as f32).collect::<Vec<_>>()).expect("allocating");
+        let mut group = c.benchmark_group("tuple_values");
+        group.throughput(Throughput::Bytes(24 * n as u64));
+        group.bench_function(BenchmarkId::new("f32_by_u32_f32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || x.lazy().sorted_pairs_unzip(zip(&a, &x))))
+        });
+        group.bench_function(BenchmarkId::new("f32_by_u32", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || x.lazy().sorted_pairs(&a)))
+        });
+        group.finish();
+    }
+}
+
 /// Host time of a warm fused call (1024 elements, to the host) against the
 /// plain sum of the same size: the difference is the expression's cost.
 fn fused_host_overhead(c: &mut Criterion) {
@@ -266,6 +312,6 @@ fn fused_host_overhead(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = common::config();
-    targets = fused_rows, fused_more_rows, fused_keyed_rows, fused_host_overhead
+    targets = fused_rows, fused_more_rows, fused_keyed_rows, tuple_sort_rows, fused_host_overhead
 }
 criterion_main!(benches);
