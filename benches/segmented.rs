@@ -10,11 +10,15 @@
 //! `segmented_sum_f32_mixture`, function `log_uniform`: segment sizes
 //! `exp(u * ln(10^6))` for u uniform in [0, 1) (1 to 10^6, log-uniform,
 //! seeded by `common::mix`), one in eight followed by a run of up to 1000
-//! empty segments, cut at n. Parameter n.
+//! empty segments, cut at n. Parameter n. And the predicate collectives per
+//! segment of 1024 (`segmented_count_f32_seg1024`: `segmented_count(Gt(0.5))`
+//! and `segmented_all(Gt(0.5))`, functions `count` and `all`), against the
+//! sum of the same segments (same bytes read).
 
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cuprim::pred::Gt;
 use cuprim::prelude::*;
 
 /// Offsets of a log-uniform mixture of segment sizes (1 to 10^6) over n
@@ -54,6 +58,16 @@ fn segmented(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(4 * n as u64));
         group.bench_function(BenchmarkId::new("uniform", n), |bench| {
             bench.iter_custom(|iters| common::time_calls(&dev, iters, || values.segmented_min_element(&offsets)))
+        });
+        group.finish();
+
+        let mut group = c.benchmark_group("segmented_count_f32_seg1024");
+        group.throughput(Throughput::Bytes(4 * n as u64));
+        group.bench_function(BenchmarkId::new("count", n), |bench| {
+            bench.iter_custom(|iters| common::time_calls(&dev, iters, || values.segmented_count(&offsets, Gt(0.5f32))))
+        });
+        group.bench_function(BenchmarkId::new("all", n), |bench| {
+            bench.iter_custom(|iters| common::time_calls(&dev, iters, || values.segmented_all(&offsets, Gt(0.5f32))))
         });
         group.finish();
 

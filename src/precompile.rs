@@ -381,6 +381,25 @@ where
     run(target, crate::algo::segmented::plan::kernel_specs_of(arch, input, &op))
 }
 
+/// The kernels of [`SegmentedOps::segmented_count`](crate::algo::segmented::SegmentedOps::segmented_count),
+/// `segmented_any` and `segmented_all` of `T` by `pred` (`u32` and `u64`
+/// offsets).
+///
+/// ```
+/// use cuprim::precompile::{precompile_segmented_collectives, Target};
+/// use cuprim::pred::Gt;
+/// for report in precompile_segmented_collectives::<f32, _>(Target::Arch(90), Gt(0.5)).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// ```
+pub fn precompile_segmented_collectives<T: Element, P: crate::pred::Predicate<T>>(
+    target: Target<'_>,
+    pred: P,
+) -> Result<Vec<KernelReport>> {
+    let arch = arch_of(target);
+    run(target, crate::algo::segmented::collective::kernel_specs(arch, pred)?)
+}
+
 /// The radix sort kernels of [`ExprOps::sorted`](crate::expr::ExprOps::sorted)
 /// over a key expression (its first pass reads the expression).
 ///

@@ -415,3 +415,89 @@ fn mismatched_devices() {
     let o = DeviceVec::from_slice(&Device::host(), &[0u32, 2]).unwrap();
     assert!(matches!(v.segmented_sum(&o), Err(Error::DeviceMismatch { .. })));
 }
+
+/// `segmented_count` / `segmented_any` / `segmented_all` against plain Rust
+/// over every layout and both offset types; predicates with parameters of
+/// several values (one module, the value passed as data), NaN under `IsNan`
+/// and comparisons, empty segments (count 0, any 0, all 1), bad offsets.
+#[test]
+fn predicate_collectives_per_segment() {
+    use cuprim::pred::{Eq, Gt, IsNan, Lt, Predicate};
+    fn check<T: Element, P: Predicate<T>>(dev: &Device, data: &[T], pred: P, what: &str, seed: u64, r: &mut common::TestRng) {
+        let n = data.len();
+        let v = DeviceVec::from_slice(dev, data).unwrap();
+        for (name, o) in layouts(r, n) {
+            let context = common::ctx(dev, &format!("{what} {} {name}", T::NAME), n, seed);
+            let counts: Vec<u64> = o
+                .windows(2)
+                .map(|w| data[w[0] as usize..w[1] as usize].iter().filter(|&&x| pred.test(x)).count() as u64)
+                .collect();
+            let any: Vec<u8> = counts.iter().map(|&c| (c > 0) as u8).collect();
+            let all: Vec<u8> = o.windows(2).zip(&counts).map(|(w, &c)| (c == w[1] - w[0]) as u8).collect();
+            let o64 = DeviceVec::from_slice(dev, &o).unwrap();
+            assert_eq!(
+                v.segmented_count(&o64, pred).unwrap().to_vec().unwrap(),
+                counts,
+                "{context}: count, u64 offsets"
+            );
+            assert_eq!(v.segmented_any(&o64, pred).unwrap().to_vec().unwrap(), any, "{context}: any");
+            assert_eq!(v.segmented_all(&o64, pred).unwrap().to_vec().unwrap(), all, "{context}: all");
+            let o32 = DeviceVec::from_slice(dev, &offsets_as::<u32>(&o)).unwrap();
+            let got: Vec<u64> = v
+                .segmented_count(&o32, pred)
+                .unwrap()
+                .to_vec()
+                .unwrap()
+                .into_iter()
+                .map(u64::from)
+                .collect();
+            assert_eq!(got, counts, "{context}: count, u32 offsets");
+            assert_eq!(
+                v.segmented_all(&o32, pred).unwrap().to_vec().unwrap(),
+                all,
+                "{context}: all, u32 offsets"
+            );
+        }
+    }
+    let mut sizes = common::capped(&[0, 1, 33, 4097, 100_003]);
+    if !cfg!(debug_assertions) {
+        sizes.extend(common::capped(&[(1 << 21) + 5]));
+    }
+    for dev in common::devices() {
+        for &n in &sizes {
+            let (mut r, seed) = rng("collectives");
+            let ints: Vec<i32> = (0..n).map(|_| r.gen_range(-4..4)).collect();
+            for threshold in [-5, 0, 2] {
+                check(&dev, &ints, Gt(threshold), &format!("Gt({threshold})"), seed, &mut r);
+            }
+            check(&dev, &ints, Eq(1), "Eq(1)", seed, &mut r);
+            let floats: Vec<f32> = (0..n)
+                .map(|_| match r.gen_range(0..8) {
+                    0 => f32::NAN,
+                    1 => -0.0,
+                    _ => r.gen_range(-1.0..1.0),
+                })
+                .collect();
+            check(&dev, &floats, IsNan, "IsNan", seed, &mut r);
+            check(&dev, &floats, Lt(0.0f32), "Lt(0.0)", seed, &mut r);
+            check(&dev, &floats, Lt(0.5f32), "Lt(0.5)", seed, &mut r);
+            let bytes: Vec<u8> = (0..n).map(|_| r.gen_range(0..3)).collect();
+            check(&dev, &bytes, Eq(0u8), "Eq(0)", seed, &mut r);
+        }
+        // Bad offsets: the segmented reduction's error, the input intact.
+        let data: Vec<u32> = (0..1000).collect();
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        let bad = DeviceVec::from_slice(&dev, &[0u64, 500, 1001]).unwrap();
+        assert!(
+            matches!(v.segmented_count(&bad, Gt(3u32)), Err(Error::InvalidArgument(_))),
+            "{dev:?}"
+        );
+        assert!(matches!(v.segmented_all(&bad, Gt(3u32)), Err(Error::InvalidArgument(_))), "{dev:?}");
+        let none = DeviceVec::<u32>::zeros(&dev, 0).unwrap();
+        assert!(
+            matches!(v.segmented_any(&none, Gt(3u32)), Err(Error::InvalidArgument(_))),
+            "{dev:?}"
+        );
+        assert_eq!(v.to_vec().unwrap(), data, "{dev:?}");
+    }
+}

@@ -1,5 +1,7 @@
 //! Segmented reductions: `segmented_reduce`, `segmented_sum`,
-//! `segmented_min_element`, `segmented_max_element`.
+//! `segmented_min_element`, `segmented_max_element`, and the predicate
+//! collectives per segment `segmented_count`, `segmented_any` and
+//! `segmented_all` (segmented sums of the predicate's 0 / 1, fused).
 //!
 //! # Segments
 //! Segments are given by `offsets`, a vector of `u32` or `u64` of length
@@ -37,6 +39,7 @@
 //! (segments over 65536 elements in fixed chunks, folded in order) and is
 //! equally deterministic.
 
+pub(crate) mod collective;
 pub(crate) mod host;
 pub(crate) mod plan;
 
@@ -46,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::expr::node::{cuda_of, Node};
 use crate::expr::{host_items, LazyOps};
 use crate::ops::{ranks_before, Add, Arith, Monoid};
+use crate::pred::Predicate;
 use crate::vec::raw::{Mem, MemMut, SealedMut as _};
 use crate::vec::{DeviceData, DeviceVec};
 use plan::{SegArg, SegReduce};
@@ -146,6 +150,56 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// ```
     fn segmented_max_element<I: IndexElement>(&self, offsets: &impl DeviceData<I>) -> Result<SegmentedExtremes<T, I>> {
         segmented_arg(&self.lazy(), offsets, true)
+    }
+
+    /// How many elements of each segment satisfy `pred`, in the offsets'
+    /// index type; 0 for an empty segment. One segmented sum of the
+    /// predicate's 0 / 1, fused: no flag vector is written.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::{Gt, IsNan};
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[5.0f32, 1.0, 7.0, f32::NAN, 9.0])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 3, 3, 5])?;
+    /// assert_eq!(v.segmented_count(&offsets, Gt(4.0))?.to_vec()?, vec![2, 0, 1]);
+    /// assert_eq!(v.segmented_count(&offsets, IsNan)?.to_vec()?, vec![0, 0, 1]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_count<I: IndexElement + Arith, P: Predicate<T>>(&self, offsets: &impl DeviceData<I>, pred: P) -> Result<DeviceVec<I>> {
+        collective::segmented_count_of(self, offsets, pred)
+    }
+
+    /// 1 for each segment holding an element that satisfies `pred`, else 0
+    /// (an empty segment: 0).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Eq;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[2u8, 3, 3, 2])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u64, 2, 2, 4])?;
+    /// assert_eq!(v.segmented_any(&offsets, Eq(2))?.to_vec()?, vec![1, 0, 1]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_any<I: IndexElement + Arith, P: Predicate<T>>(&self, offsets: &impl DeviceData<I>, pred: P) -> Result<DeviceVec<u8>> {
+        collective::segmented_flags_of::<T, I, P, true>(self, offsets, pred)
+    }
+
+    /// 1 for each segment whose elements all satisfy `pred`, else 0 (an
+    /// empty segment: 1).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Lt;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[-1i32, -5, 4, -2])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 2, 2, 4])?;
+    /// assert_eq!(v.segmented_all(&offsets, Lt(0))?.to_vec()?, vec![1, 1, 0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_all<I: IndexElement + Arith, P: Predicate<T>>(&self, offsets: &impl DeviceData<I>, pred: P) -> Result<DeviceVec<u8>> {
+        collective::segmented_flags_of::<T, I, P, false>(self, offsets, pred)
     }
 }
 
