@@ -381,6 +381,32 @@ where
     run(target, crate::algo::segmented::plan::kernel_specs_of(arch, input, &op))
 }
 
+/// The collect modules of [`ExprOps::adjacent_difference`](crate::expr::ExprOps::adjacent_difference)
+/// of an input expression by `op`.
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_adjacent_difference, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::{Square, Sub};
+/// let host = Device::host();
+/// let x = DeviceVec::<f32>::zeros(&host, 0)?;
+/// for report in precompile_expr_adjacent_difference(Target::Arch(90), &x.map(Square), Sub).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_adjacent_difference<E: crate::expr::Expr, Op: crate::ops::BinaryOp<E::Item>>(
+    target: Target<'_>,
+    input: &E,
+    op: Op,
+) -> Result<Vec<KernelReport>>
+where
+    E::Item: Element,
+{
+    let arch = arch_of(target);
+    run(target, crate::algo::transform::adjacent_expr::kernel_specs(arch, input, op))
+}
+
 /// The kernels of [`SegmentedOps::segmented_count`](crate::algo::segmented::SegmentedOps::segmented_count),
 /// `segmented_any` and `segmented_all` of `T` by `pred` (`u32` and `u64`
 /// offsets).

@@ -330,6 +330,8 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             r.extend(precompile_expr_sort(t, &k.permute(&i).map(Cast::<u8>::new()))?);
             r.extend(precompile_expr_sort_pairs(t, &k.map(Abs), &counting(&host, 0u32, 1, 0))?);
             r.extend(precompile_expr_sort_pairs(t, &d.map(Negate), &a.lazy())?);
+            r.extend(cuprim::precompile::precompile_expr_adjacent_difference(t, &a.map(Square), Sub)?);
+            r.extend(cuprim::precompile::precompile_expr_adjacent_difference(t, &k.permute(&i), Max)?);
             Ok(r)
         },
     );

@@ -1366,3 +1366,65 @@ fn tuple_values_follow_sorted_keys() {
         }
     }
 }
+
+/// A user operator (not one of the built-in pair operators).
+#[derive(Clone, Copy, Debug)]
+struct AbsDiff;
+impl BinaryOp<i32> for AbsDiff {
+    fn apply(&self, a: i32, b: i32) -> i32 {
+        a.wrapping_sub(b).wrapping_abs()
+    }
+    fn cuda_expr(&self) -> String {
+        // Wrapping, as in Rust: in unsigned arithmetic (signed overflow is undefined in C++).
+        "([&] { const int d = (int)((unsigned)a - (unsigned)b); return d < 0 ? (int)(0u - (unsigned)d) : d; }())".into()
+    }
+}
+
+#[test]
+fn adjacent_difference_of_expressions_equals_the_buffer_form() {
+    use cuprim::ops::{Max, Sub};
+    let mut sizes = common::capped(common::SIZES);
+    sizes.extend(common::capped(&[2, 70_001]));
+    for dev in common::devices() {
+        for &n in &sizes {
+            let (mut r, seed) = rng("adjacent");
+            let x: Vec<f32> = (0..n)
+                .map(|_| match r.gen_range(0..10) {
+                    0 => f32::NAN,
+                    1 => -0.0,
+                    _ => r.gen_range(-3.0..3.0),
+                })
+                .collect();
+            let k: Vec<i32> = (0..n).map(|_| r.gen()).collect();
+            let (dx, dk) = (DeviceVec::from_slice(&dev, &x).unwrap(), DeviceVec::from_slice(&dev, &k).unwrap());
+            let ctx = common::ctx(&dev, "adjacent_difference", n, seed);
+            // A map: the same bits as transform, then the buffer form.
+            let fused = dx.map(Negate).adjacent_difference(Sub).unwrap().to_vec().unwrap();
+            let plain = dx.transform(Negate).unwrap().adjacent_difference(Sub).unwrap().to_vec().unwrap();
+            assert_eq!(bits(&fused), bits(&plain), "{ctx}: f32 map, Sub");
+            // Plain Rust, a user operator (wrapping), and Max on a gathered view.
+            let want: Vec<i32> = (0..n).map(|i| if i == 0 { k[0] } else { AbsDiff.apply(k[i], k[i - 1]) }).collect();
+            assert_eq!(
+                dk.lazy().adjacent_difference(AbsDiff).unwrap().to_vec().unwrap(),
+                want,
+                "{ctx}: i32 user op"
+            );
+            let rev: Vec<u32> = (0..n as u32).rev().collect();
+            let drev = DeviceVec::from_slice(&dev, &rev).unwrap();
+            let want: Vec<i32> = (0..n).map(|i| if i == 0 { k[n - 1] } else { k[n - 1 - i].max(k[n - i]) }).collect();
+            assert_eq!(
+                dk.permute(&drev).adjacent_difference(Max).unwrap().to_vec().unwrap(),
+                want,
+                "{ctx}: permuted, Max"
+            );
+            // A bad permuted index is an error; the input stays.
+            if n > 1 {
+                let mut bad = rev.clone();
+                bad[n / 2] = n as u32;
+                let dbad = DeviceVec::from_slice(&dev, &bad).unwrap();
+                expect_oob(dk.permute(&dbad).adjacent_difference(Max), n, &ctx, "adjacent_difference");
+            }
+            assert_eq!(dk.to_vec().unwrap(), k, "{ctx}: input intact");
+        }
+    }
+}

@@ -1379,6 +1379,29 @@ pub trait ExprOps: Expr {
         crate::algo::sort::sorted_pairs_unzip3_of(self, &values.into_expr(), crate::algo::sort::SortOptions::new())
     }
 
+    /// Thrust's adjacent difference of the elements, as
+    /// [`TransformOps::adjacent_difference`](crate::algo::transform::TransformOps::adjacent_difference)
+    /// (`out[0] = x[0]`, `out[i] = op(x[i], x[i - 1])`, any
+    /// [`BinaryOp`](crate::ops::BinaryOp)), into a new vector: the
+    /// expression is read in place (no collected copy), the neighbours' second
+    /// read mostly from cache.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::{Square, Sub};
+    /// let dev = Device::default()?;
+    /// // Differences of squares: the odd numbers.
+    /// let d = counting(&dev, 0i64, 1, 5).map(Square).adjacent_difference(Sub)?;
+    /// assert_eq!(d.to_vec()?, vec![0, 1, 3, 5, 7]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn adjacent_difference<Op: crate::ops::BinaryOp<Self::Item>>(&self, op: Op) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::transform::adjacent_expr::adjacent_difference_of(self, op)
+    }
+
     /// The elements in a new vector (one pass, no other temporary): what
     /// every primitive without a fused form takes.
     ///

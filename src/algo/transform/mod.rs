@@ -1,6 +1,7 @@
 //! Data movement and element-wise transforms: `fill`, `copy_from`,
 //! `transform`, `transform2`, `adjacent_difference`, `gather`, `scatter`.
 
+pub(crate) mod adjacent_expr;
 pub(crate) mod host;
 pub(crate) mod plan;
 
