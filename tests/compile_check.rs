@@ -387,16 +387,20 @@ fn all_jobs() -> Vec<Job> {
     for &arch in ARCHS {
         expr_jobs(arch, &mut jobs);
         // The predicate's text in a lambda inside the map: one 4-byte and one
-        // 8-byte element type, one architecture each (28 modules apiece).
-        job(&mut jobs, format!("sm_{arch} segmented count / any / all"), move || {
-            use cuprim::precompile::precompile_segmented_collectives;
-            let t = Target::Arch(arch);
-            if arch == ARCHS[0] {
-                precompile_segmented_collectives::<f32, _>(t, Gt(0.5f32))
-            } else {
-                precompile_segmented_collectives::<f64, _>(t, Not(IsNan))
-            }
-        });
+        // 8-byte element type, one architecture each (14 modules apiece).
+        job(
+            &mut jobs,
+            format!("sm_{arch} segmented count / any / all / quantify / find_first"),
+            move || {
+                use cuprim::precompile::precompile_segmented_collectives;
+                let t = Target::Arch(arch);
+                if arch == ARCHS[0] {
+                    precompile_segmented_collectives::<f32, _>(t, Gt(0.5f32))
+                } else {
+                    precompile_segmented_collectives::<f64, _>(t, Not(IsNan))
+                }
+            },
+        );
     }
     // The heavy families first, so the two NVRTC threads finish together.
     if full() {

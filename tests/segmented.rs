@@ -416,7 +416,8 @@ fn mismatched_devices() {
     assert!(matches!(v.segmented_sum(&o), Err(Error::DeviceMismatch { .. })));
 }
 
-/// `segmented_count` / `segmented_any` / `segmented_all` against plain Rust
+/// `segmented_count` / `segmented_any` / `segmented_all` /
+/// `segmented_quantify` / `segmented_find_first` against plain Rust
 /// over every layout and both offset types; predicates with parameters of
 /// several values (one module, the value passed as data), NaN under `IsNan`
 /// and comparisons, empty segments (count 0, any 0, all 1), bad offsets.
@@ -434,6 +435,14 @@ fn predicate_collectives_per_segment() {
                 .collect();
             let any: Vec<u8> = counts.iter().map(|&c| (c > 0) as u8).collect();
             let all: Vec<u8> = o.windows(2).zip(&counts).map(|(w, &c)| (c == w[1] - w[0]) as u8).collect();
+            let quantity: Vec<u8> = counts.iter().map(|&c| c.min(2) as u8).collect();
+            let first: Vec<u64> = o
+                .windows(2)
+                .map(|w| {
+                    let seg = &data[w[0] as usize..w[1] as usize];
+                    seg.iter().position(|&x| pred.test(x)).map_or(u64::MAX, |i| i as u64)
+                })
+                .collect();
             let o64 = DeviceVec::from_slice(dev, &o).unwrap();
             assert_eq!(
                 v.segmented_count(&o64, pred).unwrap().to_vec().unwrap(),
@@ -442,6 +451,16 @@ fn predicate_collectives_per_segment() {
             );
             assert_eq!(v.segmented_any(&o64, pred).unwrap().to_vec().unwrap(), any, "{context}: any");
             assert_eq!(v.segmented_all(&o64, pred).unwrap().to_vec().unwrap(), all, "{context}: all");
+            assert_eq!(
+                v.segmented_quantify(&o64, pred).unwrap().to_vec().unwrap(),
+                quantity,
+                "{context}: quantify"
+            );
+            assert_eq!(
+                v.segmented_find_first(&o64, pred).unwrap().to_vec().unwrap(),
+                first,
+                "{context}: find_first"
+            );
             let o32 = DeviceVec::from_slice(dev, &offsets_as::<u32>(&o)).unwrap();
             let got: Vec<u64> = v
                 .segmented_count(&o32, pred)
@@ -456,6 +475,12 @@ fn predicate_collectives_per_segment() {
                 v.segmented_all(&o32, pred).unwrap().to_vec().unwrap(),
                 all,
                 "{context}: all, u32 offsets"
+            );
+            let first32: Vec<u32> = first.iter().map(|&f| if f == u64::MAX { u32::MAX } else { f as u32 }).collect();
+            assert_eq!(
+                v.segmented_find_first(&o32, pred).unwrap().to_vec().unwrap(),
+                first32,
+                "{context}: find_first, u32 offsets"
             );
         }
     }
@@ -493,6 +518,10 @@ fn predicate_collectives_per_segment() {
             "{dev:?}"
         );
         assert!(matches!(v.segmented_all(&bad, Gt(3u32)), Err(Error::InvalidArgument(_))), "{dev:?}");
+        assert!(
+            matches!(v.segmented_find_first(&bad, Gt(3u32)), Err(Error::InvalidArgument(_))),
+            "{dev:?}"
+        );
         let none = DeviceVec::<u32>::zeros(&dev, 0).unwrap();
         assert!(
             matches!(v.segmented_any(&none, Gt(3u32)), Err(Error::InvalidArgument(_))),

@@ -1,21 +1,24 @@
-//! Predicate collectives per segment: `segmented_count`, `segmented_any` and
-//! `segmented_all` ([`SegmentedOps`](super::SegmentedOps)).
+//! Predicate collectives per segment: `segmented_count`, `segmented_any`,
+//! `segmented_all`, `segmented_quantify` and `segmented_find_first`
+//! ([`SegmentedOps`](super::SegmentedOps)).
 //!
 //! Each is the segmented sum of a fused input: the elements zipped with the
 //! predicate's parameter ([`Predicate::param`], a `constant` input, so one
 //! compiled module serves every value of it) and mapped to 1 or 0 in the
-//! offsets' index type. `any` and `all` then map the counts of the
-//! predicate and of its negation to 1 or 0 (`u8`), one small pass over the
-//! segments. So they run on the segmented reduction's kernels, host and
-//! CUDA alike.
+//! offsets' index type. `any`, `all` and `quantify` then map the counts of
+//! the predicate (or of its negation) to a `u8` per segment, one small pass
+//! over the segments. `find_first` is the segmented minimum of each
+//! matching element's position (the others `I::MAX`), made relative to its
+//! segment's start in the same small pass. So they run on the segmented
+//! reduction's kernels, host and CUDA alike.
 
 use super::plan;
 use crate::algo::transform::plan::Collect;
 use crate::element::{Element, IndexElement};
 use crate::error::Result;
-use crate::expr::{constant, zip, Expr as _, ExprOps as _, LazyOps as _};
+use crate::expr::{constant, counting, zip, zip3, Expr as _, ExprOps as _, LazyOps as _};
 use crate::jit::KernelSpec;
-use crate::ops::{Add, Arith, UnaryOp};
+use crate::ops::{Add, Arith, Min, UnaryOp};
 use crate::pred::{Not, Predicate};
 use crate::vec::{DeviceData, DeviceVec};
 use std::marker::PhantomData;
@@ -67,6 +70,70 @@ impl<I: IndexElement, const ZERO: bool> UnaryOp<I> for Flag<ZERO> {
     }
 }
 
+/// `(x, p, i)` to `i` where the predicate holds for `x`, else `I::MAX`.
+struct PositionIf<P, I>(P, PhantomData<fn() -> I>);
+
+impl<P: Copy, I> Clone for PositionIf<P, I> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P: Copy, I> Copy for PositionIf<P, I> {}
+
+impl<T: Element, P: Predicate<T>, I: IndexElement + Arith> UnaryOp<(T, T, I)> for PositionIf<P, I> {
+    type Output = I;
+    fn apply(&self, x: (T, T, I)) -> I {
+        if self.0.test(x.0) {
+            x.2
+        } else {
+            I::highest()
+        }
+    }
+    fn cuda_expr(&self) -> String {
+        format!(
+            "([]({t} x, {t} p) -> bool {{ return ({}); }})(x.a0, x.a1) ? x.a2 : {}",
+            self.0.cuda_expr(),
+            I::highest().cuda_literal(),
+            t = T::CUDA_TYPE
+        )
+    }
+    fn cuda_expr_is_fixed(&self) -> bool {
+        self.0.cuda_expr_is_fixed()
+    }
+}
+
+/// `(g, start)` to `g - start`, `I::MAX` kept.
+#[derive(Clone, Copy)]
+struct FromStart;
+
+impl<I: IndexElement + Arith> UnaryOp<(I, I)> for FromStart {
+    type Output = I;
+    fn apply(&self, x: (I, I)) -> I {
+        if x.0 == I::highest() {
+            x.0
+        } else {
+            x.0.sub(x.1)
+        }
+    }
+    fn cuda_expr(&self) -> String {
+        format!("x.a0 == {m} ? x.a0 : x.a0 - x.a1", m = I::highest().cuda_literal())
+    }
+}
+
+/// A count to 0, 1 or 2 (two or more).
+#[derive(Clone, Copy)]
+struct UpToTwo;
+
+impl<I: IndexElement> UnaryOp<I> for UpToTwo {
+    type Output = u8;
+    fn apply(&self, c: I) -> u8 {
+        c.as_u64().min(2) as u8
+    }
+    fn cuda_expr(&self) -> String {
+        "x < 2 ? x : 2".into()
+    }
+}
+
 /// How many elements of each segment satisfy `pred`.
 pub(crate) fn segmented_count_of<T: Element, I: IndexElement + Arith, P: Predicate<T>>(
     data: &(impl DeviceData<T> + ?Sized),
@@ -92,40 +159,65 @@ pub(crate) fn segmented_flags_of<T: Element, I: IndexElement + Arith, P: Predica
     }
 }
 
-/// The modules `segmented_count`, `segmented_any` and `segmented_all` of
-/// `T` by `pred` run: the segmented sums of the predicate and of its
-/// negation (`u32` and `u64` counts each), and the two flag maps, for
-/// precompile.
+/// 0, 1 or 2 per segment: no element, one, or two or more satisfy `pred`.
+pub(crate) fn segmented_quantify_of<T: Element, I: IndexElement + Arith, P: Predicate<T>>(
+    data: &(impl DeviceData<T> + ?Sized),
+    offsets: &(impl DeviceData<I> + ?Sized),
+    pred: P,
+) -> Result<DeviceVec<u8>> {
+    segmented_count_of(data, offsets, pred)?.lazy().map(UpToTwo).collect()
+}
+
+/// The index, within its segment, of each segment's first element
+/// satisfying `pred`; `I::MAX` where none does.
+pub(crate) fn segmented_find_first_of<T: Element, I: IndexElement + Arith, P: Predicate<T>>(
+    data: &(impl DeviceData<T> + ?Sized),
+    offsets: &(impl DeviceData<I> + ?Sized),
+    pred: P,
+) -> Result<DeviceVec<I>> {
+    let n = data.len();
+    let dev = data.device();
+    let positions =
+        zip3(data.lazy(), constant(dev, pred.param(), n), counting(dev, I::zero(), I::one(), n)).map(PositionIf::<P, I>(pred, PhantomData));
+    let first = super::segmented_reduce_of(&positions, offsets, Min)?;
+    let segments = first.len();
+    if segments == 0 {
+        return Ok(first);
+    }
+    zip(first.lazy(), offsets.lazy().slice(..segments)?).map(FromStart).collect()
+}
+
+/// The modules the collectives per segment of `T` by `pred` run: the
+/// segmented sums of the predicate and of its negation and the segmented
+/// minimum of matching positions (`u32` and `u64` each), and the maps over
+/// the segments, for precompile.
 pub(crate) fn kernel_specs<T: Element, P: Predicate<T>>(arch: u32, pred: P) -> Result<Vec<KernelSpec>> {
     let host = crate::Device::host();
     let x = DeviceVec::<T>::zeros(&host, 0)?;
     let params = constant(&host, pred.param(), 0);
-    let mut specs = Vec::new();
-    specs.extend(plan::kernel_specs_of(
-        arch,
-        &zip(x.lazy(), params).map(CountIf::<P, u32>(pred, PhantomData)),
-        &Add,
-    ));
-    specs.extend(plan::kernel_specs_of(
-        arch,
-        &zip(x.lazy(), params).map(CountIf::<P, u64>(pred, PhantomData)),
-        &Add,
-    ));
     let not = Not(pred);
-    specs.extend(plan::kernel_specs_of(
-        arch,
-        &zip(x.lazy(), params).map(CountIf::<Not<P>, u32>(not, PhantomData)),
-        &Add,
-    ));
-    specs.extend(plan::kernel_specs_of(
-        arch,
-        &zip(x.lazy(), params).map(CountIf::<Not<P>, u64>(not, PhantomData)),
-        &Add,
-    ));
+    let counts32 = zip(x.lazy(), params).map(CountIf::<P, u32>(pred, PhantomData));
+    let counts64 = zip(x.lazy(), params).map(CountIf::<P, u64>(pred, PhantomData));
+    let fails32 = zip(x.lazy(), params).map(CountIf::<Not<P>, u32>(not, PhantomData));
+    let fails64 = zip(x.lazy(), params).map(CountIf::<Not<P>, u64>(not, PhantomData));
+    let at32 = zip3(x.lazy(), params, counting(&host, 0u32, 1, 0)).map(PositionIf::<P, u32>(pred, PhantomData));
+    let at64 = zip3(x.lazy(), params, counting(&host, 0u64, 1, 0)).map(PositionIf::<P, u64>(pred, PhantomData));
+    let mut specs = vec![
+        plan::reduce_spec_of::<_, u32, _>(arch, &counts32, &Add),
+        plan::reduce_spec_of::<_, u64, _>(arch, &counts64, &Add),
+        plan::reduce_spec_of::<_, u32, _>(arch, &fails32, &Add),
+        plan::reduce_spec_of::<_, u64, _>(arch, &fails64, &Add),
+        plan::reduce_spec_of::<_, u32, _>(arch, &at32, &Min),
+        plan::reduce_spec_of::<_, u64, _>(arch, &at64, &Min),
+    ];
     let (c32, c64) = (DeviceVec::<u32>::zeros(&host, 0)?, DeviceVec::<u64>::zeros(&host, 0)?);
     specs.push(KernelSpec::of(&Collect::new(arch, &c32.lazy().map(Flag::<false>), 1)));
     specs.push(KernelSpec::of(&Collect::new(arch, &c32.lazy().map(Flag::<true>), 1)));
     specs.push(KernelSpec::of(&Collect::new(arch, &c64.lazy().map(Flag::<false>), 1)));
     specs.push(KernelSpec::of(&Collect::new(arch, &c64.lazy().map(Flag::<true>), 1)));
+    specs.push(KernelSpec::of(&Collect::new(arch, &zip(c32.lazy(), c32.lazy()).map(FromStart), 1)));
+    specs.push(KernelSpec::of(&Collect::new(arch, &zip(c64.lazy(), c64.lazy()).map(FromStart), 1)));
+    specs.push(KernelSpec::of(&Collect::new(arch, &c32.lazy().map(UpToTwo), 1)));
+    specs.push(KernelSpec::of(&Collect::new(arch, &c64.lazy().map(UpToTwo), 1)));
     Ok(specs)
 }

@@ -1,7 +1,9 @@
 //! Segmented reductions: `segmented_reduce`, `segmented_sum`,
 //! `segmented_min_element`, `segmented_max_element`, and the predicate
-//! collectives per segment `segmented_count`, `segmented_any` and
-//! `segmented_all` (segmented sums of the predicate's 0 / 1, fused).
+//! collectives per segment `segmented_count`, `segmented_any`,
+//! `segmented_all`, `segmented_quantify` (segmented sums of the predicate's
+//! 0 / 1, fused) and `segmented_find_first` (the segmented minimum of the
+//! matching positions).
 //!
 //! # Segments
 //! Segments are given by `offsets`, a vector of `u32` or `u64` of length
@@ -200,6 +202,45 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// ```
     fn segmented_all<I: IndexElement + Arith, P: Predicate<T>>(&self, offsets: &impl DeviceData<I>, pred: P) -> Result<DeviceVec<u8>> {
         collective::segmented_flags_of::<T, I, P, false>(self, offsets, pred)
+    }
+
+    /// Per segment, how many elements satisfy `pred`, as
+    /// [`CollectiveOps::quantify`](crate::algo::collective::CollectiveOps::quantify)
+    /// counts: 0 (none), 1 (exactly one) or 2 (two or more), one `u8` each.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Eq;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[7u32, 1, 7, 7, 2, 7])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 2, 2, 6])?;
+    /// assert_eq!(v.segmented_quantify(&offsets, Eq(7))?.to_vec()?, vec![1, 0, 2]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_quantify<I: IndexElement + Arith, P: Predicate<T>>(&self, offsets: &impl DeviceData<I>, pred: P) -> Result<DeviceVec<u8>> {
+        collective::segmented_quantify_of(self, offsets, pred)
+    }
+
+    /// The index within its segment of each segment's first element that
+    /// satisfies `pred`, `I::MAX` where none does (an empty segment too), as
+    /// [`find_first`](crate::algo::reduce::ReduceOps::find_first) per segment:
+    /// the lowest matching index, the same every run.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::IsNan;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[1.0f32, f32::NAN, f32::NAN, 2.0, 3.0])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u64, 3, 5, 5])?;
+    /// assert_eq!(v.segmented_find_first(&offsets, IsNan)?.to_vec()?, vec![1, u64::MAX, u64::MAX]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_find_first<I: IndexElement + Arith, P: Predicate<T>>(
+        &self,
+        offsets: &impl DeviceData<I>,
+        pred: P,
+    ) -> Result<DeviceVec<I>> {
+        collective::segmented_find_first_of(self, offsets, pred)
     }
 }
 

@@ -404,6 +404,20 @@ pub(crate) fn kernel_specs<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> Vec
     kernel_specs_of(arch, &Leaf::<T>::type_only(), op)
 }
 
+/// The segmented reduction of an input expression with offsets `I` alone,
+/// for precompile.
+pub(crate) fn reduce_spec_of<E: Node, I: IndexElement, Op: Monoid<E::Item>>(arch: u32, input: &E, op: &Op) -> KernelSpec
+where
+    E::Item: Element,
+{
+    KernelSpec::of(&SegReduce::<_, I, Op> {
+        arch,
+        input,
+        op,
+        _t: PhantomData,
+    })
+}
+
 /// The same kernels over an input expression, for precompile.
 pub(crate) fn kernel_specs_of<E: Node, Op: Monoid<E::Item>>(arch: u32, input: &E, op: &Op) -> Vec<KernelSpec>
 where
