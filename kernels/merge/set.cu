@@ -19,7 +19,8 @@
 // all of other took three binary searches. Inputs that are not sorted give
 // some flags: every read stays within its input.
 //
-// Specialised on: K, Cmp (bool less(K a, K b)).
+// Specialised on: K, Cmp (bool less(K a, K b)), F (the flag and running
+// count type: u32 below 2^32 elements of a side, else u64).
 
 // Elements of mine per thread and step (one search of other per chunk).
 constexpr int SET_CHUNK = 16;
@@ -67,7 +68,7 @@ __device__ __forceinline__ u64 set_run_start(const K* __restrict__ s, u64 hi, K 
 
 // flags[i] = 1 where mine[i] is kept, else 0, for i < n.
 extern "C" __global__ void cuprim_set_flags(const K* __restrict__ mine, u64 n, const K* __restrict__ other, u64 m,
-                                            u32 keep_less, u64* __restrict__ flags) {
+                                            u32 keep_less, F* __restrict__ flags) {
     const u64 chunks = (n + SET_CHUNK - 1) / SET_CHUNK;
     for (u64 chunk = cuprim_thread_id(); chunk < chunks; chunk += cuprim_thread_count()) {
         const u64 first = chunk * SET_CHUNK;
@@ -96,7 +97,7 @@ extern "C" __global__ void cuprim_set_flags(const K* __restrict__ mine, u64 n, c
 // out[sums[i] - 1] = in[i] where element i is kept, for i < n; sums is the
 // inclusive scan of the flags (kept where it steps up), and out holds
 // out_len elements.
-extern "C" __global__ void cuprim_set_compact(const K* __restrict__ in, u64 n, const u64* __restrict__ sums,
+extern "C" __global__ void cuprim_set_compact(const K* __restrict__ in, u64 n, const F* __restrict__ sums,
                                               K* __restrict__ out, u64 out_len) {
     for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) {
         const u64 p = sums[i], before = i ? sums[i - 1] : 0;

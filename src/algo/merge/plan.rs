@@ -273,6 +273,6 @@ pub(crate) fn merge_specs<K: Element, V: Element, C: Comparator<K>>(arch: u32, c
         specs.push(KernelSpec::of(&large));
     }
     specs.push(KernelSpec::of(&Merge::<K, V, C>::pairs(arch, cmp, 0)));
-    specs.push(super::set::set_spec::<K, C>(cmp));
+    specs.extend(super::set::set_specs::<K, C>(cmp));
     specs
 }

@@ -288,10 +288,12 @@ fn merge_new<K: Element, C: Comparator<K>>(
     Ok(out)
 }
 
-/// One specialisation of `kernels/merge/set.cu`: keys `K`, comparator `C`.
-pub(crate) struct SetPlan<'a, K, C> {
+/// One specialisation of `kernels/merge/set.cu`: keys `K`, comparator `C`,
+/// flags and their running counts `F` (`u32` below 2^32 elements of a side,
+/// else `u64`).
+pub(crate) struct SetPlan<'a, K, C, F = u64> {
     pub cmp: &'a C,
-    _t: PhantomData<fn() -> K>,
+    _t: PhantomData<fn() -> (K, F)>,
 }
 
 /// Threads per block of both set kernels (grid-stride loops; not tuned).
@@ -301,15 +303,36 @@ const SET_BLOCK: u32 = 256;
 /// `kernels/merge/set.cu`: one search of the other side per chunk).
 const SET_CHUNK: usize = 16;
 
-impl<'a, K: Element, C: Comparator<K>> SetPlan<'a, K, C> {
+impl<'a, K: Element, C: Comparator<K>, F: Element + crate::ops::Arith> SetPlan<'a, K, C, F> {
     pub fn new(cmp: &'a C) -> Self {
         SetPlan { cmp, _t: PhantomData }
     }
+}
 
+impl<'a, K: Element, C: Comparator<K>> SetPlan<'a, K, C> {
     /// The elements of `mine` (`n` at a device pointer) kept against
     /// `other` (`m`): where their rank in their run is below (`keep_less`)
     /// or at least the count of their equivalents in `other`.
     fn compact(
+        &self,
+        dev: &CudaDevice,
+        device: &Device,
+        name: &'static str,
+        mine: (Ptr<K>, usize),
+        other: (Ptr<K>, usize),
+        keep_less: bool,
+    ) -> Result<DeviceVec<K>> {
+        if mine.1 <= u32::MAX as usize {
+            SetPlan::<K, C, u32>::new(self.cmp).compact_with(dev, device, name, mine, other, keep_less)
+        } else {
+            SetPlan::<K, C, u64>::new(self.cmp).compact_with(dev, device, name, mine, other, keep_less)
+        }
+    }
+}
+
+impl<'a, K: Element, C: Comparator<K>, F: Element + crate::ops::Arith + crate::element::IndexElement> SetPlan<'a, K, C, F> {
+    /// [`compact`](SetPlan::compact) with flags of type `F`.
+    fn compact_with(
         &self,
         dev: &CudaDevice,
         device: &Device,
@@ -326,16 +349,17 @@ impl<'a, K: Element, C: Comparator<K>> SetPlan<'a, K, C> {
         let chunks = n.div_ceil(SET_CHUNK);
         let flag_grid = Grid::new(chunks.div_ceil(SET_BLOCK as usize).min(1 << 20) as u32, SET_BLOCK);
         let module = dev.module(self)?;
-        let mut flags = DeviceVec::<u64>::alloc_uninit(device, n)?;
+        let mut flags = DeviceVec::<F>::alloc_uninit(device, n)?;
         let fptr = cuda_ptr_mut(&mut flags, name)?;
-        // SAFETY: matches `cuprim_set_flags(const K* mine, u64 n, const K* other, u64 m, u32 keep_less, u64* flags)`:
+        // SAFETY: matches `cuprim_set_flags(const K* mine, u64 n, const K* other, u64 m, u32 keep_less, F* flags)`:
         // reads mine[0..n) and other[0..m), writes flags[0..n).
-        let flag: Entry<(Ptr<K>, u64, Ptr<K>, u64, u32, Ptr<u64>)> = unsafe { Entry::declare("cuprim_set_flags") };
+        let flag: Entry<(Ptr<K>, u64, Ptr<K>, u64, u32, Ptr<F>)> = unsafe { Entry::declare("cuprim_set_flags") };
         dev.launch(&module, flag, flag_grid, (mine, n as u64, other, m as u64, keep_less as u32, fptr))?;
-        // Flags become their inclusive sums in place: the last is the count
-        // kept (one read back), and element i is kept where its sum steps up.
+        // Flags become their inclusive sums in place (at most n: no
+        // overflow in F): the last is the count kept (one read back), and
+        // element i is kept where its sum steps up.
         flags.scan_inclusive_in_place(Add)?;
-        let total = flags.slice(n - 1..)?.to_vec()?[0];
+        let total = flags.slice(n - 1..)?.to_vec()?[0].as_u64();
         let total = usize::try_from(total)
             .ok()
             .filter(|&t| t <= n)
@@ -345,25 +369,29 @@ impl<'a, K: Element, C: Comparator<K>> SetPlan<'a, K, C> {
             return Ok(out);
         }
         let optr = cuda_ptr_mut(&mut out, name)?;
-        // SAFETY: matches `cuprim_set_compact(const K* in, u64 n, const u64* sums, K* out, u64 out_len)`:
+        // SAFETY: matches `cuprim_set_compact(const K* in, u64 n, const F* sums, K* out, u64 out_len)`:
         // reads in and sums [0..n), writes out below out_len.
-        let compact: Entry<(Ptr<K>, u64, Ptr<u64>, Ptr<K>, u64)> = unsafe { Entry::declare("cuprim_set_compact") };
+        let compact: Entry<(Ptr<K>, u64, Ptr<F>, Ptr<K>, u64)> = unsafe { Entry::declare("cuprim_set_compact") };
         dev.launch(&module, compact, grid, (mine, n as u64, fptr, optr, total as u64))?;
         Ok(out)
     }
 }
 
-impl<K: Element, C: Comparator<K>> Specialise for SetPlan<'_, K, C> {
+impl<K: Element, C: Comparator<K>, F: Element> Specialise for SetPlan<'_, K, C, F> {
     fn template(&self) -> &'static Template {
         &SET
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
         w.elem::<K>("K");
         w.comparator::<K, C>("Cmp", "K", self.cmp);
+        w.elem::<F>("F");
     }
 }
 
-/// The set kernels' module of `K` and `cmp`, for precompile.
-pub(crate) fn set_spec<K: Element, C: Comparator<K>>(cmp: &C) -> KernelSpec {
-    KernelSpec::of(&SetPlan::<K, C>::new(cmp))
+/// The set kernels' modules of `K` and `cmp` (`u32` and `u64` flags), for precompile.
+pub(crate) fn set_specs<K: Element, C: Comparator<K>>(cmp: &C) -> [KernelSpec; 2] {
+    [
+        KernelSpec::of(&SetPlan::<K, C, u32>::new(cmp)),
+        KernelSpec::of(&SetPlan::<K, C, u64>::new(cmp)),
+    ]
 }
