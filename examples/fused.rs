@@ -1,12 +1,13 @@
 //! Fused inputs: a dot product, a one-pass mean and variance, a sum of a
-//! computed sequence with no buffer at all, and a histogram of a computed
-//! quantity. Each fused call is one kernel that reads its inputs in place.
+//! computed sequence with no buffer at all, a histogram of a computed
+//! quantity, and rows sorted by two computed columns. Each fused call reads
+//! its inputs in place.
 //!
 //! `cargo run --release --example fused [n]` (default 2^20; the host backend
 //! is used when there is no GPU). Each result is checked against plain Rust;
 //! a mismatch is an error.
 
-use cuprim::ops::{Associative, BinaryOp, Commutative, Monoid, Square, UnaryOp};
+use cuprim::ops::{Associative, BinaryOp, Cast, Commutative, Monoid, Square, UnaryOp};
 use cuprim::prelude::*;
 
 /// Welford's running (count, mean, m2), merged as Chan et al.
@@ -108,6 +109,23 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("histogram of a*b over [0, 0.25) in 4 bins: {counts:?}");
     if counts.iter().sum::<u32>() != want.iter().sum::<u32>() {
         return Err(format!("histogram {counts:?} does not count {want:?}'s samples").into());
+    }
+
+    // Rows sorted by (16 * a as u8, a * b): lexicographic tuple keys, the row
+    // numbers following (one stable radix sort per column).
+    let bucket = zip(&a, constant(&dev, 16.0f32, n)).map(Mul).map(Cast::<u8>::new());
+    let (buckets, products, rows) = zip(bucket, zip(&a, &b).map(Mul)).sorted_lex_pairs(counting(&dev, 0u32, 1, n))?;
+    let mut want: Vec<u32> = (0..n as u32).collect();
+    let key = |i: u32| ((ha[i as usize] * 16.0) as u8, ha[i as usize] * hb[i as usize]);
+    want.sort_by(|&i, &j| key(i).0.cmp(&key(j).0).then(key(i).1.total_cmp(&key(j).1)));
+    let (buckets, products, rows) = (buckets.to_vec()?, products.to_vec()?, rows.to_vec()?);
+    println!(
+        "rows by (bucket, a*b): first {:?}, last {:?}",
+        &rows[..rows.len().min(3)],
+        &rows[rows.len().saturating_sub(3)..]
+    );
+    if rows != want || (0..n).any(|i| (buckets[i], products[i].to_bits()) != (key(want[i]).0, key(want[i]).1.to_bits())) {
+        return Err("the rows sorted by (bucket, a*b) are not in Rust's stable order".into());
     }
     Ok(())
 }
