@@ -23,16 +23,21 @@ use crate::pred::{Not, Predicate};
 use crate::vec::{DeviceData, DeviceVec};
 use std::marker::PhantomData;
 
+/// `pred` on a tuple input's fields `x.a0` (the element) and `x.a1` (the
+/// predicate's parameter), as CUDA text: the predicate's text reads `x` and
+/// `p`, so a lambda names them.
+fn tested<T: Element, P: Predicate<T>>(pred: &P) -> String {
+    format!(
+        "([]({t} x, {t} p) -> bool {{ return ({}); }})(x.a0, x.a1)",
+        pred.cuda_expr(),
+        t = T::CUDA_TYPE
+    )
+}
+
 /// `(x, p)` to 1 where the predicate holds for `x` (with parameter `p`),
 /// else 0, as `I`.
+#[derive(Clone, Copy)]
 struct CountIf<P, I>(P, PhantomData<fn() -> I>);
-
-impl<P: Copy, I> Clone for CountIf<P, I> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<P: Copy, I> Copy for CountIf<P, I> {}
 
 impl<T: Element, P: Predicate<T>, I: IndexElement + Arith> UnaryOp<(T, T)> for CountIf<P, I> {
     type Output = I;
@@ -44,12 +49,7 @@ impl<T: Element, P: Predicate<T>, I: IndexElement + Arith> UnaryOp<(T, T)> for C
         }
     }
     fn cuda_expr(&self) -> String {
-        // The predicate's text reads `x` and `p`: a lambda names them.
-        format!(
-            "([]({t} x, {t} p) -> bool {{ return ({}); }})(x.a0, x.a1) ? 1 : 0",
-            self.0.cuda_expr(),
-            t = T::CUDA_TYPE
-        )
+        format!("{} ? 1 : 0", tested::<T, P>(&self.0))
     }
     fn cuda_expr_is_fixed(&self) -> bool {
         self.0.cuda_expr_is_fixed()
@@ -71,14 +71,8 @@ impl<I: IndexElement, const ZERO: bool> UnaryOp<I> for Flag<ZERO> {
 }
 
 /// `(x, p, i)` to `i` where the predicate holds for `x`, else `I::MAX`.
+#[derive(Clone, Copy)]
 struct PositionIf<P, I>(P, PhantomData<fn() -> I>);
-
-impl<P: Copy, I> Clone for PositionIf<P, I> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<P: Copy, I> Copy for PositionIf<P, I> {}
 
 impl<T: Element, P: Predicate<T>, I: IndexElement + Arith> UnaryOp<(T, T, I)> for PositionIf<P, I> {
     type Output = I;
@@ -90,12 +84,7 @@ impl<T: Element, P: Predicate<T>, I: IndexElement + Arith> UnaryOp<(T, T, I)> fo
         }
     }
     fn cuda_expr(&self) -> String {
-        format!(
-            "([]({t} x, {t} p) -> bool {{ return ({}); }})(x.a0, x.a1) ? x.a2 : {}",
-            self.0.cuda_expr(),
-            I::highest().cuda_literal(),
-            t = T::CUDA_TYPE
-        )
+        format!("{} ? x.a2 : {}", tested::<T, P>(&self.0), I::highest().cuda_literal())
     }
     fn cuda_expr_is_fixed(&self) -> bool {
         self.0.cuda_expr_is_fixed()
