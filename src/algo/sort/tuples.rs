@@ -30,18 +30,18 @@ use crate::ops::Arith;
 use crate::vec::DeviceVec;
 use crate::Device;
 
-/// Element positions: `u32` below 2^32 elements, else `u64`.
-trait Position: IndexElement + Arith {
-    const ZERO: Self;
-    const ONE: Self;
-}
-impl Position for u32 {
-    const ZERO: Self = 0;
-    const ONE: Self = 1;
-}
-impl Position for u64 {
-    const ZERO: Self = 0;
-    const ONE: Self = 1;
+/// Runs `$body` with `$P` naming the element positions' type: `u32` for
+/// at most `u32::MAX` elements, else `u64`.
+macro_rules! with_positions {
+    ($n:expr, $P:ident => $body:expr) => {
+        if $n <= u32::MAX as usize {
+            type $P = u32;
+            $body
+        } else {
+            type $P = u64;
+            $body
+        }
+    };
 }
 
 /// Whole fields only: a bit range would cut every field alike.
@@ -55,24 +55,27 @@ fn whole_fields(op: &str, opts: &SortOptions) -> Result<()> {
 }
 
 /// Positions 0, 1, ... sorted stably by `last` (the least significant field).
-fn positions_by<P: Position, L: Element>(dev: &Device, last: &DeviceVec<L>, opts: SortOptions) -> Result<DeviceVec<P>> {
-    Ok(last.lazy().sorted_pairs_with(counting(dev, P::ZERO, P::ONE, last.len()), opts)?.1)
+fn positions_by<P: IndexElement + Arith, L: Element>(dev: &Device, last: &DeviceVec<L>, opts: SortOptions) -> Result<DeviceVec<P>> {
+    Ok(last
+        .lazy()
+        .sorted_pairs_with(counting(dev, P::zero(), P::one(), last.len()), opts)?
+        .1)
 }
 
 /// One more significant field: the positions re-sorted stably by
 /// `field[position]`.
-fn by<P: Position, F: Element>(field: &DeviceVec<F>, p: &DeviceVec<P>, opts: SortOptions) -> Result<DeviceVec<P>> {
+fn by<P: IndexElement + Arith, F: Element>(field: &DeviceVec<F>, p: &DeviceVec<P>, opts: SortOptions) -> Result<DeviceVec<P>> {
     Ok(field.permute(p).sorted_pairs_with(p, opts)?.1)
 }
 
 /// `field` in the order of positions `p`.
-fn gathered<P: Position, F: Element>(field: &DeviceVec<F>, p: &DeviceVec<P>) -> Result<DeviceVec<F>> {
+fn gathered<P: IndexElement + Arith, F: Element>(field: &DeviceVec<F>, p: &DeviceVec<P>) -> Result<DeviceVec<F>> {
     field.permute(p).collect()
 }
 
 /// The fields of pairs, sorted lexicographically, and the positions that
 /// sort them (for the values).
-fn pairs_in_order<P: Position, A: Element, B: Element>(
+fn pairs_in_order<P: IndexElement + Arith, A: Element, B: Element>(
     a: &DeviceVec<A>,
     b: &DeviceVec<B>,
     opts: SortOptions,
@@ -82,7 +85,7 @@ fn pairs_in_order<P: Position, A: Element, B: Element>(
     Ok((sa, gathered(b, &p)?, p))
 }
 
-fn triples_in_order<P: Position, A: Element, B: Element, C: Element>(
+fn triples_in_order<P: IndexElement + Arith, A: Element, B: Element, C: Element>(
     a: &DeviceVec<A>,
     b: &DeviceVec<B>,
     c: &DeviceVec<C>,
@@ -104,14 +107,10 @@ where
     if a.len() < 2 {
         return Ok((a, b));
     }
-    let (sa, sb) = if a.len() <= u32::MAX as usize {
-        let (sa, sb, _) = pairs_in_order::<u32, A, B>(&a, &b, opts)?;
-        (sa, sb)
-    } else {
-        let (sa, sb, _) = pairs_in_order::<u64, A, B>(&a, &b, opts)?;
-        (sa, sb)
-    };
-    Ok((sa, sb))
+    with_positions!(a.len(), P => {
+        let (sa, sb, _) = pairs_in_order::<P, A, B>(&a, &b, opts)?;
+        Ok((sa, sb))
+    })
 }
 
 /// `keys` (an expression of triples) sorted lexicographically, each field
@@ -129,11 +128,7 @@ where
     if a.len() < 2 {
         return Ok((a, b, c));
     }
-    if a.len() <= u32::MAX as usize {
-        triples_in_order::<u32, A, B, C>(&a, &b, &c, opts)
-    } else {
-        triples_in_order::<u64, A, B, C>(&a, &b, &c, opts)
-    }
+    with_positions!(a.len(), P => triples_in_order::<P, A, B, C>(&a, &b, &c, opts))
 }
 
 /// `keys` (an expression of pairs) sorted lexicographically with `values`
@@ -156,22 +151,19 @@ where
     if a.len() < 2 {
         return Ok((a, b, values.collect()?));
     }
-    if a.len() <= u32::MAX as usize {
-        let (sa, sb, p) = pairs_in_order::<u32, A, B>(&a, &b, opts)?;
+    with_positions!(a.len(), P => {
+        let (sa, sb, p) = pairs_in_order::<P, A, B>(&a, &b, opts)?;
         Ok((sa, sb, values.permute(&p).collect()?))
-    } else {
-        let (sa, sb, p) = pairs_in_order::<u64, A, B>(&a, &b, opts)?;
-        Ok((sa, sb, values.permute(&p).collect()?))
-    }
+    })
 }
 
 /// Positions 0, 1, ... sorted stably by `keys` (with `opts`), and the keys
 /// in that order.
-fn keys_in_order<P: Position, E: Expr>(keys: &E, opts: SortOptions) -> Result<(DeviceVec<E::Item>, DeviceVec<P>)>
+fn keys_in_order<P: IndexElement + Arith, E: Expr>(keys: &E, opts: SortOptions) -> Result<(DeviceVec<E::Item>, DeviceVec<P>)>
 where
     E::Item: Element,
 {
-    keys.sorted_pairs_with(counting(keys.device(), P::ZERO, P::ONE, keys.len()), opts)
+    keys.sorted_pairs_with(counting(keys.device(), P::zero(), P::one(), keys.len()), opts)
 }
 
 /// Checks `values` against `keys` before any work.
@@ -192,15 +184,11 @@ where
     K::Item: Element,
 {
     same_shape("sorted_pairs_unzip", keys, values)?;
-    if keys.len() <= u32::MAX as usize {
-        let (k, p) = keys_in_order::<u32, K>(keys, opts)?;
+    with_positions!(keys.len(), P => {
+        let (k, p) = keys_in_order::<P, K>(keys, opts)?;
         let (a, b) = values.clone().permute(&p).unzip()?;
         Ok((k, a, b))
-    } else {
-        let (k, p) = keys_in_order::<u64, K>(keys, opts)?;
-        let (a, b) = values.clone().permute(&p).unzip()?;
-        Ok((k, a, b))
-    }
+    })
 }
 
 /// `keys` sorted with triple `values` following them, each field of the
@@ -215,13 +203,9 @@ where
     K::Item: Element,
 {
     same_shape("sorted_pairs_unzip3", keys, values)?;
-    if keys.len() <= u32::MAX as usize {
-        let (k, p) = keys_in_order::<u32, K>(keys, opts)?;
+    with_positions!(keys.len(), P => {
+        let (k, p) = keys_in_order::<P, K>(keys, opts)?;
         let (a, b, c) = values.clone().permute(&p).unzip3()?;
         Ok((k, a, b, c))
-    } else {
-        let (k, p) = keys_in_order::<u64, K>(keys, opts)?;
-        let (a, b, c) = values.clone().permute(&p).unzip3()?;
-        Ok((k, a, b, c))
-    }
+    })
 }
