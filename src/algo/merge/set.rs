@@ -251,8 +251,7 @@ fn set_op<K: Element, C: Comparator<K>>(
         (Mem::Host(x), Mem::Host(y)) => DeviceVec::from_slice(device, &host_set(x, y, op, |p, q| cmp.less(p, q))),
         (Mem::Cuda { dev, ptr: pa, len: na, .. }, Mem::Cuda { ptr: pb, len: nb, .. }) => {
             let (pa, pb) = (Ptr::<K>::from_raw(pa), Ptr::<K>::from_raw(pb));
-            let plan = SetPlan::<K, C> { cmp, _t: PhantomData };
-            let keep = |mine, n, other, m, keep_less| plan.compact(dev, device, name, (mine, n), (other, m), keep_less);
+            let keep = |mine, n, other, m, keep_less| compact(dev, device, name, cmp, (mine, n), (other, m), keep_less);
             match op {
                 SetOp::Intersection => keep(pa, na, pb, nb, true),
                 SetOp::Difference => keep(pa, na, pb, nb, false),
@@ -291,7 +290,7 @@ fn merge_new<K: Element, C: Comparator<K>>(
 /// One specialisation of `kernels/merge/set.cu`: keys `K`, comparator `C`,
 /// flags and their running counts `F` (`u32` below 2^32 elements of a side,
 /// else `u64`).
-pub(crate) struct SetPlan<'a, K, C, F = u64> {
+pub(crate) struct SetPlan<'a, K, C, F> {
     pub cmp: &'a C,
     _t: PhantomData<fn() -> (K, F)>,
 }
@@ -303,36 +302,33 @@ const SET_BLOCK: u32 = 256;
 /// `kernels/merge/set.cu`: one search of the other side per chunk).
 const SET_CHUNK: usize = 16;
 
-impl<'a, K: Element, C: Comparator<K>, F: Element + crate::ops::Arith> SetPlan<'a, K, C, F> {
-    pub fn new(cmp: &'a C) -> Self {
-        SetPlan { cmp, _t: PhantomData }
-    }
-}
-
-impl<'a, K: Element, C: Comparator<K>> SetPlan<'a, K, C> {
-    /// The elements of `mine` (`n` at a device pointer) kept against
-    /// `other` (`m`): where their rank in their run is below (`keep_less`)
-    /// or at least the count of their equivalents in `other`.
-    fn compact(
-        &self,
-        dev: &CudaDevice,
-        device: &Device,
-        name: &'static str,
-        mine: (Ptr<K>, usize),
-        other: (Ptr<K>, usize),
-        keep_less: bool,
-    ) -> Result<DeviceVec<K>> {
-        if mine.1 <= u32::MAX as usize {
-            SetPlan::<K, C, u32>::new(self.cmp).compact_with(dev, device, name, mine, other, keep_less)
-        } else {
-            SetPlan::<K, C, u64>::new(self.cmp).compact_with(dev, device, name, mine, other, keep_less)
-        }
+/// The elements of `mine` (`n` at a device pointer) kept against `other`
+/// (`m`): where their rank in their run is below (`keep_less`) or at least
+/// the count of their equivalents in `other`. Flags of `u32` below 2^32
+/// elements, else `u64`.
+fn compact<K: Element, C: Comparator<K>>(
+    dev: &CudaDevice,
+    device: &Device,
+    name: &'static str,
+    cmp: &C,
+    mine: (Ptr<K>, usize),
+    other: (Ptr<K>, usize),
+    keep_less: bool,
+) -> Result<DeviceVec<K>> {
+    if mine.1 <= u32::MAX as usize {
+        SetPlan::<K, C, u32>::new(cmp).compact(dev, device, name, mine, other, keep_less)
+    } else {
+        SetPlan::<K, C, u64>::new(cmp).compact(dev, device, name, mine, other, keep_less)
     }
 }
 
 impl<'a, K: Element, C: Comparator<K>, F: Element + crate::ops::Arith + crate::element::IndexElement> SetPlan<'a, K, C, F> {
-    /// [`compact`](SetPlan::compact) with flags of type `F`.
-    fn compact_with(
+    pub fn new(cmp: &'a C) -> Self {
+        SetPlan { cmp, _t: PhantomData }
+    }
+
+    /// [`compact`] with flags of type `F`.
+    fn compact(
         &self,
         dev: &CudaDevice,
         device: &Device,
