@@ -1166,8 +1166,9 @@ fn sorts_of_expressions_equal_sorts_of_collected_vectors() {
     }
 }
 
-/// Stable order of `0..n` by `cmp` (ascending) or its reverse.
-fn stable_order(n: usize, descending: bool, cmp: impl Fn(usize, usize) -> std::cmp::Ordering) -> Vec<usize> {
+/// Stable order of `0..n` by a comparator of indices (ascending) or its
+/// reverse: tuples, which `common::stable_order` (one key type) does not take.
+fn stable_order_by(n: usize, descending: bool, cmp: impl Fn(usize, usize) -> std::cmp::Ordering) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..n).collect();
     idx.sort_by(|&i, &j| if descending { cmp(j, i) } else { cmp(i, j) });
     idx
@@ -1221,7 +1222,7 @@ fn lexicographic_sorts_of_tuple_keys() {
                 } else {
                     SortOptions::new()
                 };
-                let order = stable_order(n, descending, pair_cmp);
+                let order = stable_order_by(n, descending, pair_cmp);
                 let want_a: Vec<u8> = order.iter().map(|&i| a[i]).collect();
                 let want_b: Vec<f32> = order.iter().map(|&i| b[i]).collect();
                 let (sa, sb) = zip(&up_a, &up_b).sorted_lex_with(opts).unwrap();
@@ -1243,7 +1244,7 @@ fn lexicographic_sorts_of_tuple_keys() {
                 assert_eq!(pos.to_vec().unwrap(), want_pos, "{ctx}: lex pairs values (descending {descending})");
 
                 // Triples, the first field an expression (|k|), an 8-byte middle field, f64 last.
-                let order3 = stable_order(n, descending, |i, j| {
+                let order3 = stable_order_by(n, descending, |i, j| {
                     k[i].abs().cmp(&k[j].abs()).then(w[i].cmp(&w[j])).then(z[i].total_cmp(&z[j]))
                 });
                 let (t0, t1, t2) = zip3(dk.map(Abs), &dw, &dz).sorted_lex3_with(opts).unwrap();
@@ -1308,7 +1309,7 @@ fn tuple_values_follow_sorted_keys() {
                 } else {
                     SortOptions::new()
                 };
-                let order = stable_order(n, descending, |i, j| k[i].total_cmp(&k[j]));
+                let order = stable_order_by(n, descending, |i, j| k[i].total_cmp(&k[j]));
                 let want_k: Vec<f32> = order.iter().map(|&i| k[i]).collect();
                 let (sk, sx, sy) = dk.lazy().sorted_pairs_unzip_with(zip(&dx, &dy), opts).unwrap();
                 assert_eq!(bits(&sk.to_vec().unwrap()), bits(&want_k), "{ctx}: keys (descending {descending})");
@@ -1324,7 +1325,7 @@ fn tuple_values_follow_sorted_keys() {
                 );
             }
             // Triples, the keys an expression (|k|), a counting field: the argsort.
-            let order = stable_order(n, false, |i, j| k[i].abs().total_cmp(&k[j].abs()));
+            let order = stable_order_by(n, false, |i, j| k[i].abs().total_cmp(&k[j].abs()));
             let (sk, a, b, c) = dk.map(Abs).sorted_pairs_unzip3(zip3(&dy, &dx, counting(&dev, 0u32, 1, n))).unwrap();
             let want_k: Vec<f32> = order.iter().map(|&i| k[i].abs()).collect();
             assert_eq!(bits(&sk.to_vec().unwrap()), bits(&want_k), "{ctx}: triple keys");
