@@ -843,6 +843,13 @@ impl Monoid<Triple> for Sum3 {
     }
 }
 
+/// The bits of `v` with every NaN written as one canonical NaN.
+fn bits_any_nan(v: &[f32]) -> Vec<u32> {
+    v.iter()
+        .map(|x| if x.is_nan() { f32::NAN.to_bits() } else { x.to_bits() })
+        .collect()
+}
+
 fn bits64(v: &[f64]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits()).collect()
 }
@@ -1402,7 +1409,8 @@ fn adjacent_difference_of_expressions_equals_the_buffer_form() {
             // A map: the same bits as transform, then the buffer form.
             let fused = dx.map(Negate).adjacent_difference(Sub).unwrap().to_vec().unwrap();
             let plain = dx.transform(Negate).unwrap().adjacent_difference(Sub).unwrap().to_vec().unwrap();
-            assert_eq!(bits(&fused), bits(&plain), "{ctx}: f32 map, Sub");
+            // Any NaN for a NaN: both operands NaN leaves which payload wins to the optimiser on the host.
+            assert_eq!(bits_any_nan(&fused), bits_any_nan(&plain), "{ctx}: f32 map, Sub");
             // Plain Rust, a user operator (wrapping), and Max on a gathered view.
             let want: Vec<i32> = (0..n).map(|i| if i == 0 { k[0] } else { AbsDiff.apply(k[i], k[i - 1]) }).collect();
             assert_eq!(
