@@ -418,9 +418,11 @@ fn mismatched_devices() {
 
 /// `segmented_count` / `segmented_any` / `segmented_all` /
 /// `segmented_quantify` / `segmented_find_first` against plain Rust
-/// over every layout and both offset types; predicates with parameters of
-/// several values (one module, the value passed as data), NaN under `IsNan`
-/// and comparisons, empty segments (count 0, any 0, all 1), bad offsets.
+/// over every layout (segments up to the whole input) and both offset
+/// types (u32 flags counted into u64 totals); 1-, 4- and 8-byte data;
+/// predicates with parameters of several values (one module, the value
+/// passed as data), NaN under `IsNan` and comparisons, empty segments
+/// (count 0, any 0, all 1), bad offsets.
 #[test]
 fn predicate_collectives_per_segment() {
     use cuprim::pred::{Eq, Gt, IsNan, Lt, Predicate};
@@ -506,6 +508,9 @@ fn predicate_collectives_per_segment() {
             check(&dev, &floats, IsNan, "IsNan", seed, &mut r);
             check(&dev, &floats, Lt(0.0f32), "Lt(0.0)", seed, &mut r);
             check(&dev, &floats, Lt(0.5f32), "Lt(0.5)", seed, &mut r);
+            // 8-byte data under the 4-byte flags (CUDA: the f64 tile shape).
+            let doubles: Vec<f64> = floats.iter().map(|&x| x as f64).collect();
+            check(&dev, &doubles, Gt(0.25f64), "Gt(0.25)", seed, &mut r);
             let bytes: Vec<u8> = (0..n).map(|_| r.gen_range(0..3)).collect();
             check(&dev, &bytes, Eq(0u8), "Eq(0)", seed, &mut r);
         }

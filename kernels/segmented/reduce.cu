@@ -50,9 +50,13 @@
 //
 // Specialised on: In (the input expression, block/expr.cuh; a buffer is
 // cuprim_x_buf and keeps its 16-byte loads), T (its element), I (offset index: u32 or u64), A (accumulator),
-// MapFn (A apply(T x, u64 i)), ReduceOp (A apply(A, A), A identity()),
+// O (the result's element: A, or T for the arg-extremes),
+// MapFn (A apply(T x, u64 i), i the element's position in the input),
+// ReduceOp (A apply(A, A), A identity()),
 // CUPRIM_ARG (0: out[s] = fold; 1: A is cuprim_kv<T>, out[s] its value and
 // out_idx[s] its index within the segment, I's maximum when empty),
+// CUPRIM_FROM_START (1: A is a position in the input, I; out[s] is made
+// relative to the segment's start, the identity kept),
 // CUPRIM_BLOCK, CUPRIM_ITEMS, CUPRIM_MIN_BLOCKS, CUPRIM_DETERMINISTIC,
 // CUPRIM_LOOKBACK_WINDOWS.
 
@@ -174,19 +178,22 @@ __device__ __noinline__ u64 sr_skip_run(const I* offsets, u64 j, u64 last, u64 p
 }
 
 // Writes segment s's result: acc (whose index, for the arg-extremes, is
-// made relative to the segment's start).
+// made relative to the segment's start; with CUPRIM_FROM_START acc is a
+// position, made relative the same way unless it is the identity: none).
 // (Templates, so that the branch not taken is not compiled.)
 template <typename Acc>
-__device__ __forceinline__ void sr_emit(T* out, I* out_idx, const I* offsets, u64 s, const Acc& acc) {
+__device__ __forceinline__ void sr_emit(O* out, I* out_idx, const I* offsets, u64 s, const Acc& acc) {
     if constexpr (CUPRIM_ARG) {
         out[s] = acc.v;
         out_idx[s] = (I)(acc.i - sr_offset(offsets, s));
+    } else if constexpr (CUPRIM_FROM_START) {
+        out[s] = acc == ReduceOp::identity() ? acc : (O)(acc - sr_offset(offsets, s));
     } else {
         out[s] = acc;
     }
 }
 
-template <typename Acc> __device__ __forceinline__ void sr_emit_empty(T* out, I* out_idx, u64 s) {
+template <typename Acc> __device__ __forceinline__ void sr_emit_empty(O* out, I* out_idx, u64 s) {
     const Acc id = ReduceOp::identity();
     if constexpr (CUPRIM_ARG) {
         out[s] = id.v;
@@ -201,7 +208,7 @@ template <typename Acc> __device__ __forceinline__ void sr_emit_empty(T* out, I*
 // store: the flag may be page-locked host memory, and every writer stores
 // the same value).
 template <int BLOCK = CUPRIM_BLOCK>
-__device__ __forceinline__ void sr_share(const I* offsets, u64 n, u64 segments, T* out, I* out_idx, u32* error_flag,
+__device__ __forceinline__ void sr_share(const I* offsets, u64 n, u64 segments, O* out, I* out_idx, u32* error_flag,
                                          u32 tile, u64 per) {
     const u64 s_begin = (u64)tile * per < segments ? (u64)tile * per : segments;
     const u64 s_end = segments - s_begin < per ? segments : s_begin + per;
@@ -253,7 +260,7 @@ template <int ITEMS, typename X> __device__ __forceinline__ void sr_load(const X
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_segmented_reduce(CUPRIM_INPUT In in, u64 n, const I* __restrict__ offsets, u64 segments,
-                            T* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, u32* status,
+                            O* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, u32* status,
                             SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles, u64 per,
                             double scale) {
     __shared__ SegPair warp_totals[SR_WARPS];
@@ -557,7 +564,7 @@ __device__ __forceinline__ bool sr_arrive(SegPair* slot, const A& part, u32* cou
 
 // Called by all 32 lanes of the tile that completed segment `seg`'s count:
 // folds parts_tail[t0 .. t1) and parts_head[t1] in tile order and writes it.
-__device__ __forceinline__ void sr_finish(const SegPair* parts_tail, const SegPair* parts_head, u64 t0, u64 t1, u64 seg, T* out,
+__device__ __forceinline__ void sr_finish(const SegPair* parts_tail, const SegPair* parts_head, u64 t0, u64 t1, u64 seg, O* out,
                                           I* out_idx, const I* offsets) {
     const int lane = threadIdx.x & 31;
     __threadfence();
@@ -601,9 +608,21 @@ __device__ __forceinline__ u32 sr_swizzle(u32 v) {
     }
 }
 
+// Inputs read so: a buffer, or an expression whose widest buffer is T's
+// width (a vector of T is then one 16-byte load of each such buffer, e.g.
+// the 4-byte flags of an f32 predicate; their count of segments of 1024
+// at 2^28, with the f32 tiles as well: 306 us against 1060, the buffer's
+// sum 270, H200, one call).
+template <typename X> constexpr bool sr_wstages() {
+    return SR_WVECS >= 2 && X::WIDEST == (int)sizeof(T);
+}
+
 template <typename X> __device__ __forceinline__ void sr_wload_striped(const X& in, u64 base, T (&x)[SR_WITEMS]) {
+    const u32 lane = threadIdx.x & 31;
     if constexpr (X::IS_BUF) {
-        const u32 lane = threadIdx.x & 31;
+        // (Kept apart from the expressions' form, which compiles otherwise
+        // for a buffer: with it the arg-extremes of f32 at 2^28 took 645 us
+        // against 616, H200, one call.)
         const SrVec* vin = (const SrVec*)(in.p + base);
 #pragma unroll
         for (int q = 0; q < SR_WVECS; q++) {
@@ -611,14 +630,24 @@ template <typename X> __device__ __forceinline__ void sr_wload_striped(const X& 
 #pragma unroll
             for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
         }
+    } else if constexpr (sr_wstages<X>()) {
+#pragma unroll
+        for (int q = 0; q < SR_WVECS; q++) {
+            const cuprim_arr<T, SR_VEC> v = in.template load_n<SR_VEC>(base + (u64)(q * 32 + lane) * SR_VEC);
+#pragma unroll
+            for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
+        }
     }
 }
 
+// Whether every buffer of `in` is at a vector boundary at the tile's start.
 template <typename X> __device__ __forceinline__ bool sr_wvectors_at(const X& in, u64 base) {
-    if constexpr (X::IS_BUF && SR_WVECS >= 2) {
+    if constexpr (!sr_wstages<X>()) {
+        return false;
+    } else if constexpr (X::IS_BUF) {
         return cuprim_aligned_to<SrVec>(in.p + base);
     } else {
-        return false;
+        return in.template misalign<SR_VEC>() == 0;  // (base is a multiple of SR_VEC)
     }
 }
 
@@ -642,7 +671,7 @@ __device__ __forceinline__ void sr_wtranspose(SrVec* stage, T (&x)[SR_WITEMS]) {
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_BLOCKS)
     cuprim_segmented_reduce_warp(CUPRIM_INPUT In in, u64 n, const I* __restrict__ offsets, u64 segments,
-                                 T* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, SegPair* parts_tail,
+                                 O* __restrict__ out, I* __restrict__ out_idx, u32* error_flag, SegPair* parts_tail,
                                  SegPair* parts_head, u32* counters, u64 num_wtiles, u64 per, double scale) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u64 wt = (u64)blockIdx.x * SR_WARP_WARPS + warp;
@@ -652,8 +681,8 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_
     const u64 a = base + (u64)lane * SR_WITEMS;
     const int count = a < n ? (n - a < (u64)SR_WITEMS ? (int)(n - a) : SR_WITEMS) : 0;
     T x[SR_WITEMS];
-    // Buffers: whole, aligned tiles read coalesced (warp-uniform), the rest as before.
-    constexpr bool SR_WSTAGE = In::IS_BUF && SR_WVECS >= 2;
+    // Whole, aligned tiles read coalesced (warp-uniform), the rest as before.
+    constexpr bool SR_WSTAGE = sr_wstages<In>();
     __shared__ __align__(16) unsigned char sr_wstage[SR_WSTAGE ? SR_WARP_WARPS * 32 * SR_WVECS * sizeof(SrVec) : 16];
     const bool striped = SR_WSTAGE && live && n - base >= SR_WTILE && sr_wvectors_at(in, base);
     if (striped)

@@ -2,54 +2,45 @@
 //! `segmented_all`, `segmented_quantify` and `segmented_find_first`
 //! ([`SegmentedOps`](super::SegmentedOps)).
 //!
-//! Each is the segmented sum of a fused input: the elements zipped with the
-//! predicate's parameter ([`Predicate::param`], a `constant` input, so one
-//! compiled module serves every value of it) and mapped to 1 or 0 in the
-//! offsets' index type. `any`, `all` and `quantify` then map the counts of
-//! the predicate (or of its negation) to a `u8` per segment, one small pass
-//! over the segments. `find_first` is the segmented minimum of each
-//! matching element's position (the others `I::MAX`), made relative to its
-//! segment's start in the same small pass. So they run on the segmented
-//! reduction's kernels, host and CUDA alike.
+//! Each folds a fused input: the elements zipped with the predicate's
+//! parameter ([`Predicate::param`], a `constant` input, so one compiled
+//! module serves every value of it) and mapped to a `u32` flag, 1 where the
+//! predicate holds. `count` sums the flags of each segment in the offsets'
+//! type and `find_first` takes the first set one's index
+//! ([`flags`](super::flags)); `any`, `all` and `quantify` then map the
+//! counts of the predicate (or of its negation) to a `u8` per segment, one
+//! small pass over the segments. So they run on the segmented reduction's
+//! kernels, host and CUDA alike.
 
-use super::plan;
+use super::flags::{self, Fold};
 use crate::algo::transform::plan::Collect;
 use crate::element::{Element, IndexElement};
 use crate::error::Result;
-use crate::expr::{constant, counting, zip, zip3, Expr as _, ExprOps as _, LazyOps as _};
+use crate::expr::{constant, zip, Expr as _, ExprOps as _, LazyOps as _};
 use crate::jit::KernelSpec;
-use crate::ops::{Add, Arith, Min, UnaryOp};
+use crate::ops::{Arith, UnaryOp};
 use crate::pred::{Not, Predicate};
 use crate::vec::{DeviceData, DeviceVec};
-use std::marker::PhantomData;
-
-/// `pred` on a tuple input's fields `x.a0` (the element) and `x.a1` (the
-/// predicate's parameter), as CUDA text: the predicate's text reads `x` and
-/// `p`, so a lambda names them.
-fn tested<T: Element, P: Predicate<T>>(pred: &P) -> String {
-    format!(
-        "([]({t} x, {t} p) -> bool {{ return ({}); }})(x.a0, x.a1)",
-        pred.cuda_expr(),
-        t = T::CUDA_TYPE
-    )
-}
 
 /// `(x, p)` to 1 where the predicate holds for `x` (with parameter `p`),
-/// else 0, as `I`.
+/// else 0. Four bytes whatever the offsets: the flags are widened as they
+/// are folded ([`flags`](super::flags)).
 #[derive(Clone, Copy)]
-struct CountIf<P, I>(P, PhantomData<fn() -> I>);
+struct Holds<P>(P);
 
-impl<T: Element, P: Predicate<T>, I: IndexElement + Arith> UnaryOp<(T, T)> for CountIf<P, I> {
-    type Output = I;
-    fn apply(&self, x: (T, T)) -> I {
-        if self.0.test(x.0) {
-            I::one()
-        } else {
-            I::zero()
-        }
+impl<T: Element, P: Predicate<T>> UnaryOp<(T, T)> for Holds<P> {
+    type Output = u32;
+    fn apply(&self, x: (T, T)) -> u32 {
+        self.0.test(x.0) as u32
     }
     fn cuda_expr(&self) -> String {
-        format!("{} ? 1 : 0", tested::<T, P>(&self.0))
+        // The predicate's text reads `x` and `p`, so a lambda names the
+        // tuple's fields so.
+        format!(
+            "([]({t} x, {t} p) -> bool {{ return ({}); }})(x.a0, x.a1) ? 1u : 0u",
+            self.0.cuda_expr(),
+            t = T::CUDA_TYPE
+        )
     }
     fn cuda_expr_is_fixed(&self) -> bool {
         self.0.cuda_expr_is_fixed()
@@ -70,45 +61,6 @@ impl<I: IndexElement, const ZERO: bool> UnaryOp<I> for Flag<ZERO> {
     }
 }
 
-/// `(x, p, i)` to `i` where the predicate holds for `x`, else `I::MAX`.
-#[derive(Clone, Copy)]
-struct PositionIf<P, I>(P, PhantomData<fn() -> I>);
-
-impl<T: Element, P: Predicate<T>, I: IndexElement + Arith> UnaryOp<(T, T, I)> for PositionIf<P, I> {
-    type Output = I;
-    fn apply(&self, x: (T, T, I)) -> I {
-        if self.0.test(x.0) {
-            x.2
-        } else {
-            I::highest()
-        }
-    }
-    fn cuda_expr(&self) -> String {
-        format!("{} ? x.a2 : {}", tested::<T, P>(&self.0), I::highest().cuda_literal())
-    }
-    fn cuda_expr_is_fixed(&self) -> bool {
-        self.0.cuda_expr_is_fixed()
-    }
-}
-
-/// `(g, start)` to `g - start`, `I::MAX` kept.
-#[derive(Clone, Copy)]
-struct FromStart;
-
-impl<I: IndexElement + Arith> UnaryOp<(I, I)> for FromStart {
-    type Output = I;
-    fn apply(&self, x: (I, I)) -> I {
-        if x.0 == I::highest() {
-            x.0
-        } else {
-            x.0.sub(x.1)
-        }
-    }
-    fn cuda_expr(&self) -> String {
-        format!("x.a0 == {m} ? x.a0 : x.a0 - x.a1", m = I::highest().cuda_literal())
-    }
-}
-
 /// A count to 0, 1 or 2 (two or more).
 #[derive(Clone, Copy)]
 struct UpToTwo;
@@ -123,15 +75,24 @@ impl<I: IndexElement> UnaryOp<I> for UpToTwo {
     }
 }
 
+/// `fold` over each segment of `pred`'s flags.
+fn fold_pred<T: Element, I: IndexElement + Arith, P: Predicate<T>>(
+    data: &(impl DeviceData<T> + ?Sized),
+    offsets: &(impl DeviceData<I> + ?Sized),
+    pred: P,
+    fold: Fold,
+) -> Result<DeviceVec<I>> {
+    let params = constant(data.device(), pred.param(), data.len());
+    flags::fold_of(&zip(data.lazy(), params).map(Holds(pred)), offsets, fold)
+}
+
 /// How many elements of each segment satisfy `pred`.
 pub(crate) fn segmented_count_of<T: Element, I: IndexElement + Arith, P: Predicate<T>>(
     data: &(impl DeviceData<T> + ?Sized),
     offsets: &(impl DeviceData<I> + ?Sized),
     pred: P,
 ) -> Result<DeviceVec<I>> {
-    let params = constant(data.device(), pred.param(), data.len());
-    let flags = zip(data.lazy(), params).map(CountIf::<P, I>(pred, PhantomData));
-    super::segmented_reduce_of(&flags, offsets, Add)
+    fold_pred(data, offsets, pred, Fold::Count)
 }
 
 /// 1 for each segment with an element satisfying `pred` (`ANY`), or with
@@ -164,48 +125,32 @@ pub(crate) fn segmented_find_first_of<T: Element, I: IndexElement + Arith, P: Pr
     offsets: &(impl DeviceData<I> + ?Sized),
     pred: P,
 ) -> Result<DeviceVec<I>> {
-    let n = data.len();
-    let dev = data.device();
-    let positions =
-        zip3(data.lazy(), constant(dev, pred.param(), n), counting(dev, I::zero(), I::one(), n)).map(PositionIf::<P, I>(pred, PhantomData));
-    let first = super::segmented_reduce_of(&positions, offsets, Min)?;
-    let segments = first.len();
-    if segments == 0 {
-        return Ok(first);
-    }
-    zip(first.lazy(), offsets.lazy().slice(..segments)?).map(FromStart).collect()
+    fold_pred(data, offsets, pred, Fold::First)
 }
 
 /// The modules the collectives per segment of `T` by `pred` run: the
-/// segmented sums of the predicate and of its negation and the segmented
-/// minimum of matching positions (`u32` and `u64` each), and the maps over
-/// the segments, for precompile.
+/// counts of the predicate and of its negation and the first matches
+/// (`u32` and `u64` offsets each), and the maps over the counts, for
+/// precompile.
 pub(crate) fn kernel_specs<T: Element, P: Predicate<T>>(arch: u32, pred: P) -> Result<Vec<KernelSpec>> {
     let host = crate::Device::host();
     let x = DeviceVec::<T>::zeros(&host, 0)?;
     let params = constant(&host, pred.param(), 0);
-    let not = Not(pred);
-    let counts32 = zip(x.lazy(), params).map(CountIf::<P, u32>(pred, PhantomData));
-    let counts64 = zip(x.lazy(), params).map(CountIf::<P, u64>(pred, PhantomData));
-    let fails32 = zip(x.lazy(), params).map(CountIf::<Not<P>, u32>(not, PhantomData));
-    let fails64 = zip(x.lazy(), params).map(CountIf::<Not<P>, u64>(not, PhantomData));
-    let at32 = zip3(x.lazy(), params, counting(&host, 0u32, 1, 0)).map(PositionIf::<P, u32>(pred, PhantomData));
-    let at64 = zip3(x.lazy(), params, counting(&host, 0u64, 1, 0)).map(PositionIf::<P, u64>(pred, PhantomData));
+    let holds = zip(x.lazy(), params).map(Holds(pred));
+    let fails = zip(x.lazy(), params).map(Holds(Not(pred)));
     let mut specs = vec![
-        plan::reduce_spec_of::<_, u32, _>(arch, &counts32, &Add),
-        plan::reduce_spec_of::<_, u64, _>(arch, &counts64, &Add),
-        plan::reduce_spec_of::<_, u32, _>(arch, &fails32, &Add),
-        plan::reduce_spec_of::<_, u64, _>(arch, &fails64, &Add),
-        plan::reduce_spec_of::<_, u32, _>(arch, &at32, &Min),
-        plan::reduce_spec_of::<_, u64, _>(arch, &at64, &Min),
+        flags::spec_of::<_, u32>(arch, &holds, Fold::Count),
+        flags::spec_of::<_, u64>(arch, &holds, Fold::Count),
+        flags::spec_of::<_, u32>(arch, &fails, Fold::Count),
+        flags::spec_of::<_, u64>(arch, &fails, Fold::Count),
+        flags::spec_of::<_, u32>(arch, &holds, Fold::First),
+        flags::spec_of::<_, u64>(arch, &holds, Fold::First),
     ];
     let (c32, c64) = (DeviceVec::<u32>::zeros(&host, 0)?, DeviceVec::<u64>::zeros(&host, 0)?);
     specs.push(KernelSpec::of(&Collect::new(arch, &c32.lazy().map(Flag::<false>), 1)));
     specs.push(KernelSpec::of(&Collect::new(arch, &c32.lazy().map(Flag::<true>), 1)));
     specs.push(KernelSpec::of(&Collect::new(arch, &c64.lazy().map(Flag::<false>), 1)));
     specs.push(KernelSpec::of(&Collect::new(arch, &c64.lazy().map(Flag::<true>), 1)));
-    specs.push(KernelSpec::of(&Collect::new(arch, &zip(c32.lazy(), c32.lazy()).map(FromStart), 1)));
-    specs.push(KernelSpec::of(&Collect::new(arch, &zip(c64.lazy(), c64.lazy()).map(FromStart), 1)));
     specs.push(KernelSpec::of(&Collect::new(arch, &c32.lazy().map(UpToTwo), 1)));
     specs.push(KernelSpec::of(&Collect::new(arch, &c64.lazy().map(UpToTwo), 1)));
     Ok(specs)

@@ -42,6 +42,7 @@
 //! equally deterministic.
 
 pub(crate) mod collective;
+pub(crate) mod flags;
 pub(crate) mod host;
 pub(crate) mod plan;
 

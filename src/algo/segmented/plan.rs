@@ -88,6 +88,55 @@ pub(crate) fn segmented_policy(_arch: u32, elem_bytes: usize) -> TilePolicy {
     }
 }
 
+/// The tile shapes of a specialisation, both kernels', from one key (the
+/// bytes per element): what the specialisation's constants say and what
+/// the launches size their grids by.
+#[derive(Clone, Copy)]
+pub(crate) struct Shape {
+    /// The block-tile kernel's tiles.
+    policy: TilePolicy,
+    /// Items per lane of the warp-tile kernel.
+    warp_items: u32,
+    /// Resident blocks per SM the warp-tile kernel is compiled for.
+    warp_min_blocks: u32,
+}
+
+impl Shape {
+    /// The shape for elements of `elem_bytes` bytes.
+    pub(crate) fn of(arch: u32, elem_bytes: usize) -> Shape {
+        let policy = segmented_policy(arch, elem_bytes);
+        Shape {
+            policy,
+            warp_items: warp_items(policy, elem_bytes),
+            warp_min_blocks: (warp_threads_per_sm(policy, elem_bytes) / WARP_BLOCK).max(1),
+        }
+    }
+
+    /// Elements per warp tile.
+    fn warp_tile(&self) -> u64 {
+        32 * self.warp_items as u64
+    }
+
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        self.policy.write(w);
+        w.constant("CUPRIM_WARP_ITEMS", self.warp_items as i64);
+        w.constant("CUPRIM_WARP_MIN_BLOCKS", self.warp_min_blocks as i64);
+    }
+}
+
+/// What a specialisation writes per segment (`CUPRIM_ARG`,
+/// `CUPRIM_FROM_START` in the kernel).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Emit {
+    /// The fold.
+    Fold,
+    /// An arg-extreme: its value, and its index within the segment.
+    Arg,
+    /// The fold, a position in the input, made relative to the segment's
+    /// start (the identity, no position, kept).
+    FromStart,
+}
+
 /// Windows of 32 predecessors the deterministic look-back stages at a time:
 /// a tile holding a boundary publishes its prefix at once, so look-backs are
 /// short except inside one long segment. Not yet measured on a GPU.
@@ -104,10 +153,12 @@ pub(crate) trait SegmentedKernel: Specialise {
     type T: Element;
     /// The offset index.
     type I: IndexElement;
+    /// The result's element (`O` in the kernel).
+    type Out: Element;
     /// Bytes and alignment of the accumulator.
     fn acc_layout(&self) -> (usize, usize);
-    /// The tile shape.
-    fn policy(&self) -> TilePolicy;
+    /// The tile shapes.
+    fn shape(&self) -> Shape;
     /// The input expression (element `T`).
     type In: Node<Item = Self::T>;
     /// The input.
@@ -115,18 +166,13 @@ pub(crate) trait SegmentedKernel: Specialise {
 }
 
 /// The constants and typedefs every specialisation starts with.
-fn write_common<E: Node, I: IndexElement, W: SpecWriter>(w: &mut W, input: &E, policy: TilePolicy, arg: bool) {
-    policy.write(w);
-    let bytes = std::mem::size_of::<E::Item>();
-    w.constant("CUPRIM_WARP_ITEMS", warp_items(policy, bytes) as i64);
-    w.constant(
-        "CUPRIM_WARP_MIN_BLOCKS",
-        (warp_threads_per_sm(policy, bytes) / WARP_BLOCK).max(1) as i64,
-    );
+pub(crate) fn write_common<E: Node, I: IndexElement, W: SpecWriter>(w: &mut W, input: &E, shape: Shape, emit: Emit) {
+    shape.write(w);
     // Always deterministic: the brief of this family is the same bits every run.
     w.constant("CUPRIM_DETERMINISTIC", 1);
     w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
-    w.constant("CUPRIM_ARG", arg as i64);
+    w.constant("CUPRIM_ARG", (emit == Emit::Arg) as i64);
+    w.constant("CUPRIM_FROM_START", (emit == Emit::FromStart) as i64);
     w.constant("CUPRIM_WARP_BLOCK", WARP_BLOCK as i64);
     crate::expr::consume::write_input(input, w);
     w.elem::<I>("I");
@@ -148,8 +194,9 @@ where
         &SEGMENTED_REDUCE
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_common::<E, I, W>(w, self.input, self.policy(), false);
+        write_common::<E, I, W>(w, self.input, self.shape(), Emit::Fold);
         w.typedef("A", "T");
+        w.typedef("O", "T");
         w.text("struct MapFn { __device__ __forceinline__ static A apply(T x, u64 i) { (void)i; return x; } };");
         w.monoid::<E::Item, Op>("ReduceOp", "A", self.op);
     }
@@ -161,12 +208,13 @@ where
 {
     type T = E::Item;
     type I = I;
+    type Out = E::Item;
     type In = E;
     fn acc_layout(&self) -> (usize, usize) {
         (std::mem::size_of::<E::Item>(), std::mem::align_of::<E::Item>())
     }
-    fn policy(&self) -> TilePolicy {
-        segmented_policy(self.arch, std::mem::size_of::<E::Item>())
+    fn shape(&self) -> Shape {
+        Shape::of(self.arch, std::mem::size_of::<E::Item>())
     }
     fn input(&self) -> &E {
         self.input
@@ -190,8 +238,9 @@ where
         &SEGMENTED_REDUCE
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_common::<E, I, W>(w, self.input, self.policy(), true);
+        write_common::<E, I, W>(w, self.input, self.shape(), Emit::Arg);
         w.typedef("A", "cuprim_kv<T>");
+        w.typedef("O", "T");
         w.text("struct MapFn { __device__ __forceinline__ static A apply(T x, u64 i) { return A{x, i}; } };");
         w.piece(self.greatest, |&greatest| {
             format!(
@@ -210,6 +259,7 @@ where
 {
     type T = E::Item;
     type I = I;
+    type Out = E::Item;
     type In = E;
     fn input(&self) -> &E {
         self.input
@@ -218,21 +268,21 @@ where
         // cuprim_kv<T> { T v; u64 i; }
         (16, 8)
     }
-    fn policy(&self) -> TilePolicy {
-        segmented_policy(self.arch, std::mem::size_of::<E::Item>())
+    fn shape(&self) -> Shape {
+        Shape::of(self.arch, std::mem::size_of::<E::Item>())
     }
 }
 
 /// The kernel: `cuprim_segmented_reduce(const In in, u64 n, const I*
-/// offsets, u64 segments, T* out, I* out_idx, u32* error_flag, u32* status,
+/// offsets, u64 segments, O* out, I* out_idx, u32* error_flag, u32* status,
 /// SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles,
 /// u64 per, double scale)`.
-fn entry<T: Element, I: IndexElement>() -> Entry<(
+fn entry<O: Element, I: IndexElement>() -> Entry<(
     ExprArgs,
     u64,
     Ptr<I>,
     u64,
-    Ptr<T>,
+    Ptr<O>,
     Ptr<I>,
     Ptr<u32>,
     Ptr<u32>,
@@ -255,16 +305,16 @@ fn entry<T: Element, I: IndexElement>() -> Entry<(
 }
 
 /// The warp-tile kernel: `cuprim_segmented_reduce_warp(const In in, u64 n,
-/// const I* offsets, u64 segments, T* out, I* out_idx, u32* error_flag,
+/// const I* offsets, u64 segments, O* out, I* out_idx, u32* error_flag,
 /// SegPair* parts_tail, SegPair* parts_head, u32* counters, u64
 /// num_wtiles, u64 per, double scale)`.
 #[allow(clippy::type_complexity)]
-fn warp_entry<T: Element, I: IndexElement>() -> Entry<(
+fn warp_entry<O: Element, I: IndexElement>() -> Entry<(
     ExprArgs,
     u64,
     Ptr<I>,
     u64,
-    Ptr<T>,
+    Ptr<O>,
     Ptr<I>,
     Ptr<u32>,
     Ptr<u8>,
@@ -295,10 +345,10 @@ pub(crate) fn run<K: SegmentedKernel>(
     k: &K,
     dev: &CudaDevice,
     (offsets, segments): (Ptr<K::I>, usize),
-    out: Ptr<K::T>,
+    out: Ptr<K::Out>,
     out_idx: Ptr<K::I>,
 ) -> Result<bool> {
-    let policy = k.policy();
+    let policy = k.shape().policy;
     let len = k.input().length();
     let (n, segments) = (len as u64, segments as u64);
     if n < WARP_KERNEL_MAX_AVERAGE.saturating_mul(segments) {
@@ -328,7 +378,7 @@ pub(crate) fn run<K: SegmentedKernel>(
             let args = (
                 input, n, offsets, segments, out, out_idx, flag, status, aggregates, prefixes, counter, tiles, per, scale,
             );
-            dev.launch(&module, entry::<K::T, K::I>(), Grid::new(tiles, policy.block), args)
+            dev.launch(&module, entry::<K::Out, K::I>(), Grid::new(tiles, policy.block), args)
         })
     })?;
     permute_error(k, word)
@@ -340,12 +390,11 @@ fn run_warp<K: SegmentedKernel>(
     dev: &CudaDevice,
     n: u64,
     (offsets, segments): (Ptr<K::I>, u64),
-    out: Ptr<K::T>,
+    out: Ptr<K::Out>,
     out_idx: Ptr<K::I>,
 ) -> Result<bool> {
-    let policy = k.policy();
     let warps = (WARP_BLOCK / 32) as u64;
-    let wtiles = n.div_ceil(32 * warp_items(policy, std::mem::size_of::<K::T>()) as u64).max(1);
+    let wtiles = n.div_ceil(k.shape().warp_tile()).max(1);
     let blocks = wtiles.div_ceil(warps).max(segments.div_ceil(SEGMENTS_PER_TILE)).max(1);
     let blocks = u32::try_from(blocks)
         .map_err(|_| Error::InvalidArgument(format!("segmented reduction of {n} elements needs more than 2^32 blocks")))?;
@@ -380,7 +429,7 @@ fn run_warp<K: SegmentedKernel>(
                 per,
                 scale,
             );
-            dev.launch(&module, warp_entry::<K::T, K::I>(), Grid::new(blocks, WARP_BLOCK), args)
+            dev.launch(&module, warp_entry::<K::Out, K::I>(), Grid::new(blocks, WARP_BLOCK), args)
         })
     })?;
     permute_error(k, word)
@@ -402,20 +451,6 @@ fn permute_error<K: SegmentedKernel>(k: &K, word: u32) -> Result<bool> {
 /// arg-extremes of `T`, for precompile.
 pub(crate) fn kernel_specs<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> Vec<KernelSpec> {
     kernel_specs_of(arch, &Leaf::<T>::type_only(), op)
-}
-
-/// The segmented reduction of an input expression with offsets `I` alone,
-/// for precompile.
-pub(crate) fn reduce_spec_of<E: Node, I: IndexElement, Op: Monoid<E::Item>>(arch: u32, input: &E, op: &Op) -> KernelSpec
-where
-    E::Item: Element,
-{
-    KernelSpec::of(&SegReduce::<_, I, Op> {
-        arch,
-        input,
-        op,
-        _t: PhantomData,
-    })
 }
 
 /// The same kernels over an input expression, for precompile.
