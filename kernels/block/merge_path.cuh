@@ -90,16 +90,18 @@ __device__ __forceinline__ u64 cuprim_merge_path_warp(const K* a, u64 na, const 
 }
 
 // ITEMS merged elements from one array `s` that holds both sequences: a at
-// positions [ia, a_end), b at [ib, b_end), with a_end <= ib. keys[k] is the
-// k-th element of their stable merge, src[k] its position in s. Past the
-// last element of both (a partial tile's idle items) keys[k] and src[k] are
-// the element at a_end and a_end. Reads s[0..b_end] only, one past the last
-// element of b included: callers size s one element larger.
+// positions [ia, a_end), b at [ib, b_end), with a_end <= ib and b_end >= 1.
+// keys[k] is the k-th element of their stable merge, src[k] its position in
+// s. Past the last element of both (a partial tile's idle items) keys[k] is
+// some element of s and src[k] is a_end. Reads s[0..b_end) only: never one
+// past b, which may be another warp's slots in the merge sort's
+// warp-synchronous rounds.
 template <typename Cmp, int ITEMS, typename K>
 __device__ __forceinline__ void cuprim_merge_serial(const K* s, int ia, int a_end, int ib, int b_end, K (&keys)[ITEMS],
                                                     int (&src)[ITEMS]) {
-    K x = s[ia];
-    K y = s[ib];
+    const int last = b_end - 1;
+    K x = s[min(ia, last)];
+    K y = s[min(ib, last)];
 #pragma unroll
     for (int k = 0; k < ITEMS; k++) {
         // b is taken only while it has elements (so ib stays <= b_end); a
@@ -109,10 +111,10 @@ __device__ __forceinline__ void cuprim_merge_serial(const K* s, int ia, int a_en
         src[k] = take_a ? ia : ib;
         if (take_a) {
             ia += ia < a_end;
-            x = s[ia];
+            x = s[min(ia, last)];
         } else {
             ib++;
-            y = s[ib];
+            y = s[min(ib, last)];
         }
     }
 }

@@ -80,48 +80,83 @@ extern "C" __global__ void cuprim_merge_partition_warp(const K* __restrict__ a, 
     splits[t] = c;
 }
 
-// cp.async (sm_80 and later): a global element of 4 or 8 bytes copied
-// straight into shared memory, no register staging (the loads in flight
-// hold no registers, so a tile can be larger at more blocks per SM).
-#ifndef CUPRIM_MERGE_ASYNC
-#if __CUDA_ARCH__ >= 800
-#define CUPRIM_MERGE_ASYNC 1
+// How the keys of a tile reach shared memory (4-byte keys alone; every
+// other shape stages through registers):
+//   1: cp.async of each element (sm_80+): the loads in flight hold no
+//      registers, so a tile can be larger at more blocks per SM;
+//   2: cp.async of 16 bytes (sm_80+) for each range's 16-byte aligned
+//      middle, each element of its head and tail on its own;
+//   3: the bulk copy engine (sm_90+): one thread asks for each range's
+//      aligned middle, the block waits on an mbarrier.
+// For 2 and 3 each range lands in shared memory at the same address
+// modulo 16 bytes as in global memory (merge_layout).
+// H200, u32 halves at 2^24 / 2^28: 57.1 / 559.9 us with 3, 58.2 / 584.1
+// with 2, 62.3 / 708.9 with 1 (CUB 59.6 / 575.8); the f32 merge sort at
+// 2^24 0.851 / 0.872 / 0.884 ms (CUB 0.818), one call (i19-load). sm_80
+// takes 2, measured on sm_90 only.
+#ifndef CUPRIM_MERGE_LOAD
+#if __CUDA_ARCH__ >= 900
+#define CUPRIM_MERGE_LOAD 3
+#elif __CUDA_ARCH__ >= 800
+#define CUPRIM_MERGE_LOAD 2
 #else
-#define CUPRIM_MERGE_ASYNC 0
+#define CUPRIM_MERGE_LOAD 0
 #endif
 #endif
-template <typename E> __device__ __forceinline__ void merge_cp_async(E* s, const E* g) {
-#if CUPRIM_MERGE_ASYNC
-    u32 sa;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(sa) : "l"(s));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(sa), "l"(g), "n"((int)sizeof(E)) : "memory");
+#if CUPRIM_MERGE_LOAD >= 3 && __CUDA_ARCH__ < 900
+#error "CUPRIM_MERGE_LOAD 3 (the bulk copy engine) needs sm_90"
 #endif
-}
-__device__ __forceinline__ void merge_cp_async_wait() {
-#if CUPRIM_MERGE_ASYNC
-    asm volatile("cp.async.wait_all;" ::: "memory");
+#if CUPRIM_MERGE_LOAD >= 1 && __CUDA_ARCH__ < 800
+#error "CUPRIM_MERGE_LOAD 1 and 2 (cp.async) need sm_80"
 #endif
-}
+
 // Only where measured: 4-byte keys alone (u32 halves at 2^24 / 2^28: 73.1 /
 // 805.5 us in 512 x 15 tiles at 4 blocks per SM, 80.4 / 986 with register
 // loads at 256 x 11 and 4, the most those registers allow; H100, i19-merge).
 // Pairs measured 127.3 / 1691.6 us with cp.async against 120.6 / 1639 (in
 // another call) with register loads, so they keep those, as do 8-byte keys.
-template <typename E> constexpr bool MERGE_ASYNC = CUPRIM_MERGE_ASYNC && sizeof(E) == 4 && !CUPRIM_PAIRS;
+template <typename E> constexpr int MERGE_LOAD = sizeof(E) == 4 && !CUPRIM_PAIRS ? CUPRIM_MERGE_LOAD : 0;
+
+// Elements of E in 16 bytes.
+template <typename E> constexpr int MERGE_VEC = 16 / (int)sizeof(E);
+// Shared-memory slots a tile takes: the tile and the padding of
+// merge_layout.
+constexpr int MERGE_SLOTS = MERGE_TILE + (MERGE_SLOT < 16 ? 3 * (16 / MERGE_SLOT) : 0);
+
+__device__ __forceinline__ u32 merge_smem_addr(const void* s) {
+    return (u32)__cvta_generic_to_shared(s);
+}
+// One element (4, 8 or 16 bytes) or one 16-byte piece, global to shared,
+// asynchronously (waited for by merge_cp_async_wait).
+template <int BYTES> __device__ __forceinline__ void merge_cp_async(void* s, const void* g) {
+#if CUPRIM_MERGE_LOAD >= 1
+    if constexpr (BYTES == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(merge_smem_addr(s)), "l"(g) : "memory");
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(merge_smem_addr(s)), "l"(g), "n"(BYTES)
+                     : "memory");
+    }
+#endif
+}
+__device__ __forceinline__ void merge_cp_async_wait() {
+#if CUPRIM_MERGE_LOAD >= 1
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
 
 // s[0..count) from the elements at src(i), each thread staging every
-// CUPRIM_BLOCK-th one: by cp.async where MERGE_ASYNC, else all of a
+// CUPRIM_BLOCK-th one: by cp.async where MERGE_LOAD, else all of a
 // thread's loads out before its first store (stored one by one, each store
 // waited for its load before the next load went out; ncu: the stores held
 // most of the tile kernel's stall samples). READ_ONLY loads through the
 // read-only path, which the merge sort's in-place tile sort must not use.
 template <bool READ_ONLY, typename E, typename Src>
 __device__ __forceinline__ void merge_stage(E* s, int count, Src src) {
-    if constexpr (MERGE_ASYNC<E>) {
+    if constexpr (MERGE_LOAD<E> >= 1) {
 #pragma unroll
         for (int k = 0; k < CUPRIM_ITEMS; k++) {
             const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-            if (i < count) merge_cp_async(s + i, src(i));
+            if (i < count) merge_cp_async<sizeof(E)>(s + i, src(i));
         }
         merge_cp_async_wait();
     } else {
@@ -143,17 +178,105 @@ __device__ __forceinline__ void merge_stage(E* s, int count, Src src) {
     }
 }
 
-// The tile's elements into s[0..count): a's range first (la elements from
-// a), then b's.
-template <typename E>
-__device__ __forceinline__ void merge_load(E* s, const E* __restrict__ a, const E* __restrict__ b, int la, int count) {
-    merge_stage<true>(s, count, [&](int i) { return i < la ? a + i : b + (i - la); });
+// Where g's element lies within its 16-byte line (0 .. MERGE_VEC - 1).
+template <typename E> __device__ __forceinline__ int merge_misalign(const E* g) {
+    return (int)(((unsigned long long)g / sizeof(E)) % MERGE_VEC<E>);
 }
 
-// in[0..count) into s[0..count) with plain loads (the merge sort's tile
-// kernel may sort in place).
-template <typename E> __device__ __forceinline__ void tile_load(E* s, const E* in, int count) {
-    merge_stage<false>(s, count, [&](int i) { return in + i; });
+// A range of len elements at g, copied to s (s and g the same modulo 16
+// bytes): [0, head) and [body_end, len) element by element, the 16-byte
+// pieces of [head, body_end) by cp.async (MERGE_LOAD 2) or, where bulk is
+// given, by the bulk copy engine (its bytes added to *bulk_bytes).
+template <bool READ_ONLY, typename E>
+__device__ __forceinline__ void merge_copy_range(E* s, const E* __restrict__ g, int len, bool bulk, u32 bar,
+                                                 u32* bulk_bytes) {
+    constexpr int VEC = MERGE_VEC<E>;
+    const int mis = merge_misalign(g);
+    const int head = min((VEC - mis) % VEC, len);
+    const int pieces = (len - head) / VEC;
+    const int body_end = head + pieces * VEC;
+    const int t = (int)threadIdx.x;
+    if (bulk) {
+#if CUPRIM_MERGE_LOAD >= 3
+        if (t == 0 && pieces > 0) {
+            asm volatile(
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                    merge_smem_addr(s + head)),
+                "l"(g + head), "r"((u32)(pieces * 16)), "r"(bar)
+                : "memory");
+        }
+        *bulk_bytes += (u32)(pieces * 16);
+#endif
+    } else {
+        for (int j = t; j < pieces; j += CUPRIM_BLOCK) merge_cp_async<16>(s + head + j * VEC, g + head + j * VEC);
+    }
+    // The head and tail (fewer than VEC elements each) by the block's last threads.
+    const int r = CUPRIM_BLOCK - 1 - t;
+    if (r < VEC) {
+        auto load = [&](int i) {
+            if constexpr (READ_ONLY) {
+                return cuprim_load_ro(g + i);
+            } else {
+                return g[i];
+            }
+        };
+        if (r < head) s[r] = load(r);
+        if (body_end + r < len) s[body_end + r] = load(body_end + r);
+    }
+}
+
+// Where the tile's two ranges (la elements at a, lb at b) start in shared
+// memory: a at oa, b at ob, each at its global address modulo 16 bytes
+// (MERGE_LOAD 2 and 3), or a at 0 and b right after it.
+template <typename E> struct merge_layout {
+    int oa, ob;
+};
+
+// The tile's two ranges into s (a's la elements, then b's lb), laid out by
+// the returned merge_layout; waits for them (a __syncthreads must still
+// follow). READ_ONLY as merge_stage's.
+template <bool READ_ONLY = true, typename E>
+__device__ __forceinline__ merge_layout<E> merge_load(E* s, const E* __restrict__ a, const E* __restrict__ b, int la,
+                                                      int lb) {
+    if constexpr (MERGE_LOAD<E> >= 2) {
+        constexpr int VEC = MERGE_VEC<E>;
+        const int oa = merge_misalign(a);
+        const int ob = (oa + la + VEC - 1) / VEC * VEC + merge_misalign(b);
+#if CUPRIM_MERGE_LOAD >= 3
+        __shared__ __align__(8) u64 bar_mem;
+        const u32 bar = merge_smem_addr(&bar_mem);
+        if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+        __syncthreads();
+        u32 bytes = 0;
+        merge_copy_range<READ_ONLY>(s + oa, a, la, true, bar, &bytes);
+        merge_copy_range<READ_ONLY>(s + ob, b, lb, true, bar, &bytes);
+        if (threadIdx.x == 0)
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+        u32 done = 0;
+        do {
+            asm volatile(
+                "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                : "=r"(done)
+                : "r"(bar)
+                : "memory");
+        } while (!done);
+#else
+        merge_copy_range<READ_ONLY>(s + oa, a, la, false, 0, nullptr);
+        merge_copy_range<READ_ONLY>(s + ob, b, lb, false, 0, nullptr);
+        merge_cp_async_wait();
+#endif
+        return {oa, ob};
+    } else {
+        merge_stage<READ_ONLY>(s, la + lb, [&](int i) { return i < la ? a + i : b + (i - la); });
+        return {0, la};
+    }
+}
+
+// in[0..count) into shared memory from s with plain loads (the merge
+// sort's tile kernel may sort in place): the elements start at the
+// returned offset (merge_layout's oa).
+template <typename E> __device__ __forceinline__ int tile_load(E* s, const E* in, int count) {
+    return merge_load<false>(s, in, in + count, count, 0).oa;
 }
 
 // s[0..count) to out[0..count), coalesced: 16-byte vectors for a whole,
@@ -181,8 +304,8 @@ __device__ __forceinline__ void merge_place(E* s, const E (&items)[CUPRIM_ITEMS]
 // One tile of the merge of a[0..na) and b[0..nb) (keys ka, kb; values va,
 // vb with CUPRIM_PAIRS, else unused): outputs out_k[d0..d1) (and out_v) with
 // d1 = min(d0 + MERGE_TILE, na + nb), taking a[a0..a1) and b[d0 - a0..d1 - a1)
-// where a0 and a1_cut are the merge-path cuts of d0 and d1. smem: (MERGE_TILE
-// + 1) slots of MERGE_SLOT bytes.
+// where a0 and a1_cut are the merge-path cuts of d0 and d1. smem:
+// MERGE_SLOTS slots of MERGE_SLOT bytes.
 __device__ __forceinline__ void merge_tile(unsigned char* smem, const K* __restrict__ ka, u64 na,
                                            const K* __restrict__ kb, u64 nb, const V* __restrict__ va,
                                            const V* __restrict__ vb, u64 d0, u64 a0, u64 a1_cut, K* __restrict__ out_k,
@@ -201,14 +324,15 @@ __device__ __forceinline__ void merge_tile(unsigned char* smem, const K* __restr
     const int la = (int)(a1 - a0);
     const u64 b0 = d0 - a0;
 
-    merge_load(sk, ka + a0, kb + b0, la, count);
+    const int lb = count - la;
+    const merge_layout<K> at = merge_load(sk, ka + a0, kb + b0, la, lb);
     __syncthreads();
 
     const int diag = min((int)threadIdx.x * CUPRIM_ITEMS, count);
-    const int cut = cuprim_merge_path<Cmp>(sk, la, sk + la, count - la, diag);
+    const int cut = cuprim_merge_path<Cmp>(sk + at.oa, la, sk + at.ob, lb, diag);
     K keys[CUPRIM_ITEMS];
     int src[CUPRIM_ITEMS];
-    cuprim_merge_serial<Cmp>(sk, cut, la, la + diag - cut, count, keys, src);
+    cuprim_merge_serial<Cmp>(sk, at.oa + cut, at.oa + la, at.ob + diag - cut, at.ob + lb, keys, src);
     __syncthreads();
     merge_place(sk, keys, count);
     __syncthreads();
@@ -217,11 +341,15 @@ __device__ __forceinline__ void merge_tile(unsigned char* smem, const K* __restr
     if constexpr (CUPRIM_PAIRS) {
         V* sv = (V*)smem;
         __syncthreads();  // the keys are out of shared memory
-        merge_load(sv, va + a0, vb + b0, la, count);
+        const merge_layout<V> vat = merge_load(sv, va + a0, vb + b0, la, lb);
         __syncthreads();
         V vals[CUPRIM_ITEMS];
 #pragma unroll
-        for (int k = 0; k < CUPRIM_ITEMS; k++) vals[k] = sv[src[k]];
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            // src counts in the keys' layout: the same element in the values'.
+            const int i = src[k] < at.ob ? src[k] - at.oa : la + (src[k] - at.ob);
+            vals[k] = sv[i < la ? vat.oa + i : vat.ob + (i - la)];
+        }
         __syncthreads();
         merge_place(sv, vals, count);
         __syncthreads();
@@ -235,8 +363,7 @@ __device__ __forceinline__ void merge_tile(unsigned char* smem, const K* __restr
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_merge(const K* __restrict__ ka, u64 na, const K* __restrict__ kb, u64 nb, const V* __restrict__ va,
                  const V* __restrict__ vb, const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v) {
-    // One slot more than a tile: the serial merge reads one past its last element.
-    __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
+    __shared__ __align__(16) unsigned char smem[MERGE_SLOTS * MERGE_SLOT];
     merge_tile(smem, ka, na, kb, nb, va, vb, (u64)blockIdx.x * MERGE_TILE, splits[blockIdx.x], splits[blockIdx.x + 1],
                out_k, out_v);
 }
@@ -250,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_merge_fused(const K* __restrict__ ka, u64 na, const K* __restrict__ kb, u64 nb, const V* __restrict__ va,
                        const V* __restrict__ vb, K* __restrict__ out_k, V* __restrict__ out_v) {
     static_assert(CUPRIM_BLOCK >= 64, "two warps search the cuts");
-    __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
+    __shared__ __align__(16) unsigned char smem[MERGE_SLOTS * MERGE_SLOT];
     __shared__ u64 cuts[2];
     const u64 n = na + nb;
     const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
@@ -282,35 +409,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 static_assert(MERGE_TILE <= 65536, "tile positions are u16");
 typedef unsigned short cuprim_tile_pos;
 
-// Sorts each tile of in_k[0..n) (with in_v) into out_k (out_v). in and out
-// may be the same buffers: a block reads all of its tile before it writes.
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_merge_sort_tile(const K* in_k, const V* in_v, K* out_k, V* out_v, u64 n) {
-    __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
-    __shared__ cuprim_tile_pos spos[CUPRIM_PAIRS ? MERGE_TILE : 1];
-    K* sk = (K*)smem;
-    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
-    const int count = n - d0 < (u64)MERGE_TILE ? (int)(n - d0) : MERGE_TILE;
-    const int tid = (int)threadIdx.x;
-    const int first = tid * CUPRIM_ITEMS;
-
-    tile_load(sk, in_k + d0, count);
-    __syncthreads();
-
-    // The thread's own elements, sorted in registers.
-    const int valid = min(max(count - first, 0), CUPRIM_ITEMS);
-    K keys[CUPRIM_ITEMS];
-    int pos[CUPRIM_ITEMS];
-#pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        keys[k] = sk[min(first + k, count - 1)];
-        pos[k] = first + k;
-    }
+// A thread's ITEMS keys (with their positions for pairs) sorted in
+// registers by odd-even transposition, stable since it swaps only strictly
+// smaller successors; only the first `valid` take part unless FULL.
+template <bool FULL>
+__device__ __forceinline__ void tile_sort_own(K (&keys)[CUPRIM_ITEMS], int (&pos)[CUPRIM_ITEMS], int valid) {
 #pragma unroll
     for (int round = 0; round < CUPRIM_ITEMS; round++) {
 #pragma unroll
         for (int k = round & 1; k + 1 < CUPRIM_ITEMS; k += 2) {
-            if (k + 1 < valid && Cmp::less(keys[k + 1], keys[k])) {
+            if ((FULL || k + 1 < valid) && Cmp::less(keys[k + 1], keys[k])) {
                 const K t = keys[k];
                 keys[k] = keys[k + 1];
                 keys[k + 1] = t;
@@ -322,47 +430,108 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             }
         }
     }
-    __syncthreads();
-    // The thread's elements (and their tile positions) back to its slots.
-    auto put = [&]() {
-#pragma unroll
-        for (int k = 0; k < CUPRIM_ITEMS; k++) {
-            if (k < valid) {
-                sk[first + k] = keys[k];
-                if constexpr (CUPRIM_PAIRS) spos[first + k] = (cuprim_tile_pos)pos[k];
-            }
-        }
-    };
-    put();
+}
+
+// A compile-time bool as a value (for generic lambdas).
+template <bool B> struct merge_bool {
+    static constexpr bool value = B;
+};
+
+// Sorts each tile of in_k[0..n) (with in_v) into out_k (out_v). in and out
+// may be the same buffers: a block reads all of its tile before it writes.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_merge_sort_tile(const K* in_k, const V* in_v, K* out_k, V* out_v, u64 n) {
+    __shared__ __align__(16) unsigned char smem[MERGE_SLOTS * MERGE_SLOT];
+    __shared__ cuprim_tile_pos spos[CUPRIM_PAIRS ? MERGE_TILE : 1];
+    K* sk = (K*)smem;
+    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
+    const int count = n - d0 < (u64)MERGE_TILE ? (int)(n - d0) : MERGE_TILE;
+    const int tid = (int)threadIdx.x;
+    const int first = tid * CUPRIM_ITEMS;
+
+    // Loaded from `at`; sorted in sk (16-byte aligned, for merge_store).
+    const K* at = sk + tile_load(sk, in_k + d0, count);
     __syncthreads();
 
-    // Merge rounds: runs of `run` sorted elements become runs of 2 run.
-    for (int run = CUPRIM_ITEMS; run < count; run *= 2) {
-        if (first < count) {
-            const int ps = first / (2 * run) * (2 * run);
-            const int la = min(run, count - ps);
-            const int lb = min(run, count - ps - la);
-            const int diag = first - ps;
-            const int cut = cuprim_merge_path<Cmp>(sk + ps, la, sk + ps + la, lb, diag);
-            int src[CUPRIM_ITEMS];
-            cuprim_merge_serial<Cmp>(sk, ps + cut, ps + la, ps + la + diag - cut, ps + la + lb, keys, src);
-            if constexpr (CUPRIM_PAIRS) {
+    // The tile sorted in sk; FULL (a whole tile: all but the last) drops
+    // every bound on the thread's elements.
+    auto sort = [&](auto full) {
+        constexpr bool FULL = decltype(full)::value;
+        const int valid = FULL ? CUPRIM_ITEMS : min(max(count - first, 0), CUPRIM_ITEMS);
+        // The thread's own elements, sorted in registers.
+        K keys[CUPRIM_ITEMS];
+        int pos[CUPRIM_ITEMS];
 #pragma unroll
-                for (int k = 0; k < CUPRIM_ITEMS; k++) pos[k] = spos[min(src[k], MERGE_TILE - 1)];
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            keys[k] = at[FULL ? first + k : min(first + k, count - 1)];
+            pos[k] = first + k;
+        }
+        tile_sort_own<FULL>(keys, pos, valid);
+        __syncthreads();
+        // The thread's elements (and their tile positions) back to its slots.
+        auto put = [&]() {
+#pragma unroll
+            for (int k = 0; k < CUPRIM_ITEMS; k++) {
+                if (FULL || k < valid) {
+                    sk[first + k] = keys[k];
+                    if constexpr (CUPRIM_PAIRS) spos[first + k] = (cuprim_tile_pos)pos[k];
+                }
             }
+        };
+        // Merge rounds: runs of ITEMS << j sorted elements become runs of
+        // twice that; the thread's pair of runs starts at the thread
+        // (tid >> (j + 1)) << (j + 1). While a pair lies within one warp's
+        // 32 ITEMS slots, each warp reads and writes only its own slots, so
+        // the warp alone syncs.
+        auto round = [&](int j) {
+            const int run = CUPRIM_ITEMS << j;
+            const int ps = (tid >> (j + 1) << (j + 1)) * CUPRIM_ITEMS;
+            if (FULL || first < count) {
+                // Whole runs, except past the end of a tile (or of a block of
+                // a size other than a power of two).
+                constexpr bool WHOLE = FULL && (CUPRIM_BLOCK & (CUPRIM_BLOCK - 1)) == 0;
+                const int la = WHOLE ? run : min(run, count - ps);
+                const int lb = WHOLE ? run : min(run, count - ps - la);
+                const int diag = first - ps;
+                const int cut = cuprim_merge_path<Cmp>(sk + ps, la, sk + ps + la, lb, diag);
+                int src[CUPRIM_ITEMS];
+                cuprim_merge_serial<Cmp>(sk, ps + cut, ps + la, ps + la + diag - cut, ps + la + lb, keys, src);
+                if constexpr (CUPRIM_PAIRS) {
+#pragma unroll
+                    for (int k = 0; k < CUPRIM_ITEMS; k++) pos[k] = spos[min(src[k], MERGE_TILE - 1)];
+                }
+            }
+        };
+        put();
+        __syncwarp();
+        int j = 0;
+        for (; (2 << j) <= 32 && (CUPRIM_ITEMS << j) < count; j++) {
+            round(j);
+            __syncwarp();
+            if (FULL || first < count) put();
+            __syncwarp();
         }
         __syncthreads();
-        if (first < count) put();
-        __syncthreads();
+        for (; (CUPRIM_ITEMS << j) < count; j++) {
+            round(j);
+            __syncthreads();
+            if (FULL || first < count) put();
+            __syncthreads();
+        }
+    };
+    if (count == MERGE_TILE) {
+        sort(merge_bool<true>());
+    } else {
+        sort(merge_bool<false>());
     }
 
     merge_store(out_k + d0, sk, count);
     if constexpr (CUPRIM_PAIRS) {
         V* sv = (V*)smem;
         __syncthreads();  // the keys are out of shared memory
-        tile_load(sv, in_v + d0, count);
+        const V* vat = sv + tile_load(sv, in_v + d0, count);
         __syncthreads();
-        for (int i = tid; i < count; i += CUPRIM_BLOCK) out_v[d0 + i] = sv[spos[i]];
+        for (int i = tid; i < count; i += CUPRIM_BLOCK) out_v[d0 + i] = vat[spos[i]];
     }
 }
 
@@ -393,7 +562,7 @@ extern "C" __global__ void cuprim_merge_sort_partition(const K* __restrict__ key
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_merge_sort_pass(const K* __restrict__ in_k, const V* __restrict__ in_v, u64 n, u64 run,
                            const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v) {
-    __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
+    __shared__ __align__(16) unsigned char smem[MERGE_SLOTS * MERGE_SLOT];
     const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
     u64 ps, la, lb;
     merge_sort_pair(d0, n, run, ps, la, lb);
@@ -409,7 +578,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_merge_sort_pass_fused(const K* __restrict__ in_k, const V* __restrict__ in_v, u64 n, u64 run,
                                  K* __restrict__ out_k, V* __restrict__ out_v) {
-    __shared__ __align__(16) unsigned char smem[(MERGE_TILE + 1) * MERGE_SLOT];
+    __shared__ __align__(16) unsigned char smem[MERGE_SLOTS * MERGE_SLOT];
     __shared__ u64 cuts[2];
     const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
     u64 ps, la, lb;

@@ -217,7 +217,7 @@ pub fn tile_elements<K: Element, V: Element>(pairs: bool, len: usize) -> usize {
 }
 
 #[doc(hidden)]
-pub use plan::{FUSED_MERGE_TILES_BELOW, FUSED_SORT_TILES_BELOW, SMALL_TILES_BELOW, WARP_PARTITION_TILES};
+pub use plan::{FUSED_MERGE_TILES_BELOW, FUSED_SORT_TILES_BELOW, SMALL_TILES_BELOW, SORT_TILES_4352_BELOW, WARP_PARTITION_TILES};
 
 fn merge_keys_into<K: Element, C: Comparator<K>>(a: Mem<'_, K>, b: Mem<'_, K>, out: MemMut<'_, K>, cmp: &C) -> Result<()> {
     match (a, b, out) {
@@ -289,7 +289,7 @@ fn merge_pairs_into<K: Element, V: Element, C: Comparator<K>>(
 /// ```
 #[doc(hidden)]
 pub fn sort_tile_elements<K: Element, V: Element>(pairs: bool, len: usize) -> usize {
-    plan::tile_elements::<K, V>(0, pairs, len as u64)
+    plan::sort_tile_elements::<K, V>(0, pairs, len as u64)
 }
 
 /// The radix sort's options when `C` is the built-in [`Less`] (ascending)
@@ -325,7 +325,7 @@ pub(crate) fn sort_by<K: Element, C: Comparator<K>, D: DeviceDataMut<K> + ?Sized
                 return crate::algo::sort::sort_device_with::<K, K>(dev, Ptr::from_raw(ptr), None, len, &opts);
             }
             #[allow(unused_mut)]
-            let mut plan = Merge::<K, K, C>::keys(dev.arch(), cmp, len as u64);
+            let mut plan = Merge::<K, K, C>::sort_keys(dev.arch(), cmp, len as u64);
             #[cfg(feature = "merge-tuning")]
             plan::tune_sort_tile(&mut plan.policy);
             plan.sort(dev, Ptr::from_raw(ptr), Ptr::null(), len as u64)

@@ -57,7 +57,8 @@ pub const FUSED_SORT_TILES_BELOW: u64 = 4096;
 
 /// Experiment overrides (feature `merge-tuning`, for the merge bench's
 /// comparisons only): `CUPRIM_MERGE_FUSED` / `CUPRIM_SORT_FUSED` = 0 or 1
-/// force the partition launch or the fused search.
+/// force the partition launch or the fused search; `CUPRIM_MERGE_LOAD` =
+/// 0 to 3 picks how 4-byte keys reach shared memory (`kernels/merge/merge.cu`).
 #[cfg(feature = "merge-tuning")]
 fn forced(var: &str) -> Option<bool> {
     std::env::var(var).ok().map(|v| v == "1")
@@ -154,6 +155,30 @@ pub(crate) fn merge_policy(arch: u32, slot_bytes: usize, pairs: bool, len: u64) 
     }
 }
 
+/// Keys-alone sorts of 4-byte keys (sm_80+) from [`SMALL_TILES_BELOW`] up
+/// to this many elements take 256 x 17 tiles (4352) at 6 blocks per SM,
+/// CUB's merge-sort shape: f32 by a user comparator at 2^24 0.808 ms
+/// against 0.837 for 512 x 15 at 4 (3 runs; CUB 0.824), 512 x 17 at 3
+/// 0.835, 256 x 15 at 8 0.838 (H200, one call, i19-load). The bound keeps
+/// them below [`FUSED_SORT_TILES_BELOW`] tiles, the fused passes measured;
+/// above it, not measured, the sort keeps the merge's tiles.
+pub const SORT_TILES_4352_BELOW: u64 = FUSED_SORT_TILES_BELOW * 4352;
+
+/// The merge sort's tiles: [`merge_policy`]'s, except 4-byte keys alone
+/// between [`SMALL_TILES_BELOW`] and [`SORT_TILES_4352_BELOW`] elements.
+pub(crate) fn sort_policy(arch: u32, slot_bytes: usize, pairs: bool, len: u64) -> TilePolicy {
+    let async_keys = !pairs && (arch == 0 || arch >= 80);
+    if async_keys && slot_bytes == 4 && (SMALL_TILES_BELOW..SORT_TILES_4352_BELOW).contains(&len) {
+        TilePolicy {
+            block: 256,
+            items: 17,
+            min_blocks: 6,
+        }
+    } else {
+        merge_policy(arch, slot_bytes, pairs, len)
+    }
+}
+
 /// One input or the output of a merge on the device: `len` keys at
 /// `keys`, and as many values at `values` (null for keys alone).
 #[derive(Clone, Copy)]
@@ -174,13 +199,21 @@ pub(crate) struct Merge<'a, K, V, C> {
 }
 
 impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
-    /// The keys-alone merge or sort of `len` elements.
+    /// The keys-alone merge of `len` elements.
     pub fn keys(arch: u32, cmp: &'a C, len: u64) -> Self {
         Merge {
             policy: merge_policy(arch, size_of::<K>(), false, len),
             pairs: false,
             cmp,
             _t: PhantomData,
+        }
+    }
+
+    /// The keys-alone sort of `len` elements.
+    pub fn sort_keys(arch: u32, cmp: &'a C, len: u64) -> Self {
+        Merge {
+            policy: sort_policy(arch, size_of::<K>(), false, len),
+            ..Self::keys(arch, cmp, len)
         }
     }
 }
@@ -248,6 +281,10 @@ impl<K: Element, V: Element, C: Comparator<K>> Specialise for Merge<'_, K, V, C>
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
         self.policy.write(w);
+        #[cfg(feature = "merge-tuning")]
+        if let Some(load) = std::env::var("CUPRIM_MERGE_LOAD").ok().and_then(|v| v.parse().ok()) {
+            w.constant("CUPRIM_MERGE_LOAD", load);
+        }
         w.keys_values::<K, V>(self.pairs);
         w.comparator::<K, C>("Cmp", "K", self.cmp);
     }
@@ -263,14 +300,29 @@ pub(crate) fn tile_elements<K: Element, V: Element>(arch: u32, pairs: bool, len:
     merge_policy(arch, slot, pairs, len).tile() as usize
 }
 
+/// Elements per tile of the merge sort of `len` keys `K` (with values `V` when `pairs`).
+pub(crate) fn sort_tile_elements<K: Element, V: Element>(arch: u32, pairs: bool, len: u64) -> usize {
+    if pairs {
+        tile_elements::<K, V>(arch, pairs, len)
+    } else {
+        sort_policy(arch, size_of::<K>(), false, len).tile() as usize
+    }
+}
+
 /// The keys-alone (both tile shapes where they differ) and key-value merge
 /// modules of `K`, `V` and `cmp`, for precompile.
 pub(crate) fn merge_specs<K: Element, V: Element, C: Comparator<K>>(arch: u32, cmp: &C) -> Vec<KernelSpec> {
-    let small = Merge::<K, K, C>::keys(arch, cmp, 0);
-    let large = Merge::<K, K, C>::keys(arch, cmp, SMALL_TILES_BELOW);
-    let mut specs = vec![KernelSpec::of(&small)];
-    if large.policy != small.policy {
-        specs.push(KernelSpec::of(&large));
+    let mut specs: Vec<KernelSpec> = Vec::new();
+    let mut policies = Vec::new();
+    for keys in [
+        Merge::<K, K, C>::keys(arch, cmp, 0),
+        Merge::<K, K, C>::keys(arch, cmp, SMALL_TILES_BELOW),
+        Merge::<K, K, C>::sort_keys(arch, cmp, SMALL_TILES_BELOW),
+    ] {
+        if !policies.contains(&keys.policy) {
+            policies.push(keys.policy);
+            specs.push(KernelSpec::of(&keys));
+        }
     }
     specs.push(KernelSpec::of(&Merge::<K, V, C>::pairs(arch, cmp, 0)));
     specs.extend(super::set::set_specs::<K, C>(cmp));
