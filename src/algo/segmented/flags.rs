@@ -12,15 +12,12 @@
 //! 2^24: 86 / 36, now 40 us).
 
 use super::plan::{self, Emit, SegmentedKernel, Shape};
-use super::{device_check, host, segment_count};
-use crate::device::Ptr;
+use super::{host, per_segment};
 use crate::element::{Element, IndexElement};
-use crate::error::{Error, Result};
-use crate::expr::host_items;
-use crate::expr::node::{cuda_of, Node};
+use crate::error::Result;
+use crate::expr::node::Node;
 use crate::jit::{KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::{Add, Arith, Min};
-use crate::vec::raw::{Mem, MemMut, SealedMut as _};
 use crate::vec::{DeviceData, DeviceVec};
 use std::marker::PhantomData;
 
@@ -104,47 +101,33 @@ pub(crate) fn fold_of<E: Node<Item = u32>, I: IndexElement + Arith>(
     offsets: &(impl DeviceData<I> + ?Sized),
     fold: Fold,
 ) -> Result<DeviceVec<I>> {
-    let op = fold.op();
-    let segments = segment_count(op, flags, offsets)?;
-    let mut out = DeviceVec::<I>::alloc_uninit(flags.device_ref(), segments)?;
-    if segments == 0 {
-        return Ok(out);
-    }
-    match (cuda_of(flags), offsets.mem(), out.mem_mut()) {
-        (None, Mem::Host(o), MemMut::Host(d)) => {
-            let s = host_items(flags)?;
-            let bounds = host::bounds(op, o, s.len())?;
-            let r = match fold {
-                Fold::Count => host::segmented(
-                    &s,
-                    &bounds,
-                    I::zero(),
-                    |f, _| if f != 0 { I::one() } else { I::zero() },
-                    <I as Arith>::add,
-                ),
-                Fold::First => host::segmented(
-                    &s,
-                    &bounds,
-                    I::highest(),
-                    |f, i| if f != 0 { (i as u64).cast::<I>() } else { I::highest() },
-                    |a, b| if b.as_u64() < a.as_u64() { b } else { a },
-                ),
-            };
-            d.copy_from_slice(&r);
-        }
-        (Some(dev), Mem::Cuda { ptr: optr, .. }, MemMut::Cuda { ptr: dptr, .. }) => {
-            let k = SegFlags::<E, I> {
-                arch: dev.arch(),
-                input: flags,
-                fold,
-                _t: PhantomData,
-            };
-            let ok = plan::run(&k, dev, (Ptr::from_raw(optr), segments), Ptr::from_raw(dptr), Ptr::from_raw(0))?;
-            device_check(op, ok)?;
-        }
-        _ => return Err(Error::DeviceMismatch { op }),
-    }
-    Ok(out)
+    per_segment(
+        fold.op(),
+        flags,
+        offsets,
+        |s, bounds| match fold {
+            Fold::Count => host::segmented(
+                s,
+                bounds,
+                I::zero(),
+                |f, _| if f != 0 { I::one() } else { I::zero() },
+                <I as Arith>::add,
+            ),
+            Fold::First => host::segmented(
+                s,
+                bounds,
+                I::highest(),
+                |f, i| if f != 0 { (i as u64).cast::<I>() } else { I::highest() },
+                |a, b| if b.as_u64() < a.as_u64() { b } else { a },
+            ),
+        },
+        |arch| SegFlags::<E, I> {
+            arch,
+            input: flags,
+            fold,
+            _t: PhantomData,
+        },
+    )
 }
 
 /// The module of `fold` over `flags` with offsets `I`, for precompile.

@@ -55,7 +55,7 @@ use crate::ops::{ranks_before, Add, Arith, Monoid};
 use crate::pred::Predicate;
 use crate::vec::raw::{Mem, MemMut, SealedMut as _};
 use crate::vec::{DeviceData, DeviceVec};
-use plan::{SegArg, SegReduce};
+use plan::{SegArg, SegReduce, SegmentedKernel};
 use std::marker::PhantomData;
 
 /// Each segment's least (or greatest) element: its value and its index
@@ -260,6 +260,37 @@ fn segment_count<E: Node, I: IndexElement>(op: &'static str, v: &E, offsets: &(i
     Ok(offsets.len() - 1)
 }
 
+/// One result per segment of `input` into a new vector, after the checks
+/// every call makes: on the host `host(items, bounds)` (each segment's
+/// `[start, end)`), on CUDA the kernel `kernel(arch)` writes it.
+fn per_segment<E: Node, I: IndexElement, K: SegmentedKernel<I = I>>(
+    op: &'static str,
+    input: &E,
+    offsets: &(impl DeviceData<I> + ?Sized),
+    host: impl FnOnce(&[E::Item], &[(usize, usize)]) -> Vec<K::Out>,
+    kernel: impl FnOnce(u32) -> K,
+) -> Result<DeviceVec<K::Out>> {
+    let segments = segment_count(op, input, offsets)?;
+    let mut out = DeviceVec::<K::Out>::alloc_uninit(input.device_ref(), segments)?;
+    if segments == 0 {
+        return Ok(out);
+    }
+    match (cuda_of(input), offsets.mem(), out.mem_mut()) {
+        (None, Mem::Host(o), MemMut::Host(d)) => {
+            let s = host_items(input)?;
+            let bounds = host::bounds(op, o, s.len())?;
+            d.copy_from_slice(&host(&s, &bounds));
+        }
+        (Some(dev), Mem::Cuda { ptr: optr, .. }, MemMut::Cuda { ptr: dptr, .. }) => {
+            let k = kernel(dev.arch());
+            let ok = plan::run(&k, dev, (Ptr::from_raw(optr), segments), Ptr::from_raw(dptr), Ptr::from_raw(0))?;
+            device_check(op, ok)?;
+        }
+        _ => return Err(Error::DeviceMismatch { op }),
+    }
+    Ok(out)
+}
+
 /// segmented_reduce of an input expression (a buffer the simplest), read
 /// in place by the one kernel.
 pub(crate) fn segmented_reduce_of<E: Node, I: IndexElement, Op: Monoid<E::Item>>(
@@ -270,32 +301,18 @@ pub(crate) fn segmented_reduce_of<E: Node, I: IndexElement, Op: Monoid<E::Item>>
 where
     E::Item: Element,
 {
-    const OP: &str = "segmented_reduce";
-    let segments = segment_count(OP, input, offsets)?;
-    let mut out = DeviceVec::<E::Item>::alloc_uninit(input.device_ref(), segments)?;
-    if segments == 0 {
-        return Ok(out);
-    }
-    match (cuda_of(input), offsets.mem(), out.mem_mut()) {
-        (None, Mem::Host(o), MemMut::Host(d)) => {
-            let s = host_items(input)?;
-            let bounds = host::bounds(OP, o, s.len())?;
-            let r = host::segmented(&s, &bounds, op.identity(), |x, _| x, |a, b| op.apply(a, b));
-            d.copy_from_slice(&r);
-        }
-        (Some(dev), Mem::Cuda { ptr: optr, .. }, MemMut::Cuda { ptr: dptr, .. }) => {
-            let k = SegReduce::<E, I, Op> {
-                arch: dev.arch(),
-                input,
-                op: &op,
-                _t: PhantomData,
-            };
-            let ok = plan::run(&k, dev, (Ptr::from_raw(optr), segments), Ptr::from_raw(dptr), Ptr::from_raw(0))?;
-            device_check(OP, ok)?;
-        }
-        _ => return Err(Error::DeviceMismatch { op: OP }),
-    }
-    Ok(out)
+    per_segment(
+        "segmented_reduce",
+        input,
+        offsets,
+        |s, bounds| host::segmented(s, bounds, op.identity(), |x, _| x, |a, b| op.apply(a, b)),
+        |arch| SegReduce::<E, I, Op> {
+            arch,
+            input,
+            op: &op,
+            _t: PhantomData,
+        },
+    )
 }
 
 /// The CUDA kernel's verdict on the offsets.
