@@ -317,7 +317,13 @@ pub(crate) fn merge_specs<K: Element, V: Element, C: Comparator<K>>(arch: u32, c
     for keys in [
         Merge::<K, K, C>::keys(arch, cmp, 0),
         Merge::<K, K, C>::keys(arch, cmp, SMALL_TILES_BELOW),
-        Merge::<K, K, C>::sort_keys(arch, cmp, SMALL_TILES_BELOW),
+        {
+            #[allow(unused_mut)]
+            let mut sort = Merge::<K, K, C>::sort_keys(arch, cmp, SMALL_TILES_BELOW);
+            #[cfg(feature = "merge-tuning")]
+            tune_sort_tile(&mut sort.policy);
+            sort
+        },
     ] {
         if !policies.contains(&keys.policy) {
             policies.push(keys.policy);
