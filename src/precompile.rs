@@ -224,6 +224,31 @@ where
     run(target, sel::select_specs_of(arch, expr, &pred))
 }
 
+/// The merge kernels of two input expressions sorted by `cmp` (what
+/// `merge_with` and `merge_with_by` of them run).
+///
+/// ```
+/// use cuprim::cmp::Less;
+/// use cuprim::precompile::{precompile_expr_merge, Target};
+/// use cuprim::prelude::*;
+/// let host = Device::host();
+/// let (a, b) = (counting(&host, 0u32, 3, 0), counting(&host, 0u32, 4, 0));
+/// for report in precompile_expr_merge(Target::Arch(90), &a, &b, Less).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// ```
+pub fn precompile_expr_merge<A: crate::expr::Expr, B: crate::expr::Expr<Item = A::Item>, C: Comparator<A::Item>>(
+    target: Target<'_>,
+    a: &A,
+    b: &B,
+    cmp: C,
+) -> Result<Vec<KernelReport>>
+where
+    A::Item: Element,
+{
+    run(target, vec![crate::algo::merge::expr::expr_spec(arch_of(target), a, b, &cmp)])
+}
+
 /// The search kernels with queries from an input expression (every mode,
 /// `u32` and `u64` indices: what `lower_bound_in`, `upper_bound_in`,
 /// `binary_search_in` and `search_in_with` of it run) in data sorted by

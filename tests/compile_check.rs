@@ -253,13 +253,14 @@ impl Monoid<(f32, f32)> for MinMax {
 /// of mixed widths (unzip3), and a tuple reduction.
 fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
     use cuprim::precompile::{
-        precompile_expr_reduce, precompile_expr_scan, precompile_expr_scan_by_key, precompile_expr_search, precompile_expr_select,
+        precompile_expr_merge, precompile_expr_reduce, precompile_expr_scan, precompile_expr_scan_by_key, precompile_expr_search,
+        precompile_expr_select,
     };
     use cuprim::prelude::*;
     let t = Target::Arch(arch);
     job(
         jobs,
-        format!("sm_{arch} fused: dot, counting, constant, maps, permute, zip3, tuples, select, search, scan_by_key"),
+        format!("sm_{arch} fused: dot, counting, constant, maps, permute, zip3, tuples, select, search, merge, scan_by_key"),
         move || {
             let host = Device::host();
             let a = DeviceVec::<f32>::zeros(&host, 0)?;
@@ -286,6 +287,13 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             r.extend(precompile_expr_select(t, &h.permute_by(counting(&host, 0u64, 2, 0)), Gt(f16::ONE))?);
             r.extend(precompile_expr_search(t, &a.map(Negate).permute(&i), Less)?);
             r.extend(precompile_expr_search(t, &counting(&host, 0u64, 7, 0), Less)?);
+            r.extend(precompile_expr_merge(t, &a.map(Negate).permute(&i), &b.lazy(), Greater)?);
+            r.extend(precompile_expr_merge(
+                t,
+                &counting(&host, 0u64, 3, 0),
+                &counting(&host, 1u64, 2, 0),
+                Less,
+            )?);
             r.extend(precompile_expr_scan_by_key(t, &i.lazy(), &zip(&a, &b).map(Mul), Add)?);
             r.extend(precompile_expr_scan_by_key(
                 t,

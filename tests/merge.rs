@@ -507,6 +507,89 @@ fn views() {
     }
 }
 
+/// Merges of input expressions (`merge_with`, `merge_with_by`): each side a
+/// map, a permutation, a counting sequence, a slice or a buffer, against
+/// the merge of the collected vectors (the same elements in the same order)
+/// and the sequential reference, on sizes around the tile and past the
+/// fused-cut bound; a permutation with an index out of range is an
+/// error, and the inputs are intact.
+#[test]
+fn expression_inputs() {
+    use cuprim::ops::Negate;
+    let (mut r, seed) = rng("merge_expressions");
+    let t = tile_elements::<i32, i32>(true, 0);
+    let mut sizes = vec![
+        (0usize, 5usize),
+        (1, 0),
+        (3, 4),
+        (t - 1, t + 2),
+        (3 * t + 5, 2 * t - 7),
+        (50_000, 20_011),
+    ];
+    if !cfg!(debug_assertions) {
+        sizes.push((
+            WARP_PARTITION_TILES as usize * t / 2 + 17,
+            WARP_PARTITION_TILES as usize * t / 2 + 3,
+        ));
+    }
+    for (na, nb) in capped_pairs(&sizes) {
+        // a: descending values, read negated (ascending); b: ascending
+        // values read through a permutation that reverses them.
+        let mut a: Vec<i32> = (0..na).map(|_| (r.next_u64() % 1000) as i32).collect();
+        a.sort_by(|x, y| y.cmp(x));
+        let mut b: Vec<i32> = (0..nb).map(|_| -((r.next_u64() % 1000) as i32)).collect();
+        b.sort();
+        let rev: Vec<u32> = (0..nb as u32).rev().collect();
+        let b_stored: Vec<i32> = b.iter().rev().copied().collect();
+        let want_a: Vec<i32> = a.iter().map(|x| -x).collect();
+        let pos = reference(&want_a, &b, |x, y| x < y);
+        let want = pick(&want_a, &b, &pos);
+        for dev in devices() {
+            let c = ctx(&dev, "merge_with of expressions", na + nb, seed);
+            let da = DeviceVec::from_slice(&dev, &a).unwrap();
+            let db = DeviceVec::from_slice(&dev, &b_stored).unwrap();
+            let idx = DeviceVec::from_slice(&dev, &rev).unwrap();
+            let fused = da.map(Negate).merge_with(db.permute(&idx)).unwrap().to_vec().unwrap();
+            assert_same(&fused, &want, &c);
+            let collected = da
+                .map(Negate)
+                .collect()
+                .unwrap()
+                .merge(&db.permute(&idx).collect().unwrap())
+                .unwrap();
+            assert_same(&fused, &collected.to_vec().unwrap(), &c);
+            // Descending by Greater: both sides as stored descending.
+            let by = da
+                .lazy()
+                .merge_with_by(db.permute(&idx).map(Negate), Greater)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            let neg_b: Vec<i32> = b.iter().map(|x| -x).collect();
+            let pos = reference(&a, &neg_b, |x, y| x > y);
+            assert_same(&by, &pick(&a, &neg_b, &pos), &c);
+            // Counting sequences against a slice of a buffer.
+            if na > 2 {
+                let s = da.slice(1..na - 1).unwrap();
+                let m = s.map(Negate).merge_with(counting(&dev, -1000i32, 7, nb)).unwrap().to_vec().unwrap();
+                let left: Vec<i32> = a[1..na - 1].iter().map(|x| -x).collect();
+                let right: Vec<i32> = (0..nb as i32).map(|i| -1000 + 7 * i).collect();
+                let pos = reference(&left, &right, |x, y| x < y);
+                assert_same(&m, &pick(&left, &right, &pos), &c);
+            }
+            assert_eq!(da.to_vec().unwrap(), a, "{c}: the input changed");
+        }
+    }
+    // A permutation out of range: an error, not a fault.
+    for dev in devices() {
+        let a = DeviceVec::from_slice(&dev, &[1i32, 2, 3]).unwrap();
+        let bad = DeviceVec::from_slice(&dev, &[0u32, 7]).unwrap();
+        let err = a.lazy().merge_with(a.permute(&bad)).unwrap_err();
+        assert!(matches!(err, cuprim::Error::IndexOutOfBounds { .. }), "{err:?}");
+        assert_eq!(a.to_vec().unwrap(), vec![1, 2, 3]);
+    }
+}
+
 /// Unsorted inputs and a comparator that is no order: no panic, no error,
 /// an output of the right length whose elements come from the inputs, and
 /// every value still beside its own key.

@@ -16,7 +16,9 @@
 // cuts in global memory, each thread's cut in shared memory), the set
 // operations (merge/set.cu) and the plain search (search/search.cu), which
 // use the bisection below; templates only, so it may come before or after
-// a specialisation. Cmp: a functor with `static bool less(K a, K b)`.
+// a specialisation. Cmp: a functor with `static bool less(K a, K b)`. The
+// sequences are pointers or any accessor with operator[] (an input
+// expression's cuprim_x_at).
 
 // The first position p of s[0..len) whose element is not `before` (len if
 // none), for a `before` that holds on a prefix: the lower bound of x is
@@ -39,8 +41,8 @@ __device__ __forceinline__ u64 cuprim_partition_point(const E* s, u64 len, Befor
 // The merge-path search of `diag` within [lo, hi], a range inside
 // [max(0, diag - nb), min(diag, na)] known to hold the cut (or any such
 // range: the result then is merely in it).
-template <typename Cmp, typename K, typename Index>
-__device__ __forceinline__ Index cuprim_merge_path_in(const K* a, const K* b, Index diag, Index lo, Index hi) {
+template <typename Cmp, typename A, typename B, typename Index>
+__device__ __forceinline__ Index cuprim_merge_path_in(A a, B b, Index diag, Index lo, Index hi) {
     while (lo < hi) {
         const Index mid = lo + (hi - lo) / 2;
         if (Cmp::less(b[diag - 1 - mid], a[mid])) {
@@ -53,8 +55,8 @@ __device__ __forceinline__ Index cuprim_merge_path_in(const K* a, const K* b, In
 }
 
 // How many of the first `diag` merged elements come from a (0 <= diag <= na + nb).
-template <typename Cmp, typename K, typename Index>
-__device__ __forceinline__ Index cuprim_merge_path(const K* a, Index na, const K* b, Index nb, Index diag) {
+template <typename Cmp, typename A, typename B, typename Index>
+__device__ __forceinline__ Index cuprim_merge_path(A a, Index na, B b, Index nb, Index diag) {
     return cuprim_merge_path_in<Cmp>(a, b, diag, diag > nb ? diag - nb : (Index)0, diag < na ? diag : na);
 }
 
@@ -66,8 +68,8 @@ __device__ __forceinline__ Index cuprim_merge_path(const K* a, Index na, const K
 // dependent loads. Probes past hi count as past the cut and read nothing;
 // every probe m lies in [lo, hi), so, as for the bisection, the result is
 // some index of the diagonal's range whatever the inputs hold.
-template <typename Cmp, typename K>
-__device__ __forceinline__ u64 cuprim_merge_path_warp(const K* a, u64 na, const K* b, u64 nb, u64 diag) {
+template <typename Cmp, typename A, typename B>
+__device__ __forceinline__ u64 cuprim_merge_path_warp(A a, u64 na, B b, u64 nb, u64 diag) {
     const u64 lane = threadIdx.x & 31;
     u64 lo = diag > nb ? diag - nb : 0;
     u64 hi = diag < na ? diag : na;

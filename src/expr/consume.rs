@@ -573,6 +573,51 @@ pub trait ExprOps: Expr {
         crate::algo::search::search_of(sorted, self, cmp, mode)
     }
 
+    /// The stable merge of the elements (sorted ascending) with `other` (a
+    /// buffer or an expression, sorted ascending) into a new vector, as
+    /// [`MergeOps::merge`](crate::algo::merge::MergeOps::merge): among
+    /// equivalent elements `self`'s come first. Both inputs are read in
+    /// place by the merge kernel (no collected copy). Inputs that are not
+    /// sorted give an unspecified order of their elements.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// // Multiples of 3 and of 4 below 13, no buffer of either.
+    /// let m = counting(&dev, 0u32, 3, 5).merge_with(counting(&dev, 0u32, 4, 4))?;
+    /// assert_eq!(m.to_vec()?, vec![0, 0, 3, 4, 6, 8, 9, 12, 12]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn merge_with<B: super::IntoExpr>(&self, other: B) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::merge::expr::merge_of(self, &other.into_expr(), Less)
+    }
+
+    /// [`merge_with`](ExprOps::merge_with) of inputs sorted by `cmp`, as
+    /// [`MergeOps::merge_by`](crate::algo::merge::MergeOps::merge_by).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// use cuprim::ops::Negate;
+    /// let dev = Device::default()?;
+    /// let a = DeviceVec::from_slice(&dev, &[1i32, 4, 6])?;   // -1, -4, -6: descending
+    /// let b = DeviceVec::from_slice(&dev, &[-2i32, -5])?;
+    /// let m = a.map(Negate).merge_with_by(&b, Greater)?;
+    /// assert_eq!(m.to_vec()?, vec![-1, -2, -4, -5, -6]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn merge_with_by<B: super::IntoExpr, C: crate::cmp::Comparator<Self::Item>>(&self, other: B, cmp: C) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::merge::expr::merge_of(self, &other.into_expr(), cmp)
+    }
+
     /// A histogram of the elements by `bins` (`u32` counts), in one pass
     /// with the expression read in place: the histogram of a computed
     /// quantity with no buffer of it. Bin rules as

@@ -55,6 +55,7 @@
 //! in flight), which lets them run tiles of 7680 (512 x 15) at 4 blocks per
 //! SM, CUB's `DeviceMerge` shape.
 
+pub(crate) mod expr;
 pub(crate) mod host;
 pub(crate) mod plan;
 mod set;

@@ -24,7 +24,11 @@ template!(MERGE, "merge/merge.cu", [
     "cuprim_merge_sort_partition",
     "cuprim_merge_sort_pass",
     "cuprim_merge_sort_pass_fused"
-], headers: [MERGE_PATH]);
+], headers: [MERGE_PATH, MERGE_TILE]);
+
+/// The merge's tile (`kernels/merge/merge_tile.cuh`): shared by the merge
+/// and merge sort and by the merge of input expressions.
+pub(crate) const MERGE_TILE: &str = header!("merge/merge_tile.cuh");
 
 /// Threads per block of the partition kernel (one cut per thread; not tuned, it reads a few lines per tile).
 pub(crate) const PARTITION_BLOCK: u32 = 256;
@@ -332,5 +336,6 @@ pub(crate) fn merge_specs<K: Element, V: Element, C: Comparator<K>>(arch: u32, c
     }
     specs.push(KernelSpec::of(&Merge::<K, V, C>::pairs(arch, cmp, 0)));
     specs.extend(super::set::set_specs::<K, C>(cmp));
+    specs.push(super::expr::merge_x_spec::<K, C>(arch, cmp));
     specs
 }

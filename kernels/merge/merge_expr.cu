@@ -1,0 +1,80 @@
+// Stable merge of two input expressions (block/expr.cuh: In0 and In1, both
+// of items K), keys alone: the merge of kernels/merge/merge.cu with every
+// read of an input through its load(i), so a computed, permuted or counting
+// input is merged where it is read, never stored first. The tile's cuts
+// come from cuprim_merge_x_partition (many tiles) or from two warps of the
+// tile's own block (splits null); the tile is staged in shared memory from
+// the expressions and merged by merge_staged (merge/merge_tile.cuh).
+//
+// Specialised on: In0, In1, K (their item), Cmp, CUPRIM_BLOCK, CUPRIM_ITEMS,
+// CUPRIM_MIN_BLOCKS (and V = K, CUPRIM_PAIRS 0 for merge_tile.cuh).
+
+// An input expression read as a sequence from element `base` on (merge
+// path's operator[]).
+template <typename X> struct merge_x_at {
+    X x;
+    u64 base;
+    __device__ __forceinline__ typename X::item operator[](u64 i) const {
+        return x.load(base + i);
+    }
+};
+
+// splits[t] = how many of the first min(t * MERGE_TILE, na + nb) merged
+// elements come from a, for t = 0..=tiles.
+extern "C" __global__ void cuprim_merge_x_partition(CUPRIM_INPUT In0 a, u64 na, CUPRIM_INPUT In1 b, u64 nb,
+                                                    u64* __restrict__ splits, u64 tiles) {
+    const u64 t = cuprim_thread_id();
+    if (t > tiles) return;
+    const u64 n = na + nb;
+    const u64 diag = t * (u64)MERGE_TILE < n ? t * (u64)MERGE_TILE : n;
+    splits[t] = cuprim_merge_path<Cmp>(merge_x_at<In0>{a, 0}, na, merge_x_at<In1>{b, 0}, nb, diag);
+}
+
+// Output tile blockIdx.x: out[d0..d1) with d0 = blockIdx.x * MERGE_TILE,
+// d1 = min(d0 + MERGE_TILE, na + nb); its cuts from splits, or with splits
+// null searched by the block's first two warps (needs 64 threads or more).
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_merge_x(CUPRIM_INPUT In0 a, u64 na, CUPRIM_INPUT In1 b, u64 nb, const u64* __restrict__ splits,
+                   K* __restrict__ out) {
+    static_assert(CUPRIM_BLOCK >= 64, "two warps search the cuts");
+    __shared__ __align__(16) K sk[MERGE_TILE];
+    __shared__ u64 cuts[2];
+    const u64 n = na + nb;
+    const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
+    const u64 d1 = n - d0 < (u64)MERGE_TILE ? n : d0 + MERGE_TILE;
+    const int count = (int)(d1 - d0);
+    u64 a0, a1_cut;
+    if (splits != nullptr) {
+        a0 = splits[blockIdx.x];
+        a1_cut = splits[blockIdx.x + 1];
+    } else {
+        const int warp = (int)(threadIdx.x >> 5);
+        if (warp < 2) {
+            const u64 c =
+                cuprim_merge_path_warp<Cmp>(merge_x_at<In0>{a, 0}, na, merge_x_at<In1>{b, 0}, nb, warp == 0 ? d0 : d1);
+            if ((threadIdx.x & 31) == 0) cuts[warp] = c;
+        }
+        __syncthreads();
+        a0 = cuts[0];
+        a1_cut = cuts[1];
+    }
+    const u64 a1 = merge_end_cut(a0, a1_cut, d1, na, nb, count);
+    const int la = (int)(a1 - a0);
+    const int lb = count - la;
+    const u64 b0 = d0 - a0;
+    // Staged: all of a thread's loads out before its first store.
+    K x[CUPRIM_ITEMS];
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+        if (i < count) x[k] = i < la ? a.load(a0 + i) : b.load(b0 + (i - la));
+    }
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+        if (i < count) sk[i] = x[k];
+    }
+    __syncthreads();
+    int src[CUPRIM_ITEMS];
+    merge_staged(sk, merge_layout<K>{0, la}, la, lb, out + d0, src);
+}
