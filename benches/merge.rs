@@ -7,7 +7,9 @@
 //! input) the values too (16n).
 //!
 //! Groups: `merge_u32` (keys alone) and `merge_pairs_u32_u32`, function
-//! `halves`, parameter n.
+//! `halves`, parameter n; `merge_with_u32_maps`: the same halves through
+//! `map(Identity)`, merged where they are read (`fused`) or collected into
+//! two buffers first (`collected`).
 //!
 //! The stable merge sort (`sort_by`) beside CUB's
 //! `DeviceMergeSort::StableSortKeysCopy`: f32 keys `(mix(i, 1) >> 8) /
@@ -36,6 +38,7 @@ mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cuprim::cmp::Less;
+use cuprim::ops::Identity;
 use cuprim::prelude::*;
 use rayon::prelude::*;
 
@@ -95,6 +98,19 @@ fn merges(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(8 * n as u64));
         group.bench_function(BenchmarkId::new("halves", n), |bench| {
             bench.iter_custom(|iters| common::time_calls(&dev, iters, || a.merge(&b)))
+        });
+        group.finish();
+
+        // Expression inputs: the halves through a map (Identity, so still
+        // sorted), merged where they are read, against collecting both maps
+        // first and merging the buffers.
+        let mut group = c.benchmark_group("merge_with_u32_maps");
+        group.throughput(Throughput::Bytes(8 * n as u64));
+        group.bench_function(BenchmarkId::new("fused", n), |bench| {
+            bench.iter_custom(|iters| common::time_calls(&dev, iters, || a.map(Identity).merge_with(b.map(Identity))))
+        });
+        group.bench_function(BenchmarkId::new("collected", n), |bench| {
+            bench.iter_custom(|iters| common::time_calls(&dev, iters, || a.map(Identity).collect()?.merge(&b.map(Identity).collect()?)))
         });
         group.finish();
 
