@@ -465,3 +465,74 @@ fn many_tiles_per_block() {
         }
     }
 }
+
+/// unique, unique_count and unique_into of a million keys or more take the
+/// chunked kernel (one chunk per resident block, heads kept in shared
+/// memory): inputs whose heads overflow a block's store (every key its own
+/// run, for 8-, 4- and 1-byte keys) read the rest of their chunk again;
+/// runs of one element, random lengths, 64 and the whole input; a slice off
+/// the vector boundary, a permuted view, and a permutation out of range
+/// (an error, the keys intact). Release builds only (up to 30 million keys).
+#[test]
+fn unique_by_chunks() {
+    fn check<K: Sample>(dev: &Device, n: usize, runs: Runs, tag: &str) {
+        let (mut r, seed) = common::rng(&format!("chunks-{tag}-{n}-{runs:?}"));
+        let ctx = common::ctx(dev, &format!("unique by chunks {tag} {runs:?}"), n, seed);
+        let keys: Vec<K> = keys_of(&mut r, n, runs);
+        let heads = ref_heads(&keys);
+        let want: Vec<K> = heads.iter().map(|&h| keys[h]).collect();
+        let dk = DeviceVec::from_slice(dev, &keys).unwrap();
+        assert_same(&dk.unique().unwrap().to_vec().unwrap(), &want, &format!("unique {ctx}"));
+        assert_eq!(dk.unique_count().unwrap(), heads.len(), "unique_count {ctx}");
+        let fill = K::from_scalar(Scalar::U32(3));
+        let mut out = DeviceVec::from_slice(dev, &vec![fill; n + 1]).unwrap();
+        let mut count = DeviceVec::from_slice(dev, &[u64::MAX]).unwrap();
+        dk.unique_into(&mut out, &mut count).unwrap();
+        assert_eq!(count.to_vec().unwrap(), vec![heads.len() as u64], "unique_into count {ctx}");
+        let got = out.to_vec().unwrap();
+        assert_same(&got[..heads.len()], &want, &format!("unique_into {ctx}"));
+        assert_same(&got[n..], &[fill], &format!("unique_into tail {ctx}"));
+        // A slice off the 16-byte boundary: element loads.
+        let tail = &keys[1..];
+        let th: Vec<K> = ref_heads(tail).iter().map(|&h| tail[h]).collect();
+        assert_same(
+            &dk.slice(1..).unwrap().unique().unwrap().to_vec().unwrap(),
+            &th,
+            &format!("unique of a slice {ctx}"),
+        );
+    }
+    if cfg!(debug_assertions) {
+        return;
+    }
+    for dev in common::devices() {
+        for runs in RUNS {
+            check::<u32>(&dev, 6_000_011, runs, "u32");
+        }
+        check::<u8>(&dev, 30_000_001, Runs::Ones, "u8");
+        check::<f64>(&dev, 3_000_001, Runs::Ones, "f64");
+        check::<f32>(&dev, (1 << 20) + 5, Runs::Random, "f32");
+        // Through a permutation: the reversed keys, then an index out of range.
+        let n = 2_000_003;
+        let keys: Vec<u32> = (0..n as u32).map(|i| i / 5).collect();
+        let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+        let rev: Vec<u32> = (0..n as u32).rev().collect();
+        let idx = DeviceVec::from_slice(&dev, &rev).unwrap();
+        let want: Vec<u32> = (0..=((n as u32 - 1) / 5)).rev().collect();
+        assert_eq!(
+            dk.permute(&idx).unique().unwrap().to_vec().unwrap(),
+            want,
+            "unique of a permutation"
+        );
+        assert_eq!(
+            dk.permute(&idx).unique_count().unwrap(),
+            want.len(),
+            "unique_count of a permutation"
+        );
+        let mut bad = rev.clone();
+        bad[n / 2] = n as u32;
+        let bad = DeviceVec::from_slice(&dev, &bad).unwrap();
+        let err = dk.permute(&bad).unique().unwrap_err();
+        assert!(matches!(err, cuprim::Error::IndexOutOfBounds { .. }), "{err:?}");
+        assert_eq!(dk.to_vec().unwrap(), keys, "the keys changed");
+    }
+}

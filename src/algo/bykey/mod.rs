@@ -19,6 +19,7 @@
 //! default) they are the same bits on every run. The host backend folds
 //! each run sequentially.
 
+mod chunks;
 pub(crate) mod host;
 pub(crate) mod plan;
 
@@ -426,8 +427,12 @@ where
     };
     let mut out = DeviceVec::<KE::Item>::alloc_uninit(keys.device_ref(), keys.length())?;
     let o = crate::algo::cuda_ptr_mut(&mut out, "unique")?;
-    let none = Leaf::type_only();
-    let runs = keys_plan(dev, Mode::Unique, keys, &none).run(dev, o, [0; 3], None)?;
+    let runs = if keys.length() >= chunks::CHUNKS_FROM {
+        chunks::UniqueChunks::new(keys, true).run(dev, o, None)?
+    } else {
+        let none = Leaf::type_only();
+        keys_plan(dev, Mode::Unique, keys, &none).run(dev, o, [0; 3], None)?
+    };
     out.truncate(runs.unwrap_or(0) as usize)?;
     Ok(out)
 }
@@ -441,8 +446,12 @@ where
     let Some(dev) = cuda_of(keys) else {
         return Ok(host_heads(keys, NotEqual)?.1.len());
     };
-    let none = Leaf::type_only();
-    let runs = keys_plan(dev, Mode::Count, keys, &none).run(dev, Ptr::null(), [0; 3], None)?;
+    let runs = if keys.length() >= chunks::CHUNKS_FROM {
+        chunks::UniqueChunks::new(keys, false).run(dev, Ptr::null(), None)?
+    } else {
+        let none = Leaf::type_only();
+        keys_plan(dev, Mode::Count, keys, &none).run(dev, Ptr::null(), [0; 3], None)?
+    };
     Ok(runs.unwrap_or(0) as usize)
 }
 
@@ -468,6 +477,9 @@ where
         }
         (Some(dev), o, c) => {
             let (o, c) = (out_ptr(OP, o)?, out_ptr(OP, c)?);
+            if keys.length() >= chunks::CHUNKS_FROM {
+                return chunks::UniqueChunks::new(keys, true).run(dev, o, Some(c)).map(|_| ());
+            }
             let none = Leaf::type_only();
             keys_plan(dev, Mode::Unique, keys, &none).run(dev, o, [0; 3], Some(c)).map(|_| ())
         }

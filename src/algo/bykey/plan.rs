@@ -348,6 +348,7 @@ where
             arch, mode, keys, &none, &Min, NotEqual, 0, false,
         )));
     }
+    specs.extend(super::chunks::chunk_specs(keys));
     specs.extend(both(ByKey::<_, _, VE::Item, _, _>::new(
         arch,
         Mode::UniqueByKey,

@@ -1,0 +1,157 @@
+// unique and unique_count by chunks: each block owns one contiguous chunk
+// of the keys (the grid is one wave of resident blocks), streams it once in
+// tiles, and keeps the run heads it finds in shared memory; only once the
+// chunk is done does it look back (one decoupled look-back per block, over
+// the blocks before it: kernels/block/lookback.cuh's protocol on one 64-bit
+// word per block) for the number of heads before its chunk, then copies its
+// heads out. The look-back's wait is paid once per chunk instead of once
+// per tile, so the keys stream at nearly the rate of a plain read. A chunk
+// whose heads overflow UC_CAP keeps those of the tiles before the overflow
+// and, once its offset is known, reads the rest of its chunk again, writing
+// each head straight to its place (dense heads cost a second read, never
+// extra memory).
+//
+// Element i is a run head when i == 0 or KeyEq::differ(keys[i - 1],
+// keys[i]); each lane tests UC_ITEMS consecutive keys (one warp scan places
+// its heads), loaded as whole vectors of the input's buffers where aligned.
+// The last block writes the number of runs to count_out[0].
+//
+// Specialised on: In0 / K (the key expression and its item), KeyEq,
+// CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS, UC_CAP (heads a block keeps; 0:
+// unique_count, which writes none).
+
+constexpr int UC_WARPS = CUPRIM_BLOCK / 32;
+// A lane's consecutive keys: 32 bytes of them, and whole vectors of the
+// input's widest buffer.
+constexpr int UC_VEC = cuprim_x_items<In0>();
+constexpr int UC_ITEMS = 32 / (int)sizeof(K) > UC_VEC ? 32 / (int)sizeof(K) : UC_VEC;
+static_assert(UC_ITEMS % UC_VEC == 0 && UC_ITEMS <= 32, "whole vectors; one 32-bit mask of flags per lane");
+constexpr int UC_TILE = CUPRIM_BLOCK * UC_ITEMS;
+// A block's look-back word: status in the top two bits, its count below.
+constexpr u64 UC_AGGREGATE = 1ull << 62, UC_PREFIX = 2ull << 62, UC_COUNT = UC_AGGREGATE - 1;
+
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_unique_chunks(CUPRIM_INPUT In0 keys, u64 n, u64 chunk, K* __restrict__ out, u64* __restrict__ count_out,
+                         u64* state) {
+    __shared__ K heads[UC_CAP > 0 ? UC_CAP : 1];
+    __shared__ u32 s_counts[2][UC_WARPS];
+    __shared__ u64 s_prefix;
+    const int lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
+    const u64 c0 = (u64)blockIdx.x * chunk;
+    const u64 c1 = n - c0 < chunk ? n : c0 + chunk;
+    const u32 m = keys.template misalign<UC_VEC>();
+    const bool vectors = m == 0 || m == CUPRIM_X_ANY;
+    int buf = 0;
+
+    // The heads of tile [tb, tb + UC_TILE) of the chunk: put(place, key)
+    // for each, its place counted from `before` (the chunk's heads before
+    // the tile). Returns the tile's head count. Every thread calls it.
+    auto tile = [&](u64 tb, u64 before, auto put) -> u64 {
+        const u64 e = tb + (u64)threadIdx.x * UC_ITEMS;
+        K x[UC_ITEMS];
+        if (vectors && e + UC_ITEMS <= c1) {
+#pragma unroll
+            for (int c = 0; c < UC_ITEMS / UC_VEC; c++) {
+                const cuprim_arr<K, UC_VEC> v = keys.template load_n<UC_VEC>(e + c * UC_VEC);
+#pragma unroll
+                for (int k = 0; k < UC_VEC; k++) x[c * UC_VEC + k] = v.v[k];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < UC_ITEMS; k++)
+                if (e + k < c1) x[k] = keys.load(e + k);
+        }
+        // The key before the lane's first: the lane before's last, or for
+        // a warp's first lane the key before the warp's stretch.
+        K prev = cuprim_shfl_up(x[UC_ITEMS - 1], 1);
+        if (lane == 0 && e > 0 && e < c1) prev = keys.load(e - 1);
+        u32 flags = 0;
+#pragma unroll
+        for (int k = 0; k < UC_ITEMS; k++) {
+            const u64 i = e + k;
+            if (i < c1 && (i == 0 || KeyEq::differ(k == 0 ? prev : x[k - 1], x[k]))) flags |= 1u << k;
+        }
+        const u32 count = (u32)__popc(flags);
+        const u32 incl = cuprim_warp_inclusive_sum(count);
+        if (lane == 31) s_counts[buf][warp] = incl;
+        __syncthreads();
+        u32 warps_before = 0, total = 0;
+#pragma unroll
+        for (int w = 0; w < UC_WARPS; w++) {
+            const u32 c = s_counts[buf][w];
+            warps_before += w < warp ? c : 0;
+            total += c;
+        }
+        buf ^= 1;  // the next tile's counts go to the other buffer: no second barrier
+        u64 place = before + warps_before + (incl - count);
+#pragma unroll
+        for (int k = 0; k < UC_ITEMS; k++)
+            if ((flags >> k) & 1) put(place++, x[k]);
+        return total;
+    };
+
+    // Stream the chunk, keeping heads while they fit.
+    u64 found = 0, kept = 0, overflow_from = c1;
+    for (u64 tb = c0; tb < c1; tb += UC_TILE) {
+        const bool keep = UC_CAP > 0 && overflow_from == c1;
+        found += tile(tb, found, [&](u64 place, const K& key) {
+            if (keep && place < (u64)UC_CAP) heads[place] = key;
+        });
+        if (keep) {
+            if (found <= (u64)UC_CAP) {
+                kept = found;
+            } else {
+                overflow_from = tb;  // this tile on is read again below
+            }
+        }
+    }
+
+    // The heads before the chunk: one look-back by warp 0.
+    if (warp == 0) {
+        const u32 me = blockIdx.x;
+        u64 prefix = 0;
+        if (me == 0) {
+            if (lane == 0) asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state), "l"(UC_PREFIX | found) : "memory");
+        } else {
+            if (lane == 0)
+                asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state + me), "l"(UC_AGGREGATE | found) : "memory");
+            cuprim_backoff<256> backoff;  // as the look-back's polls
+            long long look = (long long)me - 1;
+            while (true) {
+                const long long t = look - lane;
+                u64 word = UC_PREFIX;  // before block 0: nothing
+                if (t >= 0) {
+                    while (true) {
+                        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(state + t) : "memory");
+                        if ((word >> 62) != 0) break;
+                        backoff.pause();
+                    }
+                }
+                const unsigned prefixes = __ballot_sync(0xffffffffu, (word >> 62) == 2);
+                const int nearest = prefixes ? __ffs(prefixes) - 1 : 32;
+                u64 v = (lane <= nearest && t >= 0) ? (word & UC_COUNT) : 0;
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+                prefix += v;
+                if (prefixes) break;
+                look -= 32;
+            }
+            if (lane == 0)
+                asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state + me), "l"(UC_PREFIX | (prefix + found))
+                             : "memory");
+        }
+        if (lane == 0) {
+            s_prefix = prefix;
+            if (me == gridDim.x - 1) *count_out = prefix + found;
+        }
+    }
+    if constexpr (UC_CAP > 0) {
+        __syncthreads();
+        const u64 prefix = s_prefix;
+        for (u64 i = threadIdx.x; i < kept; i += CUPRIM_BLOCK) out[prefix + i] = heads[i];
+        // Past an overflow: the rest of the chunk again, each head to its place.
+        u64 placed = kept;
+        for (u64 tb = overflow_from; tb < c1; tb += UC_TILE)
+            placed += tile(tb, placed, [&](u64 place, const K& key) { out[prefix + place] = key; });
+    }
+}
