@@ -32,7 +32,8 @@
 //! `set_symmetric_difference_u32`, function `halves`, parameter n. Each
 //! call allocates its output and reads its length back, as Thrust's returns
 //! its end. Bytes counted: both inputs read once and the output written
-//! once.
+//! once. `set_union_by_key_u32_u32` and `set_intersection_by_key_u32_u32`:
+//! the same keys with u32 values (each key's position in its side).
 
 mod common;
 
@@ -81,6 +82,23 @@ fn set_ops(c: &mut Criterion) {
         op!("set_intersection_u32", lens[1], set_intersection);
         op!("set_difference_u32", lens[2], set_difference);
         op!("set_symmetric_difference_u32", lens[3], set_symmetric_difference);
+
+        // By key: u32 values (each key's position) beside each side's keys.
+        let positions: Vec<u32> = (0..half as u32).collect();
+        let va = DeviceVec::from_slice(&dev, &positions).expect("allocating");
+        let vb = DeviceVec::from_slice(&dev, &positions).expect("allocating");
+        let mut group = c.benchmark_group("set_union_by_key_u32_u32");
+        group.throughput(Throughput::Bytes(8 * (n + lens[0]) as u64));
+        group.bench_function(BenchmarkId::new("halves", n), |bench| {
+            bench.iter_custom(|iters| common::time_calls(&dev, iters, || a.set_union_by_key(&va, &b, &vb)))
+        });
+        group.finish();
+        let mut group = c.benchmark_group("set_intersection_by_key_u32_u32");
+        group.throughput(Throughput::Bytes((4 * n + 8 * lens[1]) as u64));
+        group.bench_function(BenchmarkId::new("halves", n), |bench| {
+            bench.iter_custom(|iters| common::time_calls(&dev, iters, || a.set_intersection_by_key(&va, &b)))
+        });
+        group.finish();
     }
 }
 

@@ -4,11 +4,13 @@
 //! type: random inputs, few distinct values (long runs of duplicates),
 //! disjoint, identical, one side empty, `Less` and `Greater`, a user
 //! comparator with classes of distinct values, floats' NaNs and signed
-//! zeros under `Less`, views, and argument errors.
+//! zeros under `Less`, views, and argument errors. The by-key forms
+//! (`set_*_by_key`, `_by_key_by`) against the same reference run on
+//! (key, value) pairs ordered by their keys: keys and values exact.
 
 mod common;
 
-use common::{assert_same, ctx, devices, random_vec, rng, small_vec, Key, TestRng};
+use common::{assert_same, ctx, devices, random_vec, rng, small_vec, Key, Sample, TestRng};
 use cuprim::cmp::{Comparator, Greater, Less};
 use cuprim::prelude::*;
 use std::cmp::Ordering;
@@ -289,5 +291,234 @@ fn errors() {
     for op in OPS {
         assert!(matches!(call(&h, &g, op, Less, false), Err(Error::DeviceMismatch { .. })));
         assert!(matches!(call(&g, &h, op, Greater, true), Err(Error::DeviceMismatch { .. })));
+    }
+}
+
+/// The by-key reference: [`reference`] on (key, value) pairs ordered by
+/// key, so each kept key brings the value beside it; unzipped.
+fn reference_by_key<K: Copy, V: Copy>(a: (&[K], &[V]), b: (&[K], &[V]), op: Op, less: impl Fn(K, K) -> bool) -> (Vec<K>, Vec<V>) {
+    let zip = |(k, v): (&[K], &[V])| -> Vec<(K, V)> { k.iter().copied().zip(v.iter().copied()).collect() };
+    reference(&zip(a), &zip(b), op, |x, y| less(x.0, y.0)).into_iter().unzip()
+}
+
+/// Runs the by-key form of `op`: plain (`Less` only) or `_by_key_by`.
+/// The intersection and the difference take `self`'s values alone (`vb`
+/// unused there).
+#[allow(clippy::type_complexity)]
+fn call_by_key<K: Element, V: Element, C: Comparator<K>>(
+    (a, va): (&impl DeviceData<K>, &impl DeviceData<V>),
+    (b, vb): (&impl DeviceData<K>, &impl DeviceData<V>),
+    op: Op,
+    cmp: C,
+    by: bool,
+) -> cuprim::Result<(DeviceVec<K>, DeviceVec<V>)> {
+    match (op, by) {
+        (Op::Union, false) => a.set_union_by_key(va, b, vb),
+        (Op::Intersection, false) => a.set_intersection_by_key(va, b),
+        (Op::Difference, false) => a.set_difference_by_key(va, b),
+        (Op::Symmetric, false) => a.set_symmetric_difference_by_key(va, b, vb),
+        (Op::Union, true) => a.set_union_by_key_by(va, b, vb, cmp),
+        (Op::Intersection, true) => a.set_intersection_by_key_by(va, b, cmp),
+        (Op::Difference, true) => a.set_difference_by_key_by(va, b, cmp),
+        (Op::Symmetric, true) => a.set_symmetric_difference_by_key_by(va, b, vb, cmp),
+    }
+}
+
+/// Every by-key operation on `(a, va)` and `(b, vb)` on `dev` against the
+/// reference, keys and values.
+#[allow(clippy::too_many_arguments)]
+fn check_by_key<K: Element, V: Element, C: Comparator<K>>(
+    dev: &Device,
+    (a, va): (&[K], &[V]),
+    (b, vb): (&[K], &[V]),
+    cmp: C,
+    by: bool,
+    what: &str,
+    seed: u64,
+) {
+    let up = |x: &[K], y: &[V]| (DeviceVec::from_slice(dev, x).unwrap(), DeviceVec::from_slice(dev, y).unwrap());
+    let ((da, dva), (db, dvb)) = (up(a, va), up(b, vb));
+    for op in OPS {
+        let (want_k, want_v) = reference_by_key((a, va), (b, vb), op, |x, y| cmp.less(x, y));
+        let c = ctx(
+            dev,
+            &format!("{op:?} by key {what} ({} + {}, values {})", a.len(), b.len(), V::NAME),
+            a.len() + b.len(),
+            seed,
+        );
+        let (k, v) = call_by_key((&da, &dva), (&db, &dvb), op, cmp, by).unwrap_or_else(|e| panic!("{c}: {e}"));
+        assert_same(&k.to_vec().unwrap(), &want_k, &format!("keys: {c}"));
+        assert_same(&v.to_vec().unwrap(), &want_v, &format!("values: {c}"));
+    }
+}
+
+/// Sizes of the by-key checks: every pair of `sizes()` and larger ones up
+/// to about 100k (one side empty or tiny among them).
+fn by_key_pairs() -> Vec<(usize, usize)> {
+    let s = [0usize, 1, 2, 33, 1000, 4097];
+    let mut p: Vec<(usize, usize)> = s.iter().flat_map(|&x| s.iter().map(move |&y| (x, y))).collect();
+    p.extend([
+        (99_991, 99_991),
+        (65_537, 3),
+        (1, 65_537),
+        (0, 100_003),
+        (100_003, 0),
+        (50_001, 99_989),
+    ]);
+    let cap = common::size_cap();
+    p.retain(|&(x, y)| x + y <= cap);
+    p
+}
+
+/// Keys `K` in every shape with random values `V` of each side, through
+/// `cmp` (`Less`: the plain forms, and the `_by_key_by` forms on small
+/// inputs; anything else: `_by_key_by`).
+fn check_by_key_type<K: Key, V: Sample, C: Comparator<K>>(tag: &str, cmp: C, descending: bool) {
+    let (mut r, seed) = rng(tag);
+    let plain = std::any::TypeId::of::<C>() == std::any::TypeId::of::<Less>();
+    let devs = devices();
+    for (na, nb) in by_key_pairs() {
+        for (shape, a, b) in shapes::<K>(&mut r, na, nb, descending) {
+            let (va, vb) = (random_vec::<V>(&mut r, a.len()), random_vec::<V>(&mut r, b.len()));
+            for dev in &devs {
+                let what = format!("{tag} {} {shape}", K::NAME);
+                check_by_key(dev, (&a, &va), (&b, &vb), cmp, !plain, &what, seed);
+                if plain && na + nb < 100 {
+                    check_by_key(dev, (&a, &va), (&b, &vb), cmp, true, &what, seed);
+                }
+            }
+        }
+    }
+}
+
+cuprim::comparator! {
+    /// `Less` (total_cmp: NaNs by sign and payload, -0.0 before 0.0)
+    /// written as a user comparator.
+    struct TotalLess for f32 {
+        rust: |a, b| a.total_cmp(&b).is_lt(),
+        cuda: "cuprim_total_less(a, b)",
+    }
+}
+
+#[test]
+fn by_key_u32_keys() {
+    check_by_key_type::<u32, u32, _>("set_by_key_u32_u32", Less, false);
+    check_by_key_type::<u32, f64, _>("set_by_key_u32_f64", Less, false);
+}
+
+#[test]
+fn by_key_u64_keys() {
+    check_by_key_type::<u64, u32, _>("set_by_key_u64_u32", Less, false);
+    check_by_key_type::<u64, f64, _>("set_by_key_u64_f64_greater", Greater, true);
+}
+
+/// f32 keys with NaNs (both signs), infinities and signed zeros: the
+/// built-in `Less` and the same total order as a user comparator.
+#[test]
+fn by_key_f32_keys_total_order() {
+    check_by_key_type::<f32, u32, _>("set_by_key_f32_u32", Less, false);
+    check_by_key_type::<f32, f64, _>("set_by_key_f32_f64_total", TotalLess, false);
+}
+
+/// By key with a user comparator whose classes hold distinct keys: which
+/// pairs are kept shows in both outputs.
+#[test]
+fn by_key_user_comparator() {
+    let (mut r, seed) = rng("set_by_key_user_cmp");
+    for &(na, nb) in &[(0usize, 5usize), (7, 0), (33, 40), (1000, 333), (20_001, 30_000)] {
+        let a = sorted_by(random_vec::<u32>(&mut r, na), &LowNibble);
+        let b = sorted_by(random_vec::<u32>(&mut r, nb), &LowNibble);
+        let (va, vb) = (random_vec::<f64>(&mut r, na), random_vec::<f64>(&mut r, nb));
+        for dev in devices() {
+            check_by_key(&dev, (&a, &va), (&b, &vb), LowNibble, true, "LowNibble u32", seed);
+        }
+    }
+}
+
+/// The by-key reference against hand-worked answers.
+#[test]
+fn by_key_reference_by_hand() {
+    let (a, va) = ([1u32, 2, 2, 2, 5], [10u32, 20, 21, 22, 50]);
+    let (b, vb) = ([2u32, 3, 5, 5], [200u32, 300, 500, 501]);
+    let lt = |x: u32, y: u32| x < y;
+    let r = |op| reference_by_key((&a, &va), (&b, &vb), op, lt);
+    assert_eq!(r(Op::Union), (vec![1, 2, 2, 2, 3, 5, 5], vec![10, 20, 21, 22, 300, 50, 501]));
+    assert_eq!(r(Op::Intersection), (vec![2, 5], vec![20, 50]));
+    assert_eq!(r(Op::Difference), (vec![1, 2, 2], vec![10, 21, 22]));
+    assert_eq!(r(Op::Symmetric), (vec![1, 2, 2, 3, 5], vec![10, 21, 22, 300, 501]));
+}
+
+/// Views as keys and values.
+#[test]
+fn by_key_views() {
+    let (mut r, seed) = rng("set_by_key_views");
+    let mut a = small_vec::<u32>(&mut r, 5000);
+    a.sort_unstable();
+    let v = random_vec::<u64>(&mut r, 5000);
+    for dev in devices() {
+        let (da, dv) = (DeviceVec::from_slice(&dev, &a).unwrap(), DeviceVec::from_slice(&dev, &v).unwrap());
+        let x = (da.slice(3..4000).unwrap(), dv.slice(3..4000).unwrap());
+        let y = (da.slice(1000..).unwrap(), dv.slice(1000..).unwrap());
+        for op in OPS {
+            let c = ctx(&dev, &format!("{op:?} by key of views"), 5000, seed);
+            let (want_k, want_v) = reference_by_key((&a[3..4000], &v[3..4000]), (&a[1000..], &v[1000..]), op, |p, q| p < q);
+            let (k, got_v) = call_by_key((&x.0, &x.1), (&y.0, &y.1), op, Less, false).unwrap();
+            assert_same(&k.to_vec().unwrap(), &want_k, &c);
+            assert_same(&got_v.to_vec().unwrap(), &want_v, &c);
+        }
+    }
+}
+
+/// Values not as many as their keys: `LengthMismatch` on every device,
+/// for `self`'s values in every operation and the other's in the union
+/// and the symmetric difference (the intersection and the difference take
+/// no other values); and inputs on different devices.
+#[test]
+fn by_key_errors() {
+    for dev in devices() {
+        let k = DeviceVec::from_slice(&dev, &[1u32, 2, 3]).unwrap();
+        let v3 = DeviceVec::from_slice(&dev, &[1.0f64, 2.0, 3.0]).unwrap();
+        let v2 = DeviceVec::from_slice(&dev, &[1.0f64, 2.0]).unwrap();
+        let mismatch = |r: cuprim::Result<(DeviceVec<u32>, DeviceVec<f64>)>| matches!(r, Err(Error::LengthMismatch { .. }));
+        for op in OPS {
+            for by in [false, true] {
+                assert!(
+                    mismatch(call_by_key((&k, &v2), (&k, &v3), op, Less, by)),
+                    "{op:?} self's values on {dev:?}"
+                );
+                let other = call_by_key((&k, &v3), (&k, &v2), op, Less, by);
+                if matches!(op, Op::Union | Op::Symmetric) {
+                    assert!(mismatch(other), "{op:?} other's values on {dev:?}");
+                } else {
+                    let (keys, values) = other.unwrap();
+                    assert_eq!(keys.len(), values.len());
+                }
+            }
+        }
+        // The inputs are intact.
+        assert_eq!(k.to_vec().unwrap(), vec![1, 2, 3]);
+        assert_eq!(v2.to_vec().unwrap(), vec![1.0, 2.0]);
+    }
+    let Some(gpu) = common::cuda() else {
+        common::skip("set by-key errors", "no GPU for the device-mismatch checks");
+        return;
+    };
+    let hk = DeviceVec::from_slice(&Device::host(), &[1u32, 2]).unwrap();
+    let hv = DeviceVec::from_slice(&Device::host(), &[0u8, 1]).unwrap();
+    let gk = DeviceVec::from_slice(&gpu, &[1u32, 2]).unwrap();
+    let gv = DeviceVec::from_slice(&gpu, &[0u8, 1]).unwrap();
+    for op in OPS {
+        let dm = |r: cuprim::Result<(DeviceVec<u32>, DeviceVec<u8>)>| matches!(r, Err(Error::DeviceMismatch { .. }));
+        assert!(dm(call_by_key((&gk, &hv), (&gk, &gv), op, Less, false)), "{op:?} values elsewhere");
+        assert!(
+            dm(call_by_key((&gk, &gv), (&hk, &gv), op, Greater, true)),
+            "{op:?} other keys elsewhere"
+        );
+        if matches!(op, Op::Union | Op::Symmetric) {
+            assert!(
+                dm(call_by_key((&gk, &gv), (&gk, &hv), op, Less, false)),
+                "{op:?} other values elsewhere"
+            );
+        }
     }
 }

@@ -1,7 +1,8 @@
 // Set operations on sorted inputs (multiset semantics of std::set_* and
-// Thrust), as flags for one side, then a compaction of the kept elements;
-// the Rust side scans the flags in place (inclusive, Add) between the two launches
-// and merges the two compacted sides for union and symmetric difference.
+// Thrust), as flags for one side, then a compaction of the kept elements
+// (with their values for the by-key forms); the Rust side scans the flags
+// in place (inclusive, Add) between the two launches and merges the two
+// compacted sides for union and symmetric difference.
 //
 // For x = mine[i], its rank in its run of equivalents is r = i - lo with lo
 // the lower bound of x in mine[0..i], and c = how many of other are
@@ -20,7 +21,9 @@
 // some flags: every read stays within its input.
 //
 // Specialised on: K, Cmp (bool less(K a, K b)), F (the flag and running
-// count type: u32 below 2^32 elements of a side, else u64).
+// count type: u32 below 2^32 elements of a side, else u64), CUPRIM_PAIRS
+// (values follow the keys through the compaction) and V (the value type;
+// K and unused without CUPRIM_PAIRS). The flags depend on the keys alone.
 
 // Elements of mine per thread and step (one search of other per chunk).
 constexpr int SET_CHUNK = 16;
@@ -94,13 +97,19 @@ extern "C" __global__ void cuprim_set_flags(const K* __restrict__ mine, u64 n, c
     }
 }
 
-// out[sums[i] - 1] = in[i] where element i is kept, for i < n; sums is the
-// inclusive scan of the flags (kept where it steps up), and out holds
-// out_len elements.
-extern "C" __global__ void cuprim_set_compact(const K* __restrict__ in, u64 n, const F* __restrict__ sums,
-                                              K* __restrict__ out, u64 out_len) {
+// out[sums[i] - 1] = in[i] where element i is kept, for i < n, and with
+// CUPRIM_PAIRS out_values[sums[i] - 1] = values[i] by the same places;
+// sums is the inclusive scan of the flags (kept where it steps up), and
+// out (out_values) holds out_len elements. values and out_values are
+// unused without CUPRIM_PAIRS.
+extern "C" __global__ void cuprim_set_compact(const K* __restrict__ in, const V* __restrict__ values, u64 n,
+                                              const F* __restrict__ sums, K* __restrict__ out,
+                                              V* __restrict__ out_values, u64 out_len) {
     for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) {
         const u64 p = sums[i], before = i ? sums[i - 1] : 0;
-        if (p != before && p - 1 < out_len) out[p - 1] = in[i];
+        if (p != before && p - 1 < out_len) {
+            out[p - 1] = in[i];
+            if constexpr (CUPRIM_PAIRS) out_values[p - 1] = values[i];
+        }
     }
 }
