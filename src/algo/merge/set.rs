@@ -320,7 +320,7 @@ pub trait SetOps<K: Element>: DeviceData<K> {
     /// # use cuprim::prelude::*;
     /// let dev = Device::default()?;
     /// let ka = DeviceVec::from_slice(&dev, &[1u32, 2, 2, 2, 5])?;
-    /// let va = DeviceVec::from_slice(&dev, &[10u16, 20, 21, 22, 50])?;
+    /// let va = DeviceVec::from_slice(&dev, &[10i64, 20, 21, 22, 50])?;
     /// let kb = DeviceVec::from_slice(&dev, &[2u32, 2, 3, 5])?;
     /// let (k, v) = ka.set_difference_by_key(&va, &kb)?;
     /// assert_eq!(k.to_vec()?, vec![1, 2]);
