@@ -1,10 +1,10 @@
 //! Plan and launch of `kernels/bykey/unique_chunks.cu`: unique and
 //! unique_count of long inputs by contiguous chunks, one per resident
 //! block, each streamed once with its run heads kept in shared memory and
-//! one look-back per chunk. H100, u32 keys in runs of 64 (standalone
-//! prototype, `benchmarks/runs/i22-unique-chunks/`): 0.77x CUB's
-//! `DeviceSelect::Unique` at 2^28, where the tile kernel (`by_key.cu`) took
-//! 1.24x.
+//! one look-back per chunk. H100, u32 keys in runs of 64
+//! (`benchmarks/runs/final-536da01/`): `unique_into` 0.81x / 0.82x CUB's
+//! `DeviceSelect::Unique` at 2^24 / 2^28, where the tile kernel
+//! (`by_key.cu`) took 1.13x / 1.24x.
 
 use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::Element;
