@@ -9,7 +9,10 @@
 //! pairs as keys (`zip(&a, &b).sorted_lex()`) beside one u64/u32 radix sort
 //! of the same 2n words packed (the floor a single wide key would give) and
 //! a u32/u32 `sort_pairs`, and random f32 keys with (u32, f32) values
-//! (`sorted_pairs_unzip`) beside `sorted_pairs` with u32 values.
+//! (`sorted_pairs_unzip`) beside `sorted_pairs` with u32 values; and the
+//! running (min, max) of two f32 vectors in one unzipped tuple scan
+//! (`zip(&a, &b).scan_unzip(MinMax)`) beside the two scans it replaces
+//! (`a.scan(Min)`, `b.scan(Max)`; 16n bytes either way: 8n read, 8n written).
 //!
 //! Bytes counted: every input read once (8n for the dot product, 4n for
 //! Welford, 8n for the scan: 4n in, 4n out). The first call's time (a fresh
@@ -292,6 +295,51 @@ fn tuple_sort_rows(c: &mut Criterion) {
     }
 }
 
+/// (min, max) of f32 pairs: the running extremes of two vectors in one scan.
+#[derive(Clone, Copy)]
+struct MinMax;
+impl BinaryOp<(f32, f32)> for MinMax {
+    fn apply(&self, a: (f32, f32), b: (f32, f32)) -> (f32, f32) {
+        (a.0.min(b.0), a.1.max(b.1))
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t2<float, float>{fminf(a.a0, b.a0), fmaxf(a.a1, b.a1)}".into()
+    }
+}
+impl Associative for MinMax {}
+impl Monoid<(f32, f32)> for MinMax {
+    fn identity(&self) -> (f32, f32) {
+        (f32::INFINITY, f32::NEG_INFINITY)
+    }
+}
+
+/// `scan_unzip`: the running min of one f32 vector and the running max of
+/// another in one tuple scan, each field written to its own vector, against
+/// the two plain scans. Bytes counted: both inputs read and both outputs
+/// written once (16n).
+fn tuple_scan_rows(c: &mut Criterion) {
+    use cuprim::ops::{Max, Min};
+    let dev = common::device();
+    let mut first = true;
+    for n in common::sizes(&dev) {
+        let a = DeviceVec::from_slice(&dev, &common::uniform_f32(n)).expect("allocating");
+        let b = DeviceVec::sequence(&dev, n, 1.0f32, -1.0 / 8192.0).expect("allocating");
+        if first {
+            first_call("zip.scan_unzip", || zip(&a, &b).scan_unzip(MinMax));
+            first = false;
+        }
+        let mut group = c.benchmark_group("scan_unzip");
+        group.throughput(Throughput::Bytes(16 * n as u64));
+        group.bench_function(BenchmarkId::new("f32_min_max", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || zip(&a, &b).scan_unzip(MinMax)))
+        });
+        group.bench_function(BenchmarkId::new("f32_min_max_separate", n), |bch| {
+            bch.iter_custom(|iters| common::time_calls(&dev, iters, || Ok((a.scan(Min)?, b.scan(Max)?))))
+        });
+        group.finish();
+    }
+}
+
 /// Host time of a warm fused call (1024 elements, to the host) against the
 /// plain sum of the same size: the difference is the expression's cost.
 fn fused_host_overhead(c: &mut Criterion) {
@@ -312,6 +360,6 @@ fn fused_host_overhead(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = common::config();
-    targets = fused_rows, fused_more_rows, fused_keyed_rows, tuple_sort_rows, fused_host_overhead
+    targets = fused_rows, fused_more_rows, fused_keyed_rows, tuple_sort_rows, tuple_scan_rows, fused_host_overhead
 }
 criterion_main!(benches);

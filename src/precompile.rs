@@ -171,7 +171,10 @@ pub fn precompile_expr_reduce<E: crate::expr::Expr, Op: Monoid<E::Item> + Commut
 }
 
 /// The fused scans (inclusive and exclusive, fast and deterministic
-/// look-back) of an input expression by `op`.
+/// look-back) of an input expression by `op`: for a tuple expression the
+/// scan that writes each field to its own array, as
+/// [`ExprOps::scan_unzip`](crate::expr::ExprOps::scan_unzip) and
+/// [`scan_unzip3`](crate::expr::ExprOps::scan_unzip3) build it.
 ///
 /// ```
 /// use cuprim::precompile::{precompile_expr_scan, Target};
@@ -183,10 +186,7 @@ pub fn precompile_expr_reduce<E: crate::expr::Expr, Op: Monoid<E::Item> + Commut
 ///     println!("{}: {}", report.name, report.log);
 /// }
 /// ```
-pub fn precompile_expr_scan<E: crate::expr::Expr, Op: Monoid<E::Item>>(target: Target<'_>, expr: &E, op: Op) -> Result<Vec<KernelReport>>
-where
-    E::Item: Element,
-{
+pub fn precompile_expr_scan<E: crate::expr::Expr, Op: Monoid<E::Item>>(target: Target<'_>, expr: &E, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
     run(
         target,

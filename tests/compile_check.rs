@@ -345,6 +345,67 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
     );
 }
 
+/// Sums of (u32, f64): a 4 + 8-byte pair (16 bytes with padding).
+#[derive(Clone, Copy)]
+struct CountSum64;
+impl cuprim::ops::BinaryOp<(u32, f64)> for CountSum64 {
+    fn apply(&self, a: (u32, f64), b: (u32, f64)) -> (u32, f64) {
+        (a.0.wrapping_add(b.0), a.1 + b.1)
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t2<unsigned int, double>{a.a0 + b.a0, a.a1 + b.a1}".into()
+    }
+}
+impl cuprim::ops::Associative for CountSum64 {}
+impl Monoid<(u32, f64)> for CountSum64 {
+    fn identity(&self) -> (u32, f64) {
+        (0, -0.0)
+    }
+}
+
+/// Sums of (f64, f64, i64): an 8 + 8 + 8-byte triple.
+#[derive(Clone, Copy)]
+struct Sum888;
+impl cuprim::ops::BinaryOp<(f64, f64, i64)> for Sum888 {
+    fn apply(&self, a: (f64, f64, i64), b: (f64, f64, i64)) -> (f64, f64, i64) {
+        (a.0 + b.0, a.1 + b.1, a.2.wrapping_add(b.2))
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t3<double, double, long long>{a.a0 + b.a0, a.a1 + b.a1, a.a2 + b.a2}".into()
+    }
+}
+impl cuprim::ops::Associative for Sum888 {}
+impl Monoid<(f64, f64, i64)> for Sum888 {
+    fn identity(&self) -> (f64, f64, i64) {
+        (-0.0, -0.0, 0)
+    }
+}
+
+/// The unzipped scans of tuple expressions (`scan_unzip`, `scan_unzip3`):
+/// pairs of 4 + 4 and 4 + 8 bytes (16-byte vectors of 2 and of 1), a
+/// triple of 8 + 8 + 8 and one of 4 + 8 + 8 (24 bytes, one value at a
+/// time), fast and deterministic look-back each.
+fn tuple_scan_jobs(arch: u32, jobs: &mut Vec<Job>) {
+    use cuprim::precompile::precompile_expr_scan;
+    use cuprim::prelude::*;
+    let t = Target::Arch(arch);
+    job(jobs, format!("sm_{arch} fused: tuple scans (unzipped)"), move || {
+        let host = Device::host();
+        let a = DeviceVec::<f32>::zeros(&host, 0)?;
+        let d = DeviceVec::<f64>::zeros(&host, 0)?;
+        let i = DeviceVec::<u32>::zeros(&host, 0)?;
+        let mut r = precompile_expr_scan(t, &zip(&a, &a), MinMax)?;
+        r.extend(precompile_expr_scan(t, &zip(constant(&host, 1u32, 0), &d), CountSum64)?);
+        r.extend(precompile_expr_scan(
+            t,
+            &zip3(&d, d.map(Negate), counting(&host, 0i64, 1, 0)),
+            Sum888,
+        )?);
+        r.extend(precompile_expr_scan(t, &zip3(&a, &d, &i).map(Spread3), Sum3)?);
+        Ok(r)
+    });
+}
+
 /// (f32, f64, u32) -> (u32, f64, i64): a triple of mixed widths.
 #[derive(Clone, Copy)]
 struct Spread3;
@@ -394,6 +455,7 @@ fn all_jobs() -> Vec<Job> {
     knn_jobs(&mut jobs);
     for &arch in ARCHS {
         expr_jobs(arch, &mut jobs);
+        tuple_scan_jobs(arch, &mut jobs);
         // The predicate's text in a lambda inside the map: one 4-byte and one
         // 8-byte element type, one architecture each (14 modules apiece).
         job(

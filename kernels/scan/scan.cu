@@ -4,20 +4,43 @@
 // block, chained to earlier tiles by the look-back of kernels/block/lookback.cuh,
 // and stored the same way. About 2n bytes of traffic: a copy's worth.
 //
+// T may be a tuple (cuprim_t2 / cuprim_t3 of an expression such as a zip):
+// a size that divides 16 moves in 16-byte vectors as an element does; any
+// other (3, 6, 12 or 24 bytes) one value at a time (SCAN_VEC 1). With
+// CUPRIM_SCAN_UNZIP (2 or 3) each field of the scan goes to its own array,
+// in vectors of SCAN_VEC values per field where the tile is whole.
+//
 // `seed` (nullptr for a plain scan) starts the scan from a value in device
 // memory: out[i] = seed op x[0] op ... (the sharded scan's carry from the
-// shards before).
+// shards before); always nullptr when unzipping.
 //
 // Specialised on: In (the input expression, block/expr.cuh; a plain buffer is
-// cuprim_x_buf<T>), T (its element), ScanOp (apply, identity), CUPRIM_BLOCK,
-// CUPRIM_ITEMS.
+// cuprim_x_buf<T>), T (its element or tuple), ScanOp (apply, identity),
+// CUPRIM_BLOCK, CUPRIM_ITEMS, CUPRIM_SCAN_UNZIP (defined only when unzipping).
+
+#ifndef CUPRIM_SCAN_UNZIP
+#define CUPRIM_SCAN_UNZIP 0
+#endif
 
 constexpr int SCAN_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
 constexpr int SCAN_WARPS = CUPRIM_BLOCK / 32;
-constexpr int SCAN_VEC = 16 / sizeof(T);
-constexpr int SCAN_THREAD_VECS = CUPRIM_ITEMS / SCAN_VEC;  // 16-byte vectors per thread
+// 16-byte vectors where T's size divides 16 (every element type; tuples of 2,
+// 4, 8 or 16 bytes), else one value at a time. (No constexpr bool for the
+// test: it would be emitted as a global byte, and the element types' modules
+// would differ from those before tuples.)
+constexpr int SCAN_VEC = 16 % sizeof(T) == 0 ? 16 / sizeof(T) : 1;
+constexpr int SCAN_THREAD_VECS = CUPRIM_ITEMS / SCAN_VEC;  // 16-byte vectors (or values) per thread
 static_assert(CUPRIM_ITEMS % SCAN_VEC == 0, "a thread's items must be whole 16-byte vectors");
-typedef cuprim_vec<T, SCAN_VEC> ScanVec;
+// SCAN_VEC values moved as one: a 16-byte vector, or one value of a size
+// that does not divide 16 (no vector type: its alignment would not be a
+// power of two).
+template <bool VECTORS> struct scan_vec_of {
+    typedef cuprim_vec<T, SCAN_VEC> type;
+};
+template <> struct scan_vec_of<false> {
+    typedef cuprim_arr<T, 1> type;
+};
+typedef scan_vec_of<16 % sizeof(T) == 0>::type ScanVec;
 
 // Each warp owns 32 * CUPRIM_ITEMS consecutive elements of the tile and
 // transposes them through its own part of shared memory (16-byte accesses,
@@ -70,8 +93,68 @@ template <typename X> __device__ __forceinline__ void scan_load_full(const X& in
     }
 }
 
+// One field (`get`) of the SCAN_VEC values of y, as ScanVec v of the field's
+// array from p on: one vector of SCAN_VEC fields (a single field where
+// SCAN_VEC is 1).
+template <typename F, typename Get> __device__ __forceinline__ void scan_store_field(F* p, int v, const ScanVec& y, Get get) {
+    cuprim_vec<F, SCAN_VEC> z;
+#pragma unroll
+    for (int k = 0; k < SCAN_VEC; k++) z.v[k] = get(y.v[k]);
+    ((cuprim_vec<F, SCAN_VEC>*)p)[v] = z;
+}
+
+// Where the scan of a tuple goes, unzipped (CUPRIM_SCAN_UNZIP): each field
+// to its own array, as by_key.cu's bk_store.
+template <typename V> struct scan_out_fields;
+template <typename A, typename B> struct scan_out_fields<cuprim_t2<A, B>> {
+    A* a;
+    B* b;
+    __device__ __forceinline__ scan_out_fields(void* o0, void* o1, void*) : a((A*)o0), b((B*)o1) {}
+    __device__ __forceinline__ bool vectors_at(u64 first) const {
+        return cuprim_aligned_to<cuprim_vec<A, SCAN_VEC>>(a + first) && cuprim_aligned_to<cuprim_vec<B, SCAN_VEC>>(b + first);
+    }
+    __device__ __forceinline__ void store(u64 i, const cuprim_t2<A, B>& x) const {
+        a[i] = x.a0;
+        b[i] = x.a1;
+    }
+    __device__ __forceinline__ void store_vec(u64 first, int v, const ScanVec& y) const {
+        scan_store_field(a + first, v, y, [](const cuprim_t2<A, B>& x) { return x.a0; });
+        scan_store_field(b + first, v, y, [](const cuprim_t2<A, B>& x) { return x.a1; });
+    }
+};
+template <typename A, typename B, typename C> struct scan_out_fields<cuprim_t3<A, B, C>> {
+    A* a;
+    B* b;
+    C* c;
+    __device__ __forceinline__ scan_out_fields(void* o0, void* o1, void* o2) : a((A*)o0), b((B*)o1), c((C*)o2) {}
+    __device__ __forceinline__ bool vectors_at(u64 first) const {
+        return cuprim_aligned_to<cuprim_vec<A, SCAN_VEC>>(a + first) && cuprim_aligned_to<cuprim_vec<B, SCAN_VEC>>(b + first) &&
+               cuprim_aligned_to<cuprim_vec<C, SCAN_VEC>>(c + first);
+    }
+    __device__ __forceinline__ void store(u64 i, const cuprim_t3<A, B, C>& x) const {
+        a[i] = x.a0;
+        b[i] = x.a1;
+        c[i] = x.a2;
+    }
+    __device__ __forceinline__ void store_vec(u64 first, int v, const ScanVec& y) const {
+        scan_store_field(a + first, v, y, [](const cuprim_t3<A, B, C>& x) { return x.a0; });
+        scan_store_field(b + first, v, y, [](const cuprim_t3<A, B, C>& x) { return x.a1; });
+        scan_store_field(c + first, v, y, [](const cuprim_t3<A, B, C>& x) { return x.a2; });
+    }
+};
+
+// The kernel's outputs: one array of T, or (CUPRIM_SCAN_UNZIP) one per
+// field of T. The one-array path is spelled as it was before tuples, so its
+// machine code is the same instruction for instruction.
+#if CUPRIM_SCAN_UNZIP == 0
+#define CUPRIM_SCAN_OUT T* out
+#else
+static_assert(CUPRIM_SCAN_UNZIP == 2 || CUPRIM_SCAN_UNZIP == 3, "unzips a pair or a triple");
+#define CUPRIM_SCAN_OUT void *out0, void *out1, void *out2
+#endif
+
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_scan(CUPRIM_INPUT In in, T* out, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
+    cuprim_scan(CUPRIM_INPUT In in, CUPRIM_SCAN_OUT, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
                 u32* tile_counter, u32 num_tiles, const T* __restrict__ seed) {
     __shared__ ScanVec smem[SCAN_TILE / SCAN_VEC];
     __shared__ T warp_totals[SCAN_WARPS];
@@ -79,6 +162,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     __shared__ T s_prefix;
     __shared__ u32 s_tile;
 
+#if CUPRIM_SCAN_UNZIP
+    const scan_out_fields<T> out(out0, out1, out2);
+#endif
     const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
     const u64 base = (u64)tile * SCAN_TILE;
     const u64 remaining = n - base;
@@ -86,7 +172,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     ScanVec* wsmem = smem + warp * SCAN_WARP_VECS;       // this warp's part
     const int wbase = warp * SCAN_WARP_VECS * SCAN_VEC;  // its first element in the tile
+#if CUPRIM_SCAN_UNZIP == 0
     const bool full = valid == SCAN_TILE && scan_vectors_at(in, base) && cuprim_aligned_to<ScanVec>(out + base);
+#else
+    const bool full = valid == SCAN_TILE && scan_vectors_at(in, base) && out.vectors_at(base);
+#endif
 
     // Load: coalesced within the warp, into the warp's shared memory.
     if (full) {
@@ -139,6 +229,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     __syncwarp();
 
     // Store: coalesced within the warp.
+#if CUPRIM_SCAN_UNZIP == 0
     if (full) {
         ScanVec* vout = (ScanVec*)(out + base + wbase);
 #pragma unroll
@@ -147,4 +238,14 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         const T* flat = (const T*)wsmem;
         for (int i = lane; i < SCAN_WARP_VECS * SCAN_VEC && wbase + i < valid; i += 32) out[base + wbase + i] = flat[i];
     }
+#else
+    if (full) {
+#pragma unroll
+        for (int j = 0; j < SCAN_THREAD_VECS; j++) out.store_vec(base + wbase, j * 32 + lane, wsmem[j * 32 + lane]);
+    } else {
+        const T* flat = (const T*)wsmem;
+        for (int i = lane; i < SCAN_WARP_VECS * SCAN_VEC && wbase + i < valid; i += 32) out.store(base + wbase + i, flat[i]);
+    }
+#endif
 }
+

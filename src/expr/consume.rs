@@ -698,6 +698,124 @@ pub trait ExprOps: Expr {
         scan(self, op, true)
     }
 
+    /// Inclusive scan of a pair expression by a monoid on the pair, each
+    /// field of the scan written to its own new vector by the kernel (no
+    /// tuple array, no copy pass): `(a[i], b[i]) = x[0] op ... op x[i]`.
+    /// Tiles are grouped as in [`scan`](ExprOps::scan), so a float field
+    /// differs from a sequential fold by rounding only (see the
+    /// [scan module](crate::algo::scan)); the host backend folds sequentially.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[3.0f32, 1.0, 4.0, 1.0, 5.0])?;
+    /// // Running (min, max) of x in one pass.
+    /// let (lo, hi) = zip(&x, &x).scan_unzip(MinMax)?;
+    /// assert_eq!(lo.to_vec()?, vec![3.0, 1.0, 1.0, 1.0, 1.0]);
+    /// assert_eq!(hi.to_vec()?, vec![3.0, 3.0, 4.0, 4.0, 5.0]);
+    /// # use cuprim::ops::{Associative, BinaryOp, Monoid};
+    /// # #[derive(Clone, Copy)] struct MinMax;
+    /// # impl BinaryOp<(f32, f32)> for MinMax {
+    /// #     fn apply(&self, a: (f32, f32), b: (f32, f32)) -> (f32, f32) { (a.0.min(b.0), a.1.max(b.1)) }
+    /// #     fn cuda_expr(&self) -> String { "cuprim_t2<float, float>{fminf(a.a0, b.a0), fmaxf(a.a1, b.a1)}".into() }
+    /// # }
+    /// # impl Associative for MinMax {}
+    /// # impl Monoid<(f32, f32)> for MinMax { fn identity(&self) -> (f32, f32) { (f32::INFINITY, f32::NEG_INFINITY) } }
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn scan_unzip<A: Element, B: Element, Op: Monoid<(A, B)>>(&self, op: Op) -> Result<(DeviceVec<A>, DeviceVec<B>)>
+    where
+        Self: Expr<Item = (A, B)>,
+    {
+        scan_unzip_of(self, op, false, "scan_unzip")
+    }
+
+    /// Exclusive [`scan_unzip`](ExprOps::scan_unzip): the identity's
+    /// fields first, then `x[0] op ... op x[i - 1]`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[0.5f32, 2.0, 1.5])?;
+    /// // Running (count, sum) before each element: where each one's output starts, say.
+    /// let (n, s) = zip(constant(&dev, 1u32, 3), &x).exclusive_scan_unzip(CountSum)?;
+    /// assert_eq!((n.to_vec()?, s.to_vec()?), (vec![0, 1, 2], vec![0.0, 0.5, 2.5]));
+    /// # use cuprim::ops::{Associative, BinaryOp, Monoid};
+    /// # #[derive(Clone, Copy)] struct CountSum;
+    /// # impl BinaryOp<(u32, f32)> for CountSum {
+    /// #     fn apply(&self, a: (u32, f32), b: (u32, f32)) -> (u32, f32) { (a.0 + b.0, a.1 + b.1) }
+    /// #     fn cuda_expr(&self) -> String { "cuprim_t2<unsigned int, float>{a.a0 + b.a0, a.a1 + b.a1}".into() }
+    /// # }
+    /// # impl Associative for CountSum {}
+    /// # impl Monoid<(u32, f32)> for CountSum { fn identity(&self) -> (u32, f32) { (0, 0.0) } }
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn exclusive_scan_unzip<A: Element, B: Element, Op: Monoid<(A, B)>>(&self, op: Op) -> Result<(DeviceVec<A>, DeviceVec<B>)>
+    where
+        Self: Expr<Item = (A, B)>,
+    {
+        scan_unzip_of(self, op, true, "exclusive_scan_unzip")
+    }
+
+    /// [`scan_unzip`](ExprOps::scan_unzip) of a triple expression, three
+    /// output vectors.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let t = zip3(constant(&dev, 1u32, 3), counting(&dev, 0.5f64, 1.0, 3), counting(&dev, 10i64, 10, 3));
+    /// let (n, s, u) = t.scan_unzip3(Sum3)?;
+    /// assert_eq!((n.to_vec()?, s.to_vec()?, u.to_vec()?), (vec![1, 2, 3], vec![0.5, 2.0, 4.5], vec![10, 30, 60]));
+    /// # use cuprim::ops::{Associative, BinaryOp, Monoid};
+    /// # #[derive(Clone, Copy)] struct Sum3;
+    /// # impl BinaryOp<(u32, f64, i64)> for Sum3 {
+    /// #     fn apply(&self, a: (u32, f64, i64), b: (u32, f64, i64)) -> (u32, f64, i64) { (a.0 + b.0, a.1 + b.1, a.2 + b.2) }
+    /// #     fn cuda_expr(&self) -> String { "cuprim_t3<unsigned int, double, long long>{a.a0 + b.a0, a.a1 + b.a1, a.a2 + b.a2}".into() }
+    /// # }
+    /// # impl Associative for Sum3 {}
+    /// # impl Monoid<(u32, f64, i64)> for Sum3 { fn identity(&self) -> (u32, f64, i64) { (0, 0.0, 0) } }
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn scan_unzip3<A: Element, B: Element, C: Element, Op: Monoid<(A, B, C)>>(
+        &self,
+        op: Op,
+    ) -> Result<(DeviceVec<A>, DeviceVec<B>, DeviceVec<C>)>
+    where
+        Self: Expr<Item = (A, B, C)>,
+    {
+        scan_unzip_of(self, op, false, "scan_unzip3")
+    }
+
+    /// Exclusive [`scan_unzip3`](ExprOps::scan_unzip3) (the identity first).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let t = zip3(constant(&dev, 1u32, 3), counting(&dev, 0.5f64, 1.0, 3), counting(&dev, 10i64, 10, 3));
+    /// let (n, s, u) = t.exclusive_scan_unzip3(Sum3)?;
+    /// assert_eq!((n.to_vec()?, s.to_vec()?, u.to_vec()?), (vec![0, 1, 2], vec![0.0, 0.5, 2.0], vec![0, 10, 30]));
+    /// # use cuprim::ops::{Associative, BinaryOp, Monoid};
+    /// # #[derive(Clone, Copy)] struct Sum3;
+    /// # impl BinaryOp<(u32, f64, i64)> for Sum3 {
+    /// #     fn apply(&self, a: (u32, f64, i64), b: (u32, f64, i64)) -> (u32, f64, i64) { (a.0 + b.0, a.1 + b.1, a.2 + b.2) }
+    /// #     fn cuda_expr(&self) -> String { "cuprim_t3<unsigned int, double, long long>{a.a0 + b.a0, a.a1 + b.a1, a.a2 + b.a2}".into() }
+    /// # }
+    /// # impl Associative for Sum3 {}
+    /// # impl Monoid<(u32, f64, i64)> for Sum3 { fn identity(&self) -> (u32, f64, i64) { (0, 0.0, 0) } }
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn exclusive_scan_unzip3<A: Element, B: Element, C: Element, Op: Monoid<(A, B, C)>>(
+        &self,
+        op: Op,
+    ) -> Result<(DeviceVec<A>, DeviceVec<B>, DeviceVec<C>)>
+    where
+        Self: Expr<Item = (A, B, C)>,
+    {
+        scan_unzip_of(self, op, true, "exclusive_scan_unzip3")
+    }
+
     /// Segmented inclusive scan by `op` of the elements, restarting wherever
     /// `keys` changes (as
     /// [`ScanOps::scan_by_key`](crate::algo::scan::ScanOps::scan_by_key)),
@@ -1651,6 +1769,30 @@ where
         _ => return Err(Error::DeviceMismatch { op: "scan" }),
     }
     Ok(out)
+}
+
+/// The scan of a tuple expression into new vectors, one per field (`S`):
+/// the host backend scans the tuples and unzips them, the device writes
+/// each field from the kernel.
+fn scan_unzip_of<E: Expr, Op: Monoid<E::Item>, S: crate::algo::bykey::Sink<E::Item>>(
+    e: &E,
+    op: Op,
+    exclusive: bool,
+    name: &'static str,
+) -> Result<S> {
+    match prepare(e)? {
+        None => {
+            let mut v = host_values(e)?;
+            crate::algo::scan::host::scan_in_place(&mut v, op.identity(), exclusive, |a, b| op.apply(a, b));
+            S::from_host(e.device(), &v)
+        }
+        Some(dev) => {
+            let mut out = S::alloc(e.device(), e.length())?;
+            let deterministic = <E::Item as Value>::HAS_FLOAT && dev.is_deterministic();
+            Scan::new(dev.arch(), e, &op, deterministic).run_unzip(dev, out.ptrs(name)?, exclusive)?;
+            Ok(out)
+        }
+    }
 }
 
 /// min_element / max_element of an expression: a reduction over (value,

@@ -1,6 +1,8 @@
 //! Scans: `scan` (inclusive), `scan_inclusive`, `scan_exclusive`, their
 //! forms into a caller's buffer and in place, for any [`Monoid`] —
-//! commutativity is not needed, the order of the elements is kept.
+//! commutativity is not needed, the order of the elements is kept. Tuple
+//! expressions scan with [`ExprOps::scan_unzip`](crate::expr::ExprOps::scan_unzip)
+//! and its relatives, each field into its own vector.
 //!
 //! # Floating point
 //! The device scans each tile as a tree (per thread, per warp, per block)

@@ -10,6 +10,7 @@ use crate::expr::args::ExprArgs;
 use crate::expr::node::{Leaf, Node};
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::Monoid;
+use crate::value::Value;
 
 template!(SCAN, "scan/scan.cu", ["cuprim_scan"], headers: [LOOKBACK]);
 template!(SCAN_BY_KEY, "scan/scan_by_key.cu", ["cuprim_scan_by_key"], headers: [LOOKBACK]);
@@ -70,6 +71,27 @@ pub(crate) fn scan_policy(_arch: u32, elem_bytes: usize) -> TilePolicy {
     }
 }
 
+/// Scan tiles of tuple values (the unzipped scans), by size. Not measured: shapes whose
+/// static shared memory (the tile, the deterministic look-back's 512 staged values, the warp
+/// totals) stays within 48 KiB, as by_key's tiles for values over 8 bytes.
+pub(crate) fn tuple_scan_policy(arch: u32, bytes: usize) -> TilePolicy {
+    let shape = |block, items, min_blocks| TilePolicy { block, items, min_blocks };
+    match bytes {
+        // 24 bytes, the largest tuple: 1024-element tiles, 24 + 12 KiB (NVRTC sm_80 / sm_90: no spills at 2 blocks per SM).
+        17.. => shape(128, 8, 2),
+        // 12 and 16 bytes: 2048-element tiles, 24 + 6 or 32 + 8 KiB.
+        9..=16 => shape(256, 8, 1),
+        // 3 and 6 bytes (one value at a time): f64's shape; 256 x 32 took 116 to 184 registers at 3 bytes
+        // and would be 48 KiB at 6.
+        3 | 5..=7 => shape(256, 12, 1),
+        // 2, 4 and 8 bytes: the elements' shape, at most 4 blocks per SM (room for the fields' registers).
+        _ => {
+            let p = scan_policy(arch, bytes);
+            shape(p.block, p.items, p.min_blocks.min(4))
+        }
+    }
+}
+
 /// scan_by_key tiles: (head, value) pairs, fewer per thread than a plain scan (12 pairs of 8-byte values spill).
 pub(crate) fn scan_by_key_policy(_arch: u32, elem_bytes: usize, len: usize) -> TilePolicy {
     // Up to 2^22 elements: 256 x 16, 14.8 / 17.3 us at 2^20 (u8 / u32; runs of 64, f32) against
@@ -95,21 +117,33 @@ pub(crate) fn scan_by_key_policy(_arch: u32, elem_bytes: usize, len: usize) -> T
 pub(crate) const LOOKBACK_WINDOWS: i64 = 16;
 
 /// One specialisation of `kernels/scan/scan.cu`, reading an input
-/// expression (a plain buffer being the simplest).
+/// expression (a plain buffer being the simplest) of elements, or of
+/// tuples whose scan is written unzipped (one array per field).
 pub(crate) struct Scan<'a, E, Op> {
     pub policy: TilePolicy,
     pub input: &'a E,
     pub op: &'a Op,
     /// Tiles chain their prefixes in a fixed order (float results bit-identical run to run).
     pub deterministic: bool,
+    /// `CUPRIM_SCAN_UNZIP`: 0 for one output array (elements), else the tuple's fields.
+    unzip: u8,
 }
 
-impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op>
-where
-    E::Item: Element,
-{
+impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
+    /// The specialisation for `input`: an element scan, or for a tuple
+    /// item the unzipped scan.
     pub fn new(arch: u32, input: &'a E, op: &'a Op, deterministic: bool) -> Self {
-        let mut policy = scan_policy(arch, std::mem::size_of::<E::Item>());
+        let bytes = <E::Item as Value>::C_SIZE;
+        let unzip = if <E::Item as Value>::FIELDS > 1 {
+            <E::Item as Value>::FIELDS
+        } else {
+            0
+        };
+        let mut policy = if unzip > 0 {
+            tuple_scan_policy(arch, bytes)
+        } else {
+            scan_policy(arch, bytes)
+        };
         if E::STREAMS > 1 {
             // Several buffers' loads in flight need more than the 32 registers of 8 blocks per SM (4 bytes spilled).
             policy.min_blocks = policy.min_blocks.min(4);
@@ -123,7 +157,16 @@ where
             input,
             op,
             deterministic,
+            unzip,
         }
+    }
+
+    /// The tiles of the input and the look-back scratch for them.
+    fn layout(&self, len: usize) -> Result<(u32, ScratchLayout, Lookback)> {
+        let tiles = self.policy.tiles("scan", len)?;
+        let mut layout = ScratchLayout::new();
+        let lookback = Lookback::place_lone_tile_unzeroed(&mut layout, tiles as u64, <E::Item as Value>::C_SIZE);
+        Ok((tiles, layout, lookback))
     }
 
     /// Scans the input into `dst` (which may be the input's own buffer: a
@@ -131,15 +174,16 @@ where
     /// another tile's elements).
     /// With a non-null `seed` (one element on the device) the scan starts
     /// from it: `dst[i] = seed op x[0] op ... op x[i]` (inclusive).
-    pub fn run(&self, dev: &CudaDevice, dst: Ptr<E::Item>, exclusive: bool, seed: Ptr<E::Item>) -> Result<()> {
+    pub fn run(&self, dev: &CudaDevice, dst: Ptr<E::Item>, exclusive: bool, seed: Ptr<E::Item>) -> Result<()>
+    where
+        E::Item: Element,
+    {
         let len = self.input.length();
         if len == 0 {
             return Ok(());
         }
-        let tiles = self.policy.tiles("scan", len)?;
+        let (tiles, layout, lookback) = self.layout(len)?;
         let module = dev.module(self)?;
-        let mut layout = ScratchLayout::new();
-        let lookback = Lookback::place_lone_tile_unzeroed(&mut layout, tiles as u64, std::mem::size_of::<E::Item>());
         // SAFETY: matches `cuprim_scan(const In in, T* out, u64 n, int exclusive, u32* status,
         // T* aggregates, T* prefixes, u32* tile_counter, u32 num_tiles, const T* seed)`, `In` being
         // the struct whose fields ExprArgs holds: one block per tile over n elements of in and out,
@@ -176,12 +220,66 @@ where
             })
         })
     }
+
+    /// Scans a tuple input, each field to its own array: `outs` holds one
+    /// device address per field (the third null for a pair), each array as
+    /// long as the input.
+    pub fn run_unzip(&self, dev: &CudaDevice, outs: [u64; 3], exclusive: bool) -> Result<()> {
+        let len = self.input.length();
+        if len == 0 {
+            return Ok(());
+        }
+        if self.unzip == 0 {
+            return Err(Error::Unsupported("an unzipped scan of elements (not tuples)".into()));
+        }
+        let (tiles, layout, lookback) = self.layout(len)?;
+        let module = dev.module(self)?;
+        // SAFETY: matches the unzipping `cuprim_scan(const In in, void* out0, void* out1, void* out2,
+        // u64 n, int exclusive, u32* status, T* aggregates, T* prefixes, u32* tile_counter,
+        // u32 num_tiles, const T* seed)` (CUPRIM_SCAN_UNZIP set, as for every tuple item), `In` the
+        // struct whose fields ExprArgs holds: one block per tile over n elements, each field of T to
+        // its out array of n (out2 unused for a pair), look-back arrays of num_tiles entries, the
+        // counter left at zero, seed null.
+        let entry: Entry<(
+            ExprArgs,
+            Ptr<u8>,
+            Ptr<u8>,
+            Ptr<u8>,
+            u64,
+            i32,
+            Ptr<u32>,
+            Ptr<u8>,
+            Ptr<u8>,
+            Ptr<u32>,
+            u32,
+            Ptr<u8>,
+        )> = unsafe { Entry::declare("cuprim_scan") };
+        let counter = dev.counter(Counter::ScanTile);
+        let [o0, o1, o2] = outs.map(Ptr::<u8>::from_raw);
+        dev.with_scratch(&layout, |s| {
+            let (status, aggregates, prefixes) = lookback.args(&s);
+            crate::expr::consume::launch_checked(dev, self.input, |input| {
+                let args = (
+                    input,
+                    o0,
+                    o1,
+                    o2,
+                    len as u64,
+                    exclusive as i32,
+                    status,
+                    aggregates,
+                    prefixes,
+                    counter,
+                    tiles,
+                    Ptr::null(),
+                );
+                dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
+            })
+        })
+    }
 }
 
-impl<E: Node, Op: Monoid<E::Item>> Specialise for Scan<'_, E, Op>
-where
-    E::Item: Element,
-{
+impl<E: Node, Op: Monoid<E::Item>> Specialise for Scan<'_, E, Op> {
     fn template(&self) -> &'static Template {
         &SCAN
     }
@@ -189,6 +287,10 @@ where
         self.policy.write(w);
         w.constant("CUPRIM_DETERMINISTIC", self.deterministic as i64);
         w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
+        // Defined only for tuples, so the element scans keep their text.
+        if self.unzip > 0 {
+            w.constant("CUPRIM_SCAN_UNZIP", self.unzip as i64);
+        }
         crate::expr::consume::write_input(self.input, w);
         w.monoid::<E::Item, Op>("ScanOp", "T", self.op);
     }
@@ -317,5 +419,74 @@ pub mod tuning {
     /// Forces a shape on this thread's later scans.
     pub fn set(shape: Option<(u32, u32, u32)>) {
         SHAPE.with(|c| c.set(shape));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::{Add, Associative, BinaryOp};
+
+    #[derive(Clone, Copy)]
+    struct PairSum;
+    impl BinaryOp<(u32, f32)> for PairSum {
+        fn apply(&self, a: (u32, f32), b: (u32, f32)) -> (u32, f32) {
+            (a.0 + b.0, a.1 + b.1)
+        }
+        fn cuda_expr(&self) -> String {
+            "cuprim_t2<unsigned int, float>{a.a0 + b.a0, a.a1 + b.a1}".into()
+        }
+    }
+    impl Associative for PairSum {}
+    impl Monoid<(u32, f32)> for PairSum {
+        fn identity(&self) -> (u32, f32) {
+            (0, 0.0)
+        }
+    }
+
+    /// The element scans' generated declarations are those from before
+    /// tuple scans (no CUPRIM_SCAN_UNZIP), so their modules and cache
+    /// entries are the same; a tuple scan adds the define and its own
+    /// tile shape.
+    #[test]
+    fn specialisations_unchanged() {
+        let specs = scan_specs::<f32, Add>(90, &Add);
+        let keys: Vec<&str> = specs.iter().map(|s| s.key()).collect();
+        let head = "// template: scan/scan.cu\n#define CUPRIM_BLOCK 256\n#define CUPRIM_ITEMS 28\n#define CUPRIM_MIN_BLOCKS 7\n";
+        let tail =
+            "#define CUPRIM_LOOKBACK_WINDOWS 16\ntypedef cuprim_x_buf<float> cuprim_e0;\ntypedef cuprim_e0 In;\ntypedef In::item T;\n";
+        for (key, det) in keys.iter().zip([0, 1]) {
+            let want = format!("{head}#define CUPRIM_DETERMINISTIC {det}\n{tail}");
+            assert!(key.starts_with(&want), "{key}");
+            assert!(!key.contains("CUPRIM_SCAN_UNZIP"), "{key}");
+        }
+        let f64s = scan_specs::<f64, Add>(80, &Add);
+        assert!(f64s[0].key().contains("#define CUPRIM_ITEMS 12\n#define CUPRIM_MIN_BLOCKS 1\n"));
+
+        let (a, b) = (Leaf::<u32>::type_only(), Leaf::<f32>::type_only());
+        let zip = crate::expr::zip(a, b);
+        let key = KernelSpec::of(&Scan::new(90, &zip, &PairSum, false)).key().to_string();
+        assert!(key.contains("#define CUPRIM_SCAN_UNZIP 2\n"), "{key}");
+        // 8 bytes: f64's shape, at most 4 blocks per SM.
+        assert!(
+            key.contains("#define CUPRIM_BLOCK 256\n#define CUPRIM_ITEMS 12\n#define CUPRIM_MIN_BLOCKS 1\n"),
+            "{key}"
+        );
+    }
+
+    /// Tuple tiles keep the static shared memory (tile, deterministic
+    /// staging of 512 values, warp totals) within 48 KiB for every size a
+    /// tuple of elements can have, and give whole 16-byte vectors per thread
+    /// where the size divides 16.
+    #[test]
+    fn tuple_tiles_fit_static_shared_memory() {
+        for bytes in [2usize, 3, 4, 6, 8, 12, 16, 24] {
+            let p = tuple_scan_policy(90, bytes);
+            let smem = (p.tile() as usize + 512 + p.block as usize / 32 + 1) * bytes + 4;
+            assert!(smem <= 48 * 1024, "{bytes} bytes: {p:?} needs {smem}");
+            if 16 % bytes == 0 {
+                assert_eq!(p.items as usize % (16 / bytes), 0, "{bytes} bytes: {p:?}");
+            }
+        }
     }
 }
