@@ -306,12 +306,12 @@ pub trait ExprOps: Expr {
     ///
     /// ```
     /// # use cuprim::prelude::*;
-    /// use cuprim::pred::IsNan;
+    /// use cuprim::pred::Lt;
     /// let dev = Device::default()?;
     /// let a = DeviceVec::from_slice(&dev, &[1.0f32, 0.0, 2.0])?;
     /// let b = DeviceVec::from_slice(&dev, &[4.0f32, 0.0, 1.0])?;
-    /// assert!(zip(&a, &b).map(Div).any(IsNan)?);
-    /// assert!(!zip(&a, &b).map(Mul).any(IsNan)?);
+    /// assert!(zip(&a, &b).map(Sub).any(Lt(0.0))?);
+    /// assert!(!zip(&a, &b).map(Max).any(Lt(0.0))?);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn any<P: Predicate<Self::Item>>(&self, pred: P) -> Result<bool>
@@ -329,7 +329,7 @@ pub trait ExprOps: Expr {
     /// use cuprim::pred::Lt;
     /// let dev = Device::default()?;
     /// let v = DeviceVec::from_slice(&dev, &[30u32, 10, 20])?;
-    /// let idx = DeviceVec::from_slice(&dev, &[2u32, 0])?;
+    /// let idx = DeviceVec::from_slice(&dev, &[2u32, 1])?;
     /// assert!(v.permute(&idx).all(Lt(30))?);
     /// assert!(!v.lazy().all(Lt(30))?);
     /// # Ok::<(), cuprim::Error>(())
