@@ -320,7 +320,7 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             r.extend(precompile_expr_collectives(t, &h.map(Cast::<f64>::new()).permute(&i), Gt(0.0f64))?);
             // 16 elements per vector (a 1-byte buffer), each widened to 8 bytes.
             r.extend(precompile_expr_collectives(t, &c.map(Cast::<f64>::new()), Not(IsNan))?);
-            r.extend(precompile_expr_collectives(t, &c.slice(1..1)?.map(Negate), Gt(3u8))?);
+            r.extend(precompile_expr_collectives(t, &c.map(Negate), Gt(3u8))?);
             r.extend(precompile_expr_collectives(t, &zip(&a, &c).map(Cast2), Gt(0.0f64))?);
             Ok(r)
         },
