@@ -224,6 +224,38 @@ where
     run(target, sel::select_specs_of(arch, expr, &pred))
 }
 
+/// The predicate collectives of an input expression and `pred`: what
+/// [`ExprOps::find_first`](crate::expr::ExprOps::find_first) / `any` /
+/// `all`, [`vote`](crate::expr::ExprOps::vote),
+/// [`quantify`](crate::expr::ExprOps::quantify) and
+/// [`select_one`](crate::expr::ExprOps::select_one) of it run (`count` is
+/// the reduction: [`precompile_expr_reduce`]'s family).
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_collectives, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Square;
+/// use cuprim::pred::Gt;
+/// let host = Device::host();
+/// let x = counting(&host, 0i32, 1, 0).map(Square);
+/// for report in precompile_expr_collectives(Target::Arch(90), &x, Gt(9)).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// ```
+pub fn precompile_expr_collectives<E: crate::expr::Expr, P: Predicate<E::Item>>(
+    target: Target<'_>,
+    expr: &E,
+    pred: P,
+) -> Result<Vec<KernelReport>>
+where
+    E::Item: Element,
+{
+    let arch = arch_of(target);
+    let mut specs = vec![KernelSpec::of(&rd::FindPlan::new(arch, expr, &pred))];
+    specs.extend(crate::algo::collective::plan::collective_specs_of(arch, expr, &pred));
+    run(target, specs)
+}
+
 /// The merge kernels of two input expressions sorted by `cmp` (what
 /// `merge_with` and `merge_with_by` of them run).
 ///

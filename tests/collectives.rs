@@ -6,7 +6,7 @@
 mod common;
 
 use common::{assert_same, capped, ctx, devices, random_vec, Sample, TestRng};
-use cuprim::pred::{Eq, Gt, IsNan, Ne, Predicate};
+use cuprim::pred::{Eq, Ge, Gt, IsNan, Le, Lt, Ne, Not, Predicate};
 use cuprim::prelude::*;
 use rand::Rng;
 
@@ -229,6 +229,132 @@ fn calls_in_a_row() {
             assert_eq!(v.select_one(Gt(1)).unwrap(), None);
             assert_eq!(v.count(Eq(1)).unwrap(), 2);
             assert_eq!(v.slice(0..99_999).unwrap().quantify(Eq(1)).unwrap(), Quantity::One);
+        }
+    }
+}
+
+/// Every predicate collective of an expression against the buffer form of
+/// its collected values: find_first, any, all, vote and quantify equal;
+/// select_one some matching index, `None` iff there is none.
+fn check_expr<E: Expr, P: Predicate<E::Item>>(e: &E, pred: P, what: &str)
+where
+    E::Item: Element,
+{
+    let x = e.collect().unwrap();
+    let host = x.to_vec().unwrap();
+    assert_eq!(e.find_first(pred).unwrap(), x.find_first(pred).unwrap(), "find_first: {what}");
+    assert_eq!(e.any(pred).unwrap(), x.any(pred).unwrap(), "any: {what}");
+    assert_eq!(e.all(pred).unwrap(), x.all(pred).unwrap(), "all: {what}");
+    assert_eq!(e.all(Not(pred)).unwrap(), x.all(Not(pred)).unwrap(), "all of not: {what}");
+    assert_eq!(e.vote(pred).unwrap().to_vec().unwrap(), vote_ref(&host, pred), "vote: {what}");
+    let count = host.iter().filter(|&&v| pred.test(v)).count();
+    assert_eq!(e.quantify(pred).unwrap(), quantity(count), "quantify ({count} matches): {what}");
+    assert_eq!(
+        x.quantify(pred).unwrap(),
+        quantity(count),
+        "buffer quantify ({count} matches): {what}"
+    );
+    match e.select_one(pred).unwrap() {
+        None => assert_eq!(count, 0, "select_one found nothing: {what}"),
+        Some(i) => assert!(
+            i < host.len() && pred.test(host[i]),
+            "select_one gave {i} ({count} matches): {what}"
+        ),
+    }
+}
+
+/// The collectives of maps, permutations, counting, zip-maps and slices of
+/// them (on and off a vector boundary, buffers that disagree on it), with
+/// no, one and many matches.
+#[test]
+fn expressions() {
+    use cuprim::ops::{Mul, Negate};
+    for dev in devices() {
+        for n in capped(&[0, 1, 31, 32, 33, 1000, 100_003]) {
+            let (mut r, seed) = rng(&format!("expressions {n}"));
+            let mut cases: Vec<Vec<usize>> = vec![vec![]];
+            if n > 0 {
+                cases.push(vec![n - 1]);
+                cases.push(vec![r.gen_range(0..n)]);
+                cases.push((0..n).filter(|_| r.gen_bool(0.3)).collect());
+            }
+            for hits in cases {
+                let c = ctx(&dev, &format!("{} placed matches", hits.len()), n, seed);
+                let mut x = vec![0i32; n + 5];
+                for &i in &hits {
+                    x[i + 1] = 1;
+                }
+                let pad = DeviceVec::from_slice(&dev, &x).unwrap();
+                let v = pad.slice(1..n + 1).unwrap();
+                let ones = DeviceVec::filled(&dev, n + 5, 1i32).unwrap();
+                let mut order: Vec<u32> = (0..n as u32).collect();
+                for i in (1..n).rev() {
+                    order.swap(i, r.gen_range(0..=i));
+                }
+                let idx = DeviceVec::from_slice(&dev, &order).unwrap();
+                check_expr(&v.map(Negate), Eq(-1), &format!("map, off the boundary: {c}"));
+                check_expr(&pad.slice(4..n + 4).unwrap().map(Negate), Eq(-1), &format!("map of a slice: {c}"));
+                check_expr(&v.permute(&idx), Eq(1), &format!("permute: {c}"));
+                check_expr(&v.permute(&idx).map(Negate), Ne(0), &format!("map of a permute: {c}"));
+                check_expr(
+                    &zip(&v, &ones.slice(0..n).unwrap()).map(Mul),
+                    Eq(1),
+                    &format!("zip of buffers off each other's boundary: {c}"),
+                );
+                check_expr(
+                    &zip(&v, &ones.slice(1..n + 1).unwrap()).map(Mul),
+                    Gt(0),
+                    &format!("zip(..).map(Mul): {c}"),
+                );
+                if n > 2 {
+                    let m = v.map(Negate);
+                    check_expr(&m.slice(1..n - 1).unwrap(), Eq(-1), &format!("slice of a map: {c}"));
+                }
+            }
+            let c = ctx(&dev, "counting", n, seed);
+            let k = counting(&dev, 0i64, 1, n);
+            check_expr(&k, Ge(n as i64), &format!("none: {c}"));
+            check_expr(&k, Eq(n as i64 / 2), &format!("one: {c}"));
+            check_expr(&k, Ge(n as i64 / 3), &format!("many: {c}"));
+            check_expr(&k.map(cuprim::ops::Square), Lt(9), &format!("map of counting: {c}"));
+            if n > 3 {
+                check_expr(&k.slice(3..).unwrap(), Lt(5), &format!("slice of counting: {c}"));
+            }
+        }
+    }
+}
+
+/// A permutation with an index out of range fails every collective with
+/// IndexOutOfBounds (even where a match comes before it), inputs intact.
+#[test]
+fn expression_bounds() {
+    use cuprim::ops::Negate;
+    for dev in devices() {
+        for n in capped(&[1, 33, 100_003]) {
+            let (mut r, seed) = rng(&format!("expression bounds {n}"));
+            let x: Vec<i32> = (0..n).map(|_| r.gen_range(0..3)).collect();
+            let mut order: Vec<u32> = (0..n as u32).map(|_| r.gen_range(0..n as u32)).collect();
+            order[n - 1] = n as u32;
+            let v = DeviceVec::from_slice(&dev, &x).unwrap();
+            let idx = DeviceVec::from_slice(&dev, &order).unwrap();
+            let c = ctx(&dev, "index out of range", n, seed);
+            let e = v.permute(&idx).map(Negate);
+            let oob = |got: Result<(), Error>, op: &str| {
+                assert!(
+                    matches!(got, Err(Error::IndexOutOfBounds { op: "permute", len }) if len == n),
+                    "{op}: {c}: {got:?}"
+                );
+            };
+            oob(e.find_first(Le(0)).map(|_| ()), "find_first");
+            oob(e.any(Le(0)).map(|_| ()), "any");
+            oob(e.all(Gt(0)).map(|_| ()), "all");
+            oob(e.vote(Le(0)).map(|_| ()), "vote");
+            oob(e.quantify(Le(0)).map(|_| ()), "quantify");
+            oob(e.select_one(Le(0)).map(|_| ()), "select_one");
+            assert_eq!(v.to_vec().unwrap(), x, "the input is intact: {c}");
+            assert_eq!(idx.to_vec().unwrap(), order, "the indices are intact: {c}");
+            // The device's state is clean: a good call after the errors.
+            assert_eq!(v.lazy().find_first(Ge(0)).unwrap(), Some(0), "{c}");
         }
     }
 }

@@ -306,6 +306,27 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
     );
     job(
         jobs,
+        format!("sm_{arch} fused: find_first / any / all, vote, quantify, select_one"),
+        move || {
+            use cuprim::precompile::precompile_expr_collectives;
+            let host = Device::host();
+            let a = DeviceVec::<f32>::zeros(&host, 0)?;
+            let b = DeviceVec::<f32>::zeros(&host, 0)?;
+            let i = DeviceVec::<u32>::zeros(&host, 0)?;
+            let h = DeviceVec::<f16>::zeros(&host, 0)?;
+            let c = DeviceVec::<u8>::zeros(&host, 0)?;
+            let mut r = precompile_expr_collectives(t, &zip(&a, &b).map(Mul), Gt(0.5f32))?;
+            r.extend(precompile_expr_collectives(t, &counting(&host, 0u64, 3, 0).map(Square), Eq(9u64))?);
+            r.extend(precompile_expr_collectives(t, &h.map(Cast::<f64>::new()).permute(&i), Gt(0.0f64))?);
+            // 16 elements per vector (a 1-byte buffer), each widened to 8 bytes.
+            r.extend(precompile_expr_collectives(t, &c.map(Cast::<f64>::new()), Not(IsNan))?);
+            r.extend(precompile_expr_collectives(t, &c.map(Negate), Gt(3u8))?);
+            r.extend(precompile_expr_collectives(t, &zip(&a, &c).map(Cast2), Gt(0.0f64))?);
+            Ok(r)
+        },
+    );
+    job(
+        jobs,
         format!("sm_{arch} fused: reduce_by_key (tuples unzipped), unique, run lengths, segmented, sorts"),
         move || {
             use cuprim::precompile::{
@@ -447,6 +468,20 @@ impl cuprim::ops::UnaryOp<(f16, u32, i64)> for Cast3 {
     }
     fn cuda_expr(&self) -> String {
         "(double)(float)x.a0 + (double)x.a1 + (double)x.a2".into()
+    }
+}
+
+/// (f32, u8) -> f64: their product, for the collectives job (buffers of
+/// 4 and 1 bytes read together).
+#[derive(Clone, Copy)]
+struct Cast2;
+impl cuprim::ops::UnaryOp<(f32, u8)> for Cast2 {
+    type Output = f64;
+    fn apply(&self, x: (f32, u8)) -> f64 {
+        x.0 as f64 * x.1 as f64
+    }
+    fn cuda_expr(&self) -> String {
+        "(double)x.a0 * (double)x.a1".into()
     }
 }
 

@@ -267,3 +267,67 @@ __device__ __forceinline__ void cuprim_consume_x(const In& in, u64 n, Visit visi
             });
     }
 }
+
+// An input split at vector boundaries (cuprim_split) and read in vectors of
+// ITEMS = cuprim_x_items<In>() elements, for kernels that walk the split
+// themselves (the searches, vote): a buffer with plain ITEMS-element vector
+// loads from its body (the loads of cuprim_consume), any other expression
+// with load_n, or element by element (load) when its buffers disagree on
+// alignment (their split then has no head). one(i): element i; vec(v):
+// body vector v, whose element k is element s.index(v, k). ALIGNED: the
+// caller knows the split has no head (cuprim_x_on_boundary).
+template <typename In, bool ALIGNED = false, bool BUF = In::IS_BUF> struct cuprim_x_reader;
+
+template <typename In, bool ALIGNED> struct cuprim_x_reader<In, ALIGNED, true> {
+    typedef typename In::item T;
+    static constexpr int ITEMS = cuprim_x_items<In>();
+    const T* p;
+    cuprim_split<ITEMS, ALIGNED> s;
+    const cuprim_vec<T, ITEMS>* vin;
+    __device__ __forceinline__ cuprim_x_reader(const In& in, u64 n) : p(in.p), s(n, cuprim_misalign<ITEMS>(in.p)) {
+        vin = s.body(p);
+        asm("" : "+l"(vin));  // kept in a register: else p + head is recomputed for every load
+    }
+    __device__ __forceinline__ T one(u64 i) const {
+        return cuprim_load_ro(p + i);
+    }
+    __device__ __forceinline__ cuprim_vec<T, ITEMS> vec(u64 v) const {
+        return cuprim_load_ro(vin + v);
+    }
+};
+
+template <typename In, bool ALIGNED> struct cuprim_x_reader<In, ALIGNED, false> {
+    typedef typename In::item T;
+    static constexpr int ITEMS = cuprim_x_items<In>();
+    const In& in;
+    const bool mixed;
+    cuprim_split<ITEMS, ALIGNED> s;
+    __device__ __forceinline__ cuprim_x_reader(const In& x, u64 n, u32 m)
+        : in(x), mixed(m == CUPRIM_X_MIXED), s(n, (m == CUPRIM_X_ANY || m == CUPRIM_X_MIXED) ? 0u : m) {}
+    __device__ __forceinline__ cuprim_x_reader(const In& x, u64 n) : cuprim_x_reader(x, n, x.template misalign<ITEMS>()) {}
+    __device__ __forceinline__ T one(u64 i) const {
+        return in.load(i);
+    }
+    __device__ __forceinline__ cuprim_arr<T, ITEMS> vec(u64 v) const {
+        const u64 first = s.index(v, 0);
+        if (mixed) {
+            cuprim_arr<T, ITEMS> r;
+#pragma unroll
+            for (int k = 0; k < ITEMS; k++) r.v[k] = in.load(first + k);
+            return r;
+        }
+        return in.template load_n<ITEMS>(first);
+    }
+};
+
+// Whether cuprim_x_reader's split of `in` has no head: a buffer on a vector
+// boundary; an expression whose buffers are on one, or that has none, or
+// whose buffers disagree (read element by element).
+template <typename In> __device__ __forceinline__ bool cuprim_x_on_boundary(const In& in) {
+    if constexpr (In::IS_BUF) {
+        return cuprim_misalign<cuprim_x_items<In>()>(in.p) == 0;
+    } else {
+        const u32 m = in.template misalign<cuprim_x_items<In>()>();
+        return m == 0 || m == CUPRIM_X_ANY || m == CUPRIM_X_MIXED;
+    }
+}

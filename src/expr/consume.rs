@@ -5,8 +5,9 @@
 use super::args::{ArgWriter, ExprArgs};
 use super::node::{cuda_of, Node};
 use super::{host_items, host_values, Expr};
+use crate::algo::collective::plan::{RacePlan, VotePlan};
 use crate::algo::histogram::{Bins, Histogram};
-use crate::algo::reduce::plan::{self as rd, Count, Extreme, MapReduce};
+use crate::algo::reduce::plan::{self as rd, Count, Extreme, FindPlan, MapReduce};
 use crate::algo::scan::plan::Scan;
 use crate::algo::search::Mode;
 use crate::algo::select::plan::Select;
@@ -17,7 +18,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::jit::SpecWriter;
 use crate::ops::{ranks_before, Add, Arith, Commutative, Identity, Max, Min, Monoid};
-use crate::pred::Predicate;
+use crate::pred::{Not, Predicate};
 use crate::value::Value;
 use crate::vec::raw::MemMut;
 use crate::vec::raw::SealedMut;
@@ -276,6 +277,138 @@ pub trait ExprOps: Expr {
                 Ok(u64::read_c(&rd::to_host(&k, dev)?) as usize)
             }
         }
+    }
+
+    /// The lowest index whose element satisfies `pred`, as
+    /// [`ReduceOps::find_first`](crate::algo::reduce::ReduceOps::find_first)
+    /// (the same kernel, reading the expression in place): stops reading
+    /// once the answer is known, unless the expression permutes, which is
+    /// read in full so that every index is checked (as on the host).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// use cuprim::pred::Gt;
+    /// let dev = Device::default()?;
+    /// assert_eq!(counting(&dev, 0i32, 1, 100).map(Square).find_first(Gt(50))?, Some(8));
+    /// assert_eq!(counting(&dev, 0i32, 1, 5).map(Square).find_first(Gt(50))?, None);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn find_first<P: Predicate<Self::Item>>(&self, pred: P) -> Result<Option<usize>>
+    where
+        Self::Item: Element,
+    {
+        find_first(self, pred)
+    }
+
+    /// True if some element satisfies `pred` (false when empty): a
+    /// [`find_first`](ExprOps::find_first), with its early exit.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Lt;
+    /// let dev = Device::default()?;
+    /// let a = DeviceVec::from_slice(&dev, &[1.0f32, 0.0, 2.0])?;
+    /// let b = DeviceVec::from_slice(&dev, &[4.0f32, 0.0, 1.0])?;
+    /// assert!(zip(&a, &b).map(Sub).any(Lt(0.0))?);
+    /// assert!(!zip(&a, &b).map(Max).any(Lt(0.0))?);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn any<P: Predicate<Self::Item>>(&self, pred: P) -> Result<bool>
+    where
+        Self::Item: Element,
+    {
+        Ok(find_first(self, pred)?.is_some())
+    }
+
+    /// True if every element satisfies `pred` (true when empty): a
+    /// [`find_first`](ExprOps::find_first) of its negation.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Lt;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[30u32, 10, 20])?;
+    /// let idx = DeviceVec::from_slice(&dev, &[2u32, 1])?;
+    /// assert!(v.permute(&idx).all(Lt(30))?);
+    /// assert!(!v.lazy().all(Lt(30))?);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn all<P: Predicate<Self::Item>>(&self, pred: P) -> Result<bool>
+    where
+        Self::Item: Element,
+    {
+        Ok(find_first(self, Not(pred))?.is_none())
+    }
+
+    /// A packed bitmask of `pred` over the expression, as
+    /// [`CollectiveOps::vote`](crate::algo::collective::CollectiveOps::vote):
+    /// `self.length().div_ceil(32)` words, bit `i % 32` of word `i / 32` set
+    /// iff `pred(self[i])`, the bits past the end zero.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// use cuprim::pred::Gt;
+    /// let dev = Device::default()?;
+    /// let words = counting(&dev, 0u32, 1, 35).map(Square).vote(Gt(16))?;
+    /// assert_eq!(words.to_vec()?, vec![!0b11111, 0b111]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn vote<P: Predicate<Self::Item>>(&self, pred: P) -> Result<DeviceVec<u32>>
+    where
+        Self::Item: Element,
+    {
+        vote(self, pred)
+    }
+
+    /// Whether no element, exactly one, or several satisfy `pred`, as
+    /// [`CollectiveOps::quantify`](crate::algo::collective::CollectiveOps::quantify):
+    /// stops reading once a second match is known, unless the expression
+    /// permutes (read in full, so every index is checked).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::collective::Quantity;
+    /// use cuprim::pred::Eq;
+    /// let dev = Device::default()?;
+    /// let x = counting(&dev, -3i32, 1, 7);
+    /// assert_eq!(x.map(cuprim::ops::Abs).quantify(Eq(3))?, Quantity::Many);
+    /// assert_eq!(x.quantify(Eq(3))?, Quantity::One);
+    /// assert_eq!(x.quantify(Eq(4))?, Quantity::None);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn quantify<P: Predicate<Self::Item>>(&self, pred: P) -> Result<crate::algo::collective::Quantity>
+    where
+        Self::Item: Element,
+    {
+        quantify(self, pred)
+    }
+
+    /// The index of *some* element that satisfies `pred` (`None` if none
+    /// does), as
+    /// [`CollectiveOps::select_one`](crate::algo::collective::CollectiveOps::select_one):
+    /// on CUDA the first match any warp reports, which depends on timing
+    /// and need not be the lowest (use [`find_first`](ExprOps::find_first)
+    /// for that); the host backend returns the lowest. Stops reading as soon
+    /// as one is found, unless the expression permutes (read in full, so
+    /// every index is checked).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::pred::Eq;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[4u8, 9, 4, 9])?;
+    /// let i = v.map(cuprim::ops::Negate).select_one(Eq(9u8.wrapping_neg()))?.unwrap();
+    /// assert!(i == 1 || i == 3);
+    /// assert_eq!(v.lazy().select_one(Eq(5))?, None);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn select_one<P: Predicate<Self::Item>>(&self, pred: P) -> Result<Option<usize>>
+    where
+        Self::Item: Element,
+    {
+        select_one(self, pred)
     }
 
     /// `(index, value)` of the least element, ties to the lowest index, as
@@ -1792,6 +1925,63 @@ fn scan_unzip_of<E: Expr, Op: Monoid<E::Item>, S: crate::algo::bykey::Sink<E::It
             Scan::new(dev.arch(), e, &op, deterministic).run_unzip(dev, out.ptrs(name)?, exclusive)?;
             Ok(out)
         }
+    }
+}
+
+/// find_first of an expression (a buffer being the one-leaf one): the
+/// host's parallel search, or `kernels/reduce/find.cu`.
+pub(crate) fn find_first<E: Node, P: Predicate<E::Item>>(e: &E, pred: P) -> Result<Option<usize>>
+where
+    E::Item: Element,
+{
+    match prepare(e)? {
+        None => Ok(crate::algo::reduce::host::find_first(&host_items(e)?, |x| pred.test(x))),
+        Some(dev) => FindPlan::new(dev.arch(), e, &pred).run(dev),
+    }
+}
+
+/// vote of an expression: the host's words, or `kernels/collective/vote.cu`.
+pub(crate) fn vote<E: Node, P: Predicate<E::Item>>(e: &E, pred: P) -> Result<DeviceVec<u32>>
+where
+    E::Item: Element,
+{
+    let dev = prepare(e)?;
+    let mut out = DeviceVec::<u32>::alloc_uninit(e.device_ref(), e.length().div_ceil(32))?;
+    match (dev, out.mem_mut()) {
+        (None, MemMut::Host(o)) => crate::algo::collective::host::vote(&host_items(e)?, o, |x| pred.test(x)),
+        (Some(dev), MemMut::Cuda { ptr, .. }) => VotePlan::new(dev.arch(), e, &pred).run(dev, Ptr::from_raw(ptr))?,
+        _ => return Err(Error::DeviceMismatch { op: "vote" }),
+    }
+    Ok(out)
+}
+
+/// quantify of an expression: the host's two searches, or
+/// `kernels/collective/race.cu`.
+pub(crate) fn quantify<E: Node, P: Predicate<E::Item>>(e: &E, pred: P) -> Result<crate::algo::collective::Quantity>
+where
+    E::Item: Element,
+{
+    use crate::algo::collective::Quantity;
+    let matches = match prepare(e)? {
+        None => crate::algo::collective::host::quantify(&host_items(e)?, |x| pred.test(x)) as u64,
+        Some(dev) => RacePlan::new(dev.arch(), e, &pred).quantify(dev)?,
+    };
+    Ok(match matches {
+        0 => Quantity::None,
+        1 => Quantity::One,
+        _ => Quantity::Many,
+    })
+}
+
+/// select_one of an expression: the host's lowest match, or
+/// `kernels/collective/race.cu`'s first reported one.
+pub(crate) fn select_one<E: Node, P: Predicate<E::Item>>(e: &E, pred: P) -> Result<Option<usize>>
+where
+    E::Item: Element,
+{
+    match prepare(e)? {
+        None => Ok(crate::algo::reduce::host::find_first(&host_items(e)?, |x| pred.test(x))),
+        Some(dev) => RacePlan::new(dev.arch(), e, &pred).select_one(dev),
     }
 }
 

@@ -15,10 +15,10 @@ use crate::algo::transform::plan::Fill;
 use crate::device::Ptr;
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::expr::LazyOps;
 use crate::pred::Predicate;
-use crate::vec::raw::{Mem, MemMut, SealedMut as _};
+use crate::vec::raw::MemMut;
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
-use plan::{RacePlan, VotePlan};
 
 /// How many elements satisfy a predicate, as far as
 /// [`quantify`](CollectiveOps::quantify) counts: none, exactly one, or two
@@ -49,16 +49,7 @@ pub trait CollectiveOps<T: Element>: DeviceData<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn vote<P: Predicate<T>>(&self, pred: P) -> Result<DeviceVec<u32>> {
-        let words = self.len().div_ceil(32);
-        let mut out = DeviceVec::<u32>::alloc_uninit(self.device(), words)?;
-        match (self.mem(), out.mem_mut()) {
-            (Mem::Host(s), MemMut::Host(o)) => host::vote(s, o, |x| pred.test(x)),
-            (Mem::Cuda { dev, ptr, len, .. }, MemMut::Cuda { ptr: o, .. }) => {
-                VotePlan::new(dev.arch(), &pred).run(dev, Ptr::from_raw(ptr), len as u64, Ptr::from_raw(o))?
-            }
-            _ => return Err(Error::DeviceMismatch { op: "vote" }),
-        }
-        Ok(out)
+        crate::expr::consume::vote(&self.lazy(), pred)
     }
 
     /// Whether no element, exactly one, or several satisfy `pred`. Stops
@@ -76,15 +67,7 @@ pub trait CollectiveOps<T: Element>: DeviceData<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn quantify<P: Predicate<T>>(&self, pred: P) -> Result<Quantity> {
-        let matches = match self.mem() {
-            Mem::Host(s) => host::quantify(s, |x| pred.test(x)) as u64,
-            Mem::Cuda { dev, ptr, len, .. } => RacePlan::new(dev.arch(), &pred).quantify(dev, Ptr::from_raw(ptr), len as u64)?,
-        };
-        Ok(match matches {
-            0 => Quantity::None,
-            1 => Quantity::One,
-            _ => Quantity::Many,
-        })
+        crate::expr::consume::quantify(&self.lazy(), pred)
     }
 
     /// The index of *some* element that satisfies `pred` (`None` if none
@@ -104,10 +87,7 @@ pub trait CollectiveOps<T: Element>: DeviceData<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn select_one<P: Predicate<T>>(&self, pred: P) -> Result<Option<usize>> {
-        match self.mem() {
-            Mem::Host(s) => Ok(crate::algo::reduce::host::find_first(s, |x| pred.test(x))),
-            Mem::Cuda { dev, ptr, len, .. } => RacePlan::new(dev.arch(), &pred).select_one(dev, Ptr::from_raw(ptr), len as u64),
-        }
+        crate::expr::consume::select_one(&self.lazy(), pred)
     }
 }
 

@@ -24,7 +24,7 @@ use crate::pred::{Not, Predicate};
 use crate::value::Value;
 use crate::vec::raw::{Mem, MemMut};
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
-use plan::{Count, FindPlan, MapReduce};
+use plan::{Count, MapReduce};
 
 /// Reductions and collectives. In [`prelude`](crate::prelude).
 pub trait ReduceOps<T: Element>: DeviceData<T> {
@@ -285,10 +285,7 @@ pub trait ReduceOps<T: Element>: DeviceData<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn find_first<P: Predicate<T>>(&self, pred: P) -> Result<Option<usize>> {
-        match self.mem() {
-            Mem::Host(s) => Ok(host::find_first(s, |x| pred.test(x))),
-            Mem::Cuda { dev, ptr, len, .. } => FindPlan::new(dev.arch(), &pred).run(dev, Ptr::from_raw(ptr), len),
-        }
+        crate::expr::consume::find_first(&self.lazy(), pred)
     }
 
     /// True if some element satisfies `pred` (false when empty). Early exit

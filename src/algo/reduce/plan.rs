@@ -334,38 +334,73 @@ pub(crate) fn arg_identity<T: Element>(greatest: bool) -> T {
     }
 }
 
-/// `cuprim_find_first(const T* in, u64 n, T p, u64* best_inv, u32* ticket, u64* result)`.
-fn find_entry<T: Element>() -> Entry<(Ptr<T>, u64, T, Ptr<u64>, Ptr<u32>, Ptr<u8>)> {
-    // SAFETY: matches `cuprim_find_first` in kernels/reduce/find.cu: reads n
-    // elements, uses the two zeroed counters (left zero) and writes 8 bytes
-    // to `result`.
+/// Bytes of the elements the early-exit kernels (find, and the collectives'
+/// race and vote) move per 16-byte vector step: the widest buffer's, or 4
+/// (an expression with no buffer is read 4 elements at a time).
+pub(crate) fn vector_elem_bytes<E: Node>() -> usize {
+    match E::WIDEST {
+        0 => 4,
+        w => w,
+    }
+}
+
+/// The early-exit kernels' (and vote's) policy for an input: `base` for a
+/// buffer; an expression keeps at most about 16 registers of elements per
+/// thread in flight (ptxas spilled for a 1-byte buffer widened to f64 with
+/// two vectors of 16, and for a u64 counting map with four of 4), and fewer
+/// per memory stream, as the reduction's.
+pub(crate) fn pred_input_policy<E: Node>(base: Policy) -> Policy {
+    if E::IS_BUF {
+        return base;
+    }
+    let items = 16 / vector_elem_bytes::<E>();
+    let words = std::mem::size_of::<E::Item>().div_ceil(4);
+    let fit = (16 / (items * words)).max(1) as u32;
+    Policy {
+        unroll: fit.min(input_policy::<E>(base).unroll),
+        ..base
+    }
+}
+
+/// `cuprim_find_first(const In in, u64 n, T p, u64* best_inv, u32* ticket, u64* result)`.
+fn find_entry<T: Element>() -> Entry<(ExprArgs, u64, T, Ptr<u64>, Ptr<u32>, Ptr<u8>)> {
+    // SAFETY: matches `cuprim_find_first` in kernels/reduce/find.cu: `In` is
+    // the struct the plan's input writes (ExprArgs holds its fields at the
+    // offsets the kernel reads); it reads up to n elements of it, uses the
+    // two zeroed counters (left zero) and writes 8 bytes to `result`.
     unsafe { Entry::declare("cuprim_find_first") }
 }
 
-/// One specialisation of `kernels/reduce/find.cu`.
-pub(crate) struct FindPlan<'a, T, P> {
+/// One specialisation of `kernels/reduce/find.cu`: the input (an
+/// expression, a buffer being the one-leaf one) and the predicate.
+pub(crate) struct FindPlan<'a, E, P> {
+    pub input: &'a E,
     pub pred: &'a P,
     pub policy: Policy,
-    _t: std::marker::PhantomData<T>,
 }
 
-impl<'a, T: Element, P: Predicate<T>> FindPlan<'a, T, P> {
-    pub fn new(arch: u32, pred: &'a P) -> Self {
+impl<'a, E: Node, P: Predicate<E::Item>> FindPlan<'a, E, P>
+where
+    E::Item: Element,
+{
+    pub fn new(arch: u32, input: &'a E, pred: &'a P) -> Self {
         FindPlan {
+            input,
             pred,
-            policy: find_policy(arch),
-            _t: std::marker::PhantomData,
+            policy: pred_input_policy::<E>(find_policy(arch)),
         }
     }
 
-    /// The lowest index whose element satisfies the predicate.
-    pub fn run(&self, dev: &CudaDevice, input: Ptr<T>, len: usize) -> Result<Option<usize>> {
+    /// The lowest index whose element satisfies the predicate (the input's
+    /// indices checked when it permutes).
+    pub fn run(&self, dev: &CudaDevice) -> Result<Option<usize>> {
+        let len = self.input.length();
         if len == 0 {
             return Ok(None);
         }
         let module = dev.module(self)?;
         let grid = Grid::new(
-            self.policy.grid_for_vectors(len, std::mem::size_of::<T>(), dev.sm_count()),
+            self.policy.grid_for_vectors(len, vector_elem_bytes::<E>(), dev.sm_count()),
             self.policy.block,
         );
         let (best_inv, ticket) = (dev.counter(Counter::FindBest).cast::<u64>(), dev.counter(Counter::FindTicket));
@@ -373,12 +408,14 @@ impl<'a, T: Element, P: Predicate<T>> FindPlan<'a, T, P> {
         let result = layout.uninit::<u8>(8);
         let bytes = dev.with_scratch(&layout, |s| {
             dev.result_to_host::<8>(s.at(result), "copying find_first's result", |out| {
-                dev.launch(
-                    &module,
-                    find_entry::<T>(),
-                    grid,
-                    (input, len as u64, self.pred.param(), best_inv, ticket, out),
-                )
+                launch_checked(dev, self.input, |args| {
+                    dev.launch(
+                        &module,
+                        find_entry::<E::Item>(),
+                        grid,
+                        (args, len as u64, self.pred.param(), best_inv, ticket, out),
+                    )
+                })
             })
         })?;
         let best = u64::from_le_bytes(bytes);
@@ -386,22 +423,37 @@ impl<'a, T: Element, P: Predicate<T>> FindPlan<'a, T, P> {
     }
 }
 
-impl<T: Element, P: Predicate<T>> Specialise for FindPlan<'_, T, P> {
+/// The constants, input (`In`, `T`) and predicate functor (`PredFn`) of
+/// the early-exit kernels and vote; `CUPRIM_READ_ALL` turns the early exit
+/// off for an input that permutes, so every index is checked, as on the
+/// host.
+pub(crate) fn write_pred_input<E: Node, P: Predicate<E::Item>, W: SpecWriter>(w: &mut W, policy: Policy, input: &E, pred: &P)
+where
+    E::Item: Element,
+{
+    w.constant("CUPRIM_BLOCK", policy.block as i64);
+    w.constant("CUPRIM_MIN_BLOCKS", policy.blocks_per_sm as i64);
+    w.constant("CUPRIM_UNROLL", policy.unroll as i64);
+    w.constant("CUPRIM_READ_ALL", E::CHECKED as i64);
+    write_input(input, w);
+    w.piece(OpText::<P, E::Item, Pred>::predicate(*pred), |pred| {
+        format!(
+            "struct PredFn {{ __device__ __forceinline__ static bool apply(T x, T p) {{ (void)p; return ({}); }} }};",
+            Predicate::<E::Item>::cuda_expr(&pred.op)
+        )
+    });
+}
+
+impl<E: Node, P: Predicate<E::Item>> Specialise for FindPlan<'_, E, P>
+where
+    E::Item: Element,
+{
     fn template(&self) -> &'static Template {
         &FIND
     }
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        w.constant("CUPRIM_BLOCK", self.policy.block as i64);
-        w.constant("CUPRIM_MIN_BLOCKS", self.policy.blocks_per_sm as i64);
-        w.constant("CUPRIM_UNROLL", self.policy.unroll as i64);
-        w.elem::<T>("T");
-        w.piece(OpText::<P, T, Pred>::predicate(*self.pred), |pred| {
-            format!(
-                "struct PredFn {{ __device__ __forceinline__ static bool apply(T x, T p) {{ (void)p; return ({}); }} }};",
-                Predicate::<T>::cuda_expr(&pred.op)
-            )
-        });
+        write_pred_input(w, self.policy, self.input, self.pred);
     }
 }
 
@@ -426,6 +478,6 @@ pub(crate) fn predicate_specs<T: Element, P: Predicate<T>>(arch: u32, pred: &P) 
     let input = Leaf::<T>::type_only();
     vec![
         KernelSpec::of(&Count { arch, input: &input, pred }),
-        KernelSpec::of(&FindPlan::<T, P>::new(arch, pred)),
+        KernelSpec::of(&FindPlan::new(arch, &input, pred)),
     ]
 }
