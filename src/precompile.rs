@@ -483,6 +483,67 @@ where
     )
 }
 
+/// The segmented sort kernels of [`ExprOps::segmented_sorted`](crate::expr::ExprOps::segmented_sorted)
+/// over a key expression (every size class, `u32` and `u64` offsets, whose
+/// first reads are of the expression) and the collect of the elements
+/// outside the segments. (Its longest segments use [`precompile_expr_sort`]'s
+/// modules of the same expression.)
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_segsort, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Negate;
+/// let host = Device::host();
+/// let x = DeviceVec::<f32>::zeros(&host, 0)?;
+/// for report in precompile_expr_segsort(Target::Arch(90), &x.map(Negate)).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_segsort<KE: crate::expr::Expr>(target: Target<'_>, keys: &KE) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+{
+    use crate::algo::segsort::plan::input_kernel_specs;
+    let mut specs = input_kernel_specs::<KE::Item, KE::Item, u32, KE>(false, Some(keys));
+    specs.extend(input_kernel_specs::<KE::Item, KE::Item, u64, KE>(false, Some(keys)));
+    specs.push(KernelSpec::of(&tr::Collect::new(arch_of(target), keys, 1)));
+    run(target, specs)
+}
+
+/// The segmented sort kernels of [`ExprOps::segmented_sorted_pairs`](crate::expr::ExprOps::segmented_sorted_pairs)
+/// over key and value expressions, as [`precompile_expr_segsort`] (the
+/// longest segments: [`precompile_expr_sort_pairs`]).
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_segsort_pairs, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Abs;
+/// let host = Device::host();
+/// let k = DeviceVec::<i32>::zeros(&host, 0)?;
+/// let values = counting(&host, 0u32, 1, 0);
+/// for report in precompile_expr_segsort_pairs(Target::Arch(90), &k.map(Abs), &values).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_segsort_pairs<KE: crate::expr::Expr, VE: crate::expr::Expr>(
+    target: Target<'_>,
+    keys: &KE,
+    values: &VE,
+) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
+    use crate::algo::segsort::plan::input_kernel_specs;
+    let both = crate::expr::zip(keys.clone(), values.clone());
+    let mut specs = input_kernel_specs::<KE::Item, VE::Item, u32, _>(true, Some(&both));
+    specs.extend(input_kernel_specs::<KE::Item, VE::Item, u64, _>(true, Some(&both)));
+    specs.push(KernelSpec::of(&tr::Collect::new(arch_of(target), &both, 2)));
+    run(target, specs)
+}
+
 /// The segmented kernels of `T`: `segmented_reduce` by `op` and the
 /// per-segment min/max_element, each with `u32` and `u64` offsets.
 ///

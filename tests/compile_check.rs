@@ -335,6 +335,24 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             Ok(r)
         },
     );
+    job(
+        jobs,
+        format!("sm_{arch} fused: segmented sorts (keys, pairs; u32 and u64 offsets)"),
+        move || {
+            use cuprim::precompile::{precompile_expr_segsort, precompile_expr_segsort_pairs};
+            let host = Device::host();
+            let a = DeviceVec::<f32>::zeros(&host, 0)?;
+            let i = DeviceVec::<u32>::zeros(&host, 0)?;
+            let k = DeviceVec::<i32>::zeros(&host, 0)?;
+            let d = DeviceVec::<f64>::zeros(&host, 0)?;
+            let mut r = precompile_expr_segsort(t, &a.map(Negate))?;
+            r.extend(precompile_expr_segsort(t, &k.permute(&i).map(Cast::<u8>::new()))?);
+            r.extend(precompile_expr_segsort(t, &counting(&host, 0u64, 3, 0))?);
+            r.extend(precompile_expr_segsort_pairs(t, &k.map(Abs), &counting(&host, 0u32, 1, 0))?);
+            r.extend(precompile_expr_segsort_pairs(t, &d.map(Negate), &a.permute(&i))?);
+            Ok(r)
+        },
+    );
 }
 
 /// (f32, f64, u32) -> (u32, f64, i64): a triple of mixed widths.

@@ -47,7 +47,12 @@
 //! buffer), sorts into new vectors ([`sorted`](ExprOps::sorted),
 //! [`sorted_with`](ExprOps::sorted_with), [`sorted_pairs`](ExprOps::sorted_pairs),
 //! [`sorted_pairs_with`](ExprOps::sorted_pairs_with): the radix sort's first
-//! pass reads the expressions), and materialisation
+//! pass reads the expressions), segmented sorts into new vectors
+//! ([`segmented_sorted`](ExprOps::segmented_sorted),
+//! [`segmented_sorted_with`](ExprOps::segmented_sorted_with),
+//! [`segmented_sorted_pairs`](ExprOps::segmented_sorted_pairs),
+//! [`segmented_sorted_pairs_with`](ExprOps::segmented_sorted_pairs_with): each
+//! segment's first read is of the expressions), and materialisation
 //! ([`collect`](ExprOps::collect), [`collect_into`](ExprOps::collect_into),
 //! [`unzip`](ExprOps::unzip), [`unzip_into`](ExprOps::unzip_into), [`unzip3`](ExprOps::unzip3),
 //! [`to_vec`](ExprOps::to_vec)). Every other primitive takes the collected vector.
