@@ -544,6 +544,30 @@ where
     run(target, specs)
 }
 
+/// The top-k kernels of [`ExprOps::top_k`](crate::expr::ExprOps::top_k),
+/// `top_k_with` and `select_nth` over an input expression (`u32` and `u64`
+/// indices), which read the expression wherever the buffer form's read
+/// the input. (Selections of more than 2048 picks sort them with
+/// [`precompile_sort_pairs`]'s modules.)
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_topk, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Abs;
+/// let host = Device::host();
+/// let x = DeviceVec::<f32>::zeros(&host, 0)?;
+/// for report in precompile_expr_topk(Target::Arch(90), &x.map(Abs)).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_topk<E: crate::expr::Expr>(target: Target<'_>, input: &E) -> Result<Vec<KernelReport>>
+where
+    E::Item: Element,
+{
+    run(target, crate::algo::topk::plan::topk_specs_of(input))
+}
+
 /// The segmented kernels of `T`: `segmented_reduce` by `op` and the
 /// per-segment min/max_element, each with `u32` and `u64` offsets.
 ///

@@ -353,6 +353,20 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             Ok(r)
         },
     );
+    job(jobs, format!("sm_{arch} fused: top-k (u32 and u64 indices)"), move || {
+        use cuprim::precompile::precompile_expr_topk;
+        let host = Device::host();
+        let a = DeviceVec::<f32>::zeros(&host, 0)?;
+        let i = DeviceVec::<u32>::zeros(&host, 0)?;
+        let k = DeviceVec::<i32>::zeros(&host, 0)?;
+        let d = DeviceVec::<f64>::zeros(&host, 0)?;
+        let mut r = precompile_expr_topk(t, &a.map(Negate))?;
+        r.extend(precompile_expr_topk(t, &k.permute(&i).map(Cast::<u8>::new()))?);
+        r.extend(precompile_expr_topk(t, &counting(&host, 0u64, 3, 0))?);
+        r.extend(precompile_expr_topk(t, &zip(&a, d.map(Cast::<f32>::new())).map(Mul))?);
+        r.extend(precompile_expr_topk(t, &d.map(Abs))?);
+        Ok(r)
+    });
 }
 
 /// (f32, f64, u32) -> (u32, f64, i64): a triple of mixed widths.

@@ -1265,6 +1265,79 @@ pub trait ExprOps: Expr {
         crate::algo::segsort::segmented_sorted_pairs_of(self, &values.into_expr(), offsets, opts)
     }
 
+    /// The `k` largest elements, largest first, and their `u32` indices
+    /// (ties: the lower index first), as
+    /// [`TopKOps::top_k`](crate::algo::topk::TopKOps::top_k) of the
+    /// collected vector gives them, with nothing collected: on CUDA every
+    /// kernel of the selection reads the expression where the buffer form
+    /// reads the buffer (the sample, the filter, each radix pass over the
+    /// input, the one-block form of short inputs), evaluating it again
+    /// each time. `k = 0` gives empty results without reading anything.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let x = DeviceVec::from_slice(&Device::default()?, &[3i32, -9, 1, 9, -7])?;
+    /// let top = x.map(Abs).top_k(3)?;
+    /// assert_eq!(top.values.to_vec()?, vec![9, 9, 7]);
+    /// assert_eq!(top.indices.to_vec()?, vec![1, 3, 4]);
+    /// assert!(x.map(Abs).top_k(6).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn top_k(&self, k: usize) -> Result<crate::algo::topk::TopK<Self::Item, u32>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::topk::top_k_of(self, k, crate::algo::topk::TopKOptions::largest())
+    }
+
+    /// [`top_k`](ExprOps::top_k) with the smallest first if `opts` says so,
+    /// and indices of type `I` (`u32` or `u64`), as
+    /// [`TopKOps::top_k_with`](crate::algo::topk::TopKOps::top_k_with).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::topk::TopKOptions;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// // (i - 5)^2 for i in 0..10: the two smallest are at 5, then 4 and 6
+    /// let x = counting(&dev, -5i64, 1, 10).map(Square);
+    /// let low = x.top_k_with::<u64>(3, TopKOptions::smallest())?;
+    /// assert_eq!((low.values.to_vec()?, low.indices.to_vec()?), (vec![0, 1, 1], vec![5, 4, 6]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn top_k_with<I: crate::element::IndexElement + Arith>(
+        &self,
+        k: usize,
+        opts: crate::algo::topk::TopKOptions,
+    ) -> Result<crate::algo::topk::TopK<Self::Item, I>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::topk::top_k_of(self, k, opts)
+    }
+
+    /// The element that would be at position `nth` if the elements were
+    /// sorted ascending, as
+    /// [`TopKOps::select_nth`](crate::algo::topk::TopKOps::select_nth)
+    /// (the selection reads the expression; `nth` past the end is
+    /// [`Error::InvalidArgument`]).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Negate;
+    /// let x = DeviceVec::from_slice(&Device::default()?, &[7.5f32, -3.0, 12.0, 0.0, 5.0])?;
+    /// assert_eq!(x.map(Negate).select_nth(2)?, -5.0); // the median of the negations
+    /// assert!(x.map(Negate).select_nth(5).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn select_nth(&self, nth: usize) -> Result<Self::Item>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::topk::select_nth_of(self, nth)
+    }
+
     /// Pairs as keys, sorted lexicographically (by the first field, ties by
     /// the second; stable), each field into a new vector of its own. Each
     /// field keeps [`sorted`](ExprOps::sorted)'s order (`total_cmp` for

@@ -52,7 +52,10 @@
 //! [`segmented_sorted_with`](ExprOps::segmented_sorted_with),
 //! [`segmented_sorted_pairs`](ExprOps::segmented_sorted_pairs),
 //! [`segmented_sorted_pairs_with`](ExprOps::segmented_sorted_pairs_with): each
-//! segment's first read is of the expressions), and materialisation
+//! segment's first read is of the expressions), top-k and selection
+//! ([`top_k`](ExprOps::top_k), [`top_k_with`](ExprOps::top_k_with),
+//! [`select_nth`](ExprOps::select_nth): every selection kernel reads the
+//! expression where the buffer form reads the input), and materialisation
 //! ([`collect`](ExprOps::collect), [`collect_into`](ExprOps::collect_into),
 //! [`unzip`](ExprOps::unzip), [`unzip_into`](ExprOps::unzip_into), [`unzip3`](ExprOps::unzip3),
 //! [`to_vec`](ExprOps::to_vec)). Every other primitive takes the collected vector.
@@ -69,8 +72,8 @@
 //!   index buffer and no gathered buffer.
 //!
 //! Not fused yet: tuple sort keys, comparison sorts (`sort_by`), merges,
-//! top-k and kNN points: they take `collect()`'s vector (one extra write
-//! and read), or `unzip()`'s.
+//! the batched top-k (`top_k_rows`, `top_k_segments`) and kNN points:
+//! they take `collect()`'s vector (one extra write and read), or `unzip()`'s.
 //!
 //! On the host backend an expression is evaluated element by element into
 //! a vector and handed to the same host code as a buffer would be, so fused
