@@ -848,6 +848,36 @@ pub fn precompile_knn<P: crate::algo::knn::Point>(target: Target<'_>, k: usize) 
     run(target, cuda_specs::<P>(arch_of(target), k))
 }
 
+/// The kd-tree kernels of [`KdTree::build_from`](crate::algo::knn::KdTree::build_from)
+/// and [`KdTree::query_from`](crate::algo::knn::KdTree::query_from) (with
+/// `k` neighbours) over an input expression of points (a coordinate, a
+/// pair or a triple each). (The build's sorts and the Morton order's use
+/// [`precompile_sort_pairs`]'s modules.)
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_knn, Target};
+/// use cuprim::prelude::*;
+/// let host = Device::host();
+/// let (xs, ys) = (DeviceVec::<f32>::zeros(&host, 0)?, DeviceVec::<f32>::zeros(&host, 0)?);
+/// for report in precompile_expr_knn(Target::Arch(90), &zip(&xs, &ys), 8).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// assert!(precompile_expr_knn(Target::Arch(90), &zip(&xs, &ys), 0).is_err());
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_knn<E: crate::expr::Expr>(target: Target<'_>, points: &E, k: usize) -> Result<Vec<KernelReport>>
+where
+    E::Item: crate::algo::knn::PointValue,
+{
+    use crate::algo::knn::MAX_K;
+    if k == 0 || k > MAX_K {
+        return Err(crate::Error::InvalidArgument(format!(
+            "precompile_expr_knn: k must be 1 to {MAX_K}, got {k}"
+        )));
+    }
+    run(target, crate::algo::knn::cuda_specs_of(arch_of(target), points, k))
+}
+
 /// The reduce_by_key kernels for keys `K`, values `V` and `op` (u32 and
 /// u64 counts; fast and deterministic for float values).
 ///

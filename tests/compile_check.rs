@@ -367,6 +367,23 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
         r.extend(precompile_expr_topk(t, &d.map(Abs))?);
         Ok(r)
     });
+    job(
+        jobs,
+        format!("sm_{arch} fused: kd-tree build and queries (D = 1, 2, 3)"),
+        move || {
+            use cuprim::precompile::precompile_expr_knn;
+            let host = Device::host();
+            let a = DeviceVec::<f32>::zeros(&host, 0)?;
+            let i = DeviceVec::<u32>::zeros(&host, 0)?;
+            let d = DeviceVec::<f64>::zeros(&host, 0)?;
+            let mut r = precompile_expr_knn(t, &zip3(&a, &a, a.map(Negate)), 8)?;
+            r.extend(precompile_expr_knn(t, &zip3(&a, &a, &a), 64)?);
+            r.extend(precompile_expr_knn(t, &zip(&d, d.permute(&i)), 32)?);
+            r.extend(precompile_expr_knn(t, &zip(&a, counting(&host, 0.0f32, 0.5, 0)), 100)?);
+            r.extend(precompile_expr_knn(t, &d.map(Negate), 1)?);
+            Ok(r)
+        },
+    );
 }
 
 /// (f32, f64, u32) -> (u32, f64, i64): a triple of mixed widths.

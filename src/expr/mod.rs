@@ -71,9 +71,14 @@
 //!   `x.permute_by(counting(..).map(f)).sum()` gathers and reduces with no
 //!   index buffer and no gathered buffer.
 //!
+//! kd-trees take their points and queries as expressions of one to three
+//! coordinates ([`KdTree::build_from`](crate::algo::knn::KdTree::build_from),
+//! [`KdTree::query_from`](crate::algo::knn::KdTree::query_from)).
+//!
 //! Not fused yet: tuple sort keys, comparison sorts (`sort_by`), merges,
-//! the batched top-k (`top_k_rows`, `top_k_segments`) and kNN points:
-//! they take `collect()`'s vector (one extra write and read), or `unzip()`'s.
+//! the batched top-k (`top_k_rows`, `top_k_segments`), brute-force kNN
+//! and points of more than three coordinates: they take `collect()`'s
+//! vector (one extra write and read), or `unzip()`'s.
 //!
 //! On the host backend an expression is evaluated element by element into
 //! a vector and handed to the same host code as a buffer would be, so fused
