@@ -15,6 +15,11 @@
 //!   log-uniform in 1..=10^6, `floor(10^(6 u))` with `u = mix(s, 7) /
 //!   2^32` for segment s (benches/common's `mix`), the last cut at n (a CUB
 //!   anchor must build the same offsets).
+//! - `fused_segmented_sort_f32_seg1024` (2^24 on a GPU; the host's one
+//!   size): the keys of an expression, `x.map(Negate).segmented_sorted`
+//!   (`fused`: each segment's first read is of the map, into a new vector)
+//!   beside `x.transform(Negate)` then `segmented_sort` in place
+//!   (`unfused`); nothing to restore, both allocate their output.
 
 mod common;
 
@@ -95,6 +100,26 @@ fn segmented_sorts(c: &mut Criterion) {
             })
         });
         group.finish();
+
+        if n == 1 << 24 || !dev.is_cuda() {
+            use cuprim::ops::Negate;
+            let x = &w.keys_in;
+            let mut group = c.benchmark_group("fused_segmented_sort_f32_seg1024");
+            group.throughput(Throughput::Bytes(8 * n as u64));
+            group.bench_function(BenchmarkId::new("fused", n), |b| {
+                b.iter_custom(|iters| common::time_calls(&dev, iters, || x.map(Negate).segmented_sorted(&seg1024)))
+            });
+            group.bench_function(BenchmarkId::new("unfused", n), |b| {
+                b.iter_custom(|iters| {
+                    common::time_calls(&dev, iters, || {
+                        let mut v = x.transform(Negate)?;
+                        v.segmented_sort(&seg1024)?;
+                        Ok(v)
+                    })
+                })
+            });
+            group.finish();
+        }
 
         let mut group = c.benchmark_group("segmented_sort_f32_mixture");
         group.throughput(Throughput::Bytes(8 * n as u64));

@@ -540,6 +540,91 @@ where
     )
 }
 
+/// The segmented sort kernels of [`ExprOps::segmented_sorted`](crate::expr::ExprOps::segmented_sorted)
+/// over a key expression (every size class, `u32` and `u64` offsets, whose
+/// first reads are of the expression) and the collect of the elements
+/// outside the segments. (Its longest segments use [`precompile_expr_sort`]'s
+/// modules of the same expression.)
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_segsort, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Negate;
+/// let host = Device::host();
+/// let x = DeviceVec::<f32>::zeros(&host, 0)?;
+/// for report in precompile_expr_segsort(Target::Arch(90), &x.map(Negate)).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_segsort<KE: crate::expr::Expr>(target: Target<'_>, keys: &KE) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+{
+    use crate::algo::segsort::plan::input_kernel_specs;
+    let mut specs = input_kernel_specs::<KE::Item, KE::Item, u32, KE>(false, Some(keys));
+    specs.extend(input_kernel_specs::<KE::Item, KE::Item, u64, KE>(false, Some(keys)));
+    specs.push(KernelSpec::of(&tr::Collect::new(arch_of(target), keys, 1)));
+    run(target, specs)
+}
+
+/// The segmented sort kernels of [`ExprOps::segmented_sorted_pairs`](crate::expr::ExprOps::segmented_sorted_pairs)
+/// over key and value expressions, as [`precompile_expr_segsort`] (the
+/// longest segments: [`precompile_expr_sort_pairs`]).
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_segsort_pairs, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Abs;
+/// let host = Device::host();
+/// let k = DeviceVec::<i32>::zeros(&host, 0)?;
+/// let values = counting(&host, 0u32, 1, 0);
+/// for report in precompile_expr_segsort_pairs(Target::Arch(90), &k.map(Abs), &values).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_segsort_pairs<KE: crate::expr::Expr, VE: crate::expr::Expr>(
+    target: Target<'_>,
+    keys: &KE,
+    values: &VE,
+) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
+    use crate::algo::segsort::plan::input_kernel_specs;
+    let both = crate::expr::zip(keys.clone(), values.clone());
+    let mut specs = input_kernel_specs::<KE::Item, VE::Item, u32, _>(true, Some(&both));
+    specs.extend(input_kernel_specs::<KE::Item, VE::Item, u64, _>(true, Some(&both)));
+    specs.push(KernelSpec::of(&tr::Collect::new(arch_of(target), &both, 2)));
+    run(target, specs)
+}
+
+/// The top-k kernels of [`ExprOps::top_k`](crate::expr::ExprOps::top_k),
+/// `top_k_with` and `select_nth` over an input expression (`u32` and `u64`
+/// indices), which read the expression wherever the buffer form's read
+/// the input. (Selections of more than 2048 picks sort them with
+/// [`precompile_sort_pairs`]'s modules.)
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_topk, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Abs;
+/// let host = Device::host();
+/// let x = DeviceVec::<f32>::zeros(&host, 0)?;
+/// for report in precompile_expr_topk(Target::Arch(90), &x.map(Abs)).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_topk<E: crate::expr::Expr>(target: Target<'_>, input: &E) -> Result<Vec<KernelReport>>
+where
+    E::Item: Element,
+{
+    run(target, crate::algo::topk::plan::topk_specs_of(input))
+}
+
 /// The segmented kernels of `T`: `segmented_reduce` by `op` and the
 /// per-segment min/max_element, each with `u32` and `u64` offsets.
 ///
@@ -818,6 +903,36 @@ pub fn precompile_knn<P: crate::algo::knn::Point>(target: Target<'_>, k: usize) 
         )));
     }
     run(target, cuda_specs::<P>(arch_of(target), k))
+}
+
+/// The kd-tree kernels of [`KdTree::build_from`](crate::algo::knn::KdTree::build_from)
+/// and [`KdTree::query_from`](crate::algo::knn::KdTree::query_from) (with
+/// `k` neighbours) over an input expression of points (a coordinate, a
+/// pair or a triple each). (The build's sorts and the Morton order's use
+/// [`precompile_sort_pairs`]'s modules.)
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_knn, Target};
+/// use cuprim::prelude::*;
+/// let host = Device::host();
+/// let (xs, ys) = (DeviceVec::<f32>::zeros(&host, 0)?, DeviceVec::<f32>::zeros(&host, 0)?);
+/// for report in precompile_expr_knn(Target::Arch(90), &zip(&xs, &ys), 8).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// assert!(precompile_expr_knn(Target::Arch(90), &zip(&xs, &ys), 0).is_err());
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_knn<E: crate::expr::Expr>(target: Target<'_>, points: &E, k: usize) -> Result<Vec<KernelReport>>
+where
+    E::Item: crate::algo::knn::PointValue,
+{
+    use crate::algo::knn::MAX_K;
+    if k == 0 || k > MAX_K {
+        return Err(crate::Error::InvalidArgument(format!(
+            "precompile_expr_knn: k must be 1 to {MAX_K}, got {k}"
+        )));
+    }
+    run(target, crate::algo::knn::cuda_specs_of(arch_of(target), points, k))
 }
 
 /// The reduce_by_key kernels for keys `K`, values `V` and `op` (u32 and

@@ -364,6 +364,55 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             Ok(r)
         },
     );
+    job(
+        jobs,
+        format!("sm_{arch} fused: segmented sorts (keys, pairs; u32 and u64 offsets)"),
+        move || {
+            use cuprim::precompile::{precompile_expr_segsort, precompile_expr_segsort_pairs};
+            let host = Device::host();
+            let a = DeviceVec::<f32>::zeros(&host, 0)?;
+            let i = DeviceVec::<u32>::zeros(&host, 0)?;
+            let k = DeviceVec::<i32>::zeros(&host, 0)?;
+            let d = DeviceVec::<f64>::zeros(&host, 0)?;
+            let mut r = precompile_expr_segsort(t, &a.map(Negate))?;
+            r.extend(precompile_expr_segsort(t, &k.permute(&i).map(Cast::<u8>::new()))?);
+            r.extend(precompile_expr_segsort(t, &counting(&host, 0u64, 3, 0))?);
+            r.extend(precompile_expr_segsort_pairs(t, &k.map(Abs), &counting(&host, 0u32, 1, 0))?);
+            r.extend(precompile_expr_segsort_pairs(t, &d.map(Negate), &a.permute(&i))?);
+            Ok(r)
+        },
+    );
+    job(jobs, format!("sm_{arch} fused: top-k (u32 and u64 indices)"), move || {
+        use cuprim::precompile::precompile_expr_topk;
+        let host = Device::host();
+        let a = DeviceVec::<f32>::zeros(&host, 0)?;
+        let i = DeviceVec::<u32>::zeros(&host, 0)?;
+        let k = DeviceVec::<i32>::zeros(&host, 0)?;
+        let d = DeviceVec::<f64>::zeros(&host, 0)?;
+        let mut r = precompile_expr_topk(t, &a.map(Negate))?;
+        r.extend(precompile_expr_topk(t, &k.permute(&i).map(Cast::<u8>::new()))?);
+        r.extend(precompile_expr_topk(t, &counting(&host, 0u64, 3, 0))?);
+        r.extend(precompile_expr_topk(t, &zip(&a, d.map(Cast::<f32>::new())).map(Mul))?);
+        r.extend(precompile_expr_topk(t, &d.map(Abs))?);
+        Ok(r)
+    });
+    job(
+        jobs,
+        format!("sm_{arch} fused: kd-tree build and queries (D = 1, 2, 3)"),
+        move || {
+            use cuprim::precompile::precompile_expr_knn;
+            let host = Device::host();
+            let a = DeviceVec::<f32>::zeros(&host, 0)?;
+            let i = DeviceVec::<u32>::zeros(&host, 0)?;
+            let d = DeviceVec::<f64>::zeros(&host, 0)?;
+            let mut r = precompile_expr_knn(t, &zip3(&a, &a, a.map(Negate)), 8)?;
+            r.extend(precompile_expr_knn(t, &zip3(&a, &a, &a), 64)?);
+            r.extend(precompile_expr_knn(t, &zip(&d, d.permute(&i)), 32)?);
+            r.extend(precompile_expr_knn(t, &zip(&a, counting(&host, 0.0f32, 0.5, 0)), 100)?);
+            r.extend(precompile_expr_knn(t, &d.map(Negate), 1)?);
+            Ok(r)
+        },
+    );
 }
 
 /// Sums of (u32, f64): a 4 + 8-byte pair (16 bytes with padding).

@@ -848,3 +848,122 @@ fn all_nearest_equals_query_without_self() {
         }
     }
 }
+
+/// Column `j` of the points.
+fn column<F: TestCoord, const D: usize>(p: &[[F; D]], j: usize) -> Vec<F> {
+    p.iter().map(|x| x[j]).collect()
+}
+
+/// The same nodes and the same rows (bit for bit) from a tree built from an
+/// expression of points and from the collected points, and from queries
+/// read from an expression; `build` / `query` give the expression of the
+/// points' / queries' columns on a device.
+fn check_from_expressions<F: TestCoord, const D: usize>(
+    dev: &Device,
+    points: &[[F; D]],
+    queries: &[[F; D]],
+    k: usize,
+    build: impl Fn(&[DeviceVec<F>]) -> cuprim::Result<KdTree<[F; D]>>,
+    query: impl Fn(&KdTree<[F; D]>, &[DeviceVec<F>], usize) -> cuprim::Result<cuprim::algo::knn::Neighbors<F>>,
+    what: &str,
+) where
+    [F; D]: Point<Coord = F>,
+{
+    let ctx = format!("{dev:?} D={D} n={} q={} k={k} {what}", points.len(), queries.len());
+    let cols = |v: &[[F; D]]| {
+        (0..D)
+            .map(|j| DeviceVec::from_slice(dev, &column(v, j)).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let (pc, qc) = (cols(points), cols(queries));
+    let plain = KdTree::build(&DeviceVec::from_slice(dev, points).unwrap()).unwrap();
+    let fused = build(&pc).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+    let (a, b) = (plain.nodes().unwrap(), fused.nodes().unwrap());
+    assert_eq!(a.len(), b.len(), "{ctx}");
+    assert!(
+        a.iter()
+            .zip(&b)
+            .all(|(x, y)| x.1 == y.1 && bytemuck::bytes_of(&x.0) == bytemuck::bytes_of(&y.0)),
+        "nodes: {ctx}"
+    );
+    let qd = DeviceVec::from_slice(dev, queries).unwrap();
+    let want = plain.query(&qd, k).unwrap();
+    let (wi, wd) = (want.indices.to_vec().unwrap(), want.distances.to_vec().unwrap());
+    let bits = |v: &[F]| v.iter().map(|x| x.bits()).collect::<Vec<_>>();
+    for (name, got) in [
+        ("tree from the expression", fused.query(&qd, k).unwrap()),
+        (
+            "queries from the expression",
+            query(&plain, &qc, k).unwrap_or_else(|e| panic!("{ctx}: {e}")),
+        ),
+    ] {
+        assert_eq!((got.queries, got.k), (queries.len(), k), "{name}: {ctx}");
+        assert_eq!(got.indices.to_vec().unwrap(), wi, "{name} indices: {ctx}");
+        assert_eq!(bits(&got.distances.to_vec().unwrap()), bits(&wd), "{name} distances: {ctx}");
+    }
+    let m = queries.len().min(300);
+    let (oi, od, _) = oracle(points, &queries[..m], k, None);
+    assert_rows(&wi[..m * k], &wd[..m * k], &oi, &od, k, &ctx);
+}
+
+/// KdTree::build_from and query_from over coordinate columns (a buffer, a
+/// zip, a zip3, a map), D = 1, 2, 3, f32 and f64: the trees and the rows
+/// of the collected points, bit for bit; 20000 queries take the Morton
+/// order; NaN coordinates, duplicates; gathers out of range are errors.
+#[test]
+fn trees_and_queries_from_expressions() {
+    use cuprim::ops::Negate;
+    let (mut r, seed) = rng("knn expressions");
+    for dev in devices() {
+        for &(n, q) in &[(0usize, 5usize), (1, 3), (2, 40), (100, 100), (4097, 300), (30_000, 20_000)] {
+            let what = format!("seed={seed}");
+            let mut p3 = make::<f32, 3>(&mut r, n, if n % 2 == 0 { Dist::Clustered } else { Dist::Duplicates });
+            if n > 10 {
+                p3[7][1] = f32::NAN;
+            }
+            let q3 = make::<f32, 3>(&mut r, q, Dist::Uniform);
+            check_from_expressions(
+                &dev,
+                &p3,
+                &q3,
+                5,
+                |c| KdTree::build_from(zip3(&c[0], &c[1], &c[2])),
+                |t, c, k| t.query_from(zip3(&c[0], &c[1], &c[2]), k),
+                &what,
+            );
+            let p2 = make::<f64, 2>(&mut r, n, Dist::Clustered);
+            let q2 = make::<f64, 2>(&mut r, q, Dist::Clustered);
+            check_from_expressions(
+                &dev,
+                &p2,
+                &q2,
+                3,
+                |c| KdTree::build_from(zip(&c[0], &c[1])),
+                |t, c, k| t.query_from(zip(&c[0], &c[1]), k),
+                &what,
+            );
+            // One coordinate: a buffer as it is, and negated twice.
+            let p1 = make::<f32, 1>(&mut r, n, Dist::Duplicates);
+            let q1 = make::<f32, 1>(&mut r, q, Dist::Uniform);
+            check_from_expressions(
+                &dev,
+                &p1,
+                &q1,
+                4,
+                |c| KdTree::build_from(&c[0]),
+                |t, c, k| t.query_from(c[0].map(Negate).map(Negate), k),
+                &what,
+            );
+        }
+        // Gathers out of range; k = 0; nothing read for no queries.
+        let xs = DeviceVec::from_slice(&dev, &[0.0f32, 1.0, 2.0, 3.0]).unwrap();
+        let bad = DeviceVec::from_slice(&dev, &[0u32, 4, 1, 2]).unwrap();
+        let oob = |e: cuprim::Error| matches!(e, cuprim::Error::IndexOutOfBounds { len: 4, .. });
+        assert!(oob(KdTree::build_from(zip(xs.permute(&bad), &xs)).unwrap_err()), "{dev:?}");
+        let tree = KdTree::build_from(zip(&xs, &xs)).unwrap();
+        assert!(oob(tree.query_from(zip(&xs, xs.permute(&bad)), 2).unwrap_err()), "{dev:?}");
+        assert!(tree.query_from(zip(&xs, &xs), 0).is_err());
+        let none = DeviceVec::<u32>::from_slice(&dev, &[]).unwrap();
+        assert_eq!(tree.query_from(zip(xs.permute(&none), xs.permute(&none)), 2).unwrap().queries, 0);
+    }
+}

@@ -340,3 +340,222 @@ fn bad_arguments() {
         assert_eq!(k.to_vec().unwrap(), vec![2, 1]);
     }
 }
+
+/// The fused sorts of an expression (`x.map(Negate)` of `data`), keys
+/// alone and with values (a counting expression and a buffer), against
+/// collecting first and sorting in place, bit for bit, and against the
+/// sequential reference of the collected keys; offsets of type `I`.
+fn check_expr_as<I: IndexElement>(dev: &Device, data: &[f32], offs: &[u64], descending: bool, ctx: &str, to_i: fn(u64) -> I) {
+    use cuprim::ops::Negate;
+    let n = data.len();
+    let ctx = format!(
+        "{dev:?} offsets {} n={n} segments={} desc={descending} {ctx}",
+        I::NAME,
+        offs.len().saturating_sub(1)
+    );
+    let opts = if descending {
+        SortOptions::new().descending()
+    } else {
+        SortOptions::new()
+    };
+    let offsets = DeviceVec::from_slice(dev, &offs.iter().map(|&o| to_i(o)).collect::<Vec<I>>()).unwrap();
+    let x = DeviceVec::from_slice(dev, data).unwrap();
+    let mapped: Vec<f32> = data.iter().map(|v| -v).collect();
+    let (want_keys, want_order) = reference(&mapped, offs, descending, None);
+
+    let fused = x.map(Negate).segmented_sorted_with(&offsets, opts).unwrap().to_vec().unwrap();
+    let mut collected = x.map(Negate).collect().unwrap();
+    collected.segmented_sort_with(&offsets, opts).unwrap();
+    let collected = collected.to_vec().unwrap();
+    assert!(
+        bytes(&fused) == bytes(&collected),
+        "fused vs collected keys {ctx}: {}",
+        first_diff(&fused, &collected)
+    );
+    assert!(
+        bytes(&fused) == bytes(&want_keys),
+        "fused keys {ctx}: {}",
+        first_diff(&fused, &want_keys)
+    );
+
+    let (k, v) = x
+        .map(Negate)
+        .segmented_sorted_pairs_with(&offsets, counting(dev, 0u32, 1, n), opts)
+        .unwrap();
+    let (k, v) = (k.to_vec().unwrap(), v.to_vec().unwrap());
+    let mut ck = x.map(Negate).collect().unwrap();
+    let mut cv = DeviceVec::sequence(dev, n, 0u32, 1).unwrap();
+    ck.segmented_sort_pairs_with(&offsets, &mut cv, opts).unwrap();
+    assert!(bytes(&k) == bytes(&ck.to_vec().unwrap()), "fused vs collected pair keys {ctx}");
+    assert!(v == cv.to_vec().unwrap(), "fused vs collected pair values {ctx}");
+    assert!(v == want_order, "pair values {ctx}: {}", first_diff(&v, &want_order));
+
+    // Values from a buffer (read in place), keys the buffer itself.
+    let vals: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
+    let vbuf = DeviceVec::from_slice(dev, &vals).unwrap();
+    let (k, v) = x.lazy().segmented_sorted_pairs_with(&offsets, &vbuf, opts).unwrap();
+    let (want_k, order) = reference(data, offs, descending, None);
+    let want_v: Vec<f64> = order.iter().map(|&i| vals[i as usize]).collect();
+    assert!(bytes(&k.to_vec().unwrap()) == bytes(&want_k), "buffer pair keys {ctx}");
+    assert!(v.to_vec().unwrap() == want_v, "buffer pair values {ctx}");
+}
+
+fn check_expr(dev: &Device, data: &[f32], offs: &[u64], descending: bool, ctx: &str) {
+    if offs.iter().all(|&o| o <= u32::MAX as u64) {
+        check_expr_as::<u32>(dev, data, offs, descending, ctx, |o| o as u32);
+    }
+    check_expr_as::<u64>(dev, data, offs, descending, ctx, |o| o);
+}
+
+/// Sorts of expressions over every size class (one class alone: the
+/// surveyed launch; mixtures; one segment past the device-wide threshold),
+/// empty and one-element segments, elements before the first and after the
+/// last offset, NaN and signed zeros (random floats hold them).
+#[test]
+fn expression_sorts_equal_collected_sorts() {
+    let (mut r, seed) = rng("segsort expressions");
+    for dev in devices() {
+        let lens = [
+            0u64, 1, 2, 31, 33, 0, 127, 128, 129, 1023, 1024, 1025, 2048, 4095, 4096, 4097, 9000, 0, 2, 1,
+        ];
+        for &(start, tail) in &[(0u64, 0usize), (5, 3)] {
+            let offs = layout(start, &lens);
+            let n = *offs.last().unwrap() as usize + tail;
+            let data: Vec<f32> = random_vec(&mut r, n);
+            for desc in [false, true] {
+                check_expr(&dev, &data, &offs, desc, &format!("classes seed={seed} start={start} tail={tail}"));
+            }
+        }
+        // One tile class for every segment (surveyed), with a head and a tail.
+        for &(max, count) in &[(1u64, 300usize), (128, 500), (1024, 70), (4096, 9)] {
+            let lens = mixture(&mut r, count, max, 0.3);
+            let offs = layout(7, &lens);
+            let n = *offs.last().unwrap() as usize + 11;
+            let data: Vec<f32> = small_vec(&mut r, n);
+            check_expr(&dev, &data, &offs, false, &format!("one class max={max} seed={seed}"));
+        }
+        // Uniform keys in a segment (no bit varies), no segments, one offset.
+        let data = vec![2.5f32; 5000];
+        check_expr(&dev, &data, &layout(1, &[3, 100, 1000, 3000]), true, "uniform");
+        check_expr(&dev, &data[..10], &[4], false, "one offset");
+        check_expr(&dev, &[], &[0, 0, 0], false, "empty");
+        // Past the device-wide threshold, beside long and short segments.
+        let huge = 300_000u64.min(size_cap() as u64);
+        let offs = layout(2, &[3, huge, 0, 5000, 20_000, 1]);
+        let data: Vec<f32> = random_vec(&mut r, *offs.last().unwrap() as usize + 5);
+        check_expr(&dev, &data, &offs, false, &format!("huge seed={seed}"));
+    }
+}
+
+/// Other key and value types through maps, casts and a checked gather,
+/// against the collected forms.
+#[test]
+fn expression_sorts_of_other_types() {
+    use cuprim::ops::{Abs, Cast};
+    let (mut r, seed) = rng("segsort expression types");
+    let mut lens = mixture(&mut r, 80, 6000, 0.2);
+    lens.push(20_000.min(size_cap() as u64));
+    let offs = layout(3, &lens);
+    let n = *offs.last().unwrap() as usize + 2;
+    for dev in devices() {
+        let offsets = DeviceVec::from_slice(&dev, &offs).unwrap();
+        let ctx = format!("{dev:?} n={n} seed={seed}");
+        let k = DeviceVec::from_slice(&dev, &small_vec::<i32>(&mut r, n)).unwrap();
+        let idx: Vec<u32> = (0..n).map(|_| r.gen_range(0..n as u32)).collect();
+        let idx = DeviceVec::from_slice(&dev, &idx).unwrap();
+        let f = DeviceVec::from_slice(&dev, &random_vec::<f32>(&mut r, n)).unwrap();
+
+        // u8 keys from a checked gather of i32, f64 values from a cast.
+        let keys = k.permute(&idx).map(Cast::<u8>::new());
+        let (sk, sv) = keys.segmented_sorted_pairs(&offsets, f.map(Cast::<f64>::new())).unwrap();
+        let (mut ck, mut cv) = (keys.collect().unwrap(), f.map(Cast::<f64>::new()).collect().unwrap());
+        ck.segmented_sort_pairs(&offsets, &mut cv).unwrap();
+        assert_eq!(sk.to_vec().unwrap(), ck.to_vec().unwrap(), "{ctx} u8 keys");
+        assert!(bytes(&sv.to_vec().unwrap()) == bytes(&cv.to_vec().unwrap()), "{ctx} f64 values");
+
+        // i32 keys (|x|), descending, u8 values from a counting expression.
+        let opts = SortOptions::new().descending();
+        let (sk, sv) = k
+            .map(Abs)
+            .segmented_sorted_pairs_with(&offsets, counting(&dev, 0u8, 1, n), opts)
+            .unwrap();
+        let (mut ck, mut cv) = (k.map(Abs).collect().unwrap(), counting(&dev, 0u8, 1, n).collect().unwrap());
+        ck.segmented_sort_pairs_with(&offsets, &mut cv, opts).unwrap();
+        assert_eq!(sk.to_vec().unwrap(), ck.to_vec().unwrap(), "{ctx} i32 keys");
+        assert_eq!(sv.to_vec().unwrap(), cv.to_vec().unwrap(), "{ctx} u8 values");
+
+        // f64 and u64 keys alone, a bit range.
+        let wide = f.map(Cast::<f64>::new()).segmented_sorted(&offsets).unwrap();
+        let mut cw = f.map(Cast::<f64>::new()).collect().unwrap();
+        cw.segmented_sort(&offsets).unwrap();
+        assert!(bytes(&wide.to_vec().unwrap()) == bytes(&cw.to_vec().unwrap()), "{ctx} f64 keys");
+        let c = counting(&dev, u64::MAX - 5, 0x9E37_79B9_7F4A_7C15, n);
+        let opts = SortOptions::new().bits(7, 41);
+        let s = c.segmented_sorted_with(&offsets, opts).unwrap();
+        let mut cc = c.collect().unwrap();
+        cc.segmented_sort_with(&offsets, opts).unwrap();
+        assert_eq!(s.to_vec().unwrap(), cc.to_vec().unwrap(), "{ctx} u64 keys, bits 7..41");
+    }
+}
+
+/// A gather with an index out of range fails with IndexOutOfBounds (keys
+/// or values; surveyed and read-back paths); bad offsets, lengths and
+/// bit ranges fail as the in-place sort's do.
+#[test]
+fn expression_sorts_report_bad_arguments() {
+    use cuprim::ops::Negate;
+    for dev in devices() {
+        let n = 6000usize;
+        let x = DeviceVec::from_slice(&dev, &(0..n).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
+        let mut idx: Vec<u32> = (0..n as u32).rev().collect();
+        idx[n / 2] = n as u32; // one past the end
+        let bad = DeviceVec::from_slice(&dev, &idx).unwrap();
+        let one_class = DeviceVec::from_slice(&dev, &[0u32, 100, 3000, 6000]).unwrap();
+        let mixed = DeviceVec::from_slice(&dev, &[0u64, 100, 1100, 6000]).unwrap();
+        let oob = |e: cuprim::Error, what: &str| {
+            assert!(
+                matches!(e, cuprim::Error::IndexOutOfBounds { len, .. } if len == n),
+                "{dev:?} {what}: {e}"
+            );
+        };
+        oob(x.permute(&bad).segmented_sorted(&one_class).unwrap_err(), "keys, one class");
+        oob(x.permute(&bad).segmented_sorted(&mixed).unwrap_err(), "keys, mixed");
+        oob(
+            x.lazy().segmented_sorted_pairs(&one_class, x.permute(&bad)).unwrap_err(),
+            "values, one class",
+        );
+        oob(
+            x.map(Negate).segmented_sorted_pairs(&mixed, x.permute(&bad)).unwrap_err(),
+            "values, mixed",
+        );
+        // The index outside every segment is read too (written as it is).
+        let tail = DeviceVec::from_slice(&dev, &[0u32, 10]).unwrap();
+        oob(x.permute(&bad).segmented_sorted(&tail).unwrap_err(), "outside the segments");
+
+        for offs in [&[][..], &[0u32, 4, 2, 6][..], &[0, 3, 6001][..], &[n as u32 + 1][..]] {
+            let o = DeviceVec::from_slice(&dev, offs).unwrap();
+            let e = x.map(Negate).segmented_sorted(&o).unwrap_err();
+            assert!(matches!(e, cuprim::Error::InvalidArgument(_)), "{dev:?} {offs:?}: {e}");
+            assert!(e.to_string().contains("segmented_sorted"), "{e}");
+            let e = x.map(Negate).segmented_sorted_pairs(&o, &x).unwrap_err();
+            assert!(matches!(e, cuprim::Error::InvalidArgument(_)), "{dev:?} {offs:?}: {e}");
+        }
+        let e = x
+            .lazy()
+            .segmented_sorted_pairs(&one_class, counting(&dev, 0u32, 1, n - 1))
+            .unwrap_err();
+        assert!(matches!(e, cuprim::Error::LengthMismatch { .. }), "{dev:?}: {e}");
+        let e = x
+            .lazy()
+            .segmented_sorted_with(&one_class, SortOptions::new().bits(4, 40))
+            .unwrap_err();
+        assert!(matches!(e, cuprim::Error::InvalidArgument(_)), "{dev:?}: {e}");
+        assert_eq!(x.to_vec().unwrap()[n - 1], (n - 1) as f32, "{dev:?} input changed");
+    }
+    if let Some(gpu) = common::cuda() {
+        let x = DeviceVec::from_slice(&gpu, &[2u32, 1]).unwrap();
+        let o = DeviceVec::from_slice(&Device::host(), &[0u32, 2]).unwrap();
+        let e = x.lazy().segmented_sorted(&o).unwrap_err();
+        assert!(matches!(e, cuprim::Error::DeviceMismatch { .. }), "{e}");
+    }
+}

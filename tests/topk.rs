@@ -302,3 +302,115 @@ fn partial_sort_keeps_every_element() {
         }
     }
 }
+
+/// Top-k and select_nth of an expression (`x.map(Negate)`) against the same
+/// calls on the collected vector, bit for bit (values and indices, both
+/// orders, `u32` and `u64` indices), and against the reference of the
+/// collected values: every input shape of [`inputs`] (the comb makes the
+/// device's sampled window miss), every size and `k` of the buffer tests.
+#[test]
+fn top_k_of_expressions_equals_top_k_of_collected_vectors() {
+    use cuprim::ops::Negate;
+    let (mut r, seed) = rng("topk expressions");
+    for n in sizes_for::<f32>() {
+        for (what, data) in inputs::<f32>(&mut r, n) {
+            let mapped: Vec<f32> = data.iter().map(|&x| -x).collect();
+            let orders = [reference(&mapped, false), reference(&mapped, true)];
+            for dev in devices_at(n) {
+                let x = DeviceVec::from_slice(&dev, &data).unwrap();
+                let collected = x.map(Negate).collect().unwrap();
+                for smallest in [false, true] {
+                    let opts = if smallest {
+                        TopKOptions::smallest()
+                    } else {
+                        TopKOptions::largest()
+                    };
+                    for k in ks(n) {
+                        let c = ctx(&dev, &format!("top_k of map {what} k={k} smallest={smallest}"), n, seed);
+                        let fused = x.map(Negate).top_k_with::<u32>(k, opts).unwrap_or_else(|e| panic!("{c}: {e}"));
+                        let plain = collected.top_k_with::<u32>(k, opts).unwrap();
+                        let (fi, fv) = (fused.indices.to_vec().unwrap(), fused.values.to_vec().unwrap());
+                        assert_eq!(fi, plain.indices.to_vec().unwrap(), "indices vs collected: {c}");
+                        assert_eq!(bits(&fv), bits(&plain.values.to_vec().unwrap()), "values vs collected: {c}");
+                        let want: Vec<u32> = orders[smallest as usize][..k].iter().map(|&i| i as u32).collect();
+                        assert_eq!(fi, want, "indices vs reference: {c}");
+                        if k == n.min(50) {
+                            let wide = x.map(Negate).top_k_with::<u64>(k, opts).unwrap();
+                            let want64: Vec<u64> = want.iter().map(|&i| i as u64).collect();
+                            assert_eq!(wide.indices.to_vec().unwrap(), want64, "u64 indices: {c}");
+                        }
+                    }
+                    assert!(x.map(Negate).top_k_with::<u32>(n + 1, opts).is_err());
+                }
+                for nth in [0, n / 3, n / 2, n.saturating_sub(1)] {
+                    if nth < n {
+                        let c = ctx(&dev, &format!("select_nth of map {what} nth={nth}"), n, seed);
+                        let got = x.map(Negate).select_nth(nth).unwrap_or_else(|e| panic!("{c}: {e}"));
+                        assert_eq!(got.to_bits(), collected.select_nth(nth).unwrap().to_bits(), "{c}");
+                    }
+                }
+                assert!(x.map(Negate).select_nth(n).is_err());
+            }
+        }
+    }
+}
+
+/// Expressions of other shapes: no buffer at all (counting), buffers at
+/// different offsets from a vector boundary (read one element at a time),
+/// narrow buffers widened (u8 gathered, cast to f32), a checked gather
+/// with an index out of range, and k = 0 (reads nothing).
+#[test]
+fn top_k_of_other_expressions() {
+    use cuprim::ops::{Cast, Mul, Square};
+    let (mut r, seed) = rng("topk other expressions");
+    for n in capped(&[1, 100, 16_385, 70_001, 1 << 20]) {
+        let a: Vec<f32> = random_vec(&mut r, n + 1);
+        let b: Vec<u8> = small_vec(&mut r, n);
+        let idx: Vec<u32> = (0..n).map(|_| r.gen_range(0..n as u32)).collect();
+        for dev in devices_at(n) {
+            let da = DeviceVec::from_slice(&dev, &a).unwrap();
+            let db = DeviceVec::from_slice(&dev, &b).unwrap();
+            let di = DeviceVec::from_slice(&dev, &idx).unwrap();
+            let k = 37.min(n);
+            macro_rules! same {
+                ($e:expr, $what:expr) => {{
+                    let c = ctx(&dev, $what, n, seed);
+                    for opts in [TopKOptions::largest(), TopKOptions::smallest()] {
+                        let fused = $e.top_k_with::<u32>(k, opts).unwrap_or_else(|e| panic!("{c}: {e}"));
+                        let plain = $e.collect().unwrap().top_k_with::<u32>(k, opts).unwrap();
+                        assert_eq!(fused.indices.to_vec().unwrap(), plain.indices.to_vec().unwrap(), "{c}");
+                        assert_eq!(
+                            bits(&fused.values.to_vec().unwrap()),
+                            bits(&plain.values.to_vec().unwrap()),
+                            "{c}"
+                        );
+                    }
+                    let nth = n / 2;
+                    assert_eq!(
+                        $e.select_nth(nth).unwrap().ordered(),
+                        $e.collect().unwrap().select_nth(nth).unwrap().ordered(),
+                        "select_nth {c}"
+                    );
+                }};
+            }
+            same!(counting(&dev, 1i64 - n as i64 / 2, 3, n).map(Square), "counting, no buffer");
+            let (hi, lo) = (da.slice(1..).unwrap(), da.slice(..n).unwrap());
+            same!(zip(&hi, &lo).map(Mul), "buffers one element apart");
+            same!(db.permute(&di).map(Cast::<f32>::new()), "u8 gathered, as f32");
+            same!(lo.lazy(), "a buffer");
+
+            let mut bad = idx.clone();
+            bad[n / 2] = n as u32;
+            let bad = DeviceVec::from_slice(&dev, &bad).unwrap();
+            let oob = |e: cuprim::Error| matches!(e, cuprim::Error::IndexOutOfBounds { len, .. } if len == n);
+            assert!(oob(db.permute(&bad).top_k(k).unwrap_err()), "{dev:?} n={n}");
+            assert!(
+                oob(db.permute(&bad).top_k_with::<u64>(k, TopKOptions::smallest()).unwrap_err()),
+                "{dev:?} n={n}"
+            );
+            assert!(oob(db.permute(&bad).select_nth(0).unwrap_err()), "{dev:?} n={n}");
+            let none = db.permute(&bad).top_k(0).unwrap();
+            assert_eq!((none.values.len(), none.indices.len()), (0, 0));
+        }
+    }
+}

@@ -1,7 +1,8 @@
 // Left-balanced kd-tree construction, level by level (Wald 2022, "GPU-
 // friendly, parallel, and (almost) in-place construction of left-balanced
 // k-d trees"), with cuprim's radix sort doing the sorting between kernels.
-// Specialised on: F, CUPRIM_DIM (and CUPRIM_K = 1, unused here).
+// Specialised on: F, CUPRIM_DIM (and CUPRIM_K = 1, unused here),
+// CUPRIM_KNN_X (points from an input expression KnnIn, below).
 // Last, the boxes of the upper levels' subtrees, bottom-up (cuprim_knn_boxes).
 //
 // Every point carries the id of the subtree it belongs to (its tag, 0 at
@@ -13,10 +14,21 @@
 // exactly there it becomes the node, past it it moves to the right child.
 // Points already placed (tags of earlier levels) sort first and stay put.
 
+// The points: `const F* points` (n x CUPRIM_DIM coordinates), or with
+// CUPRIM_KNN_X an input expression `KnnIn points` (knn.cuh), read where
+// the buffer is read (each of the D extracts and the scatter evaluates it).
+#if CUPRIM_KNN_X
+#define KNN_POINTS CUPRIM_INPUT KnnIn points
+#define KNN_POINT_COORD(i, j) knn_coord(points, i, j)
+#else
+#define KNN_POINTS const F* __restrict__ points
+#define KNN_POINT_COORD(i, j) points[(i) * CUPRIM_DIM + (j)]
+#endif
+
 // keys[i] = points[i][dim], vals[i] = i.
-extern "C" __global__ void cuprim_knn_extract(const F* __restrict__ points, u64 n, u32 dim, F* __restrict__ keys, u32* __restrict__ vals) {
+extern "C" __global__ void cuprim_knn_extract(KNN_POINTS, u64 n, u32 dim, F* __restrict__ keys, u32* __restrict__ vals) {
     for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) {
-        keys[i] = points[i * CUPRIM_DIM + dim];
+        keys[i] = KNN_POINT_COORD(i, dim);
         vals[i] = (u32)i;
     }
 }
@@ -83,15 +95,19 @@ extern "C" __global__ void cuprim_knn_level(u64* __restrict__ keys, const u32* _
 
 // Final placement: node (key >> rank_bits) gets the point perm[i].
 extern "C" __global__ void cuprim_knn_scatter(const u64* __restrict__ keys, const u32* __restrict__ perm, u64 n, u32 rank_bits,
-                                              const F* __restrict__ points, KnnNode* __restrict__ nodes) {
+                                              KNN_POINTS, KnnNode* __restrict__ nodes) {
     for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) {
         const u64 node = keys[i] >> rank_bits;
         const u32 p = perm[i];
         KnnNodeWords u;
 #pragma unroll
         for (int j = 0; j < KNN_NODE_VECS; j++) u.w[j] = make_uint4(0, 0, 0, 0);
+#if CUPRIM_KNN_X
+        knn_coords(points.load(p), u.n.c);
+#else
 #pragma unroll
         for (int j = 0; j < CUPRIM_DIM; j++) u.n.c[j] = points[(u64)p * CUPRIM_DIM + j];
+#endif
         u.n.idx = p;
         uint4* dst = reinterpret_cast<uint4*>(nodes + node);
 #pragma unroll

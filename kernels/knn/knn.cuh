@@ -16,6 +16,30 @@
 
 #define KNN_MISSING 0xffffffffu
 
+// Points of an input expression (src/expr/; CUPRIM_KNN_X, build.cu and
+// query.cu): KnnIn yields F, cuprim_t2<F, F> or cuprim_t3<F, F, F>, the
+// CUPRIM_DIM (1 to 3) coordinates in order.
+#ifndef CUPRIM_KNN_X
+#define CUPRIM_KNN_X 0
+#endif
+#if CUPRIM_KNN_X
+__device__ __forceinline__ void knn_coords(const F& x, F (&c)[1]) { c[0] = x; }
+__device__ __forceinline__ void knn_coords(const cuprim_t2<F, F>& x, F (&c)[2]) {
+    c[0] = x.a0;
+    c[1] = x.a1;
+}
+__device__ __forceinline__ void knn_coords(const cuprim_t3<F, F, F>& x, F (&c)[3]) {
+    c[0] = x.a0;
+    c[1] = x.a1;
+    c[2] = x.a2;
+}
+// Coordinate `dim` of a point (selects, not an indexed local array).
+__device__ __forceinline__ F knn_pick(F x, u32) { return x; }
+__device__ __forceinline__ F knn_pick(cuprim_t2<F, F> x, u32 dim) { return dim == 0 ? x.a0 : x.a1; }
+__device__ __forceinline__ F knn_pick(cuprim_t3<F, F, F> x, u32 dim) { return dim == 0 ? x.a0 : dim == 1 ? x.a1 : x.a2; }
+__device__ __forceinline__ F knn_coord(const KnnIn& in, u64 i, u32 dim) { return knn_pick(in.load(i), dim); }
+#endif
+
 __device__ __forceinline__ float knn_fma(float a, float b, float c) { return fmaf(a, b, c); }
 __device__ __forceinline__ double knn_fma(double a, double b, double c) { return fma(a, b, c); }
 __device__ __forceinline__ float knn_sqrt(float a) { return sqrtf(a); }

@@ -3,7 +3,8 @@
 // i has children 2i+1 and 2i+2; the split dimension of a node at level L is
 // L % CUPRIM_DIM; nodes below nb have the tight box of their subtree).
 // Also the Morton codes that order queries spatially.
-// Specialised on: F, CUPRIM_DIM, CUPRIM_K (see knn.cuh), CUPRIM_KNN_CHILD_BOXES.
+// Specialised on: F, CUPRIM_DIM, CUPRIM_K (see knn.cuh), CUPRIM_KNN_CHILD_BOXES,
+// CUPRIM_KNN_X (queries from an input expression KnnIn, below).
 //
 // Traversal: depth first, every subtree with a lower bound of the squared
 // distance to its points: the distance to its box where it has one, else
@@ -145,14 +146,32 @@ struct KnnStack {
     }
 };
 
+// The queries: `const F* queries` (q x CUPRIM_DIM coordinates), or with
+// CUPRIM_KNN_X an input expression `KnnIn queries` (knn.cuh), each query
+// read once by its thread (and once more by cuprim_knn_morton). Those
+// modules hold cuprim_knn_query and cuprim_knn_morton only.
+#if CUPRIM_KNN_X
+#define KNN_QUERIES CUPRIM_INPUT KnnIn queries
+#define KNN_QUERIES_REF const KnnIn& queries
+#else
+#define KNN_QUERIES const F* __restrict__ queries
+#define KNN_QUERIES_REF const F* __restrict__ queries
+#endif
+
 // Loads query `row` into qc; true when it has a NaN coordinate.
-__device__ __forceinline__ bool knn_load_query(const F* __restrict__ queries, u64 row, F (&qc)[CUPRIM_DIM]) {
+__device__ __forceinline__ bool knn_load_query(KNN_QUERIES_REF, u64 row, F (&qc)[CUPRIM_DIM]) {
     bool nan = false;
+#if CUPRIM_KNN_X
+    knn_coords(queries.load(row), qc);
+#pragma unroll
+    for (int j = 0; j < CUPRIM_DIM; j++) nan |= qc[j] != qc[j];
+#else
 #pragma unroll
     for (int j = 0; j < CUPRIM_DIM; j++) {
         qc[j] = queries[row * CUPRIM_DIM + j];
         nan |= qc[j] != qc[j];
     }
+#endif
     return nan;
 }
 
@@ -162,7 +181,7 @@ __device__ __forceinline__ bool knn_load_query(const F* __restrict__ queries, u6
 // estimate of KnnMethod::Auto).
 template <bool COUNT>
 __device__ __forceinline__ void knn_query(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb, u32 depth,
-                                          const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
+                                          KNN_QUERIES_REF, const u32* __restrict__ order, u64 q, u32 k,
                                           F* __restrict__ out_d, u32* __restrict__ out_i, u32* __restrict__ visits) {
     KnnStack st(depth);
     const u64 t = cuprim_thread_id();
@@ -185,11 +204,12 @@ __device__ __forceinline__ void knn_query(const KnnNode* __restrict__ nodes, con
 }
 
 extern "C" __global__ void cuprim_knn_query(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
-                                            u32 depth, const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
+                                            u32 depth, KNN_QUERIES, const u32* __restrict__ order, u64 q, u32 k,
                                             F* __restrict__ out_d, u32* __restrict__ out_i) {
     knn_query<false>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, nullptr);
 }
 
+#if !CUPRIM_KNN_X
 // cuprim_knn_query, also writing the visits of each query processed.
 extern "C" __global__ void cuprim_knn_visits(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
                                              u32 depth, const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
@@ -281,21 +301,29 @@ extern "C" __global__ void cuprim_knn_all(const KnnNode* __restrict__ nodes, con
     knn_walk<false, true, false>(nodes, boxes, n, nb, qc, me.idx, F(0), list, count, st.d, st.n, st.stride);
     list.finish(rd, ri, true);
 }
+#endif  // !CUPRIM_KNN_X
 
 // Morton code of each query in the box `bounds` (lo, hi per dimension) on
 // its first min(D, 3) coordinates; `order` gets 0..q-1. Values outside the
 // box (NaN included) are clamped: the codes only order the work.
-extern "C" __global__ void cuprim_knn_morton(const F* __restrict__ queries, u64 q, const F* __restrict__ bounds, u32* __restrict__ codes,
+extern "C" __global__ void cuprim_knn_morton(KNN_QUERIES, u64 q, const F* __restrict__ bounds, u32* __restrict__ codes,
                                              u32* __restrict__ order) {
     constexpr int MD = CUPRIM_DIM < 3 ? CUPRIM_DIM : 3;
     constexpr int BITS = 30 / MD;
     constexpr u32 CELLS = 1u << BITS;
     for (u64 t = cuprim_thread_id(); t < q; t += cuprim_thread_count()) {
         u32 cell[MD];
+#if CUPRIM_KNN_X
+        F qc[CUPRIM_DIM];
+        knn_coords(queries.load(t), qc);
+#define KNN_MORTON_AT(j) qc[j]
+#else
+#define KNN_MORTON_AT(j) queries[t * CUPRIM_DIM + j]
+#endif
 #pragma unroll
         for (int j = 0; j < MD; j++) {
             const float lo = (float)bounds[2 * j], hi = (float)bounds[2 * j + 1];
-            const float x = ((float)queries[t * CUPRIM_DIM + j] - lo) / (hi - lo) * (float)CELLS;
+            const float x = ((float)KNN_MORTON_AT(j) - lo) / (hi - lo) * (float)CELLS;
             cell[j] = x > 0.0f ? (x < (float)CELLS ? (u32)x : CELLS - 1) : 0;
         }
         u32 code = 0;

@@ -40,7 +40,13 @@
 // u64), CUPRIM_PAIRS, CUPRIM_BLOCK (threads: 32, 64, 128 or 256),
 // CUPRIM_ITEMS (keys per thread), CUPRIM_MIN_BLOCKS (resident blocks per
 // SM asked of ptxas), CUPRIM_TILE_BITS (the tile kernel's widest digit: 8
-// or 9), CUPRIM_MATCH_ANY (see sort/radix_sort.cuh).
+// or 9), CUPRIM_MATCH_ANY (see sort/radix_sort.cuh), CUPRIM_SEGSORT_X (1:
+// the sort of an input expression SegIn, whose kernels are the `_x` ones;
+// the buffer kernels are compiled only without it).
+
+#ifndef CUPRIM_SEGSORT_X
+#define CUPRIM_SEGSORT_X 0
+#endif
 
 // The global-memory kernel's digits (8 bits); the tile kernel's are at most
 // CUPRIM_TILE_BITS (8 or 9) bits wide.
@@ -184,6 +190,7 @@ __device__ __forceinline__ void seg_rank_tile(const KR (&key)[CUPRIM_ITEMS], u32
 // when one tile class holds every segment: out[0] becomes the longest
 // segment's length, out[1] the number of bad offset pairs (decreasing, or
 // past n keys). out starts zeroed. Any grid of 256-thread blocks.
+// (Expression modules: out[2], out[3] too, see below.)
 
 extern "C" __global__ void __launch_bounds__(256) cuprim_segsort_survey(const I* offsets, u64 segments, u64 n, u64* out) {
     u64 longest = 0, bad = 0;
@@ -205,6 +212,14 @@ extern "C" __global__ void __launch_bounds__(256) cuprim_segsort_survey(const I*
         if (longest) atomicMax((unsigned long long*)out, (unsigned long long)longest);
         if (bad) atomicAdd((unsigned long long*)(out + 1), (unsigned long long)bad);
     }
+#if CUPRIM_SEGSORT_X
+    // A sort of an expression also writes the elements before the first
+    // offset and after the last: out[2] and out[3] are those offsets.
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        out[2] = (u64)offsets[0];
+        out[3] = (u64)offsets[segments];
+    }
+#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -248,6 +263,111 @@ __device__ __forceinline__ void seg_tile_passes(KR (&key)[CUPRIM_ITEMS], VR (&va
     }
 }
 
+// ---------------------------------------------------------------------------
+// Sorts of input expressions (src/expr/): with CUPRIM_SEGSORT_X the module's
+// kernels are cuprim_segsort_tile_x and cuprim_segsort_large_x, whose first
+// read of a segment is its elements of `SegIn in` (the keys' expression,
+// or with CUPRIM_PAIRS the zip of the keys' and the values'), written to
+// the output (keys, vals) by the sort itself: no collected copy. Later
+// passes work on the output and scratch as the buffer kernels do.
+
+// What the buffer kernels pass for the expression they do not read.
+struct seg_no_input {};
+__device__ __forceinline__ KU seg_in_key(const seg_no_input&, u64) { return 0; }
+__device__ __forceinline__ VU seg_in_value(const seg_no_input&, u64) { return 0; }
+
+// radix_load_striped from a function of the position j (below `valid`).
+template <typename R, int ITEMS, typename Load>
+__device__ __forceinline__ void seg_in_striped(u32 valid, R (&x)[ITEMS], R fill, Load load) {
+    const u32 lane = threadIdx.x & 31, first = (threadIdx.x >> 5) * 32 * ITEMS;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const u32 j = first + i * 32 + lane;
+        x[i] = j < valid ? (R)load(j) : fill;
+    }
+}
+
+#if CUPRIM_SEGSORT_X
+// Element i's key (value) as the unsigned integer of its width.
+__device__ __forceinline__ KU seg_in_key(const SegIn& in, u64 i) {
+#if CUPRIM_PAIRS
+    return radix_as_uint<KU>(in.a.load(i));
+#else
+    return radix_as_uint<KU>(in.load(i));
+#endif
+}
+__device__ __forceinline__ VU seg_in_value(const SegIn& in, u64 i) {
+#if CUPRIM_PAIRS
+    return radix_as_uint<VU>(in.b.load(i));
+#else
+    (void)in, (void)i;
+    return 0;
+#endif
+}
+
+// cuprim_segsort_tile over the expression. A segment of one element is
+// written as it is; one whose keys vary in no sorted bit takes one pass
+// (the buffer kernel leaves both in place).
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_segsort_tile_x(CUPRIM_INPUT SegIn in, KU* keys, VU* vals, const I* offsets, const u32* ids, u32 first, u32 begin_bit,
+                          u32 end_bit, u64 flip) {
+    __shared__ __align__(16) u32 s_wc[SEG_WARPS * SEG_MAX_RADIX];
+    __shared__ __align__(16) u32 s_start[SEG_MAX_RADIX];
+    __shared__ u32 s_warp[SEG_WARPS];
+    __shared__ KR s_red[2 * SEG_WARPS];
+    __shared__ seg_tile_job s_job;
+    __shared__ __align__(16) unsigned char s_buf[SEG_BUF];
+
+    const u32 index = first + blockIdx.x;
+    const u32 seg = ids ? ids[index] : index;
+    const u64 begin = (u64)offsets[seg];
+    const u32 n = (u32)((u64)offsets[seg + 1] - begin);  // <= SEG_TILE (host)
+    if (n <= 1) {  // (the whole block: n is the block's)
+        if (n == 1 && threadIdx.x == 0) {
+            keys[begin] = seg_in_key(in, begin);
+#if CUPRIM_PAIRS
+            vals[begin] = seg_in_value(in, begin);
+#endif
+        }
+        return;
+    }
+    const KR f = (KR)flip;
+
+    // Keys and values in the warp-striped order of radix_tile_load_ordered
+    // (slots past n: the ordered key of all ones), each element's read once.
+    KR key[CUPRIM_ITEMS];
+    VR val[CUPRIM_ITEMS];
+    const u32 slot = seg_first_slot();
+#pragma unroll
+    for (int i = 0; i < CUPRIM_ITEMS; i++) {
+        const u32 j = slot + i * 32;
+        key[i] = KEY_ALL;
+        val[i] = 0;
+        if (j < n) {
+            key[i] = radix_ordered(seg_in_key(in, begin + j)) ^ f;
+#if CUPRIM_PAIRS
+            val[i] = seg_in_value(in, begin + j);
+#endif
+        }
+    }
+    const radix_tile_passes plan = radix_tile_plan<SEG_MAX_BITS>(
+        radix_tile_varying<CUPRIM_ITEMS, SEG_WARPS>(key, n, slot, s_red), begin_bit, end_bit);
+    // No sorted bit varies: one pass over any one bit (the same in every
+    // key) writes the segment out in input order.
+    const radix_tile_passes passes = plan.passes ? plan : radix_tile_passes{begin_bit, 1, 1};
+    if (threadIdx.x == 0) s_job = seg_tile_job{begin, n, passes};
+    __syncthreads();
+    if (SEG_MAX_BITS > SEG_BITS && passes.width > SEG_BITS) {
+        seg_tile_passes<SEG_MAX_BITS>(key, val, &s_job, keys, vals, s_wc, s_start, s_warp, s_buf, f);
+    } else if (SEG_LOW_BITS < SEG_BITS && passes.width <= SEG_LOW_BITS) {
+        seg_tile_passes<SEG_LOW_BITS>(key, val, &s_job, keys, vals, s_wc, s_start, s_warp, s_buf, f);
+    } else {
+        seg_tile_passes<SEG_BITS>(key, val, &s_job, keys, vals, s_wc, s_start, s_warp, s_buf, f);
+    }
+}
+#endif  // CUPRIM_SEGSORT_X
+
+#if !CUPRIM_SEGSORT_X
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_segsort_tile(KU* keys, VU* vals, const I* offsets, const u32* ids, u32 first, u32 begin_bit, u32 end_bit, u64 flip) {
     __shared__ __align__(16) u32 s_wc[SEG_WARPS * SEG_MAX_RADIX];
@@ -286,6 +406,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         seg_tile_passes<SEG_BITS>(key, val, &s_job, keys, vals, s_wc, s_start, s_warp, s_buf, f);
     }
 }
+#endif  // !CUPRIM_SEGSORT_X
 
 // ---------------------------------------------------------------------------
 // Segments longer than a tile: one block each, every pass through global
@@ -308,9 +429,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // no occupancy asked (f64 / u32 pairs spilled 4 bytes at 128 x 8, 8 blocks).
 constexpr int SEG_LARGE_MIN_BLOCKS = CUPRIM_BLOCK >= 256 ? CUPRIM_MIN_BLOCKS : 1;
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, SEG_LARGE_MIN_BLOCKS)
-    cuprim_segsort_large(KU* keys, VU* vals, KU* alt_keys, VU* alt_vals, const I* offsets, const u32* ids, const u64* alt_at,
-                         u32 first, u32 begin_bit, u32 end_bit, u64 flip) {
+// The kernel's body: FROM_X (cuprim_segsort_large_x) reads the first pass
+// from the expression `in` (elements begin .. begin + n) instead of the
+// keys (values) at the segment, and writes it to scratch as the buffer
+// form's first pass does; `in` is unused otherwise.
+template <bool FROM_X, typename In>
+__device__ __forceinline__ void seg_large_sort(KU* keys, VU* vals, KU* alt_keys, VU* alt_vals, const I* offsets, const u32* ids,
+                                               const u64* alt_at, u32 first, u32 begin_bit, u32 end_bit, u64 flip, const In& in) {
     __shared__ __align__(16) u32 s_wc[SEG_WARPS * SEG_RADIX];
     __shared__ __align__(16) u32 s_start[SEG_RADIX];
     __shared__ __align__(16) u32 s_base[SEG_RADIX];
@@ -354,7 +479,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, SEG_LARGE_MIN_BLOCKS)
 #pragma unroll
         for (int j = 0; j < SEG_DPT; j++) s_base[tid * SEG_DPT + j] = 0;
         __syncthreads();  // (also: the previous pass's writes are visible)
-        for (u32 j = tid; j < n; j += CUPRIM_BLOCK) atomicAdd(s_base + ((u32)(ordered(src_k[j]) >> shift) & mask), 1u);
+        if (FROM_X && first_pass) {
+            for (u32 j = tid; j < n; j += CUPRIM_BLOCK) atomicAdd(s_base + ((u32)(ordered(seg_in_key(in, begin + j)) >> shift) & mask), 1u);
+        } else {
+            for (u32 j = tid; j < n; j += CUPRIM_BLOCK) atomicAdd(s_base + ((u32)(ordered(src_k[j]) >> shift) & mask), 1u);
+        }
         __syncthreads();
         seg_scan_digits<SEG_DPT>(s_base, s_warp);
 
@@ -364,7 +493,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, SEG_LARGE_MIN_BLOCKS)
             u32 pos[CUPRIM_ITEMS];
             u32 tot[SEG_DPT];
             const KR fill = first_pass ? radix_unordered(KEY_ALL ^ f) : KEY_ALL;
-            radix_load_striped<KU, KR, CUPRIM_ITEMS>(src_k + t0, valid, key, fill);
+            if (FROM_X && first_pass) {
+                seg_in_striped<KR, CUPRIM_ITEMS>(valid, key, fill, [&](u32 j) { return seg_in_key(in, begin + t0 + j); });
+            } else {
+                radix_load_striped<KU, KR, CUPRIM_ITEMS>(src_k + t0, valid, key, fill);
+            }
 #pragma unroll
             for (int i = 0; i < CUPRIM_ITEMS; i++) key[i] = ordered(key[i]);
             // (The barrier inside also ends the previous tile's use of
@@ -385,7 +518,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, SEG_LARGE_MIN_BLOCKS)
             }
 #if CUPRIM_PAIRS
             VR val[CUPRIM_ITEMS];
-            radix_load_striped<VU, VR, CUPRIM_ITEMS>(src_v + t0, valid, val);
+            if (FROM_X && first_pass) {
+                seg_in_striped<VR, CUPRIM_ITEMS>(valid, val, (VR)0, [&](u32 j) { return seg_in_value(in, begin + t0 + j); });
+            } else {
+                radix_load_striped<VU, VR, CUPRIM_ITEMS>(src_v + t0, valid, val);
+            }
             __syncthreads();  // every key has been read from s_buf
 #pragma unroll
             for (int i = 0; i < CUPRIM_ITEMS; i++) s_vals[pos[i] & 0xffffu] = (VU)val[i];
@@ -412,3 +549,20 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, SEG_LARGE_MIN_BLOCKS)
 #endif
     }
 }
+
+#if !CUPRIM_SEGSORT_X
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, SEG_LARGE_MIN_BLOCKS)
+    cuprim_segsort_large(KU* keys, VU* vals, KU* alt_keys, VU* alt_vals, const I* offsets, const u32* ids, const u64* alt_at,
+                         u32 first, u32 begin_bit, u32 end_bit, u64 flip) {
+    seg_large_sort<false>(keys, vals, alt_keys, alt_vals, offsets, ids, alt_at, first, begin_bit, end_bit, flip, seg_no_input{});
+}
+#endif
+
+#if CUPRIM_SEGSORT_X
+// cuprim_segsort_large over the expression: the first pass reads it.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, SEG_LARGE_MIN_BLOCKS)
+    cuprim_segsort_large_x(CUPRIM_INPUT SegIn in, KU* keys, VU* vals, KU* alt_keys, VU* alt_vals, const I* offsets, const u32* ids,
+                           const u64* alt_at, u32 first, u32 begin_bit, u32 end_bit, u64 flip) {
+    seg_large_sort<true>(keys, vals, alt_keys, alt_vals, offsets, ids, alt_at, first, begin_bit, end_bit, flip, in);
+}
+#endif

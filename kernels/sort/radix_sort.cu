@@ -197,12 +197,6 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_HIST_BLOCK)
 typedef cuprim_x_buf<KU> SortIn;
 #endif
 
-// x's bits as the unsigned integer of its width.
-template <typename U, typename X> __device__ __forceinline__ U radix_as_uint(const X& x) {
-    static_assert(sizeof(U) == sizeof(X), "an unsigned integer of the same width");
-    return *reinterpret_cast<const U*>(&x);
-}
-
 // The histogram of an input expression's keys, which it writes to keys_out
 // (and the values to vals_out) as it reads them: the first pass reads the
 // expression, so no collected copy is read again.

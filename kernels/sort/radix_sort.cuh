@@ -33,6 +33,13 @@ typedef typename radix_uint<(sizeof(V) < 4 ? 4 : sizeof(V))>::type VR;
 // The key's bits: all ones.
 constexpr KR KEY_ALL = (KR)(KU)~(KU)0;
 
+// x's bits as the unsigned integer of its width (an input expression's
+// element, sort/radix_sort.cu and segsort/segsort.cu).
+template <typename U, typename X> __device__ __forceinline__ U radix_as_uint(const X& x) {
+    static_assert(sizeof(U) == sizeof(X), "an unsigned integer of the same width");
+    return *reinterpret_cast<const U*>(&x);
+}
+
 template <typename T> struct radix_signed { static constexpr bool value = false; };
 template <> struct radix_signed<i8> { static constexpr bool value = true; };
 template <> struct radix_signed<i32> { static constexpr bool value = true; };

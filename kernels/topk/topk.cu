@@ -20,9 +20,51 @@
 // digit), CUPRIM_SEG_CAND and CUPRIM_SEG_KMAX (the segment kernel's shared
 // candidates and winners), CUPRIM_SAMPLE_THREADS and CUPRIM_SAMPLE_ITEMS
 // (the window's block and its samples per thread), CUPRIM_FINISH_ITEMS (window candidates per thread of
-// cuprim_topk_finish).
+// cuprim_topk_finish), CUPRIM_TOPK_X (1: the input is an expression, below).
 
 constexpr u32 RADIX = 1u << CUPRIM_RADIX_BITS;
+
+// The input: `const T* in`, or with CUPRIM_TOPK_X an input expression
+// (src/expr/) `TopkIn in` of items T, passed by value, whose element i is
+// in.load(i) and which every kernel reads wherever it reads the input (each
+// pass evaluates it again: no collected copy). TOPK_AT(i) is element i,
+// TOPK_VEC the elements of one vector step.
+// The expression modules have no cuprim_topk_rest (partial_sort sorts a
+// buffer in place).
+#ifndef CUPRIM_TOPK_X
+#define CUPRIM_TOPK_X 0
+#endif
+#if CUPRIM_TOPK_X
+// A vector step of an expression: 16 bytes of its widest buffer (as
+// cuprim_consume_x takes), and at least 16 bytes of items (as the buffer
+// form takes).
+constexpr int topk_x_items() {
+    return cuprim_x_items<TopkIn>() > (int)(16 / sizeof(T)) ? cuprim_x_items<TopkIn>() : (int)(16 / sizeof(T));
+}
+// N elements from `first` (an N-element boundary of every buffer unless
+// `mixed`: then one at a time).
+template <int N> __device__ __forceinline__ cuprim_arr<T, N> topk_load_n(const TopkIn& in, u64 first, bool mixed) {
+    if (!mixed) return in.template load_n<N>(first);
+    cuprim_arr<T, N> r;
+#pragma unroll
+    for (int j = 0; j < N; j++) r.v[j] = in.load(first + j);
+    return r;
+}
+#define TOPK_IN CUPRIM_INPUT TopkIn in
+#define TOPK_AT(i) in.load(i)
+#define TOPK_VEC topk_x_items()
+// With no occupancy asked, ptxas kept the filter of some expressions at 32
+// registers and spilled 8 bytes around its reservation's atomics (a zip of
+// f32 and f64 buffers on sm_80, f32 items of an f64 buffer with u64
+// indices); 4 blocks per SM (64 registers) spill none of the compile
+// check's expressions.
+#define TOPK_FILTER_BOUNDS CUPRIM_BLOCK, 4
+#else
+#define TOPK_IN const T* __restrict__ in
+#define TOPK_AT(i) in[i]
+#define TOPK_VEC 16 / sizeof(T)
+#define TOPK_FILTER_BOUNDS CUPRIM_BLOCK
+#endif
 
 // One digit of the composite: `bits` bits at `shift` of the key (part 0)
 // or of the inverted index (part 1).
@@ -233,7 +275,7 @@ struct TopkPass {
 };
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
-    cuprim_topk_pass(const T* __restrict__ in, u64 n, KR* __restrict__ ckeys, I* __restrict__ cidx,
+    cuprim_topk_pass(TOPK_IN, u64 n, KR* __restrict__ ckeys, I* __restrict__ cidx,
                      T* __restrict__ out_vals, I* __restrict__ out_idx, TopkState* st, u32* ticket, TopkPass ps) {
     __shared__ u32 hist[RADIX];
     __shared__ u64 totals[RADIX];
@@ -270,7 +312,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
             idx[p] = 0;
             if (i < count) {
                 if (src == 0) {
-                    okey[p] = topk_okey(in[i], (KR)ps.flip);
+                    okey[p] = topk_okey(TOPK_AT(i), (KR)ps.flip);
                     idx[p] = (I)i;
                 } else {
                     okey[p] = skeys[i];
@@ -463,7 +505,7 @@ __device__ __forceinline__ u64 topk_window_lo(u64 k, u64 n, u64 samples) {
 // (each rounded outwards, see topk_rank). The first kernel of a window's
 // selection, it also clears the state (the host queues no memset).
 extern "C" __global__ void __launch_bounds__(TOPK_SAMPLE_THREADS)
-    cuprim_topk_sample(const T* __restrict__ in, u64 n, u64 samples, TopkState* st, u64 r_lo, u64 r_hi, u64 flip) {
+    cuprim_topk_sample(TOPK_IN, u64 n, u64 samples, TopkState* st, u64 r_lo, u64 r_hi, u64 flip) {
     __shared__ u32 hist[RADIX];
     __shared__ u64 scratch[TOPK_SAMPLE_THREADS + 1];
     for (u32 i = threadIdx.x; i < sizeof(TopkState) / 8; i += TOPK_SAMPLE_THREADS) ((u64*)st)[i] = 0;
@@ -472,7 +514,7 @@ extern "C" __global__ void __launch_bounds__(TOPK_SAMPLE_THREADS)
 #pragma unroll
     for (u32 m = 0; m < TOPK_SAMPLE_ITEMS; m++) {
         const u64 j = (u64)m * TOPK_SAMPLE_THREADS + threadIdx.x;
-        keys[m] = j < samples ? topk_okey(in[j * stride + stride / 2], (KR)flip) : (KR)0;
+        keys[m] = j < samples ? topk_okey(TOPK_AT(j * stride + stride / 2), (KR)flip) : (KR)0;
     }
     // Two digits below the samples' common prefix place each end closely
     // enough (a third would only narrow the window by less than a 2^-22nd
@@ -494,15 +536,22 @@ extern "C" __global__ void __launch_bounds__(TOPK_SAMPLE_THREADS)
 // most ps.cap, counted in st->cand[0]). Whether the k-th is among them is
 // for cuprim_topk_finish, queued behind it, to judge (a last-block ticket
 // here cost a fence and a wait in every block).
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
-    cuprim_topk_filter(const T* __restrict__ in, u64 n, KR* __restrict__ ckeys, I* __restrict__ cidx,
+extern "C" __global__ void __launch_bounds__(TOPK_FILTER_BOUNDS)
+    cuprim_topk_filter(TOPK_IN, u64 n, KR* __restrict__ ckeys, I* __restrict__ cidx,
                        T* __restrict__ out_vals, I* __restrict__ out_idx, TopkState* st, TopkPass ps) {
     __shared__ u64 smem[CUPRIM_BLOCK / 32 + 2];
-    constexpr int ITEMS = 16 / sizeof(T);  // at least 2: x[1] holds the tail element
-    typedef cuprim_vec<T, 16 / sizeof(T)> V;
+    constexpr int ITEMS = TOPK_VEC;  // at least 2: x[1] holds the tail element
     const KR lo = (KR)st->lo, hi = (KR)st->hi, flip = (KR)ps.flip;
+#if CUPRIM_TOPK_X
+    // Buffers at different offsets from a vector boundary: one element at a time.
+    const u32 m = in.template misalign<ITEMS>();
+    const bool mixed = m == CUPRIM_X_MIXED;
+    const cuprim_split<ITEMS> s(n, mixed || m == CUPRIM_X_ANY ? 0u : m);
+#else
+    typedef cuprim_vec<T, 16 / sizeof(T)> V;
     const cuprim_split<16 / sizeof(T)> s(n, cuprim_misalign<16 / sizeof(T)>(in));
     const V* __restrict__ vin = s.body(in);
+#endif
     const u64 stride = cuprim_thread_count(), tid = cuprim_thread_id();
     // Whole blocks run every round together (the reservation is block-wide);
     // the last round takes the head and tail elements (fewer than a vector each).
@@ -515,20 +564,28 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
         if (r < rounds) {
             const u64 v = r * stride + tid;
             if (v < s.vectors) {
+#if CUPRIM_TOPK_X
+                const cuprim_arr<T, ITEMS> y = topk_load_n<ITEMS>(in, s.index(v, 0), mixed);
+#pragma unroll
+                for (int j = 0; j < ITEMS; j++) x[j] = y.v[j];
+                first = s.index(v, 0);
+                have = (1u << ITEMS) - 1;
+#else
                 const V y = cuprim_load_stream<false>(vin + v);
 #pragma unroll
                 for (int j = 0; j < 16 / (int)sizeof(T); j++) x[j] = y.v[j];
                 first = s.index(v, 0);
                 have = (1u << (16 / sizeof(T))) - 1;
+#endif
             }
         } else {
             if (tid < s.head) {
-                x[0] = in[tid];
+                x[0] = TOPK_AT(tid);
                 first = tid;
                 have |= 1;
             }
             if (s.tail + tid < n) {
-                x[1] = in[s.tail + tid];
+                x[1] = TOPK_AT(s.tail + tid);
                 have |= 2;
             }
         }
@@ -970,6 +1027,43 @@ __device__ __forceinline__ void topk_put(bool flag, KR o, SI i, KR* ckeys, SI* c
 // One read of a segment (by the whole block, 16-byte vectors, four in
 // flight per thread): its elements at or above `lo` to the shared
 // candidates (counted in *counter, which starts at 0).
+#if CUPRIM_TOPK_X
+// The same over the expression's elements start .. start + len.
+__device__ __forceinline__ void topk_segment_filter(const TopkIn& in, u64 start, u32 len, KR lo, KR flip, KR* ckeys, SI* cidx,
+                                                    u32* counter) {
+    constexpr int ITEMS = TOPK_VEC;
+    constexpr u32 U = 4;
+    const u32 m = in.template misalign<ITEMS>();
+    const bool mixed = m == CUPRIM_X_MIXED;
+    const cuprim_split<ITEMS> s(len, mixed || m == CUPRIM_X_ANY ? 0u : (u32)((m + start) % ITEMS));
+    const u32 rounds = (u32)((s.vectors + U * CUPRIM_BLOCK - 1) / (U * CUPRIM_BLOCK));
+    for (u32 r = 0; r < rounds; r++) {
+        cuprim_arr<T, ITEMS> y[U];
+#pragma unroll
+        for (u32 u = 0; u < U; u++) {
+            const u32 v = (r * U + u) * CUPRIM_BLOCK + threadIdx.x;
+            if (v < s.vectors) y[u] = topk_load_n<ITEMS>(in, start + s.index(v, 0), mixed);
+        }
+#pragma unroll
+        for (u32 u = 0; u < U; u++) {
+            const u32 v = (r * U + u) * CUPRIM_BLOCK + threadIdx.x;
+            const bool valid = v < s.vectors;
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++) {
+                const KR o = valid ? topk_okey(y[u].v[j], flip) : 0;
+                topk_put(valid && o >= lo, o, (SI)s.index(v, j), ckeys, cidx, counter);
+            }
+        }
+    }
+    // The head and the tail: fewer than a vector each.
+    const bool h = threadIdx.x < s.head;
+    const KR oh = h ? topk_okey(in.load(start + threadIdx.x), flip) : 0;
+    topk_put(h && oh >= lo, oh, threadIdx.x, ckeys, cidx, counter);
+    const u32 t = (u32)s.tail + threadIdx.x;
+    const KR ot = t < len ? topk_okey(in.load(start + t), flip) : 0;
+    topk_put(t < len && ot >= lo, ot, t, ckeys, cidx, counter);
+}
+#else
 __device__ __forceinline__ void topk_segment_filter(const T* row, u32 len, KR lo, KR flip, KR* ckeys, SI* cidx,
                                                     u32* counter) {
     constexpr int ITEMS = 16 / sizeof(T);
@@ -1004,9 +1098,10 @@ __device__ __forceinline__ void topk_segment_filter(const T* row, u32 len, KR lo
     const KR ot = t < len ? topk_okey(row[t], flip) : 0;
     topk_put(t < len && ot >= lo, ot, t, ckeys, cidx, counter);
 }
+#endif
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
-    cuprim_topk_segments(const T* __restrict__ in, const u64* __restrict__ offsets, u64 cols, u32 k,
+    cuprim_topk_segments(TOPK_IN, const u64* __restrict__ offsets, u64 cols, u32 k,
                          T* __restrict__ out_vals, SI* __restrict__ out_idx, u64 flip64) {
     const KR flip = (KR)flip64;
     __shared__ u32 hist[RADIX];
@@ -1020,7 +1115,12 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     const u64 seg = blockIdx.x;
     const u64 start = offsets ? offsets[seg] : seg * cols;
     const u32 len = (u32)((offsets ? offsets[seg + 1] : start + cols) - start);
+#if CUPRIM_TOPK_X
+#define TOPK_ROW(i) in.load(start + (i))
+#else
     const T* const row = in + start;
+#define TOPK_ROW(i) row[i]
+#endif
 
     // The running set: the elements whose digits so far equal the chosen
     // buckets. In shared memory (ckeys / cidx, `held` of them) once it fits,
@@ -1029,7 +1129,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     u32 held = len;
     if (in_smem) {
         for (u32 i = threadIdx.x; i < len; i += CUPRIM_BLOCK) {
-            ckeys[i] = topk_okey(row[i], flip);
+            ckeys[i] = topk_okey(TOPK_ROW(i), flip);
             cidx[i] = i;
         }
     }
@@ -1046,12 +1146,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
             KR keys[SEG_SAMPLE_ITEMS];
 #pragma unroll
             for (int m = 0; m < SEG_SAMPLE_ITEMS; m++)
-                keys[m] = topk_okey(row[(m * CUPRIM_BLOCK + threadIdx.x) * stride + stride / 2], flip);
+                keys[m] = topk_okey(TOPK_ROW((m * CUPRIM_BLOCK + threadIdx.x) * stride + stride / 2), flip);
             u32 rest;  // lo rounded down: the window only widens
             const KR lo = topk_rank<CUPRIM_BLOCK, true>(keys, SEG_SAMPLES, r_lo, 2, 0, hist, scratch, rest);
             if (threadIdx.x == 0) counters[0] = 0;
             __syncthreads();
+#if CUPRIM_TOPK_X
+            topk_segment_filter(in, start, len, lo, flip, ckeys, cidx, &counters[0]);
+#else
             topk_segment_filter(row, len, lo, flip, ckeys, cidx, &counters[0]);
+#endif
             __syncthreads();
             const u32 got = counters[0];
             if (got >= k && got <= CUPRIM_SEG_CAND) {
@@ -1092,7 +1196,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
                     okey = ckeys[i];
                     idx = cidx[i];
                 } else {
-                    okey = topk_okey(row[i], flip);
+                    okey = topk_okey(TOPK_ROW(i), flip);
                     idx = i;
                 }
                 if (pass == 0) {
@@ -1149,6 +1253,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     }
 }
 
+#undef TOPK_ROW
+
+#if !CUPRIM_TOPK_X
 // ---------------------------------------------------------------------------
 // partial_sort's other elements: every element after the threshold (the
 // k-th of the order, at tval / tidx) goes to out[pos], pos from `counter`
@@ -1173,3 +1280,4 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
         if (after) out[at] = x;
     }
 }
+#endif  // !CUPRIM_TOPK_X

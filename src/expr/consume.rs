@@ -1451,6 +1451,189 @@ pub trait ExprOps: Expr {
         crate::algo::sort::sorted_pairs_of(self, &values.into_expr(), opts)
     }
 
+    /// The elements with each segment `offsets[s]..offsets[s + 1]` sorted,
+    /// in a new vector: what collecting the expression and then
+    /// [`SegmentedSortOps::segmented_sort`](crate::algo::segsort::SegmentedSortOps::segmented_sort)
+    /// give (stable, floats in `total_cmp` order; elements outside every
+    /// segment as they are), with no collected copy: on CUDA each segment's
+    /// first read (the one-block kernel's load of a short segment, the first
+    /// pass over a long one) is of the expression, and later passes work on
+    /// the output and scratch. `offsets` (`u32` or `u64`) are checked as the
+    /// in-place sort checks them ([`Error::InvalidArgument`] before anything
+    /// is read).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Negate;
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[3i32, 1, 2, 9, -5, 4])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 3, 3, 6])?;
+    /// let s = x.map(Negate).segmented_sorted(&offsets)?;
+    /// assert_eq!(s.to_vec()?, vec![-3, -2, -1, -9, -4, 5]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_sorted<I: crate::element::IndexElement>(&self, offsets: &impl crate::DeviceData<I>) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::segsort::segmented_sorted_of(self, offsets, crate::algo::sort::SortOptions::new())
+    }
+
+    /// [`segmented_sorted`](ExprOps::segmented_sorted) as
+    /// [`SortOptions`](crate::algo::sort::SortOptions) say (descending, a bit range).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[1u64, 4, 6])?;
+    /// // 0, 3, 6, 9, 12, 15, 18: element 0 and 18 lie outside the segments
+    /// let s = counting(&dev, 0u32, 3, 7).segmented_sorted_with(&offsets, SortOptions::new().descending())?;
+    /// assert_eq!(s.to_vec()?, vec![0, 9, 6, 3, 15, 12, 18]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn segmented_sorted_with<I: crate::element::IndexElement>(
+        &self,
+        offsets: &impl crate::DeviceData<I>,
+        opts: crate::algo::sort::SortOptions,
+    ) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::segsort::segmented_sorted_of(self, offsets, opts)
+    }
+
+    /// The elements as keys and `values` (a buffer or an expression, as
+    /// long as the keys) with each segment sorted by key (stable), into two
+    /// new vectors: collecting both and then
+    /// [`segmented_sort_pairs`](crate::algo::segsort::SegmentedSortOps::segmented_sort_pairs),
+    /// with the first reads of both expressions done by the sort.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[-3i32, 1, -2, 5, -4])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 3, 5])?;
+    /// // per-segment argsort of |x|: the positions come from a counting expression
+    /// let (k, i) = x.map(Abs).segmented_sorted_pairs(&offsets, counting(&dev, 0u32, 1, 5))?;
+    /// assert_eq!((k.to_vec()?, i.to_vec()?), (vec![1, 2, 3, 4, 5], vec![1, 2, 0, 4, 3]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn segmented_sorted_pairs<I: crate::element::IndexElement, V: super::IntoExpr>(
+        &self,
+        offsets: &impl crate::DeviceData<I>,
+        values: V,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+    {
+        crate::algo::segsort::segmented_sorted_pairs_of(self, &values.into_expr(), offsets, crate::algo::sort::SortOptions::new())
+    }
+
+    /// [`segmented_sorted_pairs`](ExprOps::segmented_sorted_pairs) as
+    /// [`SortOptions`](crate::algo::sort::SortOptions) say.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::sort::SortOptions;
+    /// let dev = Device::default()?;
+    /// let k = DeviceVec::from_slice(&dev, &[1.5f32, 2.5, -1.0, 7.0])?;
+    /// let v = DeviceVec::from_slice(&dev, &[b'a', b'b', b'c', b'd'])?;
+    /// let offsets = DeviceVec::from_slice(&dev, &[0u32, 2, 4])?;
+    /// let (sk, sv) = k.lazy().segmented_sorted_pairs_with(&offsets, &v, SortOptions::new().descending())?;
+    /// assert_eq!((sk.to_vec()?, sv.to_vec()?), (vec![2.5, 1.5, 7.0, -1.0], b"badc".to_vec()));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn segmented_sorted_pairs_with<I: crate::element::IndexElement, V: super::IntoExpr>(
+        &self,
+        offsets: &impl crate::DeviceData<I>,
+        values: V,
+        opts: crate::algo::sort::SortOptions,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+    {
+        crate::algo::segsort::segmented_sorted_pairs_of(self, &values.into_expr(), offsets, opts)
+    }
+
+    /// The `k` largest elements, largest first, and their `u32` indices
+    /// (ties: the lower index first), as
+    /// [`TopKOps::top_k`](crate::algo::topk::TopKOps::top_k) of the
+    /// collected vector gives them, with nothing collected: on CUDA every
+    /// kernel of the selection reads the expression where the buffer form
+    /// reads the buffer (the sample, the filter, each radix pass over the
+    /// input, the one-block form of short inputs), evaluating it again
+    /// each time. `k = 0` gives empty results without reading anything.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// let x = DeviceVec::from_slice(&Device::default()?, &[3i32, -9, 1, 9, -7])?;
+    /// let top = x.map(Abs).top_k(3)?;
+    /// assert_eq!(top.values.to_vec()?, vec![9, 9, 7]);
+    /// assert_eq!(top.indices.to_vec()?, vec![1, 3, 4]);
+    /// assert!(x.map(Abs).top_k(6).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn top_k(&self, k: usize) -> Result<crate::algo::topk::TopK<Self::Item, u32>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::topk::top_k_of(self, k, crate::algo::topk::TopKOptions::largest())
+    }
+
+    /// [`top_k`](ExprOps::top_k) with the smallest first if `opts` says so,
+    /// and indices of type `I` (`u32` or `u64`), as
+    /// [`TopKOps::top_k_with`](crate::algo::topk::TopKOps::top_k_with).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::topk::TopKOptions;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// // (i - 5)^2 for i in 0..10: the two smallest are at 5, then 4 and 6
+    /// let x = counting(&dev, -5i64, 1, 10).map(Square);
+    /// let low = x.top_k_with::<u64>(3, TopKOptions::smallest())?;
+    /// assert_eq!((low.values.to_vec()?, low.indices.to_vec()?), (vec![0, 1, 1], vec![5, 4, 6]));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn top_k_with<I: crate::element::IndexElement + Arith>(
+        &self,
+        k: usize,
+        opts: crate::algo::topk::TopKOptions,
+    ) -> Result<crate::algo::topk::TopK<Self::Item, I>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::topk::top_k_of(self, k, opts)
+    }
+
+    /// The element that would be at position `nth` if the elements were
+    /// sorted ascending, as
+    /// [`TopKOps::select_nth`](crate::algo::topk::TopKOps::select_nth)
+    /// (the selection reads the expression; `nth` past the end is
+    /// [`Error::InvalidArgument`]).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Negate;
+    /// let x = DeviceVec::from_slice(&Device::default()?, &[7.5f32, -3.0, 12.0, 0.0, 5.0])?;
+    /// assert_eq!(x.map(Negate).select_nth(2)?, -5.0); // the median of the negations
+    /// assert!(x.map(Negate).select_nth(5).is_err());
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn select_nth(&self, nth: usize) -> Result<Self::Item>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::topk::select_nth_of(self, nth)
+    }
+
     /// Pairs as keys, sorted lexicographically (by the first field, ties by
     /// the second; stable), each field into a new vector of its own. Each
     /// field keeps [`sorted`](ExprOps::sorted)'s order (`total_cmp` for

@@ -47,7 +47,15 @@
 //! buffer), sorts into new vectors ([`sorted`](ExprOps::sorted),
 //! [`sorted_with`](ExprOps::sorted_with), [`sorted_pairs`](ExprOps::sorted_pairs),
 //! [`sorted_pairs_with`](ExprOps::sorted_pairs_with): the radix sort's first
-//! pass reads the expressions), and materialisation
+//! pass reads the expressions), segmented sorts into new vectors
+//! ([`segmented_sorted`](ExprOps::segmented_sorted),
+//! [`segmented_sorted_with`](ExprOps::segmented_sorted_with),
+//! [`segmented_sorted_pairs`](ExprOps::segmented_sorted_pairs),
+//! [`segmented_sorted_pairs_with`](ExprOps::segmented_sorted_pairs_with): each
+//! segment's first read is of the expressions), top-k and selection
+//! ([`top_k`](ExprOps::top_k), [`top_k_with`](ExprOps::top_k_with),
+//! [`select_nth`](ExprOps::select_nth): every selection kernel reads the
+//! expression where the buffer form reads the input), and materialisation
 //! ([`collect`](ExprOps::collect), [`collect_into`](ExprOps::collect_into),
 //! [`unzip`](ExprOps::unzip), [`unzip_into`](ExprOps::unzip_into), [`unzip3`](ExprOps::unzip3),
 //! [`to_vec`](ExprOps::to_vec)). Every other primitive takes the collected vector.
@@ -63,9 +71,14 @@
 //!   `x.permute_by(counting(..).map(f)).sum()` gathers and reduces with no
 //!   index buffer and no gathered buffer.
 //!
+//! kd-trees take their points and queries as expressions of one to three
+//! coordinates ([`KdTree::build_from`](crate::algo::knn::KdTree::build_from),
+//! [`KdTree::query_from`](crate::algo::knn::KdTree::query_from)).
+//!
 //! Not fused yet: tuple sort keys, comparison sorts (`sort_by`), merges,
-//! top-k and kNN points: they take `collect()`'s vector (one extra write
-//! and read), or `unzip()`'s.
+//! the batched top-k (`top_k_rows`, `top_k_segments`), brute-force kNN
+//! and points of more than three coordinates: they take `collect()`'s
+//! vector (one extra write and read), or `unzip()`'s.
 //!
 //! On the host backend an expression is evaluated element by element into
 //! a vector and handed to the same host code as a buffer would be, so fused

@@ -113,6 +113,54 @@ impl<F: Coord, const D: usize> Point for [F; D] {
     }
 }
 
+/// An input expression's element that is a point: a coordinate (`[F; 1]`),
+/// a pair (`[F; 2]`) or a triple (`[F; 3]`) of one coordinate type, laid
+/// out on the device as the array is. What
+/// [`KdTree::build_from`](super::KdTree::build_from) and
+/// [`KdTree::query_from`](super::KdTree::query_from) take: expressions
+/// yield elements and tuples of at most three fields, so points of more
+/// than three coordinates are not expressions. Sealed.
+///
+/// ```
+/// use cuprim::algo::knn::PointValue;
+/// assert_eq!((1.0f32, 2.0f32).point(), [1.0, 2.0]);
+/// assert_eq!(0.5f64.point(), [0.5]);
+/// ```
+pub trait PointValue: crate::value::Value + point_value::Sealed {
+    /// The point type.
+    type Point: Point;
+    /// The point.
+    fn point(self) -> Self::Point;
+}
+
+mod point_value {
+    pub trait Sealed {}
+    impl<F: super::Coord> Sealed for F {}
+    impl<F: super::Coord> Sealed for (F, F) {}
+    impl<F: super::Coord> Sealed for (F, F, F) {}
+}
+
+impl<F: Coord> PointValue for F {
+    type Point = [F; 1];
+    fn point(self) -> [F; 1] {
+        [self]
+    }
+}
+
+impl<F: Coord> PointValue for (F, F) {
+    type Point = [F; 2];
+    fn point(self) -> [F; 2] {
+        [self.0, self.1]
+    }
+}
+
+impl<F: Coord> PointValue for (F, F, F) {
+    type Point = [F; 3];
+    fn point(self) -> [F; 3] {
+        [self.0, self.1, self.2]
+    }
+}
+
 /// Squared distance: an fma chain over the dimensions in order, from `+0`
 /// (`kernels/knn/knn.cuh` computes the same).
 #[inline]

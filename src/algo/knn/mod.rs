@@ -92,6 +92,21 @@
 //! tree and brute force the measured mean predicts faster (so inputs a tree
 //! cannot prune go to brute force). Either way the result is the same.
 //!
+//! # Expressions
+//! [`KdTree::build_from`] and [`KdTree::query_from`] take the points or
+//! queries as an input expression ([`crate::expr`]) whose elements are a
+//! coordinate, a pair or a triple ([`PointValue`]), such as
+//! `zip3(&xs, &ys, &zs)` of coordinate columns: the kernels read the
+//! expression where they read a buffer (the build: once per dimension to
+//! rank the coordinates, once to write each point into its node; a query:
+//! once, by its thread), so nothing is collected, and the results are
+//! those of the collected points. The build writes points into its own
+//! storage only in its last step, in tree order, so there is no early copy
+//! an expression could be collected into instead. Points of more than
+//! three coordinates are not expressions (expressions yield elements and
+//! tuples of at most three fields), and brute force
+//! ([`nearest_neighbors`]), radius search and all-k-nearest take buffers.
+//!
 //! # Limits
 //! `k` is 1 to 1024 (`radius_search`'s `max_count` too). Point indices are
 //! `u32`: at most `2^32 - 2` points for brute force, `2^31 - 1` for the
@@ -108,12 +123,15 @@ mod host;
 mod plan;
 mod query;
 
-pub use geometry::{Coord, Point, MAX_DIM, MAX_K, MAX_TREE_DIM, MAX_TREE_POINTS};
+pub use geometry::{Coord, Point, PointValue, MAX_DIM, MAX_K, MAX_TREE_DIM, MAX_TREE_POINTS};
 
 use crate::algo::same_device;
 use crate::device::{Device, Ptr};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::expr::consume::launch_checked;
+use crate::expr::node::{cuda_of, Node};
+use crate::expr::{host_values, IntoExpr};
 use crate::jit::KernelSpec;
 use crate::vec::raw::{Mem, MemMut, SealedMut as _};
 use crate::vec::{DeviceData, DeviceVec};
@@ -244,6 +262,20 @@ pub(crate) fn cuda_specs<P: Point>(arch: u32, k: usize) -> Vec<KernelSpec> {
     }
     specs.push(KernelSpec::of(&brute::BrutePlan::<P>::new(arch, k)));
     specs
+}
+
+/// The kernels [`KdTree::build_from`] and [`KdTree::query_from`] (with `k`
+/// neighbours) use for the expression `x` of points on architecture
+/// `arch` (what `precompile_expr_knn` compiles).
+pub(crate) fn cuda_specs_of<X: Node>(arch: u32, x: &X, k: usize) -> Vec<KernelSpec>
+where
+    X::Item: PointValue,
+{
+    type P<X> = <<X as Node>::Item as PointValue>::Point;
+    vec![
+        KernelSpec::of(&build::BuildPlan::<P<X>>::of_input(arch, x)),
+        KernelSpec::of(&query::QueryPlan::<P<X>>::new(arch, k).of_input(x)),
+    ]
 }
 
 fn check_k(k: usize, what: &str) -> Result<()> {
@@ -513,6 +545,67 @@ impl<P: Point> KdTree<P> {
         })
     }
 
+    /// Builds the tree over the points an input expression yields: a
+    /// coordinate, a pair or a triple per point ([`PointValue`]: points of
+    /// one to three coordinates), as [`build`](KdTree::build) builds it over
+    /// the collected points (the same tree, the same query results), with
+    /// nothing collected: on CUDA the build's kernels read the expression
+    /// where they read the points (once per dimension, to rank the
+    /// coordinates, and once to write each point into its node), so
+    /// columns of coordinates (`zip3(&xs, &ys, &zs)`) need no interleaved
+    /// copy. A gather with an index out of range fails with
+    /// [`Error::IndexOutOfBounds`]. Points of more coordinates are not
+    /// expressions (an expression yields elements and tuples of at most
+    /// three).
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let xs = DeviceVec::from_slice(&dev, &[0.0f32, 1.0, 2.0, 3.0])?;
+    /// let ys = DeviceVec::from_slice(&dev, &[0.0f32, 1.0, 0.0, 1.0])?;
+    /// let tree = KdTree::<[f32; 2]>::build_from(zip(&xs, &ys))?;
+    /// let nn = tree.query(&DeviceVec::from_slice(&dev, &[[2.1f32, 0.2]])?, 2)?;
+    /// assert_eq!(nn.indices.to_vec()?, vec![2, 3]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn build_from<Q: IntoExpr>(points: Q) -> Result<Self>
+    where
+        <Q::Expr as Node>::Item: PointValue<Point = P>,
+    {
+        check_dim::<P>(MAX_TREE_DIM, "KdTree")?;
+        let x = points.into_expr();
+        x.validate()?;
+        let n = x.length();
+        if n > MAX_TREE_POINTS {
+            return Err(Error::InvalidArgument(format!("a KdTree takes at most 2^31 - 1 points, not {n}")));
+        }
+        let device = x.device_ref().clone();
+        let nodes = match cuda_of(&x) {
+            None => {
+                let points: Vec<P> = host_values(&x)?.into_iter().map(PointValue::point).collect();
+                Nodes::Host(host::build(&points, BOX_FREE_LEVELS))
+            }
+            Some(dev) => {
+                let mut built = None;
+                launch_checked(dev, &x, |a| {
+                    let points = build::Points::<P, _>::Expr(&x, a);
+                    built = Some(build::run_of(dev, &device, points, n, BOX_FREE_LEVELS)?);
+                    Ok(())
+                })?;
+                Nodes::Cuda(Box::new(
+                    built.ok_or_else(|| Error::InvalidArgument("KdTree::build_from: no tree".into()))?,
+                ))
+            }
+        };
+        Ok(KdTree {
+            device,
+            nodes,
+            len: n,
+            child_boxes: plan::CHILD_BOXES,
+            _p: PhantomData,
+        })
+    }
+
     /// Number of points.
     pub fn len(&self) -> usize {
         self.len
@@ -594,6 +687,61 @@ impl<P: Point> KdTree<P> {
         let q = queries.len();
         let (mut indices, mut distances) = alloc_rows::<P::Coord>(&self.device, q, k)?;
         self.query_into(queries, k, order, &mut indices, &mut distances)?;
+        Ok(Neighbors {
+            indices,
+            distances,
+            k,
+            queries: q,
+        })
+    }
+
+    /// [`query`](KdTree::query) of the queries an input expression yields
+    /// (a coordinate, a pair or a triple each: [`PointValue`]), with the
+    /// same result as querying the collected points, nothing collected: on
+    /// CUDA each query's thread reads its query from the expression (and,
+    /// for 16384 queries or more, the Morton pass once before). Errors as
+    /// [`query`](KdTree::query)'s, and [`Error::IndexOutOfBounds`] for a
+    /// gather with an index out of range.
+    ///
+    /// ```
+    /// use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let pts: Vec<[f64; 2]> = (0..10).map(|i| [i as f64, 0.0]).collect();
+    /// let tree = KdTree::build(&DeviceVec::from_slice(&dev, &pts)?)?;
+    /// // Queries at x = 0.4, 2.4, 4.4 on the axis: computed, not stored.
+    /// let queries = zip(counting(&dev, 0.4f64, 2.0, 3), constant(&dev, 0.0f64, 3));
+    /// let nn = tree.query_from(queries, 1)?;
+    /// assert_eq!(nn.indices.to_vec()?, vec![0, 2, 4]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    pub fn query_from<Q: IntoExpr>(&self, queries: Q, k: usize) -> Result<Neighbors<P::Coord>>
+    where
+        <Q::Expr as Node>::Item: PointValue<Point = P>,
+    {
+        const OP: &str = "KdTree::query_from";
+        check_k(k, "k")?;
+        let x = queries.into_expr();
+        x.validate()?;
+        same_device(OP, &self.device, x.device_ref())?;
+        let q = x.length();
+        let (mut indices, mut distances) = alloc_rows::<P::Coord>(&self.device, q, k)?;
+        if q > 0 {
+            match (&self.nodes, cuda_of(&x), indices.mem_mut(), distances.mem_mut()) {
+                (Nodes::Host(tree), None, MemMut::Host(oi), MemMut::Host(od)) => {
+                    let qs: Vec<P> = host_values(&x)?.into_iter().map(PointValue::point).collect();
+                    host::query(tree, &qs, k, od, oi)
+                }
+                (Nodes::Cuda(built), Some(dev), MemMut::Cuda { ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
+                    let tree = self.cuda_tree(built);
+                    launch_checked(dev, &x, |a| {
+                        let queries = query::Queries::<P, _>::Expr(&x, a);
+                        let mode = query::Mode::Nearest(None);
+                        query::run_of(dev, &self.device, &tree, queries, q, q >= 16384, None, mode, rows(ip, dp, k))
+                    })?
+                }
+                _ => return Err(Error::DeviceMismatch { op: OP }),
+            }
+        }
         Ok(Neighbors {
             indices,
             distances,

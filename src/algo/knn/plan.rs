@@ -58,6 +58,15 @@ pub(crate) fn write_common<P: Point, W: SpecWriter>(w: &mut W, k_bucket: u32) {
     w.constant("CUPRIM_NODE_BYTES", node_bytes::<P>() as i64);
 }
 
+/// The declarations of a module whose points (build) or queries (query)
+/// come from an input expression (`kernels/knn/knn.cuh`): written only for
+/// one, so the buffer modules keep their text.
+pub(crate) fn write_input<X: crate::expr::node::Node, W: SpecWriter>(x: &X, w: &mut W) {
+    w.constant("CUPRIM_KNN_X", 1);
+    let root = x.write_type(w, &mut 0);
+    w.piece(root, |root| format!("typedef cuprim_e{root} KnnIn;"));
+}
+
 /// The device address of a vector the caller holds for the call.
 pub(crate) fn ptr<T: Storable>(v: &DeviceVec<T>) -> Result<Ptr<T>> {
     match v.mem() {

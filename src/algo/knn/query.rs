@@ -3,11 +3,15 @@
 //! Morton order.
 
 use super::geometry::{depth, Coord, Point};
-use super::plan::{bucket, ptr, ptr_mut, query_policy, write_common, Rows, CHILD_BOXES};
+use super::plan::{bucket, ptr, ptr_mut, query_policy, write_common, write_input, Rows, CHILD_BOXES};
 use crate::algo::policy::{elementwise, Policy};
 use crate::algo::sort::{SortMutOps, SortOptions};
+use crate::device::launch::KernelArg;
 use crate::device::{CudaDevice, Device, Entry, Grid, Ptr};
 use crate::error::{Error, Result};
+use crate::expr::args::ExprArgs;
+use crate::expr::node::Node;
+use crate::expr::Leaf;
 use crate::jit::{header, template, SpecWriter, Specialise, Template};
 use crate::vec::DeviceVec;
 use std::marker::PhantomData;
@@ -19,16 +23,41 @@ template!(
     headers: [header!("knn/knn.cuh")]
 );
 
+// The same file with the queries an input expression (CUPRIM_KNN_X): the
+// k-nearest query and the Morton codes only.
+template!(
+    KNN_QUERY_X,
+    "knn/query.cu",
+    ["cuprim_knn_query", "cuprim_knn_morton"],
+    headers: [header!("knn/knn.cuh")]
+);
+
 /// The query kernels for points `P` with the candidate list compiled for
-/// `k`, and how the traversal uses the boxes.
-pub(crate) struct QueryPlan<P> {
+/// `k`, and how the traversal uses the boxes; with an `input`, the module
+/// whose k-nearest query and Morton codes read that expression of queries.
+pub(crate) struct QueryPlan<'a, P, X = Leaf<'static, f32>> {
     k_bucket: u32,
     policy: Policy,
     child_boxes: bool,
+    input: Option<&'a X>,
     _p: PhantomData<P>,
 }
 
-impl<P: Point> QueryPlan<P> {
+impl<'a, P: Point> QueryPlan<'a, P> {
+    /// The module reading the queries from the expression `input` (whose
+    /// items are `P`'s `PointValue`).
+    pub fn of_input<X: Node>(self, input: &'a X) -> QueryPlan<'a, P, X> {
+        QueryPlan {
+            k_bucket: self.k_bucket,
+            policy: self.policy,
+            child_boxes: self.child_boxes,
+            input: Some(input),
+            _p: PhantomData,
+        }
+    }
+}
+
+impl<P: Point> QueryPlan<'static, P> {
     pub fn new(arch: u32, k: usize) -> Self {
         Self::with_child_boxes(arch, k, CHILD_BOXES)
     }
@@ -40,32 +69,42 @@ impl<P: Point> QueryPlan<P> {
             k_bucket: bucket(k),
             policy: query_policy(arch),
             child_boxes,
+            input: None,
             _p: PhantomData,
         }
     }
 }
 
-impl<P: Point> Specialise for QueryPlan<P> {
+impl<P: Point, X: Node> Specialise for QueryPlan<'_, P, X> {
     fn template(&self) -> &'static Template {
-        &KNN_QUERY
+        if self.input.is_some() {
+            &KNN_QUERY_X
+        } else {
+            &KNN_QUERY
+        }
     }
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
         write_common::<P, W>(w, self.k_bucket);
         w.constant("CUPRIM_KNN_CHILD_BOXES", self.child_boxes as i64);
+        if let Some(x) = self.input {
+            write_input(x, w);
+        }
     }
 }
 
 /// `cuprim_knn_query(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i)`.
 #[allow(clippy::type_complexity)]
-fn nearest<F: Coord>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, Ptr<F>, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>)> {
+fn nearest<F: Coord, A: KernelArg>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, A, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>)> {
     // SAFETY: cuprim_knn_query(const KnnNode* nodes, const KnnBox* boxes, u32
-    // n, u32 nb, u32 depth, const F* queries, const u32* order, u64 q, u32 k,
+    // n, u32 nb, u32 depth, queries, const u32* order, u64 q, u32 k,
     // F* out_d, u32* out_i) in kernels/knn/query.cu reads n node records, nb
     // boxes, q queries and, when order is not null, q row ids below the rows
     // of out_*; writes those rows of k; its traversal stack (depth entries
     // per thread, never more) is the dynamic shared memory, depth * blockDim
-    // * (sizeof(F) + 4) bytes.
+    // * (sizeof(F) + 4) bytes. `queries` is `const F*` (A = Ptr<F>) in the
+    // buffer module, the expression KnnIn (A = ExprArgs, q elements) in the
+    // module of one (see `Queries`).
     unsafe { Entry::declare("cuprim_knn_query") }
 }
 
@@ -123,11 +162,23 @@ fn all<F: Coord>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, u32, Ptr<F>, Ptr
 }
 
 /// Morton codes of the queries in the tree's bounding box, and `order = 0..q`.
-fn morton<F: Coord>() -> Entry<(Ptr<F>, u64, Ptr<F>, Ptr<u32>, Ptr<u32>)> {
-    // SAFETY: cuprim_knn_morton(const F* queries, u64 q, const F* bounds,
-    // u32* codes, u32* order) reads q queries of CUPRIM_DIM coordinates and
-    // 2 * CUPRIM_DIM bounds, writes q codes and q ids.
+fn morton<F: Coord, A: KernelArg>() -> Entry<(A, u64, Ptr<F>, Ptr<u32>, Ptr<u32>)> {
+    // SAFETY: cuprim_knn_morton(queries, u64 q, const F* bounds, u32* codes,
+    // u32* order) reads q queries of CUPRIM_DIM coordinates and 2 *
+    // CUPRIM_DIM bounds, writes q codes and q ids; `queries` as for
+    // cuprim_knn_query.
     unsafe { Entry::declare("cuprim_knn_morton") }
+}
+
+/// Where the queries come from: a buffer, or an input expression with its
+/// kernel parameter (the caller's bounds check wrote its flag; only the
+/// k-nearest mode). The module and the parameter come from one place.
+// (Built once per call and matched in place: the kernel parameter's 512
+// bytes need no box.)
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Queries<'a, P: Point, X> {
+    Buffer(Ptr<P>),
+    Expr(&'a X, ExprArgs),
 }
 
 /// A built tree's device buffers.
@@ -175,21 +226,47 @@ pub(crate) fn run<P: Point>(
     mode: Mode<P::Coord>,
     rows: Rows<P::Coord>,
 ) -> Result<()> {
+    let queries = Queries::<P, Leaf<'static, f32>>::Buffer(queries);
+    run_of(dev, device, tree, queries, q, spatial, given_order, mode, rows)
+}
+
+/// [`run`] with the queries a buffer or an expression of `q` points (of
+/// `P`'s `PointValue`: the callers' bound), read where the buffer is read.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_of<P: Point, X: Node>(
+    dev: &CudaDevice,
+    device: &Device,
+    tree: &Tree<'_, P::Coord>,
+    queries: Queries<'_, P, X>,
+    q: usize,
+    spatial: bool,
+    given_order: Option<Ptr<u32>>,
+    mode: Mode<P::Coord>,
+    rows: Rows<P::Coord>,
+) -> Result<()> {
     let plan = QueryPlan::<P>::with_child_boxes(dev.arch(), rows.k, tree.child_boxes);
-    let module = dev.module(&plan)?;
-    let (q64, queries) = (q as u64, queries.cast::<P::Coord>());
+    let block = plan.policy.block;
+    let module = match &queries {
+        Queries::Buffer(_) => dev.module(&plan)?,
+        Queries::Expr(x, _) => {
+            if !matches!(mode, Mode::Nearest(None)) {
+                return Err(Error::Unsupported("kNN queries from an expression: k nearest only".into()));
+            }
+            dev.module(&plan.of_input(*x))?
+        }
+    };
+    let q64 = q as u64;
     let mut order = None;
     if given_order.is_none() && spatial && tree.n > 0 {
         let policy = elementwise(dev.arch());
         let mut codes = DeviceVec::<u32>::alloc_uninit(device, q)?;
         let mut ids = DeviceVec::<u32>::alloc_uninit(device, q)?;
-        let args = (queries, q64, ptr(tree.bounds)?, ptr_mut(&mut codes)?, ptr_mut(&mut ids)?);
-        dev.launch(
-            &module,
-            morton::<P::Coord>(),
-            Grid::new(policy.grid(q64, dev.sm_count()), policy.block),
-            args,
-        )?;
+        let (bounds, c, i) = (ptr(tree.bounds)?, ptr_mut(&mut codes)?, ptr_mut(&mut ids)?);
+        let grid = Grid::new(policy.grid(q64, dev.sm_count()), policy.block);
+        match queries {
+            Queries::Buffer(p) => dev.launch(&module, morton::<P::Coord, _>(), grid, (p.cast::<P::Coord>(), q64, bounds, c, i))?,
+            Queries::Expr(_, a) => dev.launch(&module, morton::<P::Coord, _>(), grid, (a, q64, bounds, c, i))?,
+        }
         codes.sort_pairs_with(&mut ids, SortOptions::new().bits(0, 30))?;
         order = Some(ids);
     }
@@ -200,7 +277,16 @@ pub(crate) fn run<P: Point>(
     };
     let (nodes, boxes, n32, nb32, k32) = (ptr(tree.words)?, ptr(tree.boxes)?, tree.n as u32, tree.nb as u32, rows.k as u32);
     let depth = depth(tree.n).max(1);
-    let grid = tree_grid::<P::Coord>(plan.policy.block, q64, tree.n)?;
+    let grid = tree_grid::<P::Coord>(block, q64, tree.n)?;
+    let queries = match queries {
+        Queries::Expr(_, a) => {
+            let args = (nodes, boxes, n32, nb32, depth, a, order_ptr, q64, k32, rows.distances, rows.indices);
+            dev.launch(&module, nearest::<P::Coord, _>(), grid, args)?;
+            drop(order);
+            return Ok(());
+        }
+        Queries::Buffer(p) => p.cast::<P::Coord>(),
+    };
     match mode {
         Mode::Nearest(None) => {
             let args = (
@@ -216,7 +302,7 @@ pub(crate) fn run<P: Point>(
                 rows.distances,
                 rows.indices,
             );
-            dev.launch(&module, nearest::<P::Coord>(), grid, args)?;
+            dev.launch(&module, nearest::<P::Coord, _>(), grid, args)?;
         }
         Mode::Nearest(Some(visits)) => {
             let args = (

@@ -32,6 +32,18 @@
 //! 2^17 keys and than an SM's share of that work goes through the
 //! device-wide onesweep sort, one call each. The host backend sorts the
 //! segments in parallel, each stably by the same key bits.
+//!
+//! # Expressions
+//! [`ExprOps::segmented_sorted`](crate::expr::ExprOps::segmented_sorted)
+//! (and `_with`, `_pairs`, `_pairs_with`) sort the keys (and values) of
+//! input expressions into new vectors, with the same result as collecting
+//! them and sorting in place but no collected copy: the tile kernel loads
+//! each short segment from the expression, the global-memory kernel's
+//! first pass over a long one reads it (and writes scratch, as the buffer
+//! form's first pass does), the device-wide sort's histogram pass reads
+//! the longest, and later passes work on the output and scratch as
+//! before. Segments of one element and the elements outside every segment
+//! are written as they are (one collect of each outside range).
 
 mod host;
 pub(crate) mod plan;
@@ -42,11 +54,13 @@ use crate::algo::same_device;
 use crate::algo::same_len;
 use crate::algo::sort::SortOptions;
 use crate::algo::HOST_MIN_SPLIT;
-use crate::device::Ptr;
+use crate::device::{CudaDevice, Ptr};
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
-use crate::vec::raw::{Mem, MemMut};
-use crate::vec::{DeviceData, DeviceDataMut};
+use crate::expr::host_items;
+use crate::expr::node::{cuda_of, Node};
+use crate::vec::raw::{Mem, MemMut, SealedMut as _};
+use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
 use rayon::prelude::*;
 use std::mem::size_of;
 
@@ -296,3 +310,110 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
 }
 
 impl<K: Element, D: DeviceDataMut<K> + ?Sized> SegmentedSortOps<K> for D {}
+
+/// The keys an input expression yields, each segment sorted, into a new
+/// vector ([`ExprOps::segmented_sorted_with`](crate::expr::ExprOps::segmented_sorted_with)):
+/// on CUDA each segment's first read (the tile kernel's load, the
+/// global-memory kernel's first pass, the device-wide sort's histogram) is
+/// of the expression, and the elements outside every segment are written
+/// as they are.
+pub(crate) fn segmented_sorted_of<KE: Node, I: IndexElement>(
+    keys: &KE,
+    offsets: &(impl DeviceData<I> + ?Sized),
+    opts: SortOptions,
+) -> Result<DeviceVec<KE::Item>>
+where
+    KE::Item: Element,
+{
+    const OP: &str = "segmented_sorted";
+    keys.validate()?;
+    same_device(OP, keys.device_ref(), offsets.device())?;
+    let args = SegArgs::new::<KE::Item>(opts)?;
+    let n = keys.length();
+    let mut out = DeviceVec::<KE::Item>::alloc_uninit(keys.device_ref(), n)?;
+    match (cuda_of(keys), out.mem_mut()) {
+        (None, MemMut::Host(o)) => {
+            let offs = read_offsets(OP, offsets, n)?;
+            o.copy_from_slice(&host_items(keys)?);
+            host::sort_segments(o, &offs, args.begin, args.end, args.descending);
+        }
+        (Some(dev), MemMut::Cuda { ptr, .. }) => {
+            let target = plan::Target::<KE::Item, KE::Item, KE> {
+                keys: Ptr::from_raw(ptr),
+                values: None,
+                input: Some(keys),
+            };
+            sort_from(OP, dev, &target, offsets, n, &args)?
+        }
+        _ => return Err(Error::DeviceMismatch { op: OP }),
+    }
+    Ok(out)
+}
+
+/// Keys and values from input expressions, each segment sorted by key,
+/// into two new vectors ([`ExprOps::segmented_sorted_pairs_with`](crate::expr::ExprOps::segmented_sorted_pairs_with)):
+/// the first reads are of both expressions.
+#[allow(clippy::type_complexity)]
+pub(crate) fn segmented_sorted_pairs_of<KE: Node, VE: Node, I: IndexElement>(
+    keys: &KE,
+    values: &VE,
+    offsets: &(impl DeviceData<I> + ?Sized),
+    opts: SortOptions,
+) -> Result<(DeviceVec<KE::Item>, DeviceVec<VE::Item>)>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
+    const OP: &str = "segmented_sorted_pairs";
+    keys.validate()?;
+    values.validate()?;
+    same_device(OP, keys.device_ref(), values.device_ref())?;
+    same_device(OP, keys.device_ref(), offsets.device())?;
+    same_len(OP, keys.length(), values.length())?;
+    let args = SegArgs::new::<KE::Item>(opts)?;
+    let (n, d) = (keys.length(), keys.device_ref());
+    let mut ko = DeviceVec::<KE::Item>::alloc_uninit(d, n)?;
+    let mut vo = DeviceVec::<VE::Item>::alloc_uninit(d, n)?;
+    match (cuda_of(keys), ko.mem_mut(), vo.mem_mut()) {
+        (None, MemMut::Host(k), MemMut::Host(v)) => {
+            let offs = read_offsets(OP, offsets, n)?;
+            k.copy_from_slice(&host_items(keys)?);
+            v.copy_from_slice(&host_items(values)?);
+            host::sort_segments_pairs(k, v, &offs, args.begin, args.end, args.descending);
+        }
+        (Some(dev), MemMut::Cuda { ptr: kp, .. }, MemMut::Cuda { ptr: vp, .. }) => {
+            let both = crate::expr::zip(keys.clone(), values.clone());
+            let target = plan::Target {
+                keys: Ptr::<KE::Item>::from_raw(kp),
+                values: Some(Ptr::<VE::Item>::from_raw(vp)),
+                input: Some(&both),
+            };
+            sort_from(OP, dev, &target, offsets, n, &args)?
+        }
+        _ => return Err(Error::DeviceMismatch { op: OP }),
+    }
+    Ok((ko, vo))
+}
+
+/// The CUDA sort of an expression into `target`: through the survey of
+/// the offsets when one tile class holds every segment, else with the
+/// offsets read back and checked (an error before anything is read).
+fn sort_from<K: Element, V: Element, I: IndexElement, X: Node>(
+    op: &'static str,
+    dev: &CudaDevice,
+    target: &plan::Target<'_, K, V, X>,
+    offsets: &(impl DeviceData<I> + ?Sized),
+    n: usize,
+    args: &SegArgs,
+) -> Result<()> {
+    let Mem::Cuda { ptr, len, .. } = offsets.mem() else {
+        return Err(Error::DeviceMismatch { op });
+    };
+    let optr = Ptr::<I>::from_raw(ptr);
+    let segments = (len as u64).saturating_sub(1);
+    if plan::sort_segments_surveyed_of(dev, target, optr, segments, n as u64, args)? {
+        return Ok(());
+    }
+    let offs = read_offsets(op, offsets, n)?;
+    plan::sort_segments_of(dev, target, optr, &offs, args)
+}

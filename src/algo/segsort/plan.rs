@@ -4,11 +4,15 @@
 
 use super::SegArgs;
 use crate::algo::sort::plan::RADIX_SORT_COMMON;
-use crate::algo::sort::sort_device_with;
+use crate::algo::sort::{sort_device_from, sort_device_with};
+use crate::algo::transform::plan::Collect;
 use crate::algo::HOST_MIN_SPLIT;
 use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
+use crate::expr::args::ExprArgs;
+use crate::expr::node::Node;
+use crate::expr::Leaf;
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use rayon::prelude::*;
 use std::marker::PhantomData;
@@ -18,6 +22,15 @@ template!(
     SEGSORT,
     "segsort/segsort.cu",
     ["cuprim_segsort_tile", "cuprim_segsort_large", "cuprim_segsort_survey"],
+    headers: [RADIX_SORT_COMMON]
+);
+
+// The same file specialised on an input expression (CUPRIM_SEGSORT_X):
+// its kernels are the `_x` forms, the buffer ones are not compiled.
+template!(
+    SEGSORT_X,
+    "segsort/segsort.cu",
+    ["cuprim_segsort_tile_x", "cuprim_segsort_large_x", "cuprim_segsort_survey"],
     headers: [RADIX_SORT_COMMON]
 );
 
@@ -99,26 +112,47 @@ const HUGE_MIN: u64 = 1 << 17;
 const GRID_MAX: u64 = 1 << 30;
 
 /// The segmented sort's module: keys `K`, values `V` when `pairs` (else the
-/// kernel's `V` is `K`), offsets `I`, one tile shape.
-pub(crate) struct SegSort<K, V, I> {
+/// kernel's `V` is `K`), offsets `I`, one tile shape; with an `input`, the
+/// sort of that expression (its keys, or with `pairs` the zip of its keys
+/// and values), whose first read of each segment is the expression's.
+pub(crate) struct SegSort<'a, K, V, I, X = Leaf<'static, K>> {
     pub shape: Shape,
     pub pairs: bool,
+    pub input: Option<&'a X>,
     _t: PhantomData<fn() -> (K, V, I)>,
 }
 
-impl<K: Element, V: Element, I: IndexElement> SegSort<K, V, I> {
+impl<K: Element, V: Element, I: IndexElement> SegSort<'static, K, V, I> {
     pub fn new(shape: Shape, pairs: bool) -> Self {
         SegSort {
             shape,
             pairs,
+            input: None,
             _t: PhantomData,
         }
     }
 }
 
-impl<K: Element, V: Element, I: IndexElement> Specialise for SegSort<K, V, I> {
+impl<'a, K: Element, V: Element, I: IndexElement> SegSort<'a, K, V, I> {
+    /// The plan of a sort whose first reads are of the expression `input`
+    /// (keys, or with `pairs` the zip of keys and values), if any.
+    pub fn of_input<X: Node>(self, input: Option<&'a X>) -> SegSort<'a, K, V, I, X> {
+        SegSort {
+            shape: self.shape,
+            pairs: self.pairs,
+            input,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<K: Element, V: Element, I: IndexElement, X: Node> Specialise for SegSort<'_, K, V, I, X> {
     fn template(&self) -> &'static Template {
-        &SEGSORT
+        if self.input.is_some() {
+            &SEGSORT_X
+        } else {
+            &SEGSORT
+        }
     }
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
@@ -129,20 +163,32 @@ impl<K: Element, V: Element, I: IndexElement> Specialise for SegSort<K, V, I> {
         w.constant("CUPRIM_MATCH_ANY", self.shape.match_any as i64);
         w.keys_values::<K, V>(self.pairs);
         w.elem::<I>("I");
+        // Written only for an expression, so the buffer modules keep their text.
+        if let Some(x) = self.input {
+            w.constant("CUPRIM_SEGSORT_X", 1);
+            let root = x.write_type(w, &mut 0);
+            w.piece(root, |root| format!("typedef cuprim_e{root} SegIn;"));
+        }
     }
 }
 
 /// Every module of keys `K` (with values `V` when `pairs`) and offsets `I`:
 /// one per size class.
 pub(crate) fn kernel_specs<K: Element, V: Element, I: IndexElement>(pairs: bool) -> Vec<KernelSpec> {
+    input_kernel_specs::<K, V, I, Leaf<'static, K>>(pairs, None)
+}
+
+/// [`kernel_specs`] of the sort of an expression `input` (keys, or with
+/// `pairs` the zip of keys and values), or of a buffer (None).
+pub(crate) fn input_kernel_specs<K: Element, V: Element, I: IndexElement, X: Node>(pairs: bool, input: Option<&X>) -> Vec<KernelSpec> {
     let value_bytes = if pairs { size_of::<V>() } else { 0 };
     shapes(size_of::<K>(), value_bytes)
         .into_iter()
         .map(|shape| {
             if pairs {
-                KernelSpec::of(&SegSort::<K, V, I>::new(shape, true))
+                KernelSpec::of(&SegSort::<K, V, I>::new(shape, true).of_input(input))
             } else {
-                KernelSpec::of(&SegSort::<K, K, I>::new(shape, false))
+                KernelSpec::of(&SegSort::<K, K, I>::new(shape, false).of_input(input))
             }
         })
         .collect()
@@ -162,6 +208,18 @@ fn tile_entry<K: Element, V: Element, I: IndexElement>() -> Entry<TileArgs<K, V,
     unsafe { Entry::declare("cuprim_segsort_tile") }
 }
 
+/// `cuprim_segsort_tile_x(SegIn in, K* keys, V* vals, const I* offsets,
+/// const u32* ids, u32 first, u32 begin_bit, u32 end_bit, u64 flip)`.
+type TileXArgs<K, V, I> = (ExprArgs, Ptr<K>, Ptr<V>, Ptr<I>, Ptr<u32>, u32, u32, u32, u64);
+
+fn tile_x_entry<K: Element, V: Element, I: IndexElement>() -> Entry<TileXArgs<K, V, I>> {
+    // SAFETY: matches `cuprim_segsort_tile_x` in kernels/segsort/segsort.cu
+    // (SegIn the struct the ExprArgs hold, as long as the keys): the tile
+    // kernel's contract, reading segment s's elements of the expression and
+    // writing them sorted to keys (values) [offsets[s], offsets[s + 1]).
+    unsafe { Entry::declare("cuprim_segsort_tile_x") }
+}
+
 /// `cuprim_segsort_large(K* keys, V* vals, K* alt_keys, V* alt_vals, const
 /// I* offsets, const u32* ids, const u64* alt_at, u32 first, u32
 /// begin_bit, u32 end_bit, u64 flip)`.
@@ -176,6 +234,31 @@ fn large_entry<K: Element, V: Element, I: IndexElement>() -> Entry<LargeArgs<K, 
     unsafe { Entry::declare("cuprim_segsort_large") }
 }
 
+/// `cuprim_segsort_large_x(SegIn in, ...)`: the large kernel's parameters
+/// after the expression.
+type LargeXArgs<K, V, I> = (
+    ExprArgs,
+    Ptr<K>,
+    Ptr<V>,
+    Ptr<K>,
+    Ptr<V>,
+    Ptr<I>,
+    Ptr<u32>,
+    Ptr<u64>,
+    u32,
+    u32,
+    u32,
+    u64,
+);
+
+fn large_x_entry<K: Element, V: Element, I: IndexElement>() -> Entry<LargeXArgs<K, V, I>> {
+    // SAFETY: matches `cuprim_segsort_large_x` in kernels/segsort/segsort.cu
+    // (SegIn the struct the ExprArgs hold, as long as the keys): the large
+    // kernel's contract, its first pass reading segment s's elements of the
+    // expression instead of the keys (values) there.
+    unsafe { Entry::declare("cuprim_segsort_large_x") }
+}
+
 /// Where each segment goes.
 #[derive(Default)]
 struct Classes {
@@ -188,16 +271,18 @@ struct Classes {
 }
 
 /// Splits the segments of `offs` (checked: non-decreasing, within the
-/// keys) by length; segments of 0 or 1 keys need nothing.
-fn classify(offs: &[u64], shapes: &[Shape; 3], sm_count: u32) -> Classes {
+/// keys) by length; segments of 0 keys need nothing, nor (unless
+/// `singles`: a sort of an expression writes them) those of 1.
+fn classify(offs: &[u64], shapes: &[Shape; 3], sm_count: u32, singles: bool) -> Classes {
     // The class of each segment (0..3: a tile class, 3: longer, 4: nothing
     // to do), in parallel: a call may have millions of segments.
+    let least = if singles { 1 } else { 2 };
     let class: Vec<u8> = offs
         .par_windows(2)
         .with_min_len(HOST_MIN_SPLIT)
         .map(|w| {
             let len = w[1] - w[0];
-            if len <= 1 {
+            if len < least {
                 4
             } else {
                 shapes.iter().position(|sh| len <= sh.tile()).unwrap_or(3) as u8
@@ -229,6 +314,82 @@ fn classify(offs: &[u64], shapes: &[Shape; 3], sm_count: u32) -> Classes {
     c
 }
 
+/// Where a sort's keys come from and go: the keys (and values) in place,
+/// or an input expression (its keys, or with values the zip of its keys
+/// and values) sorted into them.
+pub(crate) struct Target<'a, K, V, X> {
+    pub keys: Ptr<K>,
+    pub values: Option<Ptr<V>>,
+    pub input: Option<&'a X>,
+}
+
+impl<K: Element, V: Element> Target<'static, K, V, Leaf<'static, K>> {
+    /// The keys (and values) sorted in place.
+    pub fn in_place(keys: Ptr<K>, values: Option<Ptr<V>>) -> Self {
+        Target { keys, values, input: None }
+    }
+}
+
+impl<K: Element, V: Element, X: Node> Target<'_, K, V, X> {
+    /// A sort of an expression: its elements before `first` and from `last`
+    /// on (outside every segment) written out as they are.
+    fn outside(&self, dev: &CudaDevice, first: u64, last: u64, n: u64) -> Result<()> {
+        let Some(x) = self.input else {
+            return Ok(());
+        };
+        let pairs = self.values.is_some();
+        for (start, len) in [(0, first), (last, n - last)] {
+            if len > 0 {
+                let part = x.sliced(start as usize, len as usize);
+                let vals = self.values.map_or(Ptr::null(), |v| v.add(start).cast::<u8>());
+                let out = [self.keys.add(start).cast::<u8>(), vals, Ptr::null()];
+                Collect::new(dev.arch(), &part, 1 + pairs as u8).run(dev, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `launch` with the expression's kernel parameter (bounds-checked
+    /// when it permutes), or with None for a sort in place.
+    fn launch(&self, dev: &CudaDevice, launch: impl FnOnce(Option<ExprArgs>) -> Result<()>) -> Result<()> {
+        match self.input {
+            None => launch(None),
+            Some(x) => crate::expr::consume::launch_checked(dev, x, |a| launch(Some(a))),
+        }
+    }
+}
+
+/// One tile-kernel launch of `blocks` blocks from segment list position
+/// `first`: the buffer form, or the expression's with `x`.
+#[allow(clippy::too_many_arguments)]
+fn launch_tile<K: Element, V: Element, I: IndexElement>(
+    dev: &CudaDevice,
+    module: &crate::device::Module,
+    shape: Shape,
+    x: Option<ExprArgs>,
+    (keys, vals, offsets): (Ptr<K>, Ptr<V>, Ptr<I>),
+    ids: Ptr<u32>,
+    (first, blocks): (u32, u32),
+    args: &SegArgs,
+) -> Result<()> {
+    let grid = Grid::new(blocks, shape.block);
+    let (begin, end, flip) = (args.begin, args.end, args.flip::<K>());
+    match x {
+        None => dev.launch(
+            module,
+            tile_entry::<K, V, I>(),
+            grid,
+            (keys, vals, offsets, ids, first, begin, end, flip),
+        ),
+        Some(x) => dev.launch(
+            module,
+            tile_x_entry::<K, V, I>(),
+            grid,
+            (x, keys, vals, offsets, ids, first, begin, end, flip),
+        ),
+    }
+}
+
 /// Sorts every segment of `offs` (the offsets at `offsets`, read back and
 /// checked) of the keys at `keys` (and the values at `values`) in place.
 pub(crate) fn sort_segments<K: Element, V: Element, I: IndexElement>(
@@ -239,16 +400,29 @@ pub(crate) fn sort_segments<K: Element, V: Element, I: IndexElement>(
     offs: &[u64],
     args: &SegArgs,
 ) -> Result<()> {
+    sort_segments_of(dev, &Target::in_place(keys, values), offsets, offs, args)
+}
+
+/// [`sort_segments`] into `target`: in place, or from its expression (of
+/// `n` elements, `offs` checked against them).
+pub(crate) fn sort_segments_of<K: Element, V: Element, I: IndexElement, X: Node>(
+    dev: &CudaDevice,
+    target: &Target<'_, K, V, X>,
+    offsets: Ptr<I>,
+    offs: &[u64],
+    args: &SegArgs,
+) -> Result<()> {
     let segments = offs.len().saturating_sub(1);
     if segments > u32::MAX as usize {
         return Err(Error::Unsupported(format!(
             "segmented_sort of {segments} segments: at most 2^32 - 1 are supported"
         )));
     }
+    let (keys, values, input) = (target.keys, target.values, target.input);
     let pairs = values.is_some();
     let value_bytes = if pairs { size_of::<V>() } else { 0 };
     let shapes = shapes(size_of::<K>(), value_bytes);
-    let classes = classify(offs, &shapes, dev.sm_count());
+    let classes = classify(offs, &shapes, dev.sm_count(), input.is_some());
     let vals = values.unwrap_or(Ptr::null());
     let flip = args.flip::<K>();
     let (begin, end) = (args.begin, args.end);
@@ -292,60 +466,65 @@ pub(crate) fn sort_segments<K: Element, V: Element, I: IndexElement>(
             let ids_ptr = s.at(ids_region);
             dev.upload(ids_ptr, &ids, "uploading the segmented sort's segment lists")?;
             dev.upload(s.at(at_region), &at, "uploading the segmented sort's scratch starts")?;
-            let mut list_start = 0u64;
-            for (k, list) in classes.tiles.iter().enumerate() {
-                if list.is_empty() {
-                    continue;
+            target.launch(dev, |x| {
+                let mut list_start = 0u64;
+                for (k, list) in classes.tiles.iter().enumerate() {
+                    if list.is_empty() {
+                        continue;
+                    }
+                    let module = module::<K, V, I, X>(dev, shapes[k], pairs, input)?;
+                    let list_ptr = if listed[k] { ids_ptr.add(list_start) } else { Ptr::null() };
+                    if listed[k] {
+                        list_start += list.len() as u64;
+                    }
+                    for first in (0..list.len() as u64).step_by(GRID_MAX as usize) {
+                        let blocks = (list.len() as u64 - first).min(GRID_MAX) as u32;
+                        let bufs = (keys, vals, offsets);
+                        launch_tile(dev, &module, shapes[k], x, bufs, list_ptr, (first as u32, blocks), args)?;
+                    }
                 }
-                let module = module::<K, V, I>(dev, shapes[k], pairs)?;
-                let list_ptr = if listed[k] { ids_ptr.add(list_start) } else { Ptr::null() };
-                if listed[k] {
-                    list_start += list.len() as u64;
+                if !classes.large.is_empty() {
+                    let shape = shapes[2];
+                    let module = module::<K, V, I, X>(dev, shape, pairs, input)?;
+                    let count = classes.large.len() as u64;
+                    let alt_v = if pairs { s.at(alt_vals) } else { Ptr::null() };
+                    for first in (0..count).step_by(GRID_MAX as usize) {
+                        let blocks = (count - first).min(GRID_MAX) as u32;
+                        let grid = Grid::new(blocks, shape.block);
+                        let (alt_k, ids_at, at_ptr) = (s.at(alt_keys), ids_ptr.add(large_first), s.at(at_region));
+                        match x {
+                            None => dev.launch(
+                                &module,
+                                large_entry::<K, V, I>(),
+                                grid,
+                                (keys, vals, alt_k, alt_v, offsets, ids_at, at_ptr, first as u32, begin, end, flip),
+                            )?,
+                            Some(x) => dev.launch(
+                                &module,
+                                large_x_entry::<K, V, I>(),
+                                grid,
+                                (x, keys, vals, alt_k, alt_v, offsets, ids_at, at_ptr, first as u32, begin, end, flip),
+                            )?,
+                        }
+                    }
                 }
-                for first in (0..list.len() as u64).step_by(GRID_MAX as usize) {
-                    let blocks = (list.len() as u64 - first).min(GRID_MAX) as u32;
-                    dev.launch(
-                        &module,
-                        tile_entry::<K, V, I>(),
-                        Grid::new(blocks, shapes[k].block),
-                        (keys, vals, offsets, list_ptr, first as u32, begin, end, flip),
-                    )?;
-                }
-            }
-            if !classes.large.is_empty() {
-                let shape = shapes[2];
-                let module = module::<K, V, I>(dev, shape, pairs)?;
-                let count = classes.large.len() as u64;
-                let alt_v = if pairs { s.at(alt_vals) } else { Ptr::null() };
-                for first in (0..count).step_by(GRID_MAX as usize) {
-                    let blocks = (count - first).min(GRID_MAX) as u32;
-                    dev.launch(
-                        &module,
-                        large_entry::<K, V, I>(),
-                        Grid::new(blocks, shape.block),
-                        (
-                            keys,
-                            vals,
-                            s.at(alt_keys),
-                            alt_v,
-                            offsets,
-                            ids_ptr.add(large_first),
-                            s.at(at_region),
-                            first as u32,
-                            begin,
-                            end,
-                            flip,
-                        ),
-                    )?;
-                }
-            }
-            Ok(())
+                Ok(())
+            })
         })?;
     }
 
     for &(start, len) in &classes.huge {
         let v = values.map(|v| v.add(start));
-        sort_device_with::<K, V>(dev, keys.add(start), v, len as usize, &args.opts)?;
+        match input {
+            None => sort_device_with::<K, V>(dev, keys.add(start), v, len as usize, &args.opts)?,
+            Some(x) => {
+                let part = x.sliced(start as usize, len as usize);
+                sort_device_from::<K, V, X>(dev, &part, keys.add(start), v, len as usize, &args.opts)?
+            }
+        }
+    }
+    if let (Some(&first), Some(&last), Some(x)) = (offs.first(), offs.last(), input) {
+        target.outside(dev, first, last, x.length() as u64)?;
     }
     Ok(())
 }
@@ -356,7 +535,7 @@ type SurveyArgs<I> = (Ptr<I>, u64, u64, Ptr<u64>);
 fn survey_entry<I: IndexElement>() -> Entry<SurveyArgs<I>> {
     // SAFETY: matches `cuprim_segsort_survey` in kernels/segsort/segsort.cu:
     // reads offsets[0..=segments] and adds into out[0..2] (zeroed), 256
-    // threads per block.
+    // threads per block; an expression module's also writes out[2..4].
     unsafe { Entry::declare("cuprim_segsort_survey") }
 }
 
@@ -375,15 +554,29 @@ pub(crate) fn sort_segments_surveyed<K: Element, V: Element, I: IndexElement>(
     n: u64,
     args: &SegArgs,
 ) -> Result<bool> {
+    sort_segments_surveyed_of(dev, &Target::in_place(keys, values), offsets, segments, n, args)
+}
+
+/// [`sort_segments_surveyed`] into `target`: in place, or from its
+/// expression (whose elements outside the segments are then written too).
+pub(crate) fn sort_segments_surveyed_of<K: Element, V: Element, I: IndexElement, X: Node>(
+    dev: &CudaDevice,
+    target: &Target<'_, K, V, X>,
+    offsets: Ptr<I>,
+    segments: u64,
+    n: u64,
+    args: &SegArgs,
+) -> Result<bool> {
     if segments == 0 || segments > u32::MAX as u64 {
         return Ok(false);
     }
+    let (keys, values, input) = (target.keys, target.values, target.input);
     let pairs = values.is_some();
     let shapes = shapes(size_of::<K>(), if pairs { size_of::<V>() } else { 0 });
-    let surveyor = module::<K, V, I>(dev, shapes[0], pairs)?;
+    let surveyor = module::<K, V, I, X>(dev, shapes[0], pairs, input)?;
     let mut layout = ScratchLayout::new();
-    let out = layout.zeroed::<u64>(2);
-    let (longest, bad) = dev.with_scratch(&layout, |s| {
+    let out = layout.zeroed::<u64>(4);
+    let (longest, bad, first, last) = dev.with_scratch(&layout, |s| {
         let grid = segments.div_ceil(256).min(dev.sm_count() as u64 * 8) as u32;
         dev.launch(
             &surveyor,
@@ -391,9 +584,15 @@ pub(crate) fn sort_segments_surveyed<K: Element, V: Element, I: IndexElement>(
             Grid::new(grid, 256),
             (offsets, segments, n, s.at(out)),
         )?;
-        let b = dev.read_back::<16>(s.at(out).raw(), "reading the segmented sort's offset survey")?;
-        let word = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-        Ok((word(0), word(1)))
+        let word = |b: &[u8], i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let what = "reading the segmented sort's offset survey";
+        if input.is_some() {
+            let b = dev.read_back::<32>(s.at(out).raw(), what)?;
+            Ok((word(&b, 0), word(&b, 1), word(&b, 2), word(&b, 3)))
+        } else {
+            let b = dev.read_back::<16>(s.at(out).raw(), what)?;
+            Ok((word(&b, 0), word(&b, 1), 0, 0))
+        }
     })?;
     let Some(k) = shapes.iter().position(|sh| longest <= sh.tile()) else {
         return Ok(false);
@@ -401,38 +600,38 @@ pub(crate) fn sort_segments_surveyed<K: Element, V: Element, I: IndexElement>(
     if bad > 0 {
         return Ok(false);
     }
-    let module = module::<K, V, I>(dev, shapes[k], pairs)?;
+    let module = module::<K, V, I, X>(dev, shapes[k], pairs, input)?;
     let vals = values.unwrap_or(Ptr::null());
-    for first in (0..segments).step_by(GRID_MAX as usize) {
-        let blocks = (segments - first).min(GRID_MAX) as u32;
-        dev.launch(
-            &module,
-            tile_entry::<K, V, I>(),
-            Grid::new(blocks, shapes[k].block),
-            (
-                keys,
-                vals,
-                offsets,
+    target.launch(dev, |x| {
+        for first in (0..segments).step_by(GRID_MAX as usize) {
+            let blocks = (segments - first).min(GRID_MAX) as u32;
+            launch_tile(
+                dev,
+                &module,
+                shapes[k],
+                x,
+                (keys, vals, offsets),
                 Ptr::null(),
-                first as u32,
-                args.begin,
-                args.end,
-                args.flip::<K>(),
-            ),
-        )?;
-    }
+                (first as u32, blocks),
+                args,
+            )?;
+        }
+        Ok(())
+    })?;
+    target.outside(dev, first, last, n)?;
     Ok(true)
 }
 
-/// The module of one class.
-fn module<K: Element, V: Element, I: IndexElement>(
+/// The module of one class: the buffer sort's, or the sort of `input`'s.
+fn module<K: Element, V: Element, I: IndexElement, X: Node>(
     dev: &CudaDevice,
     shape: Shape,
     pairs: bool,
+    input: Option<&X>,
 ) -> Result<std::sync::Arc<crate::device::Module>> {
     if pairs {
-        dev.module(&SegSort::<K, V, I>::new(shape, true))
+        dev.module(&SegSort::<K, V, I>::new(shape, true).of_input(input))
     } else {
-        dev.module(&SegSort::<K, K, I>::new(shape, false))
+        dev.module(&SegSort::<K, K, I>::new(shape, false).of_input(input))
     }
 }

@@ -511,6 +511,21 @@ pub(crate) fn sort_device_with<K: Element, V: Element>(
     onesweep::sort::<K, V>(dev, keys, values, n, &SortArgs::new::<K>(opts)?)
 }
 
+/// [`sort_device_with`] of the `n` keys (and values) an input expression
+/// yields (its keys, or with `values` the zip of keys and values), sorted
+/// into `keys` (`values`): the segmented sort's path for its longest
+/// segments of an expression.
+pub(crate) fn sort_device_from<K: Element, V: Element, X: Node>(
+    dev: &crate::device::CudaDevice,
+    input: &X,
+    keys: Ptr<K>,
+    values: Option<Ptr<V>>,
+    n: usize,
+    opts: &SortOptions,
+) -> Result<()> {
+    onesweep::sort_from::<K, V, X>(dev, Some(input), keys, values, n, &SortArgs::new::<K>(opts)?)
+}
+
 impl SortOptions {
     /// The checked bit range and order for keys `K`: `(begin_bit, end_bit,
     /// descending)`; fails as the sorts do on a bad range.

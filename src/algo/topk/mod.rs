@@ -31,6 +31,19 @@
 //! Inputs of at most 2^14 elements, and each row or segment of the batched
 //! forms, are handled by one block in shared memory (long ones through the
 //! same window first).
+//!
+//! # Expressions
+//! [`ExprOps::top_k`](crate::expr::ExprOps::top_k),
+//! [`top_k_with`](crate::expr::ExprOps::top_k_with) and
+//! [`select_nth`](crate::expr::ExprOps::select_nth) select from an input
+//! expression with the result of the same call on the collected vector
+//! (values, indices, ties), without collecting it: the module compiled for
+//! the expression reads it wherever the buffer form reads the input (the
+//! sample, the filter's one read, each radix pass over the input, the
+//! one-block form), each read evaluating it again; candidates and picks
+//! are kept as for a buffer. A pass that must re-read the whole input (a
+//! window that missed) evaluates the expression once more rather than
+//! reading a copy.
 
 pub(crate) mod host;
 pub(crate) mod plan;
@@ -40,6 +53,8 @@ use crate::algo::sort::from_ordered_bits;
 use crate::device::Ptr;
 use crate::element::{Element, IndexElement, Scalar};
 use crate::error::{Error, Result};
+use crate::expr::host_items;
+use crate::expr::node::{cuda_of, Node};
 use crate::ops::Arith;
 use crate::vec::raw::{Mem, MemMut, Sealed as _};
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
@@ -163,39 +178,11 @@ pub trait TopKOps<T: Element>: DeviceData<T> {
     /// ```
     fn top_k_with<I: IndexElement + Arith>(&self, k: usize, opts: TopKOptions) -> Result<TopK<T, I>> {
         let n = self.len();
-        check_k("top_k", k, n)?;
-        if n > 0 && (n - 1) as u64 > I::highest().as_u64() {
-            return Err(Error::InvalidArgument(format!(
-                "top_k of {n} elements needs u64 indices, not {}",
-                I::NAME
-            )));
-        }
+        check_top_k::<I>(k, n)?;
         let dev = self.device();
         match self.mem() {
-            Mem::Host(s) => {
-                let pos = host::top_k_positions(s, k, opts.smallest);
-                let values: Vec<T> = pos.iter().map(|&i| s[i]).collect();
-                let indices: Vec<I> = pos.iter().map(|&i| I::from_scalar(Scalar::U64(i as u64))).collect();
-                TopK::upload(dev, &values, &indices)
-            }
-            Mem::Cuda { dev: cuda, ptr, len, .. } => {
-                let (out, picks) = TopK::slots(dev, k)?;
-                if k == 0 {
-                    return Ok(out);
-                }
-                let input = Ptr::from_raw(ptr);
-                if len <= plan::ONE_BLOCK_MAX && k <= plan::SEG_KMAX && size_of::<I>() == 4 {
-                    let one = Segments::Rows { rows: 1, cols: len };
-                    let p32 = Picks {
-                        values: picks.values,
-                        indices: picks.indices.cast::<u32>(),
-                    };
-                    plan::top_k_segments(cuda, input, &one, k, opts.smallest, &p32)?;
-                } else {
-                    plan::top_k(cuda, input, len, k, opts.smallest, &picks)?;
-                }
-                Ok(out)
-            }
+            Mem::Host(s) => host_top_k(dev, s, k, opts),
+            Mem::Cuda { dev: cuda, ptr, len, .. } => cuda_top_k(cuda, dev, Ptr::<T>::from_raw(ptr), len, k, opts),
         }
     }
 
@@ -263,18 +250,125 @@ pub trait TopKOps<T: Element>: DeviceData<T> {
             )));
         }
         match self.mem() {
-            Mem::Host(s) => {
-                let mut keys: Vec<u64> = s.iter().map(|&x| crate::algo::sort::ordered_bits(x)).collect();
-                let (_, &mut key, _) = keys.select_nth_unstable(nth);
-                Ok(from_ordered_bits(key))
-            }
-            Mem::Cuda { dev, ptr, len, .. } => {
-                // The (nth + 1)-th smallest, or the (n - nth)-th largest: the shorter way.
-                let smallest = nth < len / 2;
-                let k = if smallest { nth + 1 } else { len - nth };
-                let key = plan::select_key::<T>(dev, Ptr::from_raw(ptr), len, k, smallest)?;
-                Ok(from_ordered_bits(key ^ plan::flip::<T>(smallest)))
-            }
+            Mem::Host(s) => Ok(host_select_nth(s, nth)),
+            Mem::Cuda { dev, ptr, len, .. } => cuda_select_nth(dev, Ptr::<T>::from_raw(ptr), len, nth),
+        }
+    }
+}
+
+/// `k` picks of `n` with indices `I`: k at most n, n - 1 an `I`.
+fn check_top_k<I: IndexElement>(k: usize, n: usize) -> Result<()> {
+    check_k("top_k", k, n)?;
+    if n > 0 && (n - 1) as u64 > I::highest().as_u64() {
+        return Err(Error::InvalidArgument(format!(
+            "top_k of {n} elements needs u64 indices, not {}",
+            I::NAME
+        )));
+    }
+    Ok(())
+}
+
+/// The host backend's top-k of `s`, as vectors on `dev`.
+fn host_top_k<T: Element, I: IndexElement>(dev: &crate::Device, s: &[T], k: usize, opts: TopKOptions) -> Result<TopK<T, I>> {
+    let pos = host::top_k_positions(s, k, opts.smallest);
+    let values: Vec<T> = pos.iter().map(|&i| s[i]).collect();
+    let indices: Vec<I> = pos.iter().map(|&i| I::from_scalar(Scalar::U64(i as u64))).collect();
+    TopK::upload(dev, &values, &indices)
+}
+
+/// The CUDA top-k of the `n` elements `input` reads (checked: k <= n, n - 1
+/// an `I`): one block for short inputs, else the device-wide selection.
+fn cuda_top_k<T: Element, I: IndexElement, S: plan::Source<T>>(
+    cuda: &crate::device::CudaDevice,
+    dev: &crate::Device,
+    input: S,
+    n: usize,
+    k: usize,
+    opts: TopKOptions,
+) -> Result<TopK<T, I>> {
+    let (out, picks) = TopK::slots(dev, k)?;
+    if k == 0 {
+        return Ok(out);
+    }
+    if n <= plan::ONE_BLOCK_MAX && k <= plan::SEG_KMAX && size_of::<I>() == 4 {
+        let one = Segments::Rows { rows: 1, cols: n };
+        let p32 = Picks {
+            values: picks.values,
+            indices: picks.indices.cast::<u32>(),
+        };
+        plan::top_k_segments(cuda, input, &one, k, opts.smallest, &p32)?;
+    } else {
+        plan::top_k(cuda, input, n, k, opts.smallest, &picks)?;
+    }
+    Ok(out)
+}
+
+/// The host backend's select_nth (nth < s.len()).
+fn host_select_nth<T: Element>(s: &[T], nth: usize) -> T {
+    let mut keys: Vec<u64> = s.iter().map(|&x| crate::algo::sort::ordered_bits(x)).collect();
+    let (_, &mut key, _) = keys.select_nth_unstable(nth);
+    from_ordered_bits(key)
+}
+
+/// The CUDA select_nth of the `n` elements `input` reads (nth < n).
+fn cuda_select_nth<T: Element, S: plan::Source<T>>(dev: &crate::device::CudaDevice, input: S, n: usize, nth: usize) -> Result<T> {
+    // The (nth + 1)-th smallest, or the (n - nth)-th largest: the shorter way.
+    let smallest = nth < n / 2;
+    let k = if smallest { nth + 1 } else { n - nth };
+    let key = plan::select_key::<T, S>(dev, input, n, k, smallest)?;
+    Ok(from_ordered_bits(key ^ plan::flip::<T>(smallest)))
+}
+
+/// [`TopKOps::top_k_with`] of an input expression
+/// ([`ExprOps::top_k_with`](crate::expr::ExprOps::top_k_with)): on CUDA
+/// every kernel that reads the input reads the expression instead (each
+/// of its reads evaluates it again; nothing is collected).
+pub(crate) fn top_k_of<X: Node, I: IndexElement + Arith>(x: &X, k: usize, opts: TopKOptions) -> Result<TopK<X::Item, I>>
+where
+    X::Item: Element,
+{
+    x.validate()?;
+    let n = x.length();
+    check_top_k::<I>(k, n)?;
+    let dev = x.device_ref();
+    match cuda_of(x) {
+        // k = 0 reads nothing, on either backend (as for a buffer).
+        None if k == 0 => host_top_k(dev, &[], 0, opts),
+        None => host_top_k(dev, &host_items(x)?, k, opts),
+        Some(cuda) => {
+            let mut out = None;
+            crate::expr::consume::launch_checked(cuda, x, |args| {
+                let input = plan::Expression { input: x, args };
+                out = Some(cuda_top_k(cuda, dev, input, n, k, opts)?);
+                Ok(())
+            })?;
+            out.ok_or_else(|| Error::InvalidArgument("top_k: no result".into()))
+        }
+    }
+}
+
+/// [`TopKOps::select_nth`] of an input expression
+/// ([`ExprOps::select_nth`](crate::expr::ExprOps::select_nth)), read in place.
+pub(crate) fn select_nth_of<X: Node>(x: &X, nth: usize) -> Result<X::Item>
+where
+    X::Item: Element,
+{
+    x.validate()?;
+    let n = x.length();
+    if nth >= n {
+        return Err(Error::InvalidArgument(format!(
+            "select_nth: position {nth} is past the end of {n} elements"
+        )));
+    }
+    match cuda_of(x) {
+        None => Ok(host_select_nth(&host_items(x)?, nth)),
+        Some(cuda) => {
+            let mut out = None;
+            crate::expr::consume::launch_checked(cuda, x, |args| {
+                out = Some(cuda_select_nth(cuda, plan::Expression { input: x, args }, n, nth)?);
+                Ok(())
+            })?;
+            out.ok_or_else(|| Error::InvalidArgument("select_nth: no result".into()))
         }
     }
 }
@@ -422,7 +516,7 @@ fn segments_top_k<T: Element, D: DeviceData<T> + ?Sized>(
                         values: picks.values.add(at),
                         indices: picks.indices.add(at),
                     };
-                    plan::top_k::<T, u32>(cuda, input.add(w[0] as u64), w[1] - w[0], k, opts.smallest, &seg)?;
+                    plan::top_k::<T, u32, Ptr<T>>(cuda, input.add(w[0] as u64), w[1] - w[0], k, opts.smallest, &seg)?;
                 }
             }
             Ok(out)

@@ -7,12 +7,16 @@ use crate::algo::policy::resident_wave;
 use crate::algo::sort::plan::RADIX_SORT_COMMON;
 use crate::algo::sort::sort_pairs_device;
 use crate::device::launch::KernelArg;
-use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
+use crate::device::{Counter, CudaDevice, Entry, Grid, Module, Ptr, ScratchLayout};
 use crate::element::{Element, IndexElement};
 use crate::error::Result;
+use crate::expr::args::ExprArgs;
+use crate::expr::node::Node;
+use crate::expr::Leaf;
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use std::marker::PhantomData;
 use std::mem::size_of;
+use std::sync::Arc;
 
 template!(
     TOPK,
@@ -25,6 +29,22 @@ template!(
         "cuprim_topk_finish",
         "cuprim_topk_segments",
         "cuprim_topk_rest"
+    ],
+    headers: [RADIX_SORT_COMMON]
+);
+
+// The same file specialised on an input expression (CUPRIM_TOPK_X): no
+// cuprim_topk_rest (partial_sort works on a buffer).
+template!(
+    TOPK_X,
+    "topk/topk.cu",
+    [
+        "cuprim_topk_sample",
+        "cuprim_topk_filter",
+        "cuprim_topk_pass",
+        "cuprim_topk_sort_small",
+        "cuprim_topk_finish",
+        "cuprim_topk_segments"
     ],
     headers: [RADIX_SORT_COMMON]
 );
@@ -68,18 +88,40 @@ fn finish_items<T>() -> u32 {
     }
 }
 
-/// The top-k module of elements `T` and indices `I`.
-pub(crate) struct TopkKernel<T, I>(PhantomData<fn() -> (T, I)>);
+/// The top-k module of elements `T` and indices `I`; with an `input`, the
+/// module whose kernels read that expression (of items `T`) where the
+/// buffer module's read the input buffer.
+pub(crate) struct TopkKernel<'a, T, I, X = Leaf<'static, T>> {
+    input: Option<&'a X>,
+    _t: PhantomData<fn() -> (T, I)>,
+}
 
-impl<T: Element, I: IndexElement> TopkKernel<T, I> {
+impl<T: Element, I: IndexElement> TopkKernel<'static, T, I> {
     pub fn new() -> Self {
-        TopkKernel(PhantomData)
+        TopkKernel {
+            input: None,
+            _t: PhantomData,
+        }
     }
 }
 
-impl<T: Element, I: IndexElement> Specialise for TopkKernel<T, I> {
+impl<'a, T: Element, I: IndexElement> TopkKernel<'a, T, I> {
+    /// The module of the expression `input`.
+    pub fn of_input<X: Node<Item = T>>(input: &'a X) -> TopkKernel<'a, T, I, X> {
+        TopkKernel {
+            input: Some(input),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Element, I: IndexElement, X: Node> Specialise for TopkKernel<'_, T, I, X> {
     fn template(&self) -> &'static Template {
-        &TOPK
+        if self.input.is_some() {
+            &TOPK_X
+        } else {
+            &TOPK
+        }
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
         w.constant("CUPRIM_BLOCK", BLOCK as i64);
@@ -93,6 +135,12 @@ impl<T: Element, I: IndexElement> Specialise for TopkKernel<T, I> {
         w.elem::<I>("I");
         w.typedef("K", "T");
         w.typedef("V", "I");
+        // Written only for an expression, so the buffer modules keep their text.
+        if let Some(x) = self.input {
+            w.constant("CUPRIM_TOPK_X", 1);
+            let root = x.write_type(w, &mut 0);
+            w.piece(root, |root| format!("typedef cuprim_e{root} TopkIn;"));
+        }
     }
 }
 
@@ -102,6 +150,75 @@ pub(crate) fn topk_specs<T: Element>() -> Vec<KernelSpec> {
         KernelSpec::of(&TopkKernel::<T, u32>::new()),
         KernelSpec::of(&TopkKernel::<T, u64>::new()),
     ]
+}
+
+/// Both index widths of the modules reading the expression `input`.
+pub(crate) fn topk_specs_of<X: Node>(input: &X) -> Vec<KernelSpec>
+where
+    X::Item: Element,
+{
+    vec![
+        KernelSpec::of(&TopkKernel::<X::Item, u32>::of_input(input)),
+        KernelSpec::of(&TopkKernel::<X::Item, u64>::of_input(input)),
+    ]
+}
+
+/// What the selection kernels read: a buffer (`const T* in`), or an input
+/// expression (`TopkIn in`, its kernel parameter written with the error
+/// flag by the caller's bounds check). The module and the kernels' first
+/// parameter come from one place, so they always agree.
+pub(crate) trait Source<T: Element>: Copy {
+    /// The kernels' first parameter.
+    type Arg: KernelArg + Copy;
+    /// Its value.
+    fn arg(&self) -> Self::Arg;
+    /// The module with indices `I` whose kernels take [`Self::Arg`].
+    fn module<I: IndexElement>(&self, dev: &CudaDevice) -> Result<Arc<Module>>;
+    /// Element `start` on: a buffer's address moved. An expression is
+    /// only ever selected as one row (start 0; see `top_k_segments`).
+    fn offset(&self, start: u64) -> Self;
+}
+
+impl<T: Element> Source<T> for Ptr<T> {
+    type Arg = Ptr<T>;
+    fn arg(&self) -> Ptr<T> {
+        *self
+    }
+    fn module<I: IndexElement>(&self, dev: &CudaDevice) -> Result<Arc<Module>> {
+        dev.module(&TopkKernel::<T, I>::new())
+    }
+    fn offset(&self, start: u64) -> Self {
+        self.add(start)
+    }
+}
+
+/// An input expression and its kernel parameter.
+pub(crate) struct Expression<'a, X> {
+    pub input: &'a X,
+    pub args: ExprArgs,
+}
+
+impl<X> Clone for Expression<'_, X> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<X> Copy for Expression<'_, X> {}
+
+impl<X: Node> Source<X::Item> for Expression<'_, X>
+where
+    X::Item: Element,
+{
+    type Arg = ExprArgs;
+    fn arg(&self) -> ExprArgs {
+        self.args
+    }
+    fn module<I: IndexElement>(&self, dev: &CudaDevice) -> Result<Arc<Module>> {
+        dev.module(&TopkKernel::<X::Item, I>::of_input(self.input))
+    }
+    fn offset(&self, _start: u64) -> Self {
+        *self
+    }
 }
 
 /// The kernel's `TopkDigit`.
@@ -233,9 +350,9 @@ struct Selected {
 /// more candidates go through the passes. When the window
 /// missed the k-th (or kept more than its buffers hold) the passes run on
 /// the input, with buffers for a sixth of it.
-fn radix_select<T: Element, I: IndexElement>(
+fn radix_select<T: Element, I: IndexElement, S: Source<T>>(
     dev: &CudaDevice,
-    input: Ptr<T>,
+    input: S,
     n: usize,
     k: usize,
     smallest: bool,
@@ -261,7 +378,7 @@ fn radix_select<T: Element, I: IndexElement>(
     // At most twice: through the window, then (if it missed) over the input,
     // which always selects.
     loop {
-        if let Some(sel) = select_once::<T, I>(dev, input, n, k, smallest, picks, window.take())? {
+        if let Some(sel) = select_once::<T, I, S>(dev, input, n, k, smallest, picks, window.take())? {
             return Ok(sel);
         }
     }
@@ -278,30 +395,32 @@ struct Window {
 
 /// One attempt of [`radix_select`]: through `window`, or (None) the passes
 /// over the input. Returns None when the window missed.
-fn select_once<T: Element, I: IndexElement>(
+fn select_once<T: Element, I: IndexElement, S: Source<T>>(
     dev: &CudaDevice,
-    input: Ptr<T>,
+    input: S,
     n: usize,
     k: usize,
     smallest: bool,
     picks: Option<&Picks<T, I>>,
     window: Option<Window>,
 ) -> Result<Option<Selected>> {
-    let kernel = TopkKernel::<T, I>::new();
-    let module = dev.module(&kernel)?;
+    let module = input.module::<I>(dev)?;
+    // SAFETY (each): the module is the source's, whose kernels take S::Arg as
+    // `in` (`const T*` for a buffer, the struct the ExprArgs hold for an
+    // expression's `TopkIn`, of n items T).
     // SAFETY: matches `cuprim_topk_pass(const T* in, u64 n, KR* ckeys, I* cidx, T* out_vals, I* out_idx,
     // TopkState* st, u32* ticket, TopkPass ps)`: reads n elements of `in` (or the candidates counted in the
     // state), writes at most ps.cap candidates to each of the two halves of ckeys / cidx, at most k picks to
     // out_vals / out_idx (none when ps.value_only), and the state.
-    let entry: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Ptr<u32>, Pass)> =
+    let entry: Entry<(S::Arg, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Ptr<u32>, Pass)> =
         unsafe { Entry::declare("cuprim_topk_pass") };
     // SAFETY: matches `cuprim_topk_filter` (the pass's parameters but the ticket): as above, candidates to
     // the first half only.
-    let filter: Entry<(Ptr<T>, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Pass)> = unsafe { Entry::declare("cuprim_topk_filter") };
+    let filter: Entry<(S::Arg, u64, Ptr<u8>, Ptr<I>, Ptr<T>, Ptr<I>, Ptr<u8>, Pass)> = unsafe { Entry::declare("cuprim_topk_filter") };
     // SAFETY: matches `cuprim_topk_sample(const T* in, u64 n, u64 samples, TopkState* st, u64 r_lo, u64 r_hi,
     // u64 flip)`: one block reads `samples` elements of `in` (n >= 2 * samples, samples a multiple of
     // SAMPLE_THREADS, at most SAMPLE_ITEMS of them) and clears and writes the state.
-    let sample: Entry<(Ptr<T>, u64, u64, Ptr<u8>, u64, u64, u64)> = unsafe { Entry::declare("cuprim_topk_sample") };
+    let sample: Entry<(S::Arg, u64, u64, Ptr<u8>, u64, u64, u64)> = unsafe { Entry::declare("cuprim_topk_sample") };
     // SAFETY: matches `cuprim_topk_finish(const KR* ckeys, const I* cidx, u32 max_count, u32 p2, u64 k, T*
     // out_vals, I* out_idx, TopkState* st, u64 cap, u64 flip, u32 value_only, u64* verdict, u64 tag)`: reads
     // at most max_count candidates (the state's count), sorts at most p2 pairs in dynamic shared memory,
@@ -344,7 +463,7 @@ fn select_once<T: Element, I: IndexElement>(
     dev.with_scratch(&layout, |s| {
         let st = s.at(state);
         let read_key = || Ok(u64::from_le_bytes(dev.read_back::<8>(st.raw(), "reading the selected key")?));
-        let args = |ps: Pass| (input, n64, s.at(ckeys), s.at(cidx), vals, idx, st, ticket, ps);
+        let args = |ps: Pass| (input.arg(), n64, s.at(ckeys), s.at(cidx), vals, idx, st, ticket, ps);
         // The elements the passes read: the input, or the window's candidates.
         let mut count = n64;
         if let Some(w) = &window {
@@ -362,7 +481,7 @@ fn select_once<T: Element, I: IndexElement>(
                     &module,
                     sample,
                     Grid::new(1, SAMPLE_THREADS),
-                    (input, n64, w.samples, st, w.r_lo, w.r_hi, flip),
+                    (input.arg(), n64, w.samples, st, w.r_lo, w.r_hi, flip),
                 )?;
                 let (a0, a1, a2, a3, a4, a5, a6, _, a8) = args(pass(0));
                 dev.launch(&module, filter, Grid::new(fblocks, BLOCK), (a0, a1, a2, a3, a4, a5, a6, a8))?;
@@ -418,19 +537,19 @@ fn select_once<T: Element, I: IndexElement>(
 
 /// The k first of the order among the `n` elements at `input` (1 <= k <=
 /// n), sorted, into `picks`.
-pub(crate) fn top_k<T: Element, I: IndexElement>(
+pub(crate) fn top_k<T: Element, I: IndexElement, S: Source<T>>(
     dev: &CudaDevice,
-    input: Ptr<T>,
+    input: S,
     n: usize,
     k: usize,
     smallest: bool,
     picks: &Picks<T, I>,
 ) -> Result<()> {
-    if radix_select::<T, I>(dev, input, n, k, smallest, Some(picks))?.sorted {
+    if radix_select::<T, I, S>(dev, input, n, k, smallest, Some(picks))?.sorted {
         return Ok(());
     }
     if k <= SORT_SMALL_MAX {
-        let module = dev.module(&TopkKernel::<T, I>::new())?;
+        let module = input.module::<I>(dev)?;
         // SAFETY: matches `cuprim_topk_sort_small(T* vals, I* idx, u32 k, u32 p2, u64 flip)`: sorts k
         // pairs in place through p2 pairs of dynamic shared memory.
         let entry: Entry<(Ptr<T>, Ptr<I>, u32, u32, u64)> = unsafe { Entry::declare("cuprim_topk_sort_small") };
@@ -449,11 +568,11 @@ pub(crate) fn top_k<T: Element, I: IndexElement>(
 }
 
 /// The ordered key bits (XOR the flip) of the k-th of the order (1 <= k <= n).
-pub(crate) fn select_key<T: Element>(dev: &CudaDevice, input: Ptr<T>, n: usize, k: usize, smallest: bool) -> Result<u64> {
+pub(crate) fn select_key<T: Element, S: Source<T>>(dev: &CudaDevice, input: S, n: usize, k: usize, smallest: bool) -> Result<u64> {
     let sel = if n as u64 > u32::MAX as u64 {
-        radix_select::<T, u64>(dev, input, n, k, smallest, None)?
+        radix_select::<T, u64, S>(dev, input, n, k, smallest, None)?
     } else {
-        radix_select::<T, u32>(dev, input, n, k, smallest, None)?
+        radix_select::<T, u32, S>(dev, input, n, k, smallest, None)?
     };
     Ok(sel.key)
 }
@@ -468,19 +587,19 @@ pub(crate) enum Segments {
 
 /// The k first of each segment (k <= SEG_KMAX and k <= every segment's
 /// length < 2^32), sorted, k per segment.
-pub(crate) fn top_k_segments<T: Element>(
+pub(crate) fn top_k_segments<T: Element, S: Source<T>>(
     dev: &CudaDevice,
-    input: Ptr<T>,
+    input: S,
     segments: &Segments,
     k: usize,
     smallest: bool,
     picks: &Picks<T, u32>,
 ) -> Result<()> {
-    let module = dev.module(&TopkKernel::<T, u32>::new())?;
-    // SAFETY: matches `cuprim_topk_segments(const T* in, const u64* offsets, u64 cols, u32 k, T* out_vals,
+    let module = input.module::<u32>(dev)?;
+    // SAFETY: the source's module and parameter (see select_once); matches `cuprim_topk_segments(const T* in, const u64* offsets, u64 cols, u32 k, T* out_vals,
     // u32* out_idx, u64 flip)`: block s reads segment s (offsets[s]..offsets[s + 1], or row s of cols)
     // and writes k values and indices at s * k.
-    let entry: Entry<(Ptr<T>, Ptr<u64>, u64, u32, Ptr<T>, Ptr<u32>, u64)> = unsafe { Entry::declare("cuprim_topk_segments") };
+    let entry: Entry<(S::Arg, Ptr<u64>, u64, u32, Ptr<T>, Ptr<u32>, u64)> = unsafe { Entry::declare("cuprim_topk_segments") };
     let (count, offsets, cols) = match *segments {
         Segments::Rows { rows, cols } => (rows, Ptr::null(), cols as u64),
         Segments::Offsets { count, offsets } => (count, offsets, 0),
@@ -492,7 +611,7 @@ pub(crate) fn top_k_segments<T: Element>(
     while first < count {
         let c = (count - first).min(most);
         let (inp, offs) = match segments {
-            Segments::Rows { cols, .. } => (input.add((first * cols) as u64), offsets),
+            Segments::Rows { cols, .. } => (input.offset((first * cols) as u64), offsets),
             Segments::Offsets { .. } => (input, offsets.add(first as u64)),
         };
         let out = (picks.values.add((first * k) as u64), picks.indices.add((first * k) as u64));
@@ -500,7 +619,7 @@ pub(crate) fn top_k_segments<T: Element>(
             &module,
             entry,
             Grid::new(c as u32, BLOCK),
-            (inp, offs, cols, k as u32, out.0, out.1, flip),
+            (inp.arg(), offs, cols, k as u32, out.0, out.1, flip),
         )?;
         first += c;
     }
