@@ -115,8 +115,12 @@ template <typename T> __device__ __forceinline__ T cuprim_mul(T a, T b) {
 template <typename T> __device__ __forceinline__ T cuprim_neg(T a) {
     if constexpr (cuprim_traits<T>::is_half) {
         return T::from_bits(a.bits ^ 0x8000);
+    } else if constexpr (sizeof(T) == 4 && cuprim_traits<T>::is_float) {
+        // The sign bit flipped, as Rust's `-x`: PTX's neg.f32 may return any
+        // NaN for a NaN.
+        return __int_as_float(__float_as_int(a) ^ (int)0x80000000);
     } else if constexpr (cuprim_traits<T>::is_float) {
-        return -a;
+        return __longlong_as_double(__double_as_longlong(a) ^ (long long)0x8000000000000000ull);
     } else {
         typedef typename cuprim_wrap<T>::type W;
         return (T)(W)((W)0 - (W)a);
