@@ -304,7 +304,39 @@ pub fn precompile_expr_search<E: crate::expr::Expr, C: Comparator<E::Item>>(
 where
     E::Item: Element,
 {
-    run(target, crate::algo::search::plan::search_specs_of(&cmp, expr))
+    run(
+        target,
+        crate::algo::search::plan::search_specs_of(&cmp, expr, &crate::expr::node::Leaf::<E::Item>::type_only()),
+    )
+}
+
+/// The search kernels with an input expression as the sorted side and
+/// buffer queries (every mode, `u32` and `u64` indices: what
+/// `lower_bound_of`, `upper_bound_of`, `binary_search_of`,
+/// `search_of_with` and `is_sorted_until` of it run), ordered by `cmp`.
+///
+/// ```
+/// use cuprim::cmp::Less;
+/// use cuprim::precompile::{precompile_expr_sorted_search, Target};
+/// use cuprim::prelude::*;
+/// let host = Device::host();
+/// let sorted = counting(&host, 0u32, 3, 0);
+/// for report in precompile_expr_sorted_search(Target::Arch(90), &sorted, Less).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// ```
+pub fn precompile_expr_sorted_search<E: crate::expr::Expr, C: Comparator<E::Item>>(
+    target: Target<'_>,
+    sorted: &E,
+    cmp: C,
+) -> Result<Vec<KernelReport>>
+where
+    E::Item: Element,
+{
+    run(
+        target,
+        crate::algo::search::plan::search_specs_of(&cmp, &crate::expr::node::Leaf::<E::Item>::type_only(), sorted),
+    )
 }
 
 /// The scan-by-key kernel for keys `K`, values `T` and `Op`.

@@ -254,7 +254,7 @@ impl Monoid<(f32, f32)> for MinMax {
 fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
     use cuprim::precompile::{
         precompile_expr_merge, precompile_expr_reduce, precompile_expr_scan, precompile_expr_scan_by_key, precompile_expr_search,
-        precompile_expr_select,
+        precompile_expr_select, precompile_expr_sorted_search,
     };
     use cuprim::prelude::*;
     let t = Target::Arch(arch);
@@ -287,6 +287,8 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             r.extend(precompile_expr_select(t, &h.permute_by(counting(&host, 0u64, 2, 0)), Gt(f16::ONE))?);
             r.extend(precompile_expr_search(t, &a.map(Negate).permute(&i), Less)?);
             r.extend(precompile_expr_search(t, &counting(&host, 0u64, 7, 0), Less)?);
+            r.extend(precompile_expr_sorted_search(t, &a.map(Negate).permute(&i), Greater)?);
+            r.extend(precompile_expr_sorted_search(t, &counting(&host, 0u64, 3, 0), Less)?);
             r.extend(precompile_expr_merge(t, &a.map(Negate).permute(&i), &b.lazy(), Greater)?);
             r.extend(precompile_expr_merge(
                 t,

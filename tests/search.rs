@@ -227,3 +227,101 @@ fn sorted_until_every_type() {
     check_sorted_until::<f32>("sorted_f32");
     check_sorted_until::<f64>("sorted_f64");
 }
+
+/// The sorted side as an input expression (`lower_bound_of`,
+/// `upper_bound_of`, `binary_search_of`, `search_of_with`,
+/// `is_sorted_until`): a map of the buffer, a permutation that sorts a
+/// shuffled copy, a counting sequence, a view of the buffer itself; queries
+/// from a buffer and from an expression; both paths (few queries bisect,
+/// many run down the index); against the buffer forms and the reference.
+#[test]
+fn sorted_side_expressions() {
+    use cuprim::ops::Identity;
+    let (mut r, seed) = rng("search sorted expressions");
+    for n in sizes() {
+        let mut data: Vec<u32> = small_vec(&mut r, n);
+        data.sort();
+        // A shuffle and the permutation that reads it back in order.
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        for i in (1..n).rev() {
+            order.swap(i, r.gen_range(0..=i));
+        }
+        let mut shuffled = vec![0u32; n];
+        let mut back = vec![0u32; n];
+        for (i, &o) in order.iter().enumerate() {
+            shuffled[o as usize] = data[i];
+            back[i] = o;
+        }
+        for dev in devices() {
+            let v = DeviceVec::from_slice(&dev, &data).unwrap();
+            let sh = DeviceVec::from_slice(&dev, &shuffled).unwrap();
+            let bk = DeviceVec::from_slice(&dev, &back).unwrap();
+            for m in query_counts(n) {
+                let q = queries::<u32>(&mut r, &data, m);
+                let qv = DeviceVec::from_slice(&dev, &q).unwrap();
+                for mode in [Mode::Lower, Mode::Upper, Mode::Exact] {
+                    let c = ctx(&dev, &format!("{mode:?} sorted side expr m={m}"), n, seed);
+                    let want: Vec<u64> = q.iter().map(|&x| reference(&data, x, &Less, mode)).collect();
+                    let got = [
+                        v.map(Identity).search_of_with::<u64, _, _>(&qv, Less, mode),
+                        sh.permute(&bk).search_of_with::<u64, _, _>(&qv, Less, mode),
+                        v.lazy().search_of_with::<u64, _, _>(qv.map(Identity), Less, mode),
+                    ];
+                    for (k, g) in got.into_iter().enumerate() {
+                        assert_eq!(g.unwrap_or_else(|e| panic!("{c} #{k}: {e}")).to_vec().unwrap(), want, "#{k}: {c}");
+                    }
+                    let want32: Vec<u32> = want.iter().map(|&p| if p == u64::MAX { NOT_FOUND } else { p as u32 }).collect();
+                    let e = v.map(Identity);
+                    let narrow = match mode {
+                        Mode::Lower => e.lower_bound_of(&qv),
+                        Mode::Upper => e.upper_bound_of(&qv),
+                        Mode::Exact => e.binary_search_of(&qv),
+                    };
+                    assert_eq!(narrow.unwrap_or_else(|e| panic!("{c}: {e}")).to_vec().unwrap(), want32, "u32: {c}");
+                }
+                // Off the sector boundary: a slice read as a one-leaf expression.
+                if n >= 3 {
+                    let s = &data[3..];
+                    let want: Vec<u32> = q.iter().map(|&x| reference(s, x, &Less, Mode::Lower) as u32).collect();
+                    let got = v.slice(3..).unwrap().lazy().lower_bound_of(&qv).unwrap();
+                    assert_eq!(got.to_vec().unwrap(), want, "slice at 3: {}", ctx(&dev, "lower_bound_of", n, seed));
+                }
+            }
+            // Sorted prefixes of expressions.
+            let c = ctx(&dev, "is_sorted_until of expressions", n, seed);
+            assert_eq!(sh.permute(&bk).is_sorted_until().unwrap(), n, "{c}");
+            assert!(v.map(Identity).is_sorted().unwrap(), "{c}");
+            let want = (1..n).find(|&i| shuffled[i] < shuffled[i - 1]).unwrap_or(n);
+            assert_eq!(sh.map(Identity).is_sorted_until().unwrap(), want, "{c}");
+            let want_desc = (1..n).find(|&i| shuffled[i - 1] < shuffled[i]).unwrap_or(n);
+            assert_eq!(sh.map(Identity).is_sorted_until_by(Greater).unwrap(), want_desc, "{c}");
+            // A permutation out of range is an error, the data intact.
+            if n > 0 {
+                let mut bad = back.clone();
+                bad[n / 2] = n as u32 + 5;
+                let bad = DeviceVec::from_slice(&dev, &bad).unwrap();
+                let qv = DeviceVec::from_slice(&dev, &queries::<u32>(&mut r, &data, 20_000)).unwrap();
+                let err = sh.permute(&bad).lower_bound_of(&qv).unwrap_err();
+                assert!(matches!(err, Error::IndexOutOfBounds { .. }), "{c}: {err}");
+                let err = sh.permute(&bad).is_sorted_until().unwrap_err();
+                assert!(matches!(err, Error::IndexOutOfBounds { .. }), "{c}: {err}");
+                assert_eq!(sh.to_vec().unwrap(), shuffled, "{c}: data changed");
+            }
+        }
+    }
+    // Counting sequences, every type's comparator path, no buffer at all.
+    for dev in devices() {
+        let q = DeviceVec::from_slice(&dev, &[-5i64, 0, 3, 4, 299, 300, 1 << 40]).unwrap();
+        let steps = counting(&dev, 0i64, 3, 100); // 0, 3, ..., 297
+        assert_eq!(steps.lower_bound_of(&q).unwrap().to_vec().unwrap(), vec![0, 0, 1, 2, 100, 100, 100]);
+        assert_eq!(steps.upper_bound_of(&q).unwrap().to_vec().unwrap(), vec![0, 1, 2, 2, 100, 100, 100]);
+        assert_eq!(
+            steps.binary_search_of(&q).unwrap().to_vec().unwrap(),
+            vec![NOT_FOUND, 0, 1, NOT_FOUND, NOT_FOUND, NOT_FOUND, NOT_FOUND]
+        );
+        let empty = counting(&dev, 0i64, 1, 0);
+        assert_eq!(empty.lower_bound_of(&q).unwrap().to_vec().unwrap(), vec![0; 7]);
+        assert_eq!(empty.is_sorted_until().unwrap(), 0);
+        assert!(steps.lower_bound_of(counting(&dev, 0i64, 1, 0)).unwrap().is_empty());
+    }
+}

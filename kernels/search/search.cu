@@ -1,7 +1,9 @@
 // Vectorised binary search (lower_bound / upper_bound / binary_search of
 // many queries in one sorted array) and is_sorted_until.
 // Specialised on: In (the queries: an input expression, block/expr.cuh; a
-// buffer is cuprim_x_buf<T>), T (its element), I (u32 or u64 output index), Cmp (bool
+// buffer is cuprim_x_buf<T>), T (its element), InS (the sorted side, an
+// expression of T, when SEARCH_SORTED_BUF is 0; a buffer is read through its
+// pointer), I (u32 or u64 output index), Cmp (bool
 // less(T a, T b): the order the array is sorted by), SEARCH_MODE (0 lower
 // bound, 1 upper bound, 2 exact: the lower bound if it holds an equivalent
 // element, else all ones), CUPRIM_BLOCK, SEARCH_ITEMS (queries per thread,
@@ -21,6 +23,10 @@
 // bisection reads one useful element per sector on every level; the index
 // reads F, so a query of 2^28 elements costs six sector reads instead of
 // about sixteen that miss L1.
+//
+// A sorted side that is an expression (SEARCH_SORTED_BUF 0) is read one
+// element at a time where the buffer form reads sectors: the index's build
+// and each query's last group (its upper levels are the index's buffer).
 
 constexpr u32 F = 32 / sizeof(T);                // elements per node (one sector)
 constexpr u32 SEARCH_MAX_LEVELS = 24;            // F = 4 and 2^64 elements need 28; more than any input here
@@ -46,6 +52,16 @@ struct SearchIndex {
 #else
 #define SEARCH_QUERIES CUPRIM_INPUT In queries
 #endif
+// The sorted side's kernel parameter, as the queries': a buffer's pointer,
+// or the expression InS in parameter memory; element i of either.
+#if SEARCH_SORTED_BUF
+#define SEARCH_SORTED const T* __restrict__ data
+#else
+#define SEARCH_SORTED CUPRIM_INPUT InS data
+#endif
+__device__ __forceinline__ T search_at(const T* __restrict__ d, u64 i) { return cuprim_load_ro(d + i); }
+template <typename X> __device__ __forceinline__ T search_at(const X& d, u64 i) { return d.load(i); }
+
 __device__ __forceinline__ T search_query(const T* __restrict__ q, u64 i) { return cuprim_load_ro(q + i); }
 template <typename X> __device__ __forceinline__ T search_query(const X& q, u64 i) { return q.load(i); }
 // Query i, or query 0 for threads past the last one (m >= 1).
@@ -68,12 +84,12 @@ __device__ __forceinline__ bool search_before(T e, T x) {
 // writes it wherever it is the last entry under a node of a higher level
 // (the last real entry also fills the padding).
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
-    cuprim_search_index(const T* __restrict__ data, u64 n, T* __restrict__ index, SearchIndex ix) {
+    cuprim_search_index(SEARCH_SORTED, u64 n, T* __restrict__ index, SearchIndex ix) {
     const u64 stride = cuprim_thread_count();
     const u64 len1 = ix.len[1], padded1 = (len1 + F - 1) / F * F;
     for (u64 g = cuprim_thread_id(); g < padded1; g += stride) {
         const u64 end = (g + 1) * F - ix.off;
-        const T v = cuprim_load_ro(data + (end < n ? end : n) - 1);
+        const T v = search_at(data, (end < n ? end : n) - 1);
         index[ix.at[1] + g] = v;
         if (g >= len1) continue;
         u64 span = F;
@@ -135,17 +151,26 @@ __device__ __forceinline__ I search_output(u64 pos, u64 n, T at, T x) {
 // cuprim_search_index (or, when ix.levels == 0, none: the array fits the
 // top). Grid-stride over rows of CUPRIM_BLOCK x SEARCH_ITEMS queries.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
-    cuprim_search(const T* __restrict__ data, u64 n, const T* __restrict__ index, SearchIndex ix,
-                  SEARCH_QUERIES, u64 m, I* __restrict__ out) {
+    cuprim_search(SEARCH_SORTED, u64 n, const T* __restrict__ index, SearchIndex ix, SEARCH_QUERIES, u64 m,
+                  I* __restrict__ out) {
     __shared__ T top[SEARCH_TOP];
-    const T* const src = ix.levels ? index + ix.at[ix.levels] : data;
     const u32 top_len = (u32)(ix.levels ? ix.len[ix.levels] : n);
     u32 p2 = 1;
     while (p2 < top_len) p2 <<= 1;
+#if SEARCH_SORTED_BUF
+    const T* const src = ix.levels ? index + ix.at[ix.levels] : data;
     const T last = cuprim_load_ro(src + top_len - 1);
     for (u32 i = threadIdx.x; i < p2; i += CUPRIM_BLOCK) top[i] = i < top_len ? cuprim_load_ro(src + i) : last;
+#else
+    // The top: the index's highest level, or the expression itself.
+    auto top_at = [&](u32 i) -> T { return ix.levels ? cuprim_load_ro(index + ix.at[ix.levels] + i) : data.load(i); };
+    const T last = top_at(top_len - 1);
+    for (u32 i = threadIdx.x; i < p2; i += CUPRIM_BLOCK) top[i] = i < top_len ? top_at(i) : last;
+#endif
     __syncthreads();
+#if SEARCH_SORTED_BUF
     const T* const base = data - ix.off;  // the sector boundary: group g is base[g F ..]
+#endif
     const u64 row = (u64)CUPRIM_BLOCK * SEARCH_ITEMS;
     for (u64 r = (u64)blockIdx.x * row; r < m; r += (u64)gridDim.x * row) {
         T x[SEARCH_ITEMS];
@@ -182,8 +207,12 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
             const u64 g0 = node[j] * F;  // base index of the group's first slot
             u64 pos;
             T at = x[j];
-            if (g0 >= ix.off && g0 + F - ix.off <= n) {
+            if (SEARCH_SORTED_BUF && g0 >= ix.off && g0 + F - ix.off <= n) {
+#if SEARCH_SORTED_BUF
                 const SearchVec* p = (const SearchVec*)(base + g0);
+#else
+                const SearchVec* p = nullptr;  // not reached: expressions take the element loads below
+#endif
                 const SearchVec v0 = cuprim_load_ro(p), v1 = cuprim_load_ro(p + 1);
                 u32 c = 0;
 #pragma unroll
@@ -203,7 +232,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
                 for (u32 t = 0; t < F; t++) {
                     const u64 i = g0 + t;
                     if (found || i < ix.off || i - ix.off >= n) continue;
+#if SEARCH_SORTED_BUF
                     const T e = cuprim_load_ro(base + i);
+#else
+                    const T e = data.load(i);  // off is 0
+#endif
                     if (search_before(e, x[j])) {
                         pos = i - ix.off + 1;
                     } else {
@@ -221,26 +254,39 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
 // The same answers without an index (few queries: building one would cost
 // more than it saves): each query bisects the array in global memory.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
-    cuprim_search_plain(const T* __restrict__ data, u64 n, SEARCH_QUERIES, u64 m, I* __restrict__ out) {
+    cuprim_search_plain(SEARCH_SORTED, u64 n, SEARCH_QUERIES, u64 m, I* __restrict__ out) {
     for (u64 q = cuprim_thread_id(); q < m; q += cuprim_thread_count()) {
         const T x = search_query(queries, q);
-        const u64 lo = cuprim_partition_point(data, n, [&](T e) { return search_before(e, x); });
-        out[q] = search_output(lo, n, lo < n ? cuprim_load_ro(data + lo) : x, x);
+        u64 lo = 0;
+#if SEARCH_SORTED_BUF
+        lo = cuprim_partition_point(data, n, [&](T e) { return search_before(e, x); });
+#else
+        for (u64 len = n; len > 0;) {
+            const u64 half = len >> 1;
+            if (search_before(data.load(lo + half), x)) {
+                lo += half + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+#endif
+        out[q] = search_output(lo, n, lo < n ? search_at(data, lo) : x, x);
     }
 }
 
-// is_sorted_until: the least i >= 1 with less(in[i], in[i - 1]), or n. The
+// is_sorted_until: the least i >= 1 with less(data[i], data[i - 1]), or n. The
 // running best is kept inverted (~i) in *best_inv (zero: none yet), so
 // atomicMax finds the least; threads stop once every pair they have left
 // is past the best found.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
-    cuprim_sorted_until(const T* __restrict__ in, u64 n, u64* best_inv) {
+    cuprim_sorted_until(SEARCH_SORTED, u64 n, u64* best_inv) {
     volatile u64* vbest = best_inv;
     const u64 stride = cuprim_thread_count();
     u64 i = cuprim_thread_id() + 1;
     for (u32 round = 0; i < n; round++, i += stride) {
         if ((round & 7) == 0 && i >= ~*vbest) break;
-        if (Cmp::less(cuprim_load_ro(in + i), cuprim_load_ro(in + i - 1))) {
+        if (Cmp::less(search_at(data, i), search_at(data, i - 1))) {
             atomicMax(best_inv, ~i);
             break;
         }

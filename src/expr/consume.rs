@@ -706,6 +706,163 @@ pub trait ExprOps: Expr {
         crate::algo::search::search_of(sorted, self, cmp, mode)
     }
 
+    /// The elements as the sorted side of a search: for each of `queries`
+    /// (a buffer or an expression, in any order), the first position whose
+    /// element is not less than it, as `u32`
+    /// ([`SearchOps::lower_bound`](crate::algo::search::SearchOps::lower_bound)).
+    /// The elements must be sorted ascending; they are read where the
+    /// search needs them (a small index of every eighth or so is built per
+    /// call, as for a buffer), never collected.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let queries = DeviceVec::from_slice(&dev, &[0u32, 35, 36, 1000])?;
+    /// // The squares 0, 1, 4, ..., 81, never stored.
+    /// let squares = counting(&dev, 0u32, 1, 10).map(cuprim::ops::Square);
+    /// assert_eq!(squares.lower_bound_of(&queries)?.to_vec()?, vec![0, 6, 6, 10]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn lower_bound_of<Q: super::IntoExpr>(&self, queries: Q) -> Result<DeviceVec<u32>>
+    where
+        Self::Item: Element,
+        Q::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::search::search_in(self, &queries.into_expr(), Less, Mode::Lower)
+    }
+
+    /// [`lower_bound_of`](ExprOps::lower_bound_of)'s upper bound: the
+    /// first position whose element is greater than the query.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let tens = counting(&dev, 0u32, 10, 5);   // 0, 10, 20, 30, 40
+    /// assert_eq!(tens.upper_bound_of(constant(&dev, 20u32, 2))?.to_vec()?, vec![3, 3]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn upper_bound_of<Q: super::IntoExpr>(&self, queries: Q) -> Result<DeviceVec<u32>>
+    where
+        Self::Item: Element,
+        Q::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::search::search_in(self, &queries.into_expr(), Less, Mode::Upper)
+    }
+
+    /// [`lower_bound_of`](ExprOps::lower_bound_of)'s exact search: the
+    /// position of the first equal element, or
+    /// [`NOT_FOUND`](crate::algo::search::NOT_FOUND).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::search::NOT_FOUND;
+    /// let dev = Device::default()?;
+    /// let odd = counting(&dev, 1u64, 2, 50);   // 1, 3, ..., 99
+    /// let q = DeviceVec::from_slice(&dev, &[7u64, 8, 99])?;
+    /// assert_eq!(odd.binary_search_of(&q)?.to_vec()?, vec![3, NOT_FOUND, 49]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn binary_search_of<Q: super::IntoExpr>(&self, queries: Q) -> Result<DeviceVec<u32>>
+    where
+        Self::Item: Element,
+        Q::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::search::search_in(self, &queries.into_expr(), Less, Mode::Exact)
+    }
+
+    /// The general search with the elements as the sorted side (ordered by
+    /// `cmp`): every query's answer under `mode`, as indices of type `I`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::algo::search::Mode;
+    /// use cuprim::cmp::Greater;
+    /// let dev = Device::default()?;
+    /// let down = counting(&dev, 90i32, -10, 10);   // 90, 80, ..., 0
+    /// let q = DeviceVec::from_slice(&dev, &[85i32, 80, -1])?;
+    /// assert_eq!(down.search_of_with::<u64, _, _>(&q, Greater, Mode::Lower)?.to_vec()?, vec![1, 1, 10]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn search_of_with<I: crate::IndexElement, Q: super::IntoExpr, C: crate::cmp::Comparator<Self::Item>>(
+        &self,
+        queries: Q,
+        cmp: C,
+        mode: Mode,
+    ) -> Result<DeviceVec<I>>
+    where
+        Self::Item: Element,
+        Q::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::search::search_in(self, &queries.into_expr(), cmp, mode)
+    }
+
+    /// True when the elements are in ascending order ([`Less`]), as
+    /// [`SearchOps::is_sorted`](crate::algo::search::SearchOps::is_sorted).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let v = DeviceVec::from_slice(&dev, &[3i32, -1, 4, -2])?;
+    /// assert!(!v.lazy().is_sorted()?);
+    /// assert!(v.map(cuprim::ops::Square).permute(&DeviceVec::from_slice(&dev, &[1u32, 3, 0, 2])?).is_sorted()?);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn is_sorted(&self) -> Result<bool>
+    where
+        Self::Item: Element,
+    {
+        Ok(self.is_sorted_until_by(Less)? == self.length())
+    }
+
+    /// True when the elements are in order by `cmp`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// let dev = Device::default()?;
+    /// assert!(counting(&dev, 5i8, -1, 9).is_sorted_by(Greater)?);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn is_sorted_by<C: crate::cmp::Comparator<Self::Item>>(&self, cmp: C) -> Result<bool>
+    where
+        Self::Item: Element,
+    {
+        Ok(self.is_sorted_until_by(cmp)? == self.length())
+    }
+
+    /// The length of the longest prefix in ascending order ([`Less`]), as
+    /// [`SearchOps::is_sorted_until`](crate::algo::search::SearchOps::is_sorted_until).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// // 0, 1, 4, 9, 16, 25, 36, 49, 64, 81, 100, 121, 144, 169, 196, 225, 0 (u8 wraps at 256)
+    /// assert_eq!(counting(&dev, 0u8, 1, 20).map(cuprim::ops::Square).is_sorted_until()?, 16);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn is_sorted_until(&self) -> Result<usize>
+    where
+        Self::Item: Element,
+    {
+        self.is_sorted_until_by(Less)
+    }
+
+    /// [`is_sorted_until`](ExprOps::is_sorted_until) by `cmp`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// let dev = Device::default()?;
+    /// assert_eq!(counting(&dev, 3i32, -2, 5).map(cuprim::ops::Abs).is_sorted_until_by(Greater)?, 3);   // 3, 1, 1, 3, 5
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn is_sorted_until_by<C: crate::cmp::Comparator<Self::Item>>(&self, cmp: C) -> Result<usize>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::search::sorted_until_of(self, cmp)
+    }
+
     /// The stable merge of the elements (sorted ascending) with `other` (a
     /// buffer or an expression, sorted ascending) into a new vector, as
     /// [`MergeOps::merge`](crate::algo::merge::MergeOps::merge): among

@@ -58,6 +58,11 @@ pub trait Node: Sync + Sized + Clone {
     fn host_slice(&self) -> Option<&[Self::Item]> {
         None
     }
+    /// The device address of a plain buffer's first element (0 on the
+    /// host); None for any other node.
+    fn buffer_addr(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The CUDA device of a node, if it is on one.
@@ -104,6 +109,9 @@ impl<T: Element> Node for Leaf<'_, T> {
     }
     fn host_slice(&self) -> Option<&[T]> {
         self.device.is_host().then_some(self.host)
+    }
+    fn buffer_addr(&self) -> Option<u64> {
+        Some(self.ptr)
     }
     fn sliced(&self, start: usize, len: usize) -> Self {
         Leaf {

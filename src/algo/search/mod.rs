@@ -23,11 +23,9 @@ pub use plan::Mode;
 
 use crate::algo::{cuda_ptr_mut, same_device};
 use crate::cmp::{Comparator, Less};
-use crate::device::Ptr;
 use crate::element::{Element, IndexElement, Scalar};
 use crate::error::{Error, Result};
 use crate::expr::node::Node;
-use crate::vec::raw::Mem;
 use crate::vec::{DeviceData, DeviceVec};
 use std::mem::size_of;
 
@@ -211,19 +209,27 @@ pub trait SearchOps<T: Element>: DeviceData<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn is_sorted_until_by<C: Comparator<T>>(&self, cmp: C) -> Result<usize> {
-        match self.mem() {
-            Mem::Host(s) => Ok(host::sorted_until(s, &cmp)),
-            Mem::Cuda { dev, ptr, len, .. } => Ok(plan::sorted_until(dev, &cmp, Ptr::from_raw(ptr), len as u64)? as usize),
-        }
+        sorted_until_of(&crate::expr::LazyOps::lazy(self), cmp)
     }
 }
 
 impl<T: Element, D: DeviceData<T> + ?Sized> SearchOps<T> for D {}
 
 /// Every query of the expression `queries` (a buffer being the simplest)
-/// answered under `mode` in `sorted`, read in place by the search kernel.
+/// answered under `mode` in the buffer `sorted`, read in place by the
+/// search kernel.
 pub(crate) fn search_of<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>>(
     sorted: &(impl DeviceData<T> + ?Sized),
+    queries: &Q,
+    cmp: C,
+    mode: Mode,
+) -> Result<DeviceVec<I>> {
+    search_in(&crate::expr::LazyOps::lazy(sorted), queries, cmp, mode)
+}
+
+/// [`search_of`] with the sorted side an input expression too.
+pub(crate) fn search_in<T: Element, I: IndexElement, C: Comparator<T>, S: Node<Item = T>, Q: Node<Item = T>>(
+    sorted: &S,
     queries: &Q,
     cmp: C,
     mode: Mode,
@@ -234,8 +240,9 @@ pub(crate) fn search_of<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<I
         Mode::Exact => "binary_search",
     };
     queries.validate()?;
-    same_device(op, sorted.device(), queries.device_ref())?;
-    let n = sorted.len();
+    sorted.validate()?;
+    same_device(op, sorted.device_ref(), queries.device_ref())?;
+    let n = sorted.length();
     // Positions run to n inclusive, and Exact's all ones must be no position.
     if n as u64 >= I::highest().as_u64() {
         return Err(Error::InvalidArgument(format!(
@@ -243,43 +250,57 @@ pub(crate) fn search_of<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<I
             I::NAME
         )));
     }
-    match sorted.mem() {
-        Mem::Host(s) => {
-            let q = crate::expr::host_items(queries)?;
-            let at: Vec<I> = host::search(s, &q, &cmp, mode)
-                .into_iter()
-                .map(|p| {
-                    if p == u64::MAX {
-                        I::highest()
-                    } else {
-                        I::from_scalar(Scalar::U64(p))
-                    }
-                })
-                .collect();
-            DeviceVec::from_slice(sorted.device(), &at)
-        }
-        Mem::Cuda { dev, ptr, len, .. } => {
-            let m = queries.length();
-            let mut out = DeviceVec::<I>::alloc_uninit(sorted.device(), m)?;
-            if m == 0 {
-                return Ok(out);
-            }
-            let out_ptr = cuda_ptr_mut(&mut out, op)?;
-            if len == 0 {
-                // Every lower and upper bound is 0; nothing is found (the
-                // queries are still read when they permute: their indices
-                // are checked).
-                if Q::CHECKED {
-                    crate::expr::consume::arg_extreme(queries, false)?;
+    let Some(dev) = crate::expr::node::cuda_of(sorted) else {
+        let (s, q) = (crate::expr::host_items(sorted)?, crate::expr::host_items(queries)?);
+        let at: Vec<I> = host::search(&s, &q, &cmp, mode)
+            .into_iter()
+            .map(|p| {
+                if p == u64::MAX {
+                    I::highest()
+                } else {
+                    I::from_scalar(Scalar::U64(p))
                 }
-                let fill = if mode == Mode::Exact { 0xff } else { 0 };
-                dev.memset_bytes(out_ptr.raw(), fill, m * size_of::<I>(), op)?;
-                return Ok(out);
-            }
-            let kernel = plan::SearchKernel::<T, I, C, Q>::new(&cmp, mode, queries);
-            plan::search(dev, &kernel, Ptr::from_raw(ptr), len as u64, out_ptr)?;
-            Ok(out)
+            })
+            .collect();
+        return DeviceVec::from_slice(sorted.device_ref(), &at);
+    };
+    let m = queries.length();
+    let mut out = DeviceVec::<I>::alloc_uninit(sorted.device_ref(), m)?;
+    if m == 0 {
+        if S::CHECKED && n > 0 {
+            // Nothing is searched, but a permutation's indices are checked.
+            crate::expr::consume::arg_extreme(sorted, false)?;
         }
+        return Ok(out);
+    }
+    let out_ptr = cuda_ptr_mut(&mut out, op)?;
+    if n == 0 {
+        // Every lower and upper bound is 0; nothing is found (the
+        // queries are still read when they permute: their indices
+        // are checked).
+        if Q::CHECKED {
+            crate::expr::consume::arg_extreme(queries, false)?;
+        }
+        let fill = if mode == Mode::Exact { 0xff } else { 0 };
+        dev.memset_bytes(out_ptr.raw(), fill, m * size_of::<I>(), op)?;
+        return Ok(out);
+    }
+    // A buffer's elements from the 32-byte sector boundary below its start
+    // (the index's groups are whole sectors); an expression's groups start
+    // at its element 0.
+    let off = sorted.buffer_addr().map_or(0, |a| (a % 32) / size_of::<T>() as u64);
+    let kernel = plan::SearchKernel::<T, I, C, Q, S>::new(&cmp, mode, queries, sorted);
+    plan::search(dev, &kernel, off, out_ptr)?;
+    Ok(out)
+}
+
+/// The length of the longest prefix of an input expression sorted by
+/// `cmp`.
+pub(crate) fn sorted_until_of<T: Element, C: Comparator<T>, S: Node<Item = T>>(sorted: &S, cmp: C) -> Result<usize> {
+    sorted.validate()?;
+    match crate::expr::node::cuda_of(sorted) {
+        None => Ok(host::sorted_until(&crate::expr::host_items(sorted)?, &cmp)),
+        Some(dev) => Ok(plan::sorted_until(dev, &cmp, sorted)? as usize),
     }
 }
 

@@ -9,7 +9,7 @@ use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::{Element, IndexElement};
 use crate::error::Result;
 use crate::expr::args::ExprArgs;
-use crate::expr::consume::{launch_checked, write_input};
+use crate::expr::consume::launch_checked2;
 use crate::expr::node::{Leaf, Node};
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use std::marker::PhantomData;
@@ -26,6 +26,19 @@ template!(
 const BLOCK: u32 = 256;
 /// Queries per thread searched together, their loads overlapping (not swept yet).
 const ITEMS: u32 = 4;
+/// The same with an expression as the sorted side: its element loads of a
+/// query's last group need more registers (4 spilled 4-8 bytes for u64
+/// counting sequences on sm_90, NVRTC 13).
+const ITEMS_SORTED_EXPR: u32 = 2;
+
+/// Queries per thread for a sorted side of type `S`.
+fn items<S: Node>() -> u32 {
+    if S::IS_BUF {
+        ITEMS
+    } else {
+        ITEMS_SORTED_EXPR
+    }
+}
 /// Bytes of the index's top level each block keeps in shared memory: 32 KiB
 /// (8192 u32 entries: one level fewer than 16 KiB from 2^26 u32 up; not swept yet).
 const TOP_BYTES: usize = 32 << 10;
@@ -43,36 +56,47 @@ pub enum Mode {
     Exact,
 }
 
-/// One specialisation of the search kernels, reading the queries from an
-/// input expression (a plain buffer being the simplest).
-pub(crate) struct SearchKernel<'a, T, I, C, Q> {
+/// One specialisation of the search kernels, reading the queries and the
+/// sorted side from input expressions (plain buffers being the simplest).
+pub(crate) struct SearchKernel<'a, T, I, C, Q, S> {
     cmp: &'a C,
     mode: Mode,
     queries: &'a Q,
+    sorted: &'a S,
     _t: PhantomData<fn() -> (T, I)>,
 }
 
-impl<'a, T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>> SearchKernel<'a, T, I, C, Q> {
-    pub fn new(cmp: &'a C, mode: Mode, queries: &'a Q) -> Self {
+impl<'a, T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>, S: Node<Item = T>> SearchKernel<'a, T, I, C, Q, S> {
+    pub fn new(cmp: &'a C, mode: Mode, queries: &'a Q, sorted: &'a S) -> Self {
         SearchKernel {
             cmp,
             mode,
             queries,
+            sorted,
             _t: PhantomData,
         }
     }
 }
 
-impl<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>> Specialise for SearchKernel<'_, T, I, C, Q> {
+impl<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>, S: Node<Item = T>> Specialise for SearchKernel<'_, T, I, C, Q, S> {
     fn template(&self) -> &'static Template {
         &SEARCH
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_input(self.queries, w);
+        let mut next = 0;
+        let q = self.queries.write_type(w, &mut next);
+        w.piece(q, |q| format!("typedef cuprim_e{q} In;\ntypedef In::item T;"));
+        if !S::IS_BUF {
+            // A buffer is read through its pointer (its module's text as
+            // before expressions could be sorted sides).
+            let s = self.sorted.write_type(w, &mut next);
+            w.piece(s, |s| format!("typedef cuprim_e{s} InS;"));
+        }
+        w.constant("SEARCH_SORTED_BUF", S::IS_BUF as i64);
         w.elem::<I>("I");
         w.comparator::<T, C>("Cmp", "T", self.cmp);
         w.constant("CUPRIM_BLOCK", BLOCK as i64);
-        w.constant("SEARCH_ITEMS", ITEMS as i64);
+        w.constant("SEARCH_ITEMS", items::<S>() as i64);
         w.constant("SEARCH_TOP", top_entries::<T>() as i64);
         w.constant("SEARCH_QUERIES_BUF", Q::IS_BUF as i64);
         let mode = match self.mode {
@@ -86,15 +110,20 @@ impl<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>> Specialis
 
 /// The search modules of `T` and `cmp` (u32 and u64 indices, every mode), for precompile.
 pub(crate) fn search_specs<T: Element, C: Comparator<T>>(cmp: &C) -> Vec<KernelSpec> {
-    search_specs_of(cmp, &Leaf::<T>::type_only())
+    search_specs_of(cmp, &Leaf::<T>::type_only(), &Leaf::<T>::type_only())
 }
 
-/// The search modules of queries from an input expression, for precompile.
-pub(crate) fn search_specs_of<T: Element, C: Comparator<T>, Q: Node<Item = T>>(cmp: &C, queries: &Q) -> Vec<KernelSpec> {
+/// The search modules of queries and a sorted side from input expressions
+/// (buffers for either), for precompile.
+pub(crate) fn search_specs_of<T: Element, C: Comparator<T>, Q: Node<Item = T>, S: Node<Item = T>>(
+    cmp: &C,
+    queries: &Q,
+    sorted: &S,
+) -> Vec<KernelSpec> {
     let mut specs = Vec::new();
     for mode in [Mode::Lower, Mode::Upper, Mode::Exact] {
-        specs.push(KernelSpec::of(&SearchKernel::<T, u32, C, _>::new(cmp, mode, queries)));
-        specs.push(KernelSpec::of(&SearchKernel::<T, u64, C, _>::new(cmp, mode, queries)));
+        specs.push(KernelSpec::of(&SearchKernel::<T, u32, C, _, _>::new(cmp, mode, queries, sorted)));
+        specs.push(KernelSpec::of(&SearchKernel::<T, u64, C, _, _>::new(cmp, mode, queries, sorted)));
     }
     specs
 }
@@ -163,69 +192,60 @@ fn worth_an_index<T>(n: u64, m: u64) -> bool {
     m.saturating_mul(below_l1 * 32) >= n.saturating_mul(size_of::<T>() as u64)
 }
 
-/// The kernel's `m` queries (its expression, m >= 1) into the `n` sorted
-/// elements at `data` (n >= 1), answered as `kernel` says, to `out`. Queries
-/// that permute are bounds-checked (the call then waits for the GPU).
-pub(crate) fn search<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>>(
+/// The kernel's `m` queries (its expression, m >= 1) into its sorted side
+/// (n >= 1 elements; a buffer starts `off` elements past a 32-byte sector
+/// boundary, an expression at 0), answered as `kernel` says, to `out`.
+/// Inputs that permute are bounds-checked (the call then waits for the GPU).
+pub(crate) fn search<T: Element, I: IndexElement, C: Comparator<T>, Q: Node<Item = T>, S: Node<Item = T>>(
     dev: &CudaDevice,
-    kernel: &SearchKernel<'_, T, I, C, Q>,
-    data: Ptr<T>,
-    n: u64,
+    kernel: &SearchKernel<'_, T, I, C, Q, S>,
+    off: u64,
     out: Ptr<I>,
 ) -> Result<()> {
     let (queries, m) = (kernel.queries, kernel.queries.length() as u64);
+    let (sorted, n) = (kernel.sorted, kernel.sorted.length() as u64);
     let module = dev.module(kernel)?;
     let f = fan_out::<T>();
     let top = top_entries::<T>();
+    // SAFETY: matches `cuprim_search_plain(const InS data, u64 n, const In queries, u64 m, I* out)`,
+    // `In` / `InS` the structs whose fields the ExprArgs hold (a plain buffer's parameter is its pointer,
+    // the first 8 bytes): reads n elements and m queries, writes m answers.
+    let plain: Entry<(ExprArgs, u64, ExprArgs, u64, Ptr<I>)> = unsafe { Entry::declare("cuprim_search_plain") };
+    let bisect = || -> Result<()> {
+        let blocks = grid(dev, &module, plain, m)?;
+        launch_checked2(dev, sorted, queries, |s, q| {
+            dev.launch(&module, plain, Grid::new(blocks, BLOCK), (s, n, q, m, out))
+        })
+    };
     if n > top && !worth_an_index::<T>(n, m) {
-        return search_plain(dev, &module, data, n, queries, out);
+        return bisect();
     }
-    let off = (data.raw() % 32) / size_of::<T>() as u64;
     let (ix, index_len) = SearchIndex::plan(n, off, f, top);
     if ix.levels > 0 && ix.len[ix.levels as usize] > top {
         // More levels than the kernel holds (no memory is that large): bisect.
-        return search_plain(dev, &module, data, n, queries, out);
+        return bisect();
     }
-    // SAFETY: matches `cuprim_search_index(const T* data, u64 n, T* index, SearchIndex ix)`: reads n
-    // elements, writes the index_len entries of ix's levels.
-    let build: Entry<(Ptr<T>, u64, Ptr<T>, SearchIndex)> = unsafe { Entry::declare("cuprim_search_index") };
-    // SAFETY: matches `cuprim_search(const T* data, u64 n, const T* index, SearchIndex ix, const In
-    // queries, u64 m, I* out)`, `In` the struct whose fields ExprArgs holds (for a plain buffer the
-    // parameter is `const T* queries`, its first 8 bytes: the same pointer): reads n elements, the index
-    // and m queries, writes m answers.
-    let entry: Entry<(Ptr<T>, u64, Ptr<T>, SearchIndex, ExprArgs, u64, Ptr<I>)> = unsafe { Entry::declare("cuprim_search") };
+    // SAFETY: matches `cuprim_search_index(const InS data, u64 n, T* index, SearchIndex ix)` (a buffer's
+    // parameter is its pointer, the ExprArgs' first 8 bytes): reads n elements, writes the index_len
+    // entries of ix's levels.
+    let build: Entry<(ExprArgs, u64, Ptr<T>, SearchIndex)> = unsafe { Entry::declare("cuprim_search_index") };
+    // SAFETY: matches `cuprim_search(const InS data, u64 n, const T* index, SearchIndex ix, const In
+    // queries, u64 m, I* out)`, `In` / `InS` the structs whose fields the ExprArgs hold (for a plain
+    // buffer the parameter is `const T*`, its first 8 bytes: the same pointer): reads n elements, the
+    // index and m queries, writes m answers.
+    let entry: Entry<(ExprArgs, u64, Ptr<T>, SearchIndex, ExprArgs, u64, Ptr<I>)> = unsafe { Entry::declare("cuprim_search") };
     let mut layout = ScratchLayout::new();
     let index = layout.uninit_aligned::<T>(index_len.max(1));
-    let blocks = grid(dev, &module, entry, m.div_ceil(ITEMS as u64))?;
-    dev.with_scratch(&layout, |s| {
-        let index = s.at(index);
-        if ix.levels > 0 {
-            let bblocks = grid(dev, &module, build, ix.len[1].div_ceil(f) * f)?;
-            dev.launch(&module, build, Grid::new(bblocks, BLOCK), (data, n, index, ix))?;
-        }
-        launch_checked(dev, queries, |q| {
-            dev.launch(&module, entry, Grid::new(blocks, BLOCK), (data, n, index, ix, q, m, out))
+    let blocks = grid(dev, &module, entry, m.div_ceil(items::<S>() as u64))?;
+    dev.with_scratch(&layout, |sc| {
+        let index = sc.at(index);
+        launch_checked2(dev, sorted, queries, |s, q| {
+            if ix.levels > 0 {
+                let bblocks = grid(dev, &module, build, ix.len[1].div_ceil(f) * f)?;
+                dev.launch(&module, build, Grid::new(bblocks, BLOCK), (s, n, index, ix))?;
+            }
+            dev.launch(&module, entry, Grid::new(blocks, BLOCK), (s, n, index, ix, q, m, out))
         })
-    })
-}
-
-/// The searches without an index: each query bisects the array.
-fn search_plain<T: Element, I: IndexElement, Q: Node<Item = T>>(
-    dev: &CudaDevice,
-    module: &crate::device::Module,
-    data: Ptr<T>,
-    n: u64,
-    queries: &Q,
-    out: Ptr<I>,
-) -> Result<()> {
-    // SAFETY: matches `cuprim_search_plain(const T* data, u64 n, const In queries, u64 m, I* out)`, `In`
-    // the struct whose fields ExprArgs holds (a plain buffer's parameter is its pointer, the first 8
-    // bytes): reads n elements and m queries, writes m answers.
-    let plain: Entry<(Ptr<T>, u64, ExprArgs, u64, Ptr<I>)> = unsafe { Entry::declare("cuprim_search_plain") };
-    let m = queries.length() as u64;
-    let blocks = grid(dev, module, plain, m)?;
-    launch_checked(dev, queries, |q| {
-        dev.launch(module, plain, Grid::new(blocks, BLOCK), (data, n, q, m, out))
     })
 }
 
@@ -235,22 +255,36 @@ fn grid<A: crate::device::launch::Args>(dev: &CudaDevice, module: &crate::device
     resident_wave(dev, module, entry, BLOCK, items.div_ceil(BLOCK as u64))
 }
 
-/// The least i >= 1 with `cmp.less(x[i], x[i - 1])` among the `n` elements at
-/// `data`, or n.
-pub(crate) fn sorted_until<T: Element, C: Comparator<T>>(dev: &CudaDevice, cmp: &C, data: Ptr<T>, n: u64) -> Result<u64> {
+/// The least i >= 1 with `cmp.less(x[i], x[i - 1])` among the elements of
+/// `sorted` (an input expression; a buffer being the simplest), or their
+/// number. An expression that permutes is bounds-checked.
+pub(crate) fn sorted_until<T: Element, C: Comparator<T>, S: Node<Item = T>>(dev: &CudaDevice, cmp: &C, sorted: &S) -> Result<u64> {
+    let n = sorted.length() as u64;
     if n < 2 {
+        if S::CHECKED && n == 1 {
+            // No pair to compare, but a permutation's index is still checked.
+            crate::expr::consume::arg_extreme(sorted, false)?;
+        }
         return Ok(n);
     }
-    let module = dev.module(&SearchKernel::<T, u32, C, _>::new(cmp, Mode::Lower, &Leaf::<T>::type_only()))?;
-    // SAFETY: matches `cuprim_sorted_until(const T* in, u64 n, u64* best_inv)`: reads n elements, updates
-    // one u64 (zeroed before the launch).
-    let entry: Entry<(Ptr<T>, u64, Ptr<u64>)> = unsafe { Entry::declare("cuprim_sorted_until") };
+    let module = dev.module(&SearchKernel::<T, u32, C, _, S>::new(
+        cmp,
+        Mode::Lower,
+        &Leaf::<T>::type_only(),
+        sorted,
+    ))?;
+    // SAFETY: matches `cuprim_sorted_until(const InS data, u64 n, u64* best_inv)` (a buffer's parameter
+    // is its pointer, the ExprArgs' first 8 bytes): reads n elements, updates one u64 (zeroed before the
+    // launch).
+    let entry: Entry<(ExprArgs, u64, Ptr<u64>)> = unsafe { Entry::declare("cuprim_sorted_until") };
     let mut layout = ScratchLayout::new();
     let best = layout.zeroed::<u64>(1);
     let blocks = grid(dev, &module, entry, n - 1)?;
-    dev.with_scratch(&layout, |s| {
-        dev.launch(&module, entry, Grid::new(blocks, BLOCK), (data, n, s.at(best)))?;
-        let inv = u64::from_le_bytes(dev.read_back::<8>(s.at(best).raw(), "reading is_sorted_until")?);
+    dev.with_scratch(&layout, |sc| {
+        crate::expr::consume::launch_checked(dev, sorted, |s| {
+            dev.launch(&module, entry, Grid::new(blocks, BLOCK), (s, n, sc.at(best)))
+        })?;
+        let inv = u64::from_le_bytes(dev.read_back::<8>(sc.at(best).raw(), "reading is_sorted_until")?);
         Ok(if inv == 0 { n } else { !inv })
     })
 }
