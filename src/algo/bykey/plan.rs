@@ -325,6 +325,9 @@ where
     if VE::Item::HAS_FLOAT {
         specs.extend(both(plan(true)));
     }
+    if O::FIELDS == 1 {
+        specs.extend(super::chunks::reduce_chunk_specs(keys, values, op));
+    }
     specs
 }
 
@@ -349,6 +352,7 @@ where
         )));
     }
     specs.extend(super::chunks::chunk_specs(keys));
+    specs.extend(super::chunks::length_chunk_specs(keys));
     specs.extend(both(ByKey::<_, _, VE::Item, _, _>::new(
         arch,
         Mode::UniqueByKey,
