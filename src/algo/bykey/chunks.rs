@@ -352,10 +352,15 @@ pub mod tuning {
     }
 }
 
-/// The reduce_by_key modules by chunks of keys `KE` and values `VE` (both
+/// The reduce_by_key modules by chunks of keys `KE` equal under `eq` and values `VE` (both
 /// count widths; fast and deterministic where the values hold a float),
 /// for precompile; none for values the chunks do not take.
-pub(crate) fn reduce_chunk_specs<KE: Node, VE: Node, Op: Monoid<VE::Item>>(keys: &KE, values: &VE, op: &Op) -> Vec<KernelSpec>
+pub(crate) fn reduce_chunk_specs<KE: Node, VE: Node, Op: Monoid<VE::Item>, E: KeyEq<KE::Item>>(
+    keys: &KE,
+    values: &VE,
+    op: &Op,
+    eq: E,
+) -> Vec<KernelSpec>
 where
     KE::Item: Element,
 {
@@ -366,8 +371,7 @@ where
     let dets: &[bool] = if VE::Item::HAS_FLOAT { &[false, true] } else { &[false] };
     for &det in dets {
         for len in [0, u32::MAX as usize + 1] {
-            let plan =
-                ReduceChunks::<KE, VE, VE::Item, Op, super::plan::NotEqual>::new(keys, values, op, super::plan::NotEqual, false, len, det);
+            let plan = ReduceChunks::<KE, VE, VE::Item, Op, E>::new(keys, values, op, eq, false, len, det);
             specs.push(KernelSpec::of(&plan));
         }
     }

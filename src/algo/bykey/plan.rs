@@ -326,7 +326,7 @@ where
         specs.extend(both(plan(true)));
     }
     if O::FIELDS == 1 {
-        specs.extend(super::chunks::reduce_chunk_specs(keys, values, op));
+        specs.extend(super::chunks::reduce_chunk_specs(keys, values, op, NotEqual));
     }
     specs
 }
@@ -397,7 +397,7 @@ pub(crate) fn reduce_by_key_by_specs<K: Element, V: Element, Op: Monoid<V>, C: C
     cmp: C,
 ) -> Vec<KernelSpec> {
     let (keys, values) = (Leaf::<K>::type_only(), Leaf::<V>::type_only());
-    both(ByKey::<_, _, V, _, _>::new(
+    let mut specs = both(ByKey::<_, _, V, _, _>::new(
         arch,
         Mode::Reduce,
         &keys,
@@ -406,5 +406,7 @@ pub(crate) fn reduce_by_key_by_specs<K: Element, V: Element, Op: Monoid<V>, C: C
         Equivalent(cmp),
         0,
         V::KIND == crate::Kind::Float,
-    ))
+    ));
+    specs.extend(super::chunks::reduce_chunk_specs(&keys, &values, op, Equivalent(cmp)));
+    specs
 }
