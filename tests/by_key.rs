@@ -637,7 +637,9 @@ fn reduce_and_run_lengths_by_chunks() {
         let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
         let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
         let (_, gv) = dk.reduce_by_key_by(&dv, Add, Less).unwrap();
-        let heads: Vec<usize> = (0..n).filter(|&i| i == 0 || Less.less(keys[i - 1], keys[i]) || Less.less(keys[i], keys[i - 1])).collect();
+        let heads: Vec<usize> = (0..n)
+            .filter(|&i| i == 0 || Less.less(keys[i - 1], keys[i]) || Less.less(keys[i], keys[i - 1]))
+            .collect();
         let want: Vec<u32> = heads
             .iter()
             .enumerate()
@@ -657,7 +659,11 @@ fn reduce_and_run_lengths_by_chunks() {
         let (want_k, want_len) = ref_rle(&akeys);
         let (gk, gl) = di.map(cuprim::ops::Abs).run_length_encode().unwrap();
         assert_eq!(gk.to_vec().unwrap(), want_k, "run lengths of an expression keys");
-        assert_eq!(gl.to_vec().unwrap(), want_len.iter().map(|&l| l as u32).collect::<Vec<_>>(), "run lengths of an expression");
+        assert_eq!(
+            gl.to_vec().unwrap(),
+            want_len.iter().map(|&l| l as u32).collect::<Vec<_>>(),
+            "run lengths of an expression"
+        );
     }
 }
 
@@ -670,7 +676,10 @@ fn reduce_by_chunks_forced() {
     use cuprim::algo::bykey::tuning::{self, Chunks};
     for dev in common::devices() {
         for max_chunk in [1u64, 4096, 3 * 8192, 1 << 18] {
-            tuning::set(Chunks { max_chunk: Some(max_chunk), from: Some(1) });
+            tuning::set(Chunks {
+                max_chunk: Some(max_chunk),
+                from: Some(1),
+            });
             for n in common::capped(&[1, 2, 33, 2049, 65_537, 1_000_003]) {
                 for runs in RUNS {
                     let (mut r, seed) = common::rng(&format!("forced-{max_chunk}-{n}-{runs:?}"));
