@@ -5,6 +5,11 @@
 //!
 //! Bytes counted: what is read and written once (keys and values in, one
 //! output per run out; copy_if_into reads the input and writes half).
+//!
+//! With `--features bykey-tuning`, the `_into` rows of reduce_by_key and
+//! run-length encoding again at several chunk lengths (`max<elements>`) and
+//! on the tile kernel (`tiles`), in runs of 64 and of 1 (every chunk
+//! overflowing its records).
 
 mod common;
 
@@ -58,6 +63,15 @@ fn by_key_rows(c: &mut Criterion) {
             b.iter_custom(|iters| common::time_calls(&dev, iters, || keys.unique_into(&mut ko, &mut count)))
         });
         group.finish();
+        let mut lo = DeviceVec::<u32>::zeros(&dev, n).expect("allocating");
+        let mut group = c.benchmark_group("rle_encode_into_u32");
+        group.throughput(Throughput::Bytes(4 * nn + 8 * runs));
+        group.bench_function(BenchmarkId::new("run64", n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || keys.run_length_encode_into(&mut ko, &mut lo, &mut count)))
+        });
+        group.finish();
+        #[cfg(feature = "bykey-tuning")]
+        chunk_rows(c, &dev, &keys, &vals, (&mut ko, &mut vo, &mut lo, &mut count));
 
         let u = DeviceVec::sequence(&dev, n, 7u32, 2_654_435_761).expect("allocating");
         let mut group = c.benchmark_group("copy_if_into_half");
@@ -66,6 +80,85 @@ fn by_key_rows(c: &mut Criterion) {
             b.iter_custom(|iters| common::time_calls(&dev, iters, || u.copy_if_into(Gt(u32::MAX / 2), &mut ko, &mut count)))
         });
         group.finish();
+    }
+}
+
+/// The tuning sweep of reduce_by_key and run lengths by chunks (feature
+/// `bykey-tuning`): most elements per chunk, or the tile kernel.
+#[cfg(feature = "bykey-tuning")]
+fn chunk_rows(
+    c: &mut Criterion,
+    dev: &Device,
+    keys: &DeviceVec<u32>,
+    vals: &DeviceVec<f32>,
+    (ko, vo, lo, count): (&mut DeviceVec<u32>, &mut DeviceVec<f32>, &mut DeviceVec<u32>, &mut DeviceVec<u64>),
+) {
+    use cuprim::algo::bykey::tuning::{self, Chunks};
+    let n = keys.len();
+    let nn = n as u64;
+    let ones = DeviceVec::sequence(dev, n, 0u32, 1).expect("allocating");
+    let shapes: [(&str, Chunks); 6] = [
+        (
+            "tiles",
+            Chunks {
+                max_chunk: None,
+                from: Some(usize::MAX),
+            },
+        ),
+        (
+            "max65536",
+            Chunks {
+                max_chunk: Some(1 << 16),
+                from: Some(0),
+            },
+        ),
+        (
+            "max131072",
+            Chunks {
+                max_chunk: Some(1 << 17),
+                from: Some(0),
+            },
+        ),
+        (
+            "max262144",
+            Chunks {
+                max_chunk: Some(1 << 18),
+                from: Some(0),
+            },
+        ),
+        (
+            "max524288",
+            Chunks {
+                max_chunk: Some(1 << 19),
+                from: Some(0),
+            },
+        ),
+        (
+            "default",
+            Chunks {
+                max_chunk: None,
+                from: Some(0),
+            },
+        ),
+    ];
+    for (run, k, runs) in [("run64", keys, nn.div_ceil(64)), ("run1", &ones, nn)] {
+        for (name, shape) in shapes {
+            let id = format!("{run}-{name}");
+            tuning::set(shape);
+            let mut group = c.benchmark_group("reduce_by_key_into_chunks_u32_f32");
+            group.throughput(Throughput::Bytes(8 * nn + 8 * runs));
+            group.bench_function(BenchmarkId::new(&id, n), |b| {
+                b.iter_custom(|iters| common::time_calls(dev, iters, || k.reduce_by_key_into(vals, Add, &mut *ko, &mut *vo, &mut *count)))
+            });
+            group.finish();
+            let mut group = c.benchmark_group("rle_encode_into_chunks_u32");
+            group.throughput(Throughput::Bytes(4 * nn + 8 * runs));
+            group.bench_function(BenchmarkId::new(&id, n), |b| {
+                b.iter_custom(|iters| common::time_calls(dev, iters, || k.run_length_encode_into(&mut *ko, &mut *lo, &mut *count)))
+            });
+            group.finish();
+            tuning::set(Chunks::default());
+        }
     }
 }
 

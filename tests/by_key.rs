@@ -541,3 +541,169 @@ fn unique_by_chunks() {
         assert_eq!(dk.to_vec().unwrap(), keys, "the keys changed");
     }
 }
+
+/// reduce_by_key (and _into, _by, of expressions) and run_length_encode
+/// (both widths, _into) of a million elements or more take the chunked
+/// kernel (`kernels/bykey/reduce_chunks.cu`): sizes about the threshold
+/// (one less takes the tile kernel) and well past it; runs of one element
+/// (every chunk's records overflow and the rest is read again), random
+/// lengths, 64, runs of a million (each across several chunks) and the
+/// whole input; f32 / f64 / i64 / f16 values, u8 / u32 / u64 / f32 keys, a
+/// non-commutative operator; a slice off the vector boundary and a mapped
+/// and a permuted expression; poisoned `_into` outputs past the runs kept.
+/// Float values are small integers, so every grouping gives the
+/// reference's bits. Release builds only (up to 6 million elements).
+#[test]
+fn reduce_and_run_lengths_by_chunks() {
+    fn reduce<K: Sample, V: Sample, Op: cuprim::ops::Monoid<V>>(dev: &Device, n: usize, runs: Runs, op: Op, tag: &str) {
+        let (mut r, seed) = common::rng(&format!("rchunks-{tag}-{n}-{runs:?}"));
+        let ctx = common::ctx(dev, &format!("reduce by chunks {tag} {runs:?}"), n, seed);
+        let keys: Vec<K> = match runs {
+            // Runs of a million: each spans several chunks.
+            Runs::Whole if n > 3_000_000 => (0..n).map(|i| K::from_scalar(Scalar::U32((i / 1_000_003) as u32))).collect(),
+            _ => keys_of(&mut r, n, runs),
+        };
+        let vals: Vec<V> = (0..n).map(|_| V::from_scalar(Scalar::I32(r.gen_range(-3..4)))).collect();
+        let (want_k, want_v) = ref_reduce(&keys, &vals, |a, b| op.apply(a, b));
+        let dk = DeviceVec::from_slice(dev, &keys).unwrap();
+        let dv = DeviceVec::from_slice(dev, &vals).unwrap();
+        let (gk, gv) = dk.reduce_by_key(&dv, op).unwrap();
+        assert_same(&gk.to_vec().unwrap(), &want_k, &format!("reduce_by_key keys {ctx}"));
+        assert_same(&gv.to_vec().unwrap(), &want_v, &format!("reduce_by_key values {ctx}"));
+        let kfill = K::from_scalar(Scalar::U32(3));
+        let vfill = V::from_scalar(Scalar::I32(5));
+        let mut ko = DeviceVec::from_slice(dev, &vec![kfill; n + 1]).unwrap();
+        let mut vo = DeviceVec::from_slice(dev, &vec![vfill; n + 1]).unwrap();
+        let mut count = DeviceVec::from_slice(dev, &[u64::MAX]).unwrap();
+        dk.reduce_by_key_into(&dv, op, &mut ko, &mut vo, &mut count).unwrap();
+        let runs_found = want_k.len();
+        assert_eq!(count.to_vec().unwrap(), vec![runs_found as u64], "reduce_by_key_into count {ctx}");
+        let (gk, gv) = (ko.to_vec().unwrap(), vo.to_vec().unwrap());
+        assert_same(&gk[..runs_found], &want_k, &format!("reduce_by_key_into keys {ctx}"));
+        assert_same(&gv[..runs_found], &want_v, &format!("reduce_by_key_into values {ctx}"));
+        assert_same(&gk[n..], &[kfill], &format!("reduce_by_key_into keys tail {ctx}"));
+        assert_same(&gv[n..], &[vfill], &format!("reduce_by_key_into values tail {ctx}"));
+        // A slice off the 16-byte boundary: element loads.
+        let (tk, tv) = ref_reduce(&keys[1..], &vals[1..], |a, b| op.apply(a, b));
+        let (sk, sv) = dk.slice(1..).unwrap().reduce_by_key(&dv.slice(1..).unwrap(), op).unwrap();
+        assert_same(&sk.to_vec().unwrap(), &tk, &format!("reduce_by_key of slices keys {ctx}"));
+        assert_same(&sv.to_vec().unwrap(), &tv, &format!("reduce_by_key of slices values {ctx}"));
+    }
+    fn lengths<K: Sample>(dev: &Device, n: usize, runs: Runs, tag: &str) {
+        let (mut r, seed) = common::rng(&format!("lchunks-{tag}-{n}-{runs:?}"));
+        let ctx = common::ctx(dev, &format!("run lengths by chunks {tag} {runs:?}"), n, seed);
+        let keys: Vec<K> = match runs {
+            Runs::Whole if n > 3_000_000 => (0..n).map(|i| K::from_scalar(Scalar::U32((i / 1_000_003) as u32))).collect(),
+            _ => keys_of(&mut r, n, runs),
+        };
+        let (want_k, want_len) = ref_rle(&keys);
+        let dk = DeviceVec::from_slice(dev, &keys).unwrap();
+        let (gk, gl) = dk.run_length_encode().unwrap();
+        assert_same(&gk.to_vec().unwrap(), &want_k, &format!("rle keys {ctx}"));
+        let want32: Vec<u32> = want_len.iter().map(|&l| l as u32).collect();
+        assert_eq!(gl.to_vec().unwrap(), want32, "rle lengths {ctx}");
+        let (gk, gl) = dk.run_length_encode_with::<u64>().unwrap();
+        assert_same(&gk.to_vec().unwrap(), &want_k, &format!("rle u64 keys {ctx}"));
+        assert_eq!(gl.to_vec().unwrap(), want_len, "rle u64 lengths {ctx}");
+        let kfill = K::from_scalar(Scalar::U32(3));
+        let mut ko = DeviceVec::from_slice(dev, &vec![kfill; n + 1]).unwrap();
+        let mut lo = DeviceVec::from_slice(dev, &vec![7u32; n + 1]).unwrap();
+        let mut count = DeviceVec::from_slice(dev, &[u64::MAX]).unwrap();
+        dk.run_length_encode_into(&mut ko, &mut lo, &mut count).unwrap();
+        let runs_found = want_k.len();
+        assert_eq!(count.to_vec().unwrap(), vec![runs_found as u64], "rle_into count {ctx}");
+        let (gk, gl) = (ko.to_vec().unwrap(), lo.to_vec().unwrap());
+        assert_same(&gk[..runs_found], &want_k, &format!("rle_into keys {ctx}"));
+        assert_eq!(gl[..runs_found], want32[..], "rle_into lengths {ctx}");
+        assert_eq!(gl[n..], [7], "rle_into lengths tail {ctx}");
+    }
+    if cfg!(debug_assertions) {
+        return;
+    }
+    for dev in common::devices() {
+        for n in [(1 << 20) - 1, 1 << 20, (1 << 20) + 5, 6_000_011] {
+            for runs in RUNS {
+                reduce::<u32, f32, _>(&dev, n, runs, Add, "u32-f32");
+                lengths::<u32>(&dev, n, runs, "u32");
+            }
+        }
+        for runs in [Runs::Ones, Runs::Random, Runs::Whole] {
+            reduce::<u64, f64, _>(&dev, 3_000_017, runs, Add, "u64-f64");
+            reduce::<u8, i64, _>(&dev, 2_000_003, runs, Add, "u8-i64");
+            reduce::<f32, f16, _>(&dev, (1 << 20) + 1, runs, Max, "f32-f16-max");
+            reduce::<u32, i32, _>(&dev, 6_000_011, runs, KeepRightNonZero, "u32-i32-keepright");
+            lengths::<u8>(&dev, 6_000_011, runs, "u8");
+            lengths::<u64>(&dev, 3_000_017, runs, "u64");
+        }
+        // reduce_by_key_by under Less (-0.0 and 0.0 differ), and expressions: |keys| mapped, values permuted.
+        let n = 2_000_003usize;
+        let keys: Vec<f32> = (0..n).map(|i| if (i / 7) % 2 == 0 { 0.0 } else { -0.0 }).collect();
+        let vals: Vec<u32> = (0..n as u32).map(|i| i % 5).collect();
+        let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+        let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
+        let (_, gv) = dk.reduce_by_key_by(&dv, Add, Less).unwrap();
+        let heads: Vec<usize> = (0..n)
+            .filter(|&i| i == 0 || Less.less(keys[i - 1], keys[i]) || Less.less(keys[i], keys[i - 1]))
+            .collect();
+        let want: Vec<u32> = heads
+            .iter()
+            .enumerate()
+            .map(|(r, &h)| vals[h..heads.get(r + 1).copied().unwrap_or(n)].iter().sum())
+            .collect();
+        assert_eq!(gv.to_vec().unwrap(), want, "reduce_by_key_by Less by chunks");
+        let ikeys: Vec<i32> = (0..n as i32).map(|i| if i % 3 == 0 { -(i / 64) } else { i / 64 }).collect();
+        let di = DeviceVec::from_slice(&dev, &ikeys).unwrap();
+        let rev: Vec<u32> = (0..n as u32).rev().collect();
+        let idx = DeviceVec::from_slice(&dev, &rev).unwrap();
+        let akeys: Vec<i32> = ikeys.iter().map(|k| k.abs()).collect();
+        let pvals: Vec<u32> = rev.iter().map(|&i| vals[i as usize]).collect();
+        let (want_k, want_v) = ref_reduce(&akeys, &pvals, |a, b| a + b);
+        let (gk, gv) = di.map(cuprim::ops::Abs).reduce_by_key(dv.permute(&idx), Add).unwrap();
+        assert_eq!(gk.to_vec().unwrap(), want_k, "reduce_by_key of expressions keys");
+        assert_eq!(gv.to_vec().unwrap(), want_v, "reduce_by_key of expressions values");
+        let (want_k, want_len) = ref_rle(&akeys);
+        let (gk, gl) = di.map(cuprim::ops::Abs).run_length_encode().unwrap();
+        assert_eq!(gk.to_vec().unwrap(), want_k, "run lengths of an expression keys");
+        assert_eq!(
+            gl.to_vec().unwrap(),
+            want_len.iter().map(|&l| l as u32).collect::<Vec<_>>(),
+            "run lengths of an expression"
+        );
+    }
+}
+
+/// The chunked reduce_by_key and run lengths at every size and at chunks of
+/// one tile to a few (feature `bykey-tuning`, GPU runs): runs crossing many
+/// chunks, chunks overflowing early, inputs of one element.
+#[cfg(feature = "bykey-tuning")]
+#[test]
+fn reduce_by_chunks_forced() {
+    use cuprim::algo::bykey::tuning::{self, Chunks};
+    for dev in common::devices() {
+        for max_chunk in [1u64, 4096, 3 * 8192, 1 << 18] {
+            tuning::set(Chunks {
+                max_chunk: Some(max_chunk),
+                from: Some(1),
+            });
+            for n in common::capped(&[1, 2, 33, 2049, 65_537, 1_000_003]) {
+                for runs in RUNS {
+                    let (mut r, seed) = common::rng(&format!("forced-{max_chunk}-{n}-{runs:?}"));
+                    let ctx = common::ctx(&dev, &format!("forced chunks of {max_chunk} {runs:?}"), n, seed);
+                    let keys: Vec<u32> = keys_of(&mut r, n, runs);
+                    let vals: Vec<i32> = (0..n).map(|_| r.gen_range(-3..4)).collect();
+                    let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+                    let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
+                    let (want_k, want_v) = ref_reduce(&keys, &vals, |a, b| if b != 0 { b } else { a });
+                    let (gk, gv) = dk.reduce_by_key(&dv, KeepRightNonZero).unwrap();
+                    assert_eq!(gk.to_vec().unwrap(), want_k, "keys {ctx}");
+                    assert_eq!(gv.to_vec().unwrap(), want_v, "values {ctx}");
+                    let (want_k, want_len) = ref_rle(&keys);
+                    let (gk, gl) = dk.run_length_encode_with::<u64>().unwrap();
+                    assert_eq!(gk.to_vec().unwrap(), want_k, "rle keys {ctx}");
+                    assert_eq!(gl.to_vec().unwrap(), want_len, "rle lengths {ctx}");
+                }
+            }
+            tuning::set(Chunks::default());
+        }
+    }
+}

@@ -13,8 +13,10 @@
 //!
 //! # Floating point
 //! A run's aggregate is folded in order (any [`Monoid`], commutative or
-//! not), grouped as a tree within a tile and left to right across tiles, so
-//! float aggregates can differ from a sequential fold by rounding; with
+//! not), grouped as a tree within a tile and left to right across tiles
+//! (and, from a million elements, across the chunks the input is cut
+//! into), so float aggregates can differ from a sequential fold by
+//! rounding; with
 //! [`Device::set_deterministic`](crate::Device::set_deterministic) on (the
 //! default) they are the same bits on every run. The host backend folds
 //! each run sequentially.
@@ -22,6 +24,9 @@
 mod chunks;
 pub(crate) mod host;
 pub(crate) mod plan;
+#[cfg(feature = "bykey-tuning")]
+#[doc(hidden)]
+pub use chunks::tuning;
 
 use crate::cmp::Comparator;
 use crate::device::{CudaDevice, Device, Ptr};
@@ -354,13 +359,26 @@ where
             let mut vo = S::alloc(d, n)?;
             let kp = crate::algo::cuda_ptr_mut(&mut ko, name)?;
             let det = deterministic::<VE::Item>(dev);
-            let plan = ByKey::<KE, VE, VE::Item, Op, E>::new(dev.arch(), Mode::Reduce, keys, values, &op, eq, n, det);
-            let runs = plan.run(dev, kp, vo.ptrs(name)?, None)?.unwrap_or(0) as usize;
+            let runs = if reduce_chunked::<VE::Item>(n) {
+                let vp = Ptr::<VE::Item>::from_raw(vo.ptrs(name)?[0]);
+                chunks::ReduceChunks::<KE, VE, VE::Item, Op, E>::new(keys, values, &op, eq, false, n, det).run(dev, kp, vp, None)?
+            } else {
+                let plan = ByKey::<KE, VE, VE::Item, Op, E>::new(dev.arch(), Mode::Reduce, keys, values, &op, eq, n, det);
+                plan.run(dev, kp, vo.ptrs(name)?, None)?
+            };
+            let runs = runs.unwrap_or(0) as usize;
             ko.truncate(runs)?;
             vo.truncate(runs)?;
             Ok((ko, vo))
         }
     }
+}
+
+/// Whether reduce_by_key of `n` values `V` takes the chunks
+/// (`kernels/bykey/reduce_chunks.cu`): values of one field (tuples, written
+/// unzipped, keep the tile kernel) of at most 8 bytes.
+fn reduce_chunked<V: Value>(n: usize) -> bool {
+    V::FIELDS == 1 && V::C_SIZE <= 8 && chunks::reduce_by_chunks(n)
 }
 
 /// reduce_by_key_into of key and value expressions.
@@ -394,6 +412,11 @@ where
         (Some(dev), ko, vo, c) => {
             let (ko, vo, c) = (out_ptr(OP, ko)?, out_ptr(OP, vo)?, out_ptr(OP, c)?);
             let det = deterministic::<VE::Item>(dev);
+            if reduce_chunked::<VE::Item>(keys.length()) {
+                return chunks::ReduceChunks::<KE, VE, VE::Item, Op, NotEqual>::new(keys, values, &op, NotEqual, false, keys.length(), det)
+                    .run(dev, ko, vo, Some(c))
+                    .map(|_| ());
+            }
             ByKey::<KE, VE, VE::Item, Op, NotEqual>::new(dev.arch(), Mode::Reduce, keys, values, &op, NotEqual, keys.length(), det)
                 .run(dev, ko, [vo.raw(), 0, 0], Some(c))
                 .map(|_| ())
@@ -575,6 +598,15 @@ where
 {
     let n = keys.length();
     // The kernel's values are the counts it sums (1 per element): u32 below 2^32 elements.
+    if chunks::reduce_by_chunks(n) {
+        return if n as u64 > u32::MAX as u64 {
+            let ones = Leaf::<u64>::type_only();
+            chunks::ReduceChunks::<KE, _, C, Min, NotEqual>::new(keys, &ones, &Min, NotEqual, true, n, false).run(dev, kp, lp, count)
+        } else {
+            let ones = Leaf::<u32>::type_only();
+            chunks::ReduceChunks::<KE, _, C, Min, NotEqual>::new(keys, &ones, &Min, NotEqual, true, n, false).run(dev, kp, lp, count)
+        };
+    }
     if n as u64 > u32::MAX as u64 {
         let ones = Leaf::<u64>::type_only();
         ByKey::<KE, _, C, Min, NotEqual>::new(dev.arch(), Mode::Lengths, keys, &ones, &Min, NotEqual, n, false).run(

@@ -325,6 +325,9 @@ where
     if VE::Item::HAS_FLOAT {
         specs.extend(both(plan(true)));
     }
+    if O::FIELDS == 1 {
+        specs.extend(super::chunks::reduce_chunk_specs(keys, values, op, NotEqual));
+    }
     specs
 }
 
@@ -349,6 +352,7 @@ where
         )));
     }
     specs.extend(super::chunks::chunk_specs(keys));
+    specs.extend(super::chunks::length_chunk_specs(keys));
     specs.extend(both(ByKey::<_, _, VE::Item, _, _>::new(
         arch,
         Mode::UniqueByKey,
@@ -393,7 +397,7 @@ pub(crate) fn reduce_by_key_by_specs<K: Element, V: Element, Op: Monoid<V>, C: C
     cmp: C,
 ) -> Vec<KernelSpec> {
     let (keys, values) = (Leaf::<K>::type_only(), Leaf::<V>::type_only());
-    both(ByKey::<_, _, V, _, _>::new(
+    let mut specs = both(ByKey::<_, _, V, _, _>::new(
         arch,
         Mode::Reduce,
         &keys,
@@ -402,5 +406,7 @@ pub(crate) fn reduce_by_key_by_specs<K: Element, V: Element, Op: Monoid<V>, C: C
         Equivalent(cmp),
         0,
         V::KIND == crate::Kind::Float,
-    ))
+    ));
+    specs.extend(super::chunks::reduce_chunk_specs(&keys, &values, op, Equivalent(cmp)));
+    specs
 }

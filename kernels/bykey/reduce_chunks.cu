@@ -1,0 +1,303 @@
+// reduce_by_key and run-length encoding by chunks: each block takes one
+// contiguous chunk of the input (its index from a ticket, so every chunk
+// before it is running or done and waiting on one always ends), streams it
+// once in tiles and keeps one record per run head it finds in shared
+// memory: the head's key and the aggregate of the run that head closes
+// (the run before it). Only once the chunk is done does it look back, once
+// (kernels/block/lookback.cuh, over the chunks before it), for the pair
+// (heads before the chunk, aggregate of the run still open where the chunk
+// starts), then copies its records out. The look-back's wait is paid once
+// per chunk instead of once per tile (unique_chunks.cu does the same for
+// the heads alone).
+//
+// The chunk's pair and the look-back combine with the segmented operator
+// of by_key.cu:
+//   (ca, a) . (cb, b) = (ca + cb, cb > 0 ? b : a op b),
+// where a pair's value is the fold of the values after its last head (all
+// of them without one). So a run's aggregate is written by the chunk that
+// holds the run's END: the next head closes it (head j of a chunk writes
+// run slot base + j - 1), the end of the input closes the last run (the
+// last chunk writes it). Every run closed in the chunk is folded there,
+// except the one open where the chunk starts: its head lies in an earlier
+// chunk, so the value its closing head writes is the look-back's value
+// folded with the chunk's lead (the values before its first head). A run
+// crossing any number of chunks gets its aggregate from the look-back
+// carry; the chunk holding its head writes its key.
+//
+// Order and determinism: each run's aggregate is folded in order (any
+// monoid, commutative or not): within a lane left to right, within a tile
+// as a tree over lanes and warps, tiles left to right, chunks left to
+// right. The grouping depends only on n, the chunk length and the tile
+// shape, never on timing, when the look-back is deterministic
+// (CUPRIM_DETERMINISTIC, the plan's choice for float values).
+//
+// A chunk whose runs overflow RC_CAP records keeps those of the tiles
+// before the overflow and, once its offset is known, reads the rest of
+// its chunk again from the overflowing tile (its running pair there kept),
+// writing each record straight to its place: dense heads cost a second
+// read of the chunk's keys and values, never extra memory.
+//
+// Run-length encoding (RC_LENGTHS) is the same scan with every value 1 and
+// op +: no values are read; a lane's pair value is the number of its
+// elements from its last head on.
+//
+// Specialised on: In0 / K (the key expression and its item), In1 / V (the
+// values; for run lengths an unread buffer of C), O (the value output), C
+// (count: u32 below 2^32 elements, else u64), KeyEq, ReduceOp (the monoid
+// on V; reduce only), RC_LENGTHS, RC_ITEMS (consecutive elements a lane
+// reads), RC_CAP (records a block keeps), CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS,
+// CUPRIM_DETERMINISTIC, CUPRIM_LOOKBACK_WINDOWS.
+
+constexpr int RC_WARPS = CUPRIM_BLOCK / 32;
+constexpr int RC_TILE = CUPRIM_BLOCK * RC_ITEMS;
+// Vector widths of the key and value expressions: 16 bytes of their widest
+// buffers, at most a lane's elements (both powers of two).
+constexpr int rc_vec(int x) { return x < RC_ITEMS ? x : RC_ITEMS; }
+constexpr int RC_KVEC = rc_vec(cuprim_x_items<In0>());
+constexpr int RC_VVEC = rc_vec(cuprim_x_items<In1>());
+static_assert(RC_ITEMS % RC_KVEC == 0 && RC_ITEMS % RC_VVEC == 0, "whole vectors per lane");
+static_assert(RC_ITEMS <= 32, "a lane's head flags live in one 32-bit mask");
+static_assert(RC_CAP >= RC_TILE, "a tile's runs always fit: the first tile of a chunk is always kept");
+
+#if RC_LENGTHS
+struct RcOp {
+    __device__ __forceinline__ static V apply(V a, V b) { return a + b; }
+};
+#else
+typedef ReduceOp RcOp;
+#endif
+
+// (heads in a stretch, fold of the values after its last head).
+struct RcPair {
+    V v;
+    C count;
+};
+
+// The deterministic look-back's canonical form of a pair (kernels/block/lookback.cuh).
+__device__ __forceinline__ RcPair lookback_settle(const RcPair& p) {
+    RcPair r = p;
+    r.v = cuprim_canonical_nan(p.v);
+    return r;
+}
+
+struct RcPairOp {
+    __device__ __forceinline__ static RcPair apply(const RcPair& a, const RcPair& b) {
+        RcPair r;
+        r.count = a.count + b.count;
+        r.v = b.count > 0 ? b.v : RcOp::apply(a.v, b.v);
+        return r;
+    }
+};
+
+// keys, values: n each (values unread for run lengths). chunk: elements per
+// chunk, a whole number of tiles. keys_out / values_out: at least as many
+// slots as runs. count_out: the number of runs, written by the last chunk.
+// status / aggregates / prefixes: the look-back state of `chunks` chunks
+// (status zeroed). ticket: zero, left zero.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_reduce_chunks(CUPRIM_INPUT In0 keys, CUPRIM_INPUT In1 values, u64 n, u64 chunk, K* __restrict__ keys_out,
+                         O* __restrict__ values_out, u64* __restrict__ count_out, u32* status, RcPair* aggregates,
+                         RcPair* prefixes, u32* ticket, u32 chunks) {
+    __shared__ K s_keys[RC_CAP];
+    __shared__ V s_vals[RC_CAP];
+    __shared__ RcPair s_totals[2][RC_WARPS];
+    __shared__ RcPair staged[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
+    __shared__ RcPair s_prefix, s_at_overflow;
+    __shared__ u32 s_chunk;
+    __shared__ bool s_lead_empty;
+
+    const u32 me = scan_take_tile(ticket, chunks, &s_chunk);
+    const int lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
+    const u64 c0 = (u64)me * chunk;
+    const u64 c1 = n - c0 < chunk ? n : c0 + chunk;
+    const u32 km = keys.template misalign<RC_KVEC>();
+    const bool kvec = km == 0 || km == CUPRIM_X_ANY;
+#if !RC_LENGTHS
+    const u32 vm = values.template misalign<RC_VVEC>();
+    const bool vvec = vm == 0 || vm == CUPRIM_X_ANY;
+#endif
+    int buf = 0;
+
+    // Tile [tb, tb + RC_TILE) of the chunk. `run` is the chunk's pair before
+    // the tile (`has` false before the chunk's first element), the tile's
+    // folded onto it on return. put(j, key, closed, empty) for each head, j
+    // its index in the chunk, closed the fold of the chunk's values of the
+    // run it closes (empty: none, the chunk starts with this head). Every
+    // thread calls it.
+    auto tile = [&](u64 tb, RcPair& run, bool& has, auto put) {
+        // Offsets within the tile in 32 bits (a chunk is far shorter than 2^32).
+        const u32 rem = (u32)(c1 - tb), mine_at = threadIdx.x * RC_ITEMS;
+        const u64 e = tb + mine_at;
+        const int valid = mine_at < rem ? (rem - mine_at < (u32)RC_ITEMS ? (int)(rem - mine_at) : RC_ITEMS) : 0;
+        K x[RC_ITEMS];
+        if (kvec && valid == RC_ITEMS) {
+#pragma unroll
+            for (int c = 0; c < RC_ITEMS / RC_KVEC; c++) {
+                const cuprim_arr<K, RC_KVEC> a = keys.template load_n<RC_KVEC>(e + c * RC_KVEC);
+#pragma unroll
+                for (int k = 0; k < RC_KVEC; k++) x[c * RC_KVEC + k] = a.v[k];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < RC_ITEMS; k++) x[k] = k < valid ? keys.load(e + k) : K();
+        }
+#if !RC_LENGTHS
+        V v[RC_ITEMS];
+        if (vvec && valid == RC_ITEMS) {
+#pragma unroll
+            for (int c = 0; c < RC_ITEMS / RC_VVEC; c++) {
+                const cuprim_arr<V, RC_VVEC> a = values.template load_n<RC_VVEC>(e + c * RC_VVEC);
+#pragma unroll
+                for (int k = 0; k < RC_VVEC; k++) v[c * RC_VVEC + k] = a.v[k];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < RC_ITEMS; k++) v[k] = k < valid ? values.load(e + k) : V();
+        }
+#endif
+        // The key before the lane's first: the lane before's last, or for a
+        // warp's first lane the key before the warp's stretch (the chunk
+        // before's last, at the chunk's start).
+        K prev = cuprim_shfl_up(x[RC_ITEMS - 1], 1);
+        if (lane == 0 && e > 0 && valid > 0) prev = keys.load(e - 1);
+        u32 flags = 0;
+#pragma unroll
+        for (int k = 0; k < RC_ITEMS; k++) {
+            if (k < valid && (e + k == 0 || KeyEq::differ(k == 0 ? prev : x[k - 1], x[k]))) flags |= 1u << k;
+        }
+
+        // The lane's pair; lanes past the end hold garbage that no valid lane reads
+        // (the valid lanes of a tile are its first ones, and a scan reads only lanes before).
+        RcPair mine;
+        mine.count = (C)__popc(flags);
+#if RC_LENGTHS
+        mine.v = (V)(flags ? valid - (31 - __clz(flags)) : valid);
+#else
+        mine.v = v[0];
+#pragma unroll
+        for (int k = 1; k < RC_ITEMS; k++) {
+            if (k < valid) mine.v = (flags >> k) & 1u ? v[k] : RcOp::apply(mine.v, v[k]);
+        }
+#endif
+        RcPair incl = mine;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const RcPair y = cuprim_shfl_up(incl, o);
+            if (lane >= o) incl = RcPairOp::apply(y, incl);
+        }
+        const RcPair lane_before = cuprim_shfl_up(incl, 1);
+        // The warp's last valid lane leaves the warp's total.
+        if (valid > 0 && (lane == 31 || mine_at + RC_ITEMS >= rem)) s_totals[buf][warp] = incl;
+        __syncthreads();
+        // The warps before this one, and the tile's total: warps holding elements, left to right.
+        RcPair warps_before = s_totals[buf][0], total = warps_before;
+#pragma unroll
+        for (int w = 1; w < RC_WARPS; w++) {
+            if (w == warp) warps_before = total;
+            if ((u32)w * (32 * RC_ITEMS) < rem) total = RcPairOp::apply(total, s_totals[buf][w]);
+        }
+        buf ^= 1;  // the next tile's totals go to the other buffer: no second barrier
+
+        // Everything in the chunk before this lane's first element.
+        RcPair r = run;
+        bool has_r = has;
+        if (warp > 0) {
+            r = has_r ? RcPairOp::apply(r, warps_before) : warps_before;
+            has_r = true;
+        }
+        if (lane > 0) {
+            r = has_r ? RcPairOp::apply(r, lane_before) : lane_before;
+            has_r = true;
+        }
+#pragma unroll
+        for (int k = 0; k < RC_ITEMS; k++) {
+            if (k < valid) {
+                if ((flags >> k) & 1u) {
+                    put((u64)r.count, x[k], r.v, !has_r);
+                    r.count += 1;
+#if RC_LENGTHS
+                    r.v = 1;
+#else
+                    r.v = v[k];
+#endif
+                } else {
+#if RC_LENGTHS
+                    r.v = has_r ? r.v + 1 : 1;
+#else
+                    r.v = has_r ? RcOp::apply(r.v, v[k]) : v[k];
+#endif
+                }
+                has_r = true;
+            }
+        }
+        run = has ? RcPairOp::apply(run, total) : total;
+        has = true;
+    };
+
+    // Stream the chunk, keeping records while they fit.
+    RcPair run;
+    run.count = 0;  // the head count before the chunk's first element (its value is unset until `has`)
+    bool has = false;
+    u64 kept = 0, overflow_from = c1;
+    for (u64 tb = c0; tb < c1; tb += RC_TILE) {
+        const bool keep = overflow_from == c1;
+        // Where a pass over the rest starts, should this tile overflow (read after the look-back's barriers).
+        if (keep && threadIdx.x == 0) s_at_overflow = run;
+        tile(tb, run, has, [&](u64 j, const K& key, const V& closed, bool empty) {
+            if (keep && j < (u64)RC_CAP) {
+                s_keys[j] = key;
+                s_vals[j] = closed;
+                if (j == 0) s_lead_empty = empty;
+            }
+        });
+        if (keep) {
+            if ((u64)run.count <= (u64)RC_CAP) {
+                kept = run.count;
+            } else {
+                overflow_from = tb;  // this tile on is read again below, from s_at_overflow
+            }
+        }
+    }
+
+    // The chunks before: one look-back by warp 0 (chunk 0 publishes its prefix).
+    constexpr bool DETERMINISTIC = CUPRIM_DETERMINISTIC;
+    if (warp == 0) warp_publish_lookback<RcPair, RcPairOp, DETERMINISTIC>(me, run, status, aggregates, prefixes, staged, &s_prefix);
+    __syncthreads();
+    const bool first = me == 0;
+    RcPair pre;
+    pre.count = 0;
+    if (!first) pre = s_prefix;
+    const u64 base = pre.count;  // the output slot of the chunk's first head
+    // The value head 0 writes for the run it closes (slot base - 1; none in chunk 0).
+    auto lead = [&](const V& closed, bool empty) -> O { return (O)(empty ? pre.v : RcOp::apply(pre.v, closed)); };
+
+    for (u64 j = threadIdx.x; j < kept; j += CUPRIM_BLOCK) {
+        keys_out[base + j] = s_keys[j];
+        if (j > 0) {
+            values_out[base + j - 1] = (O)s_vals[j];
+        } else if (!first) {
+            values_out[base - 1] = lead(s_vals[0], s_lead_empty);
+        }
+    }
+    // Past an overflow: the rest of the chunk again, each record to its place.
+    if (overflow_from < c1) {
+        RcPair again = s_at_overflow;
+        bool has_again = true;  // not the chunk's first tile (RC_CAP >= RC_TILE)
+        for (u64 tb = overflow_from; tb < c1; tb += RC_TILE) {
+            tile(tb, again, has_again, [&](u64 j, const K& key, const V& closed, bool empty) {
+                keys_out[base + j] = key;
+                if (j > 0) {
+                    values_out[base + j - 1] = (O)closed;
+                } else if (!first) {
+                    values_out[base - 1] = lead(closed, empty);
+                }
+            });
+        }
+    }
+    // The last chunk closes the last run and writes the count.
+    if (c1 == n && threadIdx.x == 0) {
+        const RcPair all = first ? run : RcPairOp::apply(pre, run);
+        values_out[(u64)all.count - 1] = (O)all.v;
+        *count_out = (u64)all.count;
+    }
+}
