@@ -31,22 +31,24 @@
 //! else [`Error::LengthMismatch`].
 //!
 //! # Algorithm
-//! The host backend walks both inputs once, sequentially. On CUDA, one
-//! kernel (`kernels/merge/set.cu`) flags each element of a side: with `r`
-//! its rank in its run (its position less its run's lower bound) and `c`
-//! the number of equivalents in the other side (each thread walks 16
-//! consecutive elements: one binary search of the other side for the
-//! first, then galloping forward from the last bounds for each new run),
-//! the intersection keeps it where `r < c` and the others where `r >= c`;
-//! an inclusive scan of the flags in place gives the kept elements' places
-//! (one count read back) and a second kernel compacts them. The union merges all of `self` with the
-//! other side's kept elements, the symmetric difference both kept sides
-//! (the stable [`merge_by`](super::MergeOps::merge_by)). The by-key forms
-//! run the same flags and scan (the keys' flags, computed once); the
-//! compaction moves each kept key's value with it, and the merges are
-//! [`merge_by_key_by`](super::MergeOps::merge_by_key_by)'s. The host
-//! backend's walk emits stretches of either side, copied from the keys
-//! and, for the by-key forms, from the values.
+//! The host backend walks both inputs once, sequentially (std's two
+//! pointers), emitting stretches of either side. On CUDA, one pass over
+//! tiles (`kernels/merge/set.cu`), as Thrust's: a first kernel cuts both
+//! inputs at every tile boundary at a state of that walk (the balanced
+//! path: the merge-path cut of the boundary's diagonal, then the copies of
+//! the key that straddles it split so that the r-th copy in one input
+//! still meets the r-th in the other); a second one takes the tiles in
+//! order, stages each tile's two ranges in shared memory, lets every
+//! thread find its own such cut there and walk at most `items + 1` steps
+//! to the next thread's, places the tile's output by a block scan and the
+//! decoupled look-back over tiles, and writes keys (and, by key, each kept
+//! key's value, staged the same way) coalesced. Both inputs are read once
+//! and the output written once; the output is allocated at the most the
+//! operation can keep (both inputs for the union and the symmetric
+//! difference, the shorter for the intersection, `self` for the
+//! difference) and shortened to the count, read back once. The
+//! expression forms ([`ExprOps::set_union_with`](crate::expr::ExprOps::set_union_with)
+//! and the others) run the same kernels on any two input expressions.
 
 use super::plan::{MERGE_PATH, MERGE_TILE, PARTITION_BLOCK};
 use crate::algo::lookback::{Lookback, LOOKBACK};
@@ -644,6 +646,7 @@ fn cuda_values<V: Element>(v: Option<&(impl DeviceData<V> + ?Sized)>, name: &'st
 /// read only by the union and the symmetric difference), the kept keys'
 /// values. The vectors are allocated at the most the operation can keep
 /// ([`SetOp::capacity`]) and shortened to the count, read back once.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn cuda_set<K: Element, V: Element, A: Node<Item = K>, B: Node<Item = K>, C: Comparator<K>>(
     dev: &CudaDevice,
     device: &Device,
