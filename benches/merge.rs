@@ -34,6 +34,9 @@
 //! its end. Bytes counted: both inputs read once and the output written
 //! once. `set_union_by_key_u32_u32` and `set_intersection_by_key_u32_u32`:
 //! the same keys with u32 values (each key's position in its side).
+//! `set_union_with_u32_maps`: the union of the same halves through
+//! `map(Identity)`, read in place (`fused`) or collected into two buffers
+//! first (`collected`).
 
 mod common;
 
@@ -82,6 +85,19 @@ fn set_ops(c: &mut Criterion) {
         op!("set_intersection_u32", lens[1], set_intersection);
         op!("set_difference_u32", lens[2], set_difference);
         op!("set_symmetric_difference_u32", lens[3], set_symmetric_difference);
+
+        // Expression inputs: both sides through a map (Identity, so still
+        // sorted), read where the set kernel reads them, against
+        // collecting both maps first and taking the union of the buffers.
+        let mut group = c.benchmark_group("set_union_with_u32_maps");
+        group.throughput(Throughput::Bytes(4 * (n + lens[0]) as u64));
+        group.bench_function(BenchmarkId::new("fused", n), |bench| {
+            bench.iter_custom(|iters| common::time_calls(&dev, iters, || a.map(Identity).set_union_with(b.map(Identity))))
+        });
+        group.bench_function(BenchmarkId::new("collected", n), |bench| {
+            bench.iter_custom(|iters| common::time_calls(&dev, iters, || a.map(Identity).collect()?.set_union(&b.map(Identity).collect()?)))
+        });
+        group.finish();
 
         // By key: u32 values (each key's position) beside each side's keys.
         let positions: Vec<u32> = (0..half as u32).collect();

@@ -281,6 +281,35 @@ where
     run(target, vec![crate::algo::merge::expr::expr_spec(arch_of(target), a, b, &cmp)])
 }
 
+/// The set-operation kernels of two input expressions sorted by `cmp`
+/// (what `set_union_with`, `set_intersection_with`,
+/// `set_difference_with`, `set_symmetric_difference_with` and their `_by`
+/// forms of them run): every operation, with `u32` output counts and with
+/// the `u64` ones of inputs of 2^31 elements or more.
+///
+/// ```
+/// use cuprim::cmp::Less;
+/// use cuprim::precompile::{precompile_expr_set, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Square;
+/// let host = Device::host();
+/// let (a, b) = (counting(&host, 0u32, 1, 0).map(Square), counting(&host, 0u32, 4, 0));
+/// for report in precompile_expr_set(Target::Arch(90), &a, &b, Less).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// ```
+pub fn precompile_expr_set<A: crate::expr::Expr, B: crate::expr::Expr<Item = A::Item>, C: Comparator<A::Item>>(
+    target: Target<'_>,
+    a: &A,
+    b: &B,
+    cmp: C,
+) -> Result<Vec<KernelReport>>
+where
+    A::Item: Element,
+{
+    run(target, crate::algo::merge::expr::set_expr_specs(arch_of(target), a, b, &cmp))
+}
+
 /// The search kernels with queries from an input expression (every mode,
 /// `u32` and `u64` indices: what `lower_bound_in`, `upper_bound_in`,
 /// `binary_search_in` and `search_in_with` of it run) in data sorted by
@@ -861,8 +890,9 @@ pub fn precompile_search<T: Element, C: crate::cmp::Comparator<T>>(target: Targe
 /// The merge kernels for keys `K` ordered by [`Less`](crate::cmp::Less)
 /// (`merge`, `merge_by_key`): the keys-alone module and the module with
 /// values `V`, each with its partition and merge kernels and the stable
-/// merge sort's kernels (the same modules), and the set operations' module
-/// of `K` (`set_union`, ...). Other comparators compile their own
+/// merge sort's kernels (the same modules), and the set operations'
+/// modules of `K` (`set_union`, ...: each operation, keys alone and with
+/// values `V`, inputs below 2^31 elements). Other comparators compile their own
 /// modules on first use (or through [`precompile_merge_by`]). (On CUDA,
 /// `sort_by(Less)` and `sort_by(Greater)` take the radix sort: its
 /// modules come with [`precompile_sort`].)

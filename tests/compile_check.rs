@@ -260,7 +260,7 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
     let t = Target::Arch(arch);
     job(
         jobs,
-        format!("sm_{arch} fused: dot, counting, constant, maps, permute, zip3, tuples, select, search, merge, scan_by_key"),
+        format!("sm_{arch} fused: dot, counting, constant, maps, permute, zip3, tuples, select, search, merge, set, scan_by_key"),
         move || {
             let host = Device::host();
             let a = DeviceVec::<f32>::zeros(&host, 0)?;
@@ -291,6 +291,18 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             r.extend(precompile_expr_sorted_search(t, &counting(&host, 0u64, 3, 0), Less)?);
             r.extend(precompile_expr_merge(t, &a.map(Negate).permute(&i), &b.lazy(), Greater)?);
             r.extend(precompile_expr_merge(
+                t,
+                &counting(&host, 0u64, 3, 0),
+                &counting(&host, 1u64, 2, 0),
+                Less,
+            )?);
+            r.extend(cuprim::precompile::precompile_expr_set(
+                t,
+                &a.map(Negate).permute(&i),
+                &b.lazy(),
+                Greater,
+            )?);
+            r.extend(cuprim::precompile::precompile_expr_set(
                 t,
                 &counting(&host, 0u64, 3, 0),
                 &counting(&host, 1u64, 2, 0),

@@ -12,7 +12,9 @@ mod common;
 
 use common::{assert_same, ctx, devices, random_vec, rng, small_vec, Key, Sample, TestRng};
 use cuprim::cmp::{Comparator, Greater, Less};
+use cuprim::expr::IntoExpr;
 use cuprim::prelude::*;
+use rand::RngCore;
 use std::cmp::Ordering;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -519,6 +521,150 @@ fn by_key_errors() {
                 dm(call_by_key((&gk, &gv), (&gk, &hv), op, Less, false)),
                 "{op:?} other values elsewhere"
             );
+        }
+    }
+}
+
+/// Runs the expression form of `op` (`set_*_with`, or `_with_by` when
+/// `by`) on expressions `a` and `b`.
+fn call_with<K: Element, A: Expr<Item = K>, B: IntoExpr, C: Comparator<K>>(
+    a: &A,
+    b: B,
+    op: Op,
+    cmp: C,
+    by: bool,
+) -> cuprim::Result<DeviceVec<K>>
+where
+    B::Expr: Expr<Item = K>,
+{
+    match (op, by) {
+        (Op::Union, false) => a.set_union_with(b),
+        (Op::Intersection, false) => a.set_intersection_with(b),
+        (Op::Difference, false) => a.set_difference_with(b),
+        (Op::Symmetric, false) => a.set_symmetric_difference_with(b),
+        (Op::Union, true) => a.set_union_with_by(b, cmp),
+        (Op::Intersection, true) => a.set_intersection_with_by(b, cmp),
+        (Op::Difference, true) => a.set_difference_with_by(b, cmp),
+        (Op::Symmetric, true) => a.set_symmetric_difference_with_by(b, cmp),
+    }
+}
+
+/// Set operations of input expressions (`set_*_with`, `set_*_with_by`):
+/// a map, a permutation, a counting sequence, a slice or a buffer on each
+/// side, against the operation on the collected vectors and the
+/// sequential reference, every operation, sizes around a tile (the set
+/// kernel's 2816 and 1792: one input short of a tile, one past, several),
+/// few distinct keys (runs across many tiles) and all-equal inputs; a
+/// permutation with an index out of range is an error and the inputs are
+/// intact.
+#[test]
+fn expression_inputs() {
+    use cuprim::ops::Negate;
+    let (mut r, seed) = rng("set_expressions");
+    let mut sizes = vec![
+        (0usize, 0usize),
+        (0, 5),
+        (1, 0),
+        (1, 1),
+        (3, 4),
+        (2815, 2818),
+        (2816 * 3 + 5, 2816 * 2 - 7),
+        (1791, 1),
+        (50_000, 20_011),
+    ];
+    if !cfg!(debug_assertions) {
+        sizes.push((300_001, 299_999));
+    }
+    let cap = common::size_cap();
+    sizes.retain(|&(x, y)| x + y <= cap);
+    for &(na, nb) in &sizes {
+        for range in [1u64, 7, 1 << 20] {
+            // a: descending values, read negated (ascending); b: ascending
+            // values read through a permutation that reverses them.
+            let mut a: Vec<i32> = (0..na).map(|_| (r.next_u64() % range) as i32).collect();
+            a.sort_by(|x, y| y.cmp(x));
+            let mut b: Vec<i32> = (0..nb).map(|_| -((r.next_u64() % range) as i32)).collect();
+            b.sort();
+            let rev: Vec<u32> = (0..nb as u32).rev().collect();
+            let b_stored: Vec<i32> = b.iter().rev().copied().collect();
+            let want_a: Vec<i32> = a.iter().map(|x| -x).collect();
+            let neg_b: Vec<i32> = b.iter().map(|x| -x).collect();
+            for dev in devices() {
+                let da = DeviceVec::from_slice(&dev, &a).unwrap();
+                let db = DeviceVec::from_slice(&dev, &b_stored).unwrap();
+                let idx = DeviceVec::from_slice(&dev, &rev).unwrap();
+                for op in OPS {
+                    let c = ctx(&dev, &format!("{op:?} with expressions (keys below {range})"), na + nb, seed);
+                    let want = reference(&want_a, &b, op, |x, y| x < y);
+                    let fused = call_with(&da.map(Negate), db.permute(&idx), op, Less, false)
+                        .unwrap()
+                        .to_vec()
+                        .unwrap();
+                    assert_same(&fused, &want, &c);
+                    let (ca, cb) = (da.map(Negate).collect().unwrap(), db.permute(&idx).collect().unwrap());
+                    assert_same(&fused, &call(&ca, &cb, op, Less, false).unwrap().to_vec().unwrap(), &c);
+                    // Descending by Greater: both sides as stored descending.
+                    let by = call_with(&da.lazy(), db.permute(&idx).map(Negate), op, Greater, true).unwrap();
+                    assert_same(&by.to_vec().unwrap(), &reference(&a, &neg_b, op, |x, y| x > y), &c);
+                    // A slice against a counting sequence.
+                    if na > 2 {
+                        let s = da.slice(1..na - 1).unwrap();
+                        let step = if range == 1 { 0 } else { 7 };
+                        let got = call_with(&s.map(Negate), counting(&dev, -1000i32, step, nb), op, Less, true).unwrap();
+                        let left: Vec<i32> = a[1..na - 1].iter().map(|x| -x).collect();
+                        let right: Vec<i32> = (0..nb as i32).map(|i| -1000 + step * i).collect();
+                        assert_same(&got.to_vec().unwrap(), &reference(&left, &right, op, |x, y| x < y), &c);
+                    }
+                }
+                assert_eq!(da.to_vec().unwrap(), a, "the input changed on {dev:?}");
+            }
+        }
+    }
+    // A permutation out of range: an error, not a fault.
+    for dev in devices() {
+        let a = DeviceVec::from_slice(&dev, &[1i32, 2, 3]).unwrap();
+        let bad = DeviceVec::from_slice(&dev, &[0u32, 7]).unwrap();
+        for op in OPS {
+            let err = call_with(&a.lazy(), a.permute(&bad), op, Less, false).unwrap_err();
+            assert!(matches!(err, Error::IndexOutOfBounds { .. }), "{op:?}: {err:?}");
+        }
+        assert_eq!(a.to_vec().unwrap(), vec![1, 2, 3]);
+    }
+}
+
+/// Expression forms with a user comparator whose classes hold distinct
+/// keys (which copies are kept shows), f32 NaNs and signed zeros under the
+/// total order, and unsorted expressions (some output, no error).
+#[test]
+fn expression_inputs_user_comparator_and_specials() {
+    use cuprim::ops::Identity;
+    let (mut r, seed) = rng("set_expressions_cmp");
+    for &(na, nb) in &[(0usize, 5usize), (7, 0), (33, 40), (2817, 2815), (20_001, 30_000)] {
+        let ua = sorted_by(random_vec::<u32>(&mut r, na), &LowNibble);
+        let ub = sorted_by(random_vec::<u32>(&mut r, nb), &LowNibble);
+        for dev in devices() {
+            let (da, db) = (DeviceVec::from_slice(&dev, &ua).unwrap(), DeviceVec::from_slice(&dev, &ub).unwrap());
+            for op in OPS {
+                let c = ctx(&dev, &format!("{op:?} with LowNibble"), na + nb, seed);
+                let got = call_with(&da.map(Identity), &db, op, LowNibble, true).unwrap();
+                assert_same(&got.to_vec().unwrap(), &reference(&ua, &ub, op, |x, y| LowNibble.less(x, y)), &c);
+            }
+        }
+    }
+    let a = [f32::NEG_INFINITY, -0.0, -0.0, 0.0, 1.0, f32::INFINITY, f32::NAN, f32::NAN];
+    let b = [-f32::NAN, -0.0, 0.0, 0.0, 0.0, f32::NAN];
+    let (x, y) = (random_vec::<u64>(&mut r, 3000), random_vec::<u64>(&mut r, 1777));
+    for dev in devices() {
+        let (da, db) = (DeviceVec::from_slice(&dev, &a).unwrap(), DeviceVec::from_slice(&dev, &b).unwrap());
+        let (dx, dy) = (DeviceVec::from_slice(&dev, &x).unwrap(), DeviceVec::from_slice(&dev, &y).unwrap());
+        for op in OPS {
+            let c = ctx(&dev, &format!("{op:?} with f32 specials"), a.len() + b.len(), seed);
+            let got = call_with(&da.map(Identity), db.lazy(), op, Less, false).unwrap();
+            assert_same(&got.to_vec().unwrap(), &reference(&a, &b, op, |p, q| Less.less(p, q)), &c);
+            let got = call_with(&db.lazy(), da.map(Identity), op, TotalLess, true).unwrap();
+            assert_same(&got.to_vec().unwrap(), &reference(&b, &a, op, |p, q| Less.less(p, q)), &c);
+            let out = call_with(&dx.map(Identity), dy.lazy(), op, Less, false).unwrap().to_vec().unwrap();
+            assert!(out.len() <= x.len() + y.len(), "{op:?} of unsorted expressions");
         }
     }
 }

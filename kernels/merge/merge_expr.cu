@@ -7,17 +7,8 @@
 // the expressions and merged by merge_staged (merge/merge_tile.cuh).
 //
 // Specialised on: In0, In1, K (their item), Cmp, CUPRIM_BLOCK, CUPRIM_ITEMS,
-// CUPRIM_MIN_BLOCKS (and V = K, CUPRIM_PAIRS 0 for merge_tile.cuh).
-
-// An input expression read as a sequence from element `base` on (merge
-// path's operator[]).
-template <typename X> struct merge_x_at {
-    X x;
-    u64 base;
-    __device__ __forceinline__ typename X::item operator[](u64 i) const {
-        return x.load(base + i);
-    }
-};
+// CUPRIM_MIN_BLOCKS (and V = K, CUPRIM_PAIRS 0 for merge_tile.cuh). merge_x_at
+// (an expression read as a sequence): merge/merge_tile.cuh.
 
 // splits[t] = how many of the first min(t * MERGE_TILE, na + nb) merged
 // elements come from a, for t = 0..=tiles.

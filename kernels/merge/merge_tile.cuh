@@ -1,11 +1,22 @@
 // The merge's tile: its constants, how a tile's ranges reach shared memory
 // and leave it, and merge_tile, one output tile of the merge of two sorted
 // sequences by one block (see kernels/merge/merge.cu, which uses it for the
-// merge and the merge sort's passes, and merge/merge_expr.cu, for input
-// expressions). Specialised as merge.cu is: K, V, Cmp, CUPRIM_PAIRS,
-// CUPRIM_BLOCK, CUPRIM_ITEMS.
+// merge and the merge sort's passes, merge/merge_expr.cu, for input
+// expressions, and merge/set.cu, the set operations' tiles). Specialised as
+// merge.cu is: K, V, Cmp, CUPRIM_PAIRS, CUPRIM_BLOCK, CUPRIM_ITEMS.
 
 constexpr int MERGE_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
+
+// An input expression (block/expr.cuh) read as a sequence from element
+// `base` on: merge path's operator[] over an expression (merge_expr.cu,
+// set.cu).
+template <typename X> struct merge_x_at {
+    X x;
+    u64 base;
+    __device__ __forceinline__ typename X::item operator[](u64 i) const {
+        return x.load(base + i);
+    }
+};
 // Bytes per shared-memory slot: keys and values take turns in one buffer.
 constexpr int MERGE_SLOT = sizeof(K) > sizeof(V) ? (int)sizeof(K) : (int)sizeof(V);
 

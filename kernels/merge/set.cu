@@ -1,115 +1,309 @@
-// Set operations on sorted inputs (multiset semantics of std::set_* and
-// Thrust), as flags for one side, then a compaction of the kept elements
-// (with their values for the by-key forms); the Rust side scans the flags
-// in place (inclusive, Add) between the two launches and merges the two
-// compacted sides for union and symmetric difference.
+// Set operations on sorted inputs (the multiset semantics of std::set_* and
+// Thrust) in one pass over tiles of both inputs, keys alone or with values.
 //
-// For x = mine[i], its rank in its run of equivalents is r = i - lo with lo
-// the lower bound of x in mine[0..i], and c = how many of other are
-// equivalent to it (upper bound - lower bound in other). KEEP_LESS keeps
-// x where r < c (intersection), else where r >= c (difference, symmetric
-// difference, and b's side of the union).
+// The sequential set operation is a two-pointer walk: with heads x = a[i]
+// and y = b[j], a step takes x alone (x before y), y alone (y before x) or
+// both (equivalent: the r-th copy of a key in a meets the r-th in b), and
+// emits by the operation: a pair emits x for the union and the
+// intersection, x alone is emitted by all but the intersection, y alone by
+// the union and the symmetric difference. The walk's states (i, j) are the
+// valid cuts: for the one key class that straddles the cut, with ra of its
+// ca copies in a before the cut and rb of its cb in b, ra == rb, or
+// ra > rb == cb, or rb > ra == ca. The walk started at a valid cut goes
+// exactly as the whole walk does from there, so the work splits at such
+// cuts.
 //
-// Each thread takes SET_CHUNK consecutive elements of mine and walks them
-// in order: the first one's run start is found by galloping back from it
-// (a few reads for short runs), its bounds in other by binary search; each
-// later element either continues the run (r + 1, same bounds) or starts a
-// new one, whose bounds lie at or after the previous upper bound and are
-// found by galloping forward from there. So a chunk costs one search of
-// other and reads nearby elements after it, where every element searching
-// all of other took three binary searches. Inputs that are not sorted give
-// some flags: every read stays within its input.
+// set_balanced_cut finds one on each diagonal (i + j = diag, or diag - 1
+// where a pair would be split): the merge-path cut (a first among ties),
+// then, for the class of b[j], the copies before the cut on both sides
+// (t in all) redistributed as t / 2 each where both sides hold that many,
+// else all of the side that holds fewer and the rest from the other. Runs
+// of one key across many tiles cost one gallop back (2 log2 of the run's
+// part before the cut) and one probe per side.
 //
-// Specialised on: K, Cmp (bool less(K a, K b)), F (the flag and running
-// count type: u32 below 2^32 elements of a side, else u64), CUPRIM_PAIRS
-// (values follow the keys through the compaction) and V (the value type;
-// K and unused without CUPRIM_PAIRS). The flags depend on the keys alone.
+// Two launches. cuprim_set_partition finds the cut of every tile boundary
+// (diagonals SET_STRIDE = MERGE_TILE - 1 apart, so a tile holds at most
+// MERGE_TILE inputs). cuprim_set then takes tiles in order from a counter:
+// the tile's two ranges reach shared memory (merge_tile.cuh's merge_load
+// for plain buffers, else through the expressions' load), each thread finds
+// its own cut on the diagonal thread * ITEMS of the tile and walks to the
+// next thread's cut, at most ITEMS + 1 steps, keeping what it emits in
+// registers; a block scan of the threads' counts and the decoupled
+// look-back over tiles (block/lookback.cuh) place the tile's output; the
+// block writes it through shared memory, coalesced, and, with values, stages
+// the tile's values the same way and moves each kept key's value by its
+// position. The last tile's published prefix is the output's length, read
+// back once by the caller.
+//
+// Inputs that are not sorted give some output drawn from the inputs: every
+// cut is clamped into its inputs, a tile's ranges into MERGE_TILE inputs,
+// a thread's walk into ITEMS + 1 steps (so a tile emits at most SET_SMEM
+// elements into shared memory), and no element is written at or past
+// `capacity` (the output's length).
+//
+// Specialised on: In0, In1 (input expressions, block/expr.cuh, of items K;
+// plain buffers are cuprim_x_buf<K>), Cmp, CUPRIM_SET_OP (0 union,
+// 1 intersection, 2 difference, 3 symmetric difference), CUPRIM_PAIRS and V
+// (values from buffers va, vb move with their keys; K and unused without),
+// C (the output count: u32 below 2^31 inputs, else u64), CUPRIM_BLOCK,
+// CUPRIM_ITEMS, CUPRIM_MIN_BLOCKS.
 
-// Elements of mine per thread and step (one search of other per chunk).
-constexpr int SET_CHUNK = 16;
+constexpr int SET_UNION = 0, SET_INTERSECTION = 1, SET_DIFFERENCE = 2, SET_SYMMETRIC = 3;
+constexpr int SET_OP = CUPRIM_SET_OP;
+// What each step of the walk emits (see above).
+constexpr bool SET_EMIT_PAIR = SET_OP == SET_UNION || SET_OP == SET_INTERSECTION;
+constexpr bool SET_EMIT_A = SET_OP != SET_INTERSECTION;
+constexpr bool SET_EMIT_B = SET_OP == SET_UNION || SET_OP == SET_SYMMETRIC;
+// Diagonals between tile cuts: a cut lies on its diagonal or one before,
+// so a tile holds at most MERGE_TILE inputs.
+constexpr int SET_STRIDE = MERGE_TILE - 1;
+// Steps of a thread's walk: its stretch holds at most ITEMS + 1 inputs.
+constexpr int SET_STEPS = CUPRIM_ITEMS + 1;
+// Shared-memory slots: the staged tile (MERGE_SLOTS) or the outputs of
+// every thread's walk (at most SET_STEPS each, whatever the inputs).
+constexpr int SET_SMEM = MERGE_TILE + CUPRIM_BLOCK;
+static_assert(SET_SMEM >= MERGE_SLOTS, "the staged tile fits");
+static_assert(SET_STEPS <= 32, "a thread's emitted steps are bits of a u32");
+static_assert(MERGE_TILE < 65536 && MERGE_TILE >= 2, "a thread's cut packs into 16 + 16 bits");
 
-// The lower and upper bounds of x in s[0..len) (merge_path.cuh's bisection).
-__device__ __forceinline__ u64 set_lower(const K* __restrict__ s, u64 len, K x) {
-    return cuprim_partition_point(s, len, [&](K e) { return Cmp::less(e, x); });
-}
-__device__ __forceinline__ u64 set_upper(const K* __restrict__ s, u64 len, K x) {
-    return cuprim_partition_point(s, len, [&](K e) { return !Cmp::less(x, e); });
-}
-
-// The first p in [lo, hi] with p == hi or !before(s[p]), for a `before`
-// that holds on a prefix of s[lo..hi): probes lo, lo + 1, lo + 3, lo + 7,
-// ... then bisects the last gap, so an answer d past lo costs about
-// 2 log2(d) reads.
-template <typename Before>
-__device__ __forceinline__ u64 set_gallop(const K* __restrict__ s, u64 lo, u64 hi, Before before) {
-    if (lo >= hi || !before(s[lo])) return lo;
-    u64 known = lo;  // before(s[known]) holds
-    for (u64 step = 1;; step *= 2) {
-        const u64 probe = hi - known > step ? known + step : hi;
-        if (probe == hi || !before(s[probe])) {
-            return known + 1 + cuprim_partition_point(s + known + 1, probe - known - 1, before);
-        }
-        known = probe;
+struct SetCountOp {
+    __device__ __forceinline__ static C apply(C a, C b) {
+        return a + b;
     }
+    __device__ __forceinline__ static C identity() {
+        return 0;
+    }
+};
+
+// The first p in [lo, lo + len) of s with !before(s[p]) (lo + len if none),
+// for a `before` that holds on a prefix of that range.
+template <typename S, typename Index, typename Before>
+__device__ __forceinline__ Index set_partition(S s, Index lo, Index len, Before before) {
+    while (len > 0) {
+        const Index half = len >> 1;
+        if (before(s[lo + half])) {
+            lo += half + 1;
+            len -= half + 1;
+        } else {
+            len = half;
+        }
+    }
+    return lo;
 }
 
-// The lower bound of x in s[0..hi), for s[hi] equivalent to x (or hi == 0):
-// probes hi - 1, hi - 2, hi - 4, ... back to the first element less than
-// x, then bisects that gap.
-__device__ __forceinline__ u64 set_run_start(const K* __restrict__ s, u64 hi, K x) {
+// The lower bound of x in s[0..hi), all of whose elements are not after x:
+// probes hi - 1, hi - 2, hi - 4, ... back to an element before x, then
+// bisects that gap (about 2 log2 of the distance).
+template <typename S, typename Index> __device__ __forceinline__ Index set_run_start(S s, Index hi, K x) {
     const auto before = [&](K e) { return Cmp::less(e, x); };
-    u64 known = hi;  // !before(s[p]) for p in [known, hi)
-    for (u64 step = 1; known > 0; step *= 2) {
-        const u64 probe = known > step ? known - step : 0;
-        if (before(s[probe])) {
-            return probe + 1 + cuprim_partition_point(s + probe + 1, known - probe - 1, before);
-        }
+    Index known = hi;  // !before(s[p]) for p in [known, hi)
+    for (Index step = 1; known > 0; step *= 2) {
+        const Index probe = known > step ? known - step : (Index)0;
+        if (before(s[probe])) return set_partition(s, (Index)(probe + 1), (Index)(known - probe - 1), before);
         known = probe;
     }
     return 0;
 }
 
-// flags[i] = 1 where mine[i] is kept, else 0, for i < n.
-extern "C" __global__ void cuprim_set_flags(const K* __restrict__ mine, u64 n, const K* __restrict__ other, u64 m,
-                                            u32 keep_less, F* __restrict__ flags) {
-    const u64 chunks = (n + SET_CHUNK - 1) / SET_CHUNK;
-    for (u64 chunk = cuprim_thread_id(); chunk < chunks; chunk += cuprim_thread_count()) {
-        const u64 first = chunk * SET_CHUNK;
-        const u64 end = n - first < (u64)SET_CHUNK ? n : first + SET_CHUNK;
-        K prev = mine[first];
-        u64 r = first - set_run_start(mine, first, prev);
-        u64 lo = set_lower(other, m, prev);
-        u64 hi = lo + set_upper(other + lo, m - lo, prev);
-        for (u64 i = first;;) {
-            flags[i] = (keep_less ? r < hi - lo : r >= hi - lo) ? 1 : 0;
-            if (++i == end) break;
-            const K x = mine[i];
-            if (Cmp::less(prev, x)) {
-                // A new run: its bounds in other are at or past the last upper bound.
-                r = 0;
-                lo = set_gallop(other, hi, m, [&](K e) { return Cmp::less(e, x); });
-                hi = set_gallop(other, lo, m, [&](K e) { return !Cmp::less(x, e); });
-            } else {
-                r++;
-            }
-            prev = x;
+// A valid cut (a state of the set walk) of a[0..na) and b[0..nb) with
+// i + j = diag or diag - 1, for sorted inputs; for any inputs some
+// 0 <= i <= na, 0 <= j <= nb, every read in range. diag == na + nb gives
+// (na, nb); diag == 0 gives (0, 0).
+template <typename A, typename B, typename Index>
+__device__ __forceinline__ void set_balanced_cut(A a, Index na, B b, Index nb, Index diag, Index& ci, Index& cj) {
+    const Index i = cuprim_merge_path<Cmp>(a, na, b, nb, diag);
+    const Index j = diag - i;
+    ci = i;
+    cj = j;
+    // With b done, the merge path's cut is valid: b's copies of a class
+    // come after all of a's.
+    if (j >= nb) return;
+    // Only the class of b[j] may straddle the cut: its copies just before
+    // the cut, a[sa..i) and b[sb..j), t in all.
+    const K x = b[j];
+    const Index sa = set_run_start(a, i, x), sb = set_run_start(b, j, x);
+    const Index t = (i - sa) + (j - sb);
+    const Index h = t / 2;
+    // Whether each side holds h copies of the class from its start.
+    const bool a_has = h == 0 || (h <= na - sa && !Cmp::less(x, a[sa + h - 1]));
+    const bool b_has = h == 0 || (h <= nb - sb && !Cmp::less(x, b[sb + h - 1]));
+    const auto same = [&](K e) { return !Cmp::less(x, e); };
+    Index ra, rb;
+    if (a_has && b_has) {
+        ra = h;
+        rb = h;
+    } else if (!a_has) {
+        // a holds fewer than h copies: all of them, the rest of t from b.
+        ra = set_partition(a, sa, h <= na - sa ? h : na - sa, same) - sa;
+        rb = t - ra;
+    } else {
+        rb = set_partition(b, sb, h <= nb - sb ? h : nb - sb, same) - sb;
+        ra = t - rb;
+    }
+    ci = ra <= na - sa ? sa + ra : na;
+    cj = rb <= nb - sb ? sb + rb : nb;
+}
+
+// Each tile boundary's cut: splits[2 t], splits[2 t + 1] = the valid cut of
+// diagonal min(t * SET_STRIDE, na + nb), for t = 0..=tiles.
+extern "C" __global__ void cuprim_set_partition(CUPRIM_INPUT In0 a, u64 na, CUPRIM_INPUT In1 b, u64 nb,
+                                                u64* __restrict__ splits, u64 tiles) {
+    const u64 t = cuprim_thread_id();
+    if (t > tiles) return;
+    const u64 n = na + nb;
+    const u64 diag = t * (u64)SET_STRIDE < n ? t * (u64)SET_STRIDE : n;
+    u64 ci, cj;
+    set_balanced_cut(merge_x_at<In0>{a, 0}, na, merge_x_at<In1>{b, 0}, nb, diag, ci, cj);
+    splits[2 * t] = ci;
+    splits[2 * t + 1] = cj;
+}
+
+// The tile's ranges a[a0..a0 + la) and b[b0..b0 + lb) into sk: plain buffers
+// by merge_tile.cuh's merge_load (cp.async or the bulk copy engine for
+// 4-byte keys), other expressions through their load, all of a thread's
+// loads out before its first store. Waits for the copies (a __syncthreads
+// must still follow).
+template <typename A, typename B>
+__device__ __forceinline__ merge_layout<K> set_stage(K* sk, const A& a, const B& b, u64 a0, u64 b0, int la, int lb) {
+    if constexpr (A::IS_BUF && B::IS_BUF) {
+        return merge_load(sk, a.p + a0, b.p + b0, la, lb);
+    } else {
+        const int count = la + lb;
+        K x[CUPRIM_ITEMS];
+#pragma unroll
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+            if (i < count) x[k] = i < la ? a.load(a0 + i) : b.load(b0 + (i - la));
         }
+#pragma unroll
+        for (int k = 0; k < CUPRIM_ITEMS; k++) {
+            const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
+            if (i < count) sk[i] = x[k];
+        }
+        return {0, la};
     }
 }
 
-// out[sums[i] - 1] = in[i] where element i is kept, for i < n, and with
-// CUPRIM_PAIRS out_values[sums[i] - 1] = values[i] by the same places;
-// sums is the inclusive scan of the flags (kept where it steps up), and
-// out (out_values) holds out_len elements. values and out_values are
-// unused without CUPRIM_PAIRS.
-extern "C" __global__ void cuprim_set_compact(const K* __restrict__ in, const V* __restrict__ values, u64 n,
-                                              const F* __restrict__ sums, K* __restrict__ out,
-                                              V* __restrict__ out_values, u64 out_len) {
-    for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) {
-        const u64 p = sums[i], before = i ? sums[i - 1] : 0;
-        if (p != before && p - 1 < out_len) {
-            out[p - 1] = in[i];
-            if constexpr (CUPRIM_PAIRS) out_values[p - 1] = values[i];
+// out_k[...] (and out_v with CUPRIM_PAIRS): the set operation of a[0..na)
+// and b[0..nb), elements at or past `capacity` dropped. splits: the tile
+// cuts of cuprim_set_partition. va and vb (CUPRIM_PAIRS) hold the values of
+// a and b; vb is read only by the union and the symmetric difference (may
+// be null for the others). Look-back state of num_tiles tiles (status words
+// zeroed); tile_counter zero, left zero.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_set(CUPRIM_INPUT In0 a, u64 na, CUPRIM_INPUT In1 b, u64 nb, const V* __restrict__ va,
+               const V* __restrict__ vb, const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v,
+               u64 capacity, u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
+    __shared__ __align__(16) unsigned char smem[SET_SMEM * MERGE_SLOT];
+    __shared__ u32 cuts[CUPRIM_BLOCK + 1];
+    __shared__ C warp_totals[CUPRIM_BLOCK / 32];
+    __shared__ C s_prefix;
+    __shared__ u32 s_tile;
+    K* sk = (K*)smem;
+    const int t = (int)threadIdx.x;
+
+    const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
+    // The tile's ranges, clamped into MERGE_TILE inputs (sorted inputs need
+    // no clamp; the partition keeps every cut inside its input).
+    const u64 a0 = splits[2 * (u64)tile], b0 = splits[2 * (u64)tile + 1];
+    u64 a1 = splits[2 * (u64)tile + 2], b1 = splits[2 * (u64)tile + 3];
+    a1 = a1 < a0 ? a0 : (a1 - a0 > (u64)MERGE_TILE ? a0 + MERGE_TILE : a1);
+    const int la = (int)(a1 - a0);
+    b1 = b1 < b0 ? b0 : (b1 - b0 > (u64)(MERGE_TILE - la) ? b0 + (MERGE_TILE - la) : b1);
+    const int lb = (int)(b1 - b0);
+    const int count = la + lb;
+    const merge_layout<K> at = set_stage(sk, a, b, a0, b0, la, lb);
+    __syncthreads();
+
+    // This thread's cut on diagonal t * ITEMS of the tile; the last thread
+    // walks to the tile's end.
+    const K* sa = sk + at.oa;
+    const K* sb = sk + at.ob;
+    {
+        const int diag = min(t * CUPRIM_ITEMS, count);
+        int ci, cj;
+        set_balanced_cut(sa, la, sb, lb, diag, ci, cj);
+        cuts[t] = ((u32)ci << 16) | (u32)cj;
+        if (t == 0) cuts[CUPRIM_BLOCK] = ((u32)la << 16) | (u32)lb;
+    }
+    __syncthreads();
+    int i = (int)(cuts[t] >> 16), j = (int)(cuts[t] & 0xffffu);
+    const int ie = max((int)(cuts[t + 1] >> 16), i), je = max((int)(cuts[t + 1] & 0xffffu), j);
+
+    // The walk: step k emits sk[src[k]] where bit k of emitted is set,
+    // kept in keys[k] for keys alone (with values, read back by src after
+    // the look-back: fewer registers held across it).
+    K keys[SET_STEPS];
+    int src[SET_STEPS];
+    u32 emitted = 0;
+    K x = sa[i < ie ? i : 0], y = sb[j < je ? j : 0];
+#pragma unroll
+    for (int k = 0; k < SET_STEPS; k++) {
+        const bool ha = i < ie, hb = j < je;
+        bool take_a = ha, take_b = hb;
+        if (ha && hb) {
+            take_a = !Cmp::less(y, x);
+            take_b = !Cmp::less(x, y);
         }
+        const bool emit = take_a && take_b ? SET_EMIT_PAIR : (take_a ? SET_EMIT_A : take_b && SET_EMIT_B);
+        if constexpr (!CUPRIM_PAIRS) keys[k] = take_a ? x : y;
+        src[k] = take_a ? at.oa + i : at.ob + j;
+        if (emit) emitted |= 1u << k;
+        i += take_a;
+        j += take_b;
+        if (take_a && i < ie) x = sa[i];
+        if (take_b && j < je) y = sb[j];
+    }
+
+    // Places: within the tile by a block scan of the counts, the tile's by
+    // the look-back (its barriers also end every thread's reads of sk).
+    C before = 0, prefix = 0;
+    bool has_before = false;
+    block_scan_lookback<C, SetCountOp, CUPRIM_BLOCK, false>((C)__popc(emitted), tile, status, aggregates, prefixes,
+                                                            warp_totals, nullptr, &s_prefix, before, has_before,
+                                                            prefix);
+    if (!has_before) before = 0;
+    if (tile == 0) prefix = 0;
+    const int total = (int)warp_totals[CUPRIM_BLOCK / 32 - 1];
+    const u64 room = capacity > (u64)prefix ? capacity - (u64)prefix : 0;
+    const int stored = room < (u64)total ? (int)room : total;
+
+    if constexpr (CUPRIM_PAIRS) {
+#pragma unroll
+        for (int k = 0; k < SET_STEPS; k++) {
+            if (emitted & (1u << k)) keys[k] = sk[src[k]];
+        }
+        __syncthreads();  // every thread has its keys before any is overwritten
+    }
+    int p = (int)before;
+#pragma unroll
+    for (int k = 0; k < SET_STEPS; k++) {
+        if (emitted & (1u << k)) sk[p++] = keys[k];
+    }
+    __syncthreads();
+    for (int q = t; q < stored; q += CUPRIM_BLOCK) out_k[(u64)prefix + q] = sk[q];
+
+    if constexpr (CUPRIM_PAIRS) {
+        V* sv = (V*)smem;
+        __syncthreads();  // the keys are out of shared memory
+        // b's values only where b's keys can be kept.
+        const int lbv = SET_EMIT_B ? lb : 0;
+        const merge_layout<V> vat = merge_load(sv, va + a0, SET_EMIT_B ? vb + b0 : va + a0 + la, la, lbv);
+        __syncthreads();
+        V vals[SET_STEPS];
+#pragma unroll
+        for (int k = 0; k < SET_STEPS; k++) {
+            // src counts in the keys' layout: the same element in the values'.
+            const int e = src[k] < at.ob ? src[k] - at.oa : la + (src[k] - at.ob);
+            if (emitted & (1u << k)) vals[k] = sv[e < la ? vat.oa + e : vat.ob + (e - la)];
+        }
+        __syncthreads();
+        p = (int)before;
+#pragma unroll
+        for (int k = 0; k < SET_STEPS; k++) {
+            if (emitted & (1u << k)) sv[p++] = vals[k];
+        }
+        __syncthreads();
+        for (int q = t; q < stored; q += CUPRIM_BLOCK) out_v[(u64)prefix + q] = sv[q];
     }
 }

@@ -90,6 +90,8 @@ pub(crate) enum Counter {
     ByKeyTile = 10,
     /// A new histogram's last-block ticket.
     HistogramTicket = 11,
+    /// The set operations' tile counter.
+    SetTile = 12,
 }
 
 /// A typed region of a [`ScratchLayout`].

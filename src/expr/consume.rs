@@ -908,6 +908,194 @@ pub trait ExprOps: Expr {
         crate::algo::merge::expr::merge_of(self, &other.into_expr(), cmp)
     }
 
+    /// The sorted union of the elements (sorted ascending) with `other` (a
+    /// buffer or an expression, sorted ascending) into a new vector, as
+    /// [`SetOps::set_union`](crate::algo::merge::SetOps::set_union)
+    /// (multisets: for each key all of `self`'s copies, then as many of
+    /// `other`'s last copies as it has more). Both inputs are read in place
+    /// by the set kernel (no collected copy). Inputs that are not sorted
+    /// give an unspecified result drawn from the inputs.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// // Multiples of 2 and of 3 below 12, no buffer of either.
+    /// let u = counting(&dev, 0u32, 2, 6).set_union_with(counting(&dev, 0u32, 3, 4))?;
+    /// assert_eq!(u.to_vec()?, vec![0, 2, 3, 4, 6, 8, 9, 10]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn set_union_with<B: super::IntoExpr>(&self, other: B) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::merge::expr::set_of(self, &other.into_expr(), Less, crate::algo::merge::SetOp::Union)
+    }
+
+    /// [`set_union_with`](ExprOps::set_union_with) of inputs sorted by
+    /// `cmp`, as [`SetOps::set_union_by`](crate::algo::merge::SetOps::set_union_by).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// use cuprim::ops::Negate;
+    /// let dev = Device::default()?;
+    /// let a = DeviceVec::from_slice(&dev, &[1i32, 4, 4])?;   // -1, -4, -4: descending
+    /// let b = DeviceVec::from_slice(&dev, &[-2i32, -4])?;
+    /// assert_eq!(a.map(Negate).set_union_with_by(&b, Greater)?.to_vec()?, vec![-1, -2, -4, -4]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn set_union_with_by<B: super::IntoExpr, C: crate::cmp::Comparator<Self::Item>>(
+        &self,
+        other: B,
+        cmp: C,
+    ) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::merge::expr::set_of(self, &other.into_expr(), cmp, crate::algo::merge::SetOp::Union)
+    }
+
+    /// The sorted intersection of the elements (sorted ascending) with
+    /// `other` (a buffer or an expression, sorted ascending), as
+    /// [`SetOps::set_intersection`](crate::algo::merge::SetOps::set_intersection):
+    /// for each key the first `min(ca, cb)` of `self`'s copies. Both inputs
+    /// are read in place.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// let evens = DeviceVec::from_slice(&dev, &[0u32, 2, 4, 16, 36])?;
+    /// // The squares below 50 that are in `evens`.
+    /// let i = counting(&dev, 0u32, 1, 8).map(Square).set_intersection_with(&evens)?;
+    /// assert_eq!(i.to_vec()?, vec![0, 4, 16, 36]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn set_intersection_with<B: super::IntoExpr>(&self, other: B) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::merge::expr::set_of(self, &other.into_expr(), Less, crate::algo::merge::SetOp::Intersection)
+    }
+
+    /// [`set_intersection_with`](ExprOps::set_intersection_with) of inputs
+    /// sorted by `cmp`; the elements kept are `self`'s.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// let dev = Device::default()?;
+    /// let b = DeviceVec::from_slice(&dev, &[9u64, 6, 6, 5])?;
+    /// let i = counting(&dev, 9u64, u64::MAX, 5).set_intersection_with_by(&b, Greater)?;   // 9, 8, 7, 6, 5
+    /// assert_eq!(i.to_vec()?, vec![9, 6, 5]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn set_intersection_with_by<B: super::IntoExpr, C: crate::cmp::Comparator<Self::Item>>(
+        &self,
+        other: B,
+        cmp: C,
+    ) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::merge::expr::set_of(self, &other.into_expr(), cmp, crate::algo::merge::SetOp::Intersection)
+    }
+
+    /// The sorted difference `self - other` of the elements (sorted
+    /// ascending) and `other` (a buffer or an expression, sorted
+    /// ascending), as [`SetOps::set_difference`](crate::algo::merge::SetOps::set_difference):
+    /// for each key the last `max(0, ca - cb)` of `self`'s copies. Both
+    /// inputs are read in place.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let taken = DeviceVec::from_slice(&dev, &[1u32, 2, 5])?;
+    /// // The free slots among 0..8.
+    /// assert_eq!(counting(&dev, 0u32, 1, 8).set_difference_with(&taken)?.to_vec()?, vec![0, 3, 4, 6, 7]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn set_difference_with<B: super::IntoExpr>(&self, other: B) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::merge::expr::set_of(self, &other.into_expr(), Less, crate::algo::merge::SetOp::Difference)
+    }
+
+    /// [`set_difference_with`](ExprOps::set_difference_with) of inputs
+    /// sorted by `cmp`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// let dev = Device::default()?;
+    /// let b = DeviceVec::from_slice(&dev, &[4i32, 2])?;
+    /// assert_eq!(counting(&dev, 5i32, -1, 5).set_difference_with_by(&b, Greater)?.to_vec()?, vec![5, 3, 1]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn set_difference_with_by<B: super::IntoExpr, C: crate::cmp::Comparator<Self::Item>>(
+        &self,
+        other: B,
+        cmp: C,
+    ) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::merge::expr::set_of(self, &other.into_expr(), cmp, crate::algo::merge::SetOp::Difference)
+    }
+
+    /// The sorted symmetric difference of the elements (sorted ascending)
+    /// and `other` (a buffer or an expression, sorted ascending), as
+    /// [`SetOps::set_symmetric_difference`](crate::algo::merge::SetOps::set_symmetric_difference):
+    /// for each key the last `|ca - cb|` copies of the side that has more.
+    /// Both inputs are read in place.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let s = counting(&dev, 0u32, 2, 6).set_symmetric_difference_with(counting(&dev, 0u32, 3, 4))?;
+    /// assert_eq!(s.to_vec()?, vec![2, 3, 4, 8, 9, 10]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn set_symmetric_difference_with<B: super::IntoExpr>(&self, other: B) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::merge::expr::set_of(self, &other.into_expr(), Less, crate::algo::merge::SetOp::SymmetricDifference)
+    }
+
+    /// [`set_symmetric_difference_with`](ExprOps::set_symmetric_difference_with)
+    /// of inputs sorted by `cmp`.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// use cuprim::ops::Negate;
+    /// let dev = Device::default()?;
+    /// let a = DeviceVec::from_slice(&dev, &[-3.0f64, -1.0])?;   // 3.0, 1.0: descending
+    /// let b = DeviceVec::from_slice(&dev, &[2.0f64, 1.0, 1.0])?;
+    /// assert_eq!(a.map(Negate).set_symmetric_difference_with_by(&b, Greater)?.to_vec()?, vec![3.0, 2.0, 1.0]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn set_symmetric_difference_with_by<B: super::IntoExpr, C: crate::cmp::Comparator<Self::Item>>(
+        &self,
+        other: B,
+        cmp: C,
+    ) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        crate::algo::merge::expr::set_of(self, &other.into_expr(), cmp, crate::algo::merge::SetOp::SymmetricDifference)
+    }
+
     /// A histogram of the elements by `bins` (`u32` counts), in one pass
     /// with the expression read in place: the histogram of a computed
     /// quantity with no buffer of it. Bin rules as

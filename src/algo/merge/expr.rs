@@ -1,9 +1,12 @@
 //! Merges of input expressions (`ExprOps::merge_with`): both sides read in
 //! place by `kernels/merge/merge_expr.cu` (the merge's tile through each
-//! expression's `load`), keys alone.
+//! expression's `load`), keys alone. Set operations of input expressions
+//! (`ExprOps::set_union_with`, ...): `kernels/merge/set.cu`, whose buffer
+//! forms read leaves of the same kind.
 
 use super::host;
 use super::plan::{fused_merge, merge_policy, MERGE_PATH, MERGE_TILE, PARTITION_BLOCK};
+use super::set::{cuda_set, expr_set_specs, host_set, SetOp};
 use crate::algo::same_device;
 use crate::algo::scan::plan::TilePolicy;
 use crate::cmp::Comparator;
@@ -145,4 +148,37 @@ pub(crate) fn expr_spec<K: Element, A: Node<Item = K>, B: Node<Item = K>, C: Com
     cmp: &C,
 ) -> KernelSpec {
     KernelSpec::of(&MergeX::new(arch, a, b, cmp, 0))
+}
+
+/// The set operation `op` of two sorted expressions into a new vector
+/// (`ExprOps::set_union_with` and the others), both read in place.
+pub(crate) fn set_of<K: Element, A: Expr<Item = K>, B: Expr<Item = K>, C: Comparator<K>>(
+    a: &A,
+    b: &B,
+    cmp: C,
+    op: SetOp,
+) -> Result<DeviceVec<K>> {
+    let name = op.name_with();
+    a.validate()?;
+    b.validate()?;
+    same_device(name, a.device_ref(), b.device_ref())?;
+    let device = a.device_ref();
+    match (cuda_of(a), cuda_of(b)) {
+        (None, None) => {
+            let (x, y) = (crate::expr::host_items(a)?, crate::expr::host_items(b)?);
+            DeviceVec::from_slice(device, &host_set(&x, &y, op, |p, q| cmp.less(p, q)))
+        }
+        (Some(dev), Some(_)) => Ok(cuda_set::<K, K, _, _, _>(dev, device, a, b, None, &cmp, op, name)?.0),
+        _ => Err(Error::DeviceMismatch { op: name }),
+    }
+}
+
+/// The modules of `set_*_with_by(a, b, cmp)`, for precompile.
+pub(crate) fn set_expr_specs<K: Element, A: Node<Item = K>, B: Node<Item = K>, C: Comparator<K>>(
+    arch: u32,
+    a: &A,
+    b: &B,
+    cmp: &C,
+) -> Vec<KernelSpec> {
+    expr_set_specs(arch, a, b, cmp)
 }

@@ -61,6 +61,7 @@ pub(crate) mod plan;
 mod set;
 mod sort;
 
+pub(crate) use set::SetOp;
 pub use set::SetOps;
 
 use super::{same_device, same_len};

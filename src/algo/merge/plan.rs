@@ -335,7 +335,7 @@ pub(crate) fn merge_specs<K: Element, V: Element, C: Comparator<K>>(arch: u32, c
         }
     }
     specs.push(KernelSpec::of(&Merge::<K, V, C>::pairs(arch, cmp, 0)));
-    specs.extend(super::set::set_specs::<K, V, C>(cmp));
+    specs.extend(super::set::set_specs::<K, V, C>(arch, cmp));
     specs.push(super::expr::merge_x_spec::<K, C>(arch, cmp));
     specs
 }

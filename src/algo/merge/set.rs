@@ -31,39 +31,45 @@
 //! else [`Error::LengthMismatch`].
 //!
 //! # Algorithm
-//! The host backend walks both inputs once, sequentially. On CUDA, one
-//! kernel (`kernels/merge/set.cu`) flags each element of a side: with `r`
-//! its rank in its run (its position less its run's lower bound) and `c`
-//! the number of equivalents in the other side (each thread walks 16
-//! consecutive elements: one binary search of the other side for the
-//! first, then galloping forward from the last bounds for each new run),
-//! the intersection keeps it where `r < c` and the others where `r >= c`;
-//! an inclusive scan of the flags in place gives the kept elements' places
-//! (one count read back) and a second kernel compacts them. The union merges all of `self` with the
-//! other side's kept elements, the symmetric difference both kept sides
-//! (the stable [`merge_by`](super::MergeOps::merge_by)). The by-key forms
-//! run the same flags and scan (the keys' flags, computed once); the
-//! compaction moves each kept key's value with it, and the merges are
-//! [`merge_by_key_by`](super::MergeOps::merge_by_key_by)'s. The host
-//! backend's walk emits stretches of either side, copied from the keys
-//! and, for the by-key forms, from the values.
+//! The host backend walks both inputs once, sequentially (std's two
+//! pointers), emitting stretches of either side. On CUDA, one pass over
+//! tiles (`kernels/merge/set.cu`), as Thrust's: a first kernel cuts both
+//! inputs at every tile boundary at a state of that walk (the balanced
+//! path: the merge-path cut of the boundary's diagonal, then the copies of
+//! the key that straddles it split so that the r-th copy in one input
+//! still meets the r-th in the other); a second one takes the tiles in
+//! order, stages each tile's two ranges in shared memory, lets every
+//! thread find its own such cut there and walk at most `items + 1` steps
+//! to the next thread's, places the tile's output by a block scan and the
+//! decoupled look-back over tiles, and writes keys (and, by key, each kept
+//! key's value, staged the same way) coalesced. Both inputs are read once
+//! and the output written once; the output is allocated at the most the
+//! operation can keep (both inputs for the union and the symmetric
+//! difference, the shorter for the intersection, `self` for the
+//! difference) and shortened to the count, read back once. The
+//! expression forms ([`ExprOps::set_union_with`](crate::expr::ExprOps::set_union_with)
+//! and the others) run the same kernels on any two input expressions.
 
-use super::{merge_keys_into, merge_pairs_into};
-use crate::algo::scan::ScanMutOps;
+use super::plan::{MERGE_PATH, MERGE_TILE, PARTITION_BLOCK};
+use crate::algo::lookback::{Lookback, LOOKBACK};
+use crate::algo::scan::plan::TilePolicy;
 use crate::algo::{cuda_ptr_mut, same_device, same_len};
 use crate::cmp::{Comparator, Less};
-use crate::device::{CudaDevice, Entry, Grid, Ptr};
+use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::expr::args::ExprArgs;
+use crate::expr::consume::{launch_checked2, write_inputs};
+use crate::expr::node::{Leaf, Node};
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
-use crate::ops::Add;
-use crate::vec::raw::{Mem, Sealed as _, SealedMut as _};
+use crate::vec::raw::Mem;
 use crate::vec::{DeviceData, DeviceVec};
 use crate::Device;
 use std::marker::PhantomData;
+use std::mem::size_of;
 use std::ops::Range;
 
-template!(SET, "merge/set.cu", ["cuprim_set_flags", "cuprim_set_compact"], headers: [super::plan::MERGE_PATH]);
+template!(SET, "merge/set.cu", ["cuprim_set_partition", "cuprim_set"], headers: [MERGE_PATH, MERGE_TILE, LOOKBACK]);
 
 /// Set operations on sorted inputs (multisets). In [`prelude`](crate::prelude).
 pub trait SetOps<K: Element>: DeviceData<K> {
@@ -419,14 +425,39 @@ impl<K: Element, D: DeviceData<K> + ?Sized> SetOps<K> for D {}
 /// Which set operation.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum SetOp {
-    Union,
-    Intersection,
-    Difference,
-    SymmetricDifference,
+    Union = 0,
+    Intersection = 1,
+    Difference = 2,
+    SymmetricDifference = 3,
 }
 
 impl SetOp {
-    fn name(self, by_key: bool) -> &'static str {
+    /// Every operation (`CUPRIM_SET_OP` 0 to 3).
+    pub(crate) const ALL: [SetOp; 4] = [SetOp::Union, SetOp::Intersection, SetOp::Difference, SetOp::SymmetricDifference];
+
+    /// The most elements the operation keeps of `na` and `nb` (sorted or
+    /// not): the union and the symmetric difference both inputs, the
+    /// intersection the shorter, the difference `self`'s; `None` past
+    /// `usize`.
+    pub(crate) fn capacity(self, na: usize, nb: usize) -> Option<usize> {
+        match self {
+            SetOp::Union | SetOp::SymmetricDifference => na.checked_add(nb),
+            SetOp::Intersection => Some(na.min(nb)),
+            SetOp::Difference => Some(na),
+        }
+    }
+
+    /// The name of the expression form (`set_union_with`, ...).
+    pub(crate) fn name_with(self) -> &'static str {
+        match self {
+            SetOp::Union => "set_union_with",
+            SetOp::Intersection => "set_intersection_with",
+            SetOp::Difference => "set_difference_with",
+            SetOp::SymmetricDifference => "set_symmetric_difference_with",
+        }
+    }
+
+    pub(crate) fn name(self, by_key: bool) -> &'static str {
         match (self, by_key) {
             (SetOp::Union, false) => "set_union",
             (SetOp::Intersection, false) => "set_intersection",
@@ -514,7 +545,7 @@ pub(crate) fn host_set_by_key<K: Copy, V: Copy>(
     (keys, values)
 }
 
-/// Keys and, for the by-key forms, values: an input's or a result's.
+/// Keys and, for the by-key forms, values: a result's.
 type Pairs<K, V> = (DeviceVec<K>, Option<DeviceVec<V>>);
 
 /// The keys-alone set operations.
@@ -580,30 +611,12 @@ fn run_set<K: Element, V: Element, C: Comparator<K>>(
             Ok((DeviceVec::from_slice(device, &k)?, Some(DeviceVec::from_slice(device, &v)?)))
         }
         (Mem::Cuda { dev, ptr: pa, len: na, .. }, Mem::Cuda { ptr: pb, len: nb, .. }) => {
-            let side_a = Part {
-                keys: Ptr::<K>::from_raw(pa),
-                values: cuda_values(va, name)?,
-                len: na,
+            let values = match va {
+                Some(va) => Some((cuda_values(Some(va), name)?, cuda_values(vb, name)?)),
+                None => None,
             };
-            let side_b = Part {
-                keys: Ptr::<K>::from_raw(pb),
-                values: cuda_values(vb, name)?,
-                len: nb,
-            };
-            let keep = |mine, other: Part<K, V>, keep_less| compact(dev, device, name, cmp, mine, (other.keys, other.len), keep_less);
-            match op {
-                SetOp::Intersection => keep(side_a, side_b, true),
-                SetOp::Difference => keep(side_a, side_b, false),
-                SetOp::Union => {
-                    let kb = keep(side_b, side_a, false)?;
-                    merge_new(device, (a.mem(), va.map(|v| v.mem())), &kb, cmp, name)
-                }
-                SetOp::SymmetricDifference => {
-                    let ka = keep(side_a, side_b, false)?;
-                    let kb = keep(side_b, side_a, false)?;
-                    merge_new(device, (ka.0.mem(), ka.1.as_ref().map(|v| v.mem())), &kb, cmp, name)
-                }
-            }
+            let values = values.map(|(x, y)| (x.unwrap_or(Ptr::null()), y.unwrap_or(Ptr::null())));
+            cuda_set(dev, device, &Leaf::<K>::raw(pa, na), &Leaf::<K>::raw(pb, nb), values, cmp, op, name)
         }
         _ => Err(Error::DeviceMismatch { op: name }),
     }
@@ -627,182 +640,226 @@ fn cuda_values<V: Element>(v: Option<&(impl DeviceData<V> + ?Sized)>, name: &'st
     }
 }
 
-/// The stable merge of `a` and `b` into new vectors: with values
-/// ([`merge_pairs_into`]) where both sides have them.
-fn merge_new<K: Element, V: Element, C: Comparator<K>>(
-    device: &Device,
-    a: (Mem<'_, K>, Option<Mem<'_, V>>),
-    b: &Pairs<K, V>,
-    cmp: &C,
-    name: &'static str,
-) -> Result<Pairs<K, V>> {
-    let n =
-        a.0.len()
-            .checked_add(b.0.len())
-            .ok_or_else(|| Error::InvalidArgument(format!("{name}: the output does not fit in memory")))?;
-    let mut keys = DeviceVec::alloc_uninit(device, n)?;
-    match (a.1, &b.1) {
-        (None, None) => {
-            merge_keys_into(a.0, b.0.mem(), keys.mem_mut(), cmp)?;
-            Ok((keys, None))
-        }
-        (Some(va), Some(vb)) => {
-            let mut values = DeviceVec::alloc_uninit(device, n)?;
-            merge_pairs_into((a.0, va), (b.0.mem(), vb.mem()), (keys.mem_mut(), values.mem_mut()), cmp)?;
-            Ok((keys, Some(values)))
-        }
-        // Not reached: both sides of a merge have values or neither has.
-        _ => Err(Error::InvalidArgument(format!("{name}: values on one side of the merge only"))),
-    }
-}
-
-/// One side of a set kernel on the device: `len` keys, and as many values
-/// where given.
-struct Part<K, V> {
-    keys: Ptr<K>,
-    values: Option<Ptr<V>>,
-    len: usize,
-}
-
-impl<K, V> Clone for Part<K, V> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<K, V> Copy for Part<K, V> {}
-
-/// One specialisation of `kernels/merge/set.cu`: keys `K`, comparator `C`,
-/// flags and their running counts `F` (`u32` below 2^32 elements of a side,
-/// else `u64`), and values `V` moved with the keys where `pairs` (else `V`
-/// is written as `K` and unused).
-pub(crate) struct SetPlan<'a, K, V, C, F> {
-    pub cmp: &'a C,
-    pairs: bool,
-    _t: PhantomData<fn() -> (K, V, F)>,
-}
-
-/// Threads per block of both set kernels (grid-stride loops; not tuned).
-const SET_BLOCK: u32 = 256;
-
-/// Elements of one side per thread of the flag kernel (`SET_CHUNK` in
-/// `kernels/merge/set.cu`: one search of the other side per chunk).
-const SET_CHUNK: usize = 16;
-
-/// The elements of `mine` kept against `other` (`m` keys at a device
-/// pointer), with their values where `mine` has them: where their rank in
-/// their run is below (`keep_less`) or at least the count of their
-/// equivalents in `other`. Flags of `u32` below 2^32 elements, else `u64`.
-fn compact<K: Element, V: Element, C: Comparator<K>>(
+/// The set operation `op` of the sorted inputs `a` and `b` (expressions on
+/// `dev`; plain buffers are leaves) into new vectors on `device`: keys,
+/// and, with `values` (device addresses of `a`'s and `b`'s values; `b`'s
+/// read only by the union and the symmetric difference), the kept keys'
+/// values. The vectors are allocated at the most the operation can keep
+/// ([`SetOp::capacity`]) and shortened to the count, read back once.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn cuda_set<K: Element, V: Element, A: Node<Item = K>, B: Node<Item = K>, C: Comparator<K>>(
     dev: &CudaDevice,
     device: &Device,
-    name: &'static str,
+    a: &A,
+    b: &B,
+    values: Option<(Ptr<V>, Ptr<V>)>,
     cmp: &C,
-    mine: Part<K, V>,
-    other: (Ptr<K>, usize),
-    keep_less: bool,
+    op: SetOp,
+    name: &'static str,
 ) -> Result<Pairs<K, V>> {
-    let pairs = mine.values.is_some();
-    if mine.len <= u32::MAX as usize {
-        SetPlan::<K, V, C, u32>::new(cmp, pairs).compact(dev, device, name, mine, other, keep_less)
-    } else {
-        SetPlan::<K, V, C, u64>::new(cmp, pairs).compact(dev, device, name, mine, other, keep_less)
+    let capacity = op
+        .capacity(a.length(), b.length())
+        .ok_or_else(|| Error::InvalidArgument(format!("{name}: the output does not fit in memory")))?;
+    let mut keys = DeviceVec::<K>::alloc_uninit(device, capacity)?;
+    let mut out_values = match values {
+        Some(_) => Some(DeviceVec::<V>::alloc_uninit(device, capacity)?),
+        None => None,
+    };
+    if capacity == 0 {
+        return Ok((keys, out_values));
+    }
+    let kptr = cuda_ptr_mut(&mut keys, name)?;
+    let vptr = match out_values.as_mut() {
+        Some(v) => cuda_ptr_mut(v, name)?,
+        None => Ptr::null(),
+    };
+    let (va, vb) = values.unwrap_or((Ptr::null(), Ptr::null()));
+    let plan = SetPlan::<A, B, V, C>::new(dev.arch(), a, b, cmp, op, values.is_some());
+    let count = plan.run(dev, (va, vb), (kptr, vptr), capacity as u64)?;
+    // At most capacity (the kernel writes no further), so it fits usize.
+    let count = count as usize;
+    keys.truncate(count)?;
+    if let Some(v) = out_values.as_mut() {
+        v.truncate(count)?;
+    }
+    Ok((keys, out_values))
+}
+
+/// Set tiles by the wider of key and value (a shared-memory slot holds
+/// either; `value_bytes` 0 for keys alone). A thread keeps up to
+/// `items + 1` walked keys (and their positions, with values) in
+/// registers, so the tiles are the merge's register-loaded shapes at 64
+/// registers: 256 x 11 for slots of up to 4 bytes, 256 x 7 for 8 (NVRTC
+/// sm_80 / sm_90, no spills; not yet timed).
+pub(crate) fn set_policy(slot_bytes: usize) -> TilePolicy {
+    match slot_bytes {
+        0..=4 => TilePolicy {
+            block: 256,
+            items: 11,
+            min_blocks: 4,
+        },
+        _ => TilePolicy {
+            block: 256,
+            items: 7,
+            min_blocks: 4,
+        },
     }
 }
 
-impl<'a, K: Element, V: Element, C: Comparator<K>, F: Element + crate::ops::Arith + crate::element::IndexElement> SetPlan<'a, K, V, C, F> {
-    pub fn new(cmp: &'a C, pairs: bool) -> Self {
+/// Inputs of this many elements or more count their outputs in `u64`
+/// (`C` in `kernels/merge/set.cu`; the look-back then packs 16 bytes per
+/// tile), fewer in `u32`: a tile emits at most `block * (items + 1)`,
+/// which for unsorted inputs below 2^31 stays below 2^32 in all.
+pub const SET_WIDE_FROM: u64 = 1 << 31;
+
+/// One specialisation of `kernels/merge/set.cu`: input expressions `A` and
+/// `B` of keys `K`, comparator `C`, the operation, and values `V` moved
+/// with the keys where `pairs` (else `V` is written as `K` and unused).
+pub(crate) struct SetPlan<'a, A, B, V, C> {
+    policy: TilePolicy,
+    a: &'a A,
+    b: &'a B,
+    cmp: &'a C,
+    op: SetOp,
+    pairs: bool,
+    /// `u64` output counts (inputs of [`SET_WIDE_FROM`] or more).
+    wide: bool,
+    _v: PhantomData<fn() -> V>,
+}
+
+impl<'a, K: Element, A: Node<Item = K>, B: Node<Item = K>, V: Element, C: Comparator<K>> SetPlan<'a, A, B, V, C> {
+    /// The plan for inputs `a` and `b` (their lengths pick the count type).
+    pub fn new(_arch: u32, a: &'a A, b: &'a B, cmp: &'a C, op: SetOp, pairs: bool) -> Self {
+        let slot = if pairs {
+            size_of::<K>().max(size_of::<V>())
+        } else {
+            size_of::<K>()
+        };
         SetPlan {
+            policy: set_policy(slot),
+            a,
+            b,
             cmp,
+            op,
             pairs,
-            _t: PhantomData,
+            wide: a.length() as u64 + b.length() as u64 >= SET_WIDE_FROM,
+            _v: PhantomData,
         }
     }
 
-    /// [`compact`] with flags of type `F`; `mine.values` is given exactly
-    /// where `self.pairs`.
-    fn compact(
-        &self,
-        dev: &CudaDevice,
-        device: &Device,
-        name: &'static str,
-        mine: Part<K, V>,
-        (other, m): (Ptr<K>, usize),
-        keep_less: bool,
-    ) -> Result<Pairs<K, V>> {
-        let n = mine.len;
-        let values_out = |len| -> Result<Option<DeviceVec<V>>> {
-            match self.pairs {
-                true => Ok(Some(DeviceVec::alloc_uninit(device, len)?)),
-                false => Ok(None),
-            }
-        };
-        if n == 0 {
-            return Ok((DeviceVec::alloc_uninit(device, 0)?, values_out(0)?));
-        }
-        let grid = Grid::new(n.div_ceil(SET_BLOCK as usize).min(1 << 20) as u32, SET_BLOCK);
-        // The flag kernel's threads take SET_CHUNK elements each.
-        let chunks = n.div_ceil(SET_CHUNK);
-        let flag_grid = Grid::new(chunks.div_ceil(SET_BLOCK as usize).min(1 << 20) as u32, SET_BLOCK);
-        let module = dev.module(self)?;
-        let mut flags = DeviceVec::<F>::alloc_uninit(device, n)?;
-        let fptr = cuda_ptr_mut(&mut flags, name)?;
-        // SAFETY: matches `cuprim_set_flags(const K* mine, u64 n, const K* other, u64 m, u32 keep_less, F* flags)`:
-        // reads mine[0..n) and other[0..m), writes flags[0..n).
-        let flag: Entry<(Ptr<K>, u64, Ptr<K>, u64, u32, Ptr<F>)> = unsafe { Entry::declare("cuprim_set_flags") };
-        dev.launch(
-            &module,
-            flag,
-            flag_grid,
-            (mine.keys, n as u64, other, m as u64, keep_less as u32, fptr),
-        )?;
-        // Flags become their inclusive sums in place (at most n: no
-        // overflow in F): the last is the count kept (one read back), and
-        // element i is kept where its sum steps up.
-        flags.scan_inclusive_in_place(Add)?;
-        let total = flags.slice(n - 1..)?.to_vec()?[0].as_u64();
-        let total = usize::try_from(total)
+    /// The same plan with `u64` counts (precompile).
+    fn widened(self) -> Self {
+        SetPlan { wide: true, ..self }
+    }
+
+    /// Runs the operation into `out` (keys, and values where `pairs`;
+    /// `capacity` elements each, at least 1) from values `va`, `vb` (where
+    /// `pairs`; `vb` null unless the union or the symmetric difference):
+    /// the partition launch, the tile launch, one read back of the count
+    /// (at most `capacity`).
+    fn run(&self, dev: &CudaDevice, (va, vb): (Ptr<V>, Ptr<V>), (out_k, out_v): (Ptr<K>, Ptr<V>), capacity: u64) -> Result<u64> {
+        let (na, nb) = (self.a.length() as u64, self.b.length() as u64);
+        let n = na + nb;
+        let name = self.op.name(self.pairs);
+        // Tile cuts lie SET_STRIDE = tile - 1 diagonals apart (kernels/merge/set.cu).
+        let tiles = n.div_ceil(self.policy.tile() - 1);
+        let blocks = u32::try_from(tiles)
             .ok()
-            .filter(|&t| t <= n)
-            .ok_or(Error::DeviceMismatch { op: name })?;
-        let mut out = DeviceVec::<K>::alloc_uninit(device, total)?;
-        let mut out_values = values_out(total)?;
-        if total == 0 {
-            return Ok((out, out_values));
-        }
-        let optr = cuda_ptr_mut(&mut out, name)?;
-        let ovptr = match out_values.as_mut() {
-            Some(v) => cuda_ptr_mut(v, name)?,
-            None => Ptr::null(),
-        };
-        let vptr = mine.values.unwrap_or(Ptr::null());
-        // SAFETY: matches `cuprim_set_compact(const K* in, const V* values, u64 n, const F* sums, K* out,
-        // V* out_values, u64 out_len)`: reads in and sums [0..n), writes out below out_len; with
-        // CUPRIM_PAIRS (self.pairs: values and out_values non-null) reads values[0..n) and writes
-        // out_values below out_len, else leaves both alone.
-        let compact: Entry<(Ptr<K>, Ptr<V>, u64, Ptr<F>, Ptr<K>, Ptr<V>, u64)> = unsafe { Entry::declare("cuprim_set_compact") };
-        dev.launch(&module, compact, grid, (mine.keys, vptr, n as u64, fptr, optr, ovptr, total as u64))?;
-        Ok((out, out_values))
+            .filter(|&t| t <= i32::MAX as u32)
+            .ok_or_else(|| Error::InvalidArgument(format!("{name} of {n} elements needs more than 2^31 tiles")))?;
+        let module = dev.module(self)?;
+        let mut layout = ScratchLayout::new();
+        let splits = layout.uninit::<u64>(2 * (tiles + 1));
+        let lookback = Lookback::place(&mut layout, tiles, if self.wide { 8 } else { 4 });
+        // SAFETY: matches `cuprim_set_partition(const In0 a, u64 na, const In1 b, u64 nb, u64* splits, u64
+        // tiles)`, In0 and In1 the structs whose fields the ExprArgs hold: reads elements below na of a and nb of
+        // b, writes splits[0..2 * (tiles + 1)).
+        let partition: Entry<(ExprArgs, u64, ExprArgs, u64, Ptr<u64>, u64)> = unsafe { Entry::declare("cuprim_set_partition") };
+        // SAFETY: matches `cuprim_set(const In0 a, u64 na, const In1 b, u64 nb, const V* va, const V* vb, const
+        // u64* splits, K* out_k, V* out_v, u64 capacity, u32* status, C* aggregates, C* prefixes, u32*
+        // tile_counter, u32 num_tiles)`: reads elements below na of a and nb of b (and of va, vb with
+        // CUPRIM_PAIRS; vb only for the union and the symmetric difference), splits[0..2 * (num_tiles + 1)),
+        // writes below capacity of out_k (and out_v with CUPRIM_PAIRS), look-back state of num_tiles tiles.
+        #[allow(clippy::type_complexity)]
+        let tile: Entry<(
+            ExprArgs,
+            u64,
+            ExprArgs,
+            u64,
+            Ptr<V>,
+            Ptr<V>,
+            Ptr<u64>,
+            Ptr<K>,
+            Ptr<V>,
+            u64,
+            Ptr<u32>,
+            Ptr<u8>,
+            Ptr<u8>,
+            Ptr<u32>,
+            u32,
+        )> = unsafe { Entry::declare("cuprim_set") };
+        let counter = dev.counter(Counter::SetTile);
+        dev.with_scratch(&layout, |s| {
+            let splits = s.at(splits);
+            let (status, aggregates, prefixes) = lookback.args(&s);
+            let cuts = Grid::new((tiles + 1).div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
+            launch_checked2(dev, self.a, self.b, |x, y| {
+                dev.launch(&module, partition, cuts, (x, na, y, nb, splits, tiles))?;
+                let args = (
+                    x, na, y, nb, va, vb, splits, out_k, out_v, capacity, status, aggregates, prefixes, counter, blocks,
+                );
+                dev.launch(&module, tile, Grid::new(blocks, self.policy.block), args)
+            })?;
+            // The last tile's inclusive prefix: the low half of a 64-bit
+            // packed word (u32), or the second 8 bytes of a 16-byte one.
+            let at = lookback.prefix(&s, tiles - 1);
+            let word = u64::from_le_bytes(dev.read_back::<8>(at.raw(), "reading the set operation's count")?);
+            Ok(if self.wide { word } else { word & 0xffff_ffff }.min(capacity))
+        })
     }
 }
 
-impl<K: Element, V: Element, C: Comparator<K>, F: Element> Specialise for SetPlan<'_, K, V, C, F> {
+impl<K: Element, A: Node<Item = K>, B: Node<Item = K>, V: Element, C: Comparator<K>> Specialise for SetPlan<'_, A, B, V, C> {
     fn template(&self) -> &'static Template {
         &SET
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
+        write_inputs(self.a, "K", self.b, "K", w);
+        self.policy.write(w);
         w.keys_values::<K, V>(self.pairs);
         w.comparator::<K, C>("Cmp", "K", self.cmp);
-        w.elem::<F>("F");
+        w.constant("CUPRIM_SET_OP", self.op as i64);
+        w.typedef("C", if self.wide { "u64" } else { "u32" });
     }
 }
 
-/// The set kernels' modules of `K` and `cmp` (`u32` and `u64` flags), keys
-/// alone and with values `V` (the by-key forms), for precompile.
-pub(crate) fn set_specs<K: Element, V: Element, C: Comparator<K>>(cmp: &C) -> [KernelSpec; 4] {
-    [
-        KernelSpec::of(&SetPlan::<K, K, C, u32>::new(cmp, false)),
-        KernelSpec::of(&SetPlan::<K, K, C, u64>::new(cmp, false)),
-        KernelSpec::of(&SetPlan::<K, V, C, u32>::new(cmp, true)),
-        KernelSpec::of(&SetPlan::<K, V, C, u64>::new(cmp, true)),
-    ]
+/// The set modules of buffers of `K` and `cmp`: every operation, keys
+/// alone and with values `V` (the by-key forms), `u32` counts (inputs
+/// below [`SET_WIDE_FROM`] elements; larger ones compile their module on
+/// first use), for precompile.
+pub(crate) fn set_specs<K: Element, V: Element, C: Comparator<K>>(arch: u32, cmp: &C) -> Vec<KernelSpec> {
+    let leaf = Leaf::<K>::type_only();
+    let mut specs = Vec::new();
+    for op in SetOp::ALL {
+        specs.push(KernelSpec::of(&SetPlan::<_, _, K, C>::new(arch, &leaf, &leaf, cmp, op, false)));
+        specs.push(KernelSpec::of(&SetPlan::<_, _, V, C>::new(arch, &leaf, &leaf, cmp, op, true)));
+    }
+    specs
+}
+
+/// The modules of `set_*_with_by(a, b, cmp)` (every operation, `u32` and
+/// `u64` counts), for precompile.
+pub(crate) fn expr_set_specs<K: Element, A: Node<Item = K>, B: Node<Item = K>, C: Comparator<K>>(
+    arch: u32,
+    a: &A,
+    b: &B,
+    cmp: &C,
+) -> Vec<KernelSpec> {
+    let mut specs = Vec::new();
+    for op in SetOp::ALL {
+        let plan = SetPlan::<A, B, K, C>::new(arch, a, b, cmp, op, false);
+        specs.push(KernelSpec::of(&plan));
+        specs.push(KernelSpec::of(&plan.widened()));
+    }
+    specs
 }
