@@ -712,7 +712,8 @@ pub trait ExprOps: Expr {
     /// ([`SearchOps::lower_bound`](crate::algo::search::SearchOps::lower_bound)).
     /// The elements must be sorted ascending; they are read where the
     /// search needs them (a small index of every eighth or so is built per
-    /// call, as for a buffer), never collected.
+    /// call, as for a buffer), never collected. A permutation among them
+    /// has all its indices checked first (one more read of them).
     ///
     /// ```
     /// # use cuprim::prelude::*;

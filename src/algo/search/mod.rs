@@ -264,13 +264,15 @@ pub(crate) fn search_in<T: Element, I: IndexElement, C: Comparator<T>, S: Node<I
             .collect();
         return DeviceVec::from_slice(sorted.device_ref(), &at);
     };
+    if S::CHECKED && n > 0 {
+        // A search reads a few of the sorted side's elements; a permutation
+        // there has every index checked first (one read of them), as on the
+        // host, so an index out of range is an error whatever is searched.
+        crate::expr::consume::arg_extreme(sorted, false)?;
+    }
     let m = queries.length();
     let mut out = DeviceVec::<I>::alloc_uninit(sorted.device_ref(), m)?;
     if m == 0 {
-        if S::CHECKED && n > 0 {
-            // Nothing is searched, but a permutation's indices are checked.
-            crate::expr::consume::arg_extreme(sorted, false)?;
-        }
         return Ok(out);
     }
     let out_ptr = cuda_ptr_mut(&mut out, op)?;
@@ -300,7 +302,14 @@ pub(crate) fn sorted_until_of<T: Element, C: Comparator<T>, S: Node<Item = T>>(s
     sorted.validate()?;
     match crate::expr::node::cuda_of(sorted) {
         None => Ok(host::sorted_until(&crate::expr::host_items(sorted)?, &cmp)),
-        Some(dev) => Ok(plan::sorted_until(dev, &cmp, sorted)? as usize),
+        Some(dev) => {
+            if S::CHECKED && sorted.length() > 0 {
+                // The search stops at the first descent; every index of a
+                // permutation is checked first, as on the host.
+                crate::expr::consume::arg_extreme(sorted, false)?;
+            }
+            Ok(plan::sorted_until(dev, &cmp, sorted)? as usize)
+        }
     }
 }
 
