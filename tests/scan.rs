@@ -493,9 +493,8 @@ fn scan_by_key_both_tile_shapes() {
 /// into a chunk is applied on the left), against the sequential reference.
 #[test]
 fn scan_by_key_by_chunks() {
-    // The chunk length for 4-byte pairs (11 tiles of 128 x 24) and for 8-byte (16 of 256 x 8).
-    const CHUNK4: usize = 33_792;
-    const CHUNK8: usize = 32_768;
+    // The chunk length (16 tiles of 128 x 16 for 4-byte pairs, of 256 x 8 for 8-byte).
+    const CHUNK: usize = 32_768;
     for n in common::capped(&[1 << 23, (1 << 23) + 4099]) {
         for dev in common::devices() {
             let (mut r, seed) = rng(n as u64 + 23);
@@ -549,8 +548,8 @@ fn scan_by_key_by_chunks() {
             let want = reference_scan_by_key(&runs64, &wide, |a: u64, b: u64| a.wrapping_add(b));
             assert_eq!(v.scan_by_key(&k, Add).unwrap().to_vec().unwrap(), want, "{ctx}: runs of 64");
 
-            // A run boundary on every chunk start and one just after, u32 values.
-            for (chunk, shift) in [(CHUNK4, 0), (CHUNK4, 1), (CHUNK8, 0)] {
+            // A run boundary on every chunk start, one just after, one just before; u32 values.
+            for (chunk, shift) in [(CHUNK, 0), (CHUNK, 1), (CHUNK, CHUNK - 1)] {
                 let aligned: Vec<u32> = (0..n).map(|i| ((i + chunk - shift) / chunk) as u32).collect();
                 let k = DeviceVec::from_slice(&dev, &aligned).unwrap();
                 let want = reference_scan_by_key(&aligned, &values, |a: u32, b: u32| a.wrapping_add(b));

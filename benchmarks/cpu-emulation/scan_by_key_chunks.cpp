@@ -23,7 +23,7 @@
 //   1: u32 keys, u32 values, Add, 64 x 4 tiles, chunks of 3 tiles, fast look-back
 //   2: as 1, deterministic look-back with 1 window staged (the re-read path)
 //   3: u8 keys, affine maps on u64 (x -> a x + b mod 2^32, non-commutative), 64 x 2, chunks of 4 tiles, deterministic
-//   4: keys an expression (i / run, not a buffer), u32 values, 128 x 24 tiles, chunks of 2 tiles, fast
+//   4: keys an expression (i / run, not a buffer), u32 values, 128 x 16 tiles, chunks of 3 tiles, fast
 #include <pthread.h>
 #include <array>
 #include <atomic>
@@ -177,8 +177,8 @@ struct ScanOp {
 };
 #elif EMU_CASE == 4
 #define CUPRIM_BLOCK 128
-#define CUPRIM_ITEMS 24
-#define SBK_CHUNK (2 * 128 * 24)
+#define CUPRIM_ITEMS 16
+#define SBK_CHUNK (3 * 128 * 16)
 #define CUPRIM_DETERMINISTIC 0
 #define CUPRIM_LOOKBACK_WINDOWS 1
 typedef u32 K;

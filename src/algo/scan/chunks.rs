@@ -25,33 +25,34 @@ template!(
     headers: [LOOKBACK, SBK_COMMON]
 );
 
-/// Inputs of at least this many elements take the chunks: 2^23 is 248
+/// Inputs of at least this many elements take the chunks: 2^23 is 256
 /// chunks of 4-byte pairs (about two per SM of an H100), below which the
 /// chunks would leave SMs idle. Not measured (a guess between the tile
 /// kernel's measured 2^20 and the targets 2^24 / 2^28).
 pub(crate) const CHUNKS_FROM: usize = 1 << 23;
 
-/// Elements per chunk, rounded up to whole tiles (33 792 for 4-byte pairs,
-/// 32 768 for 8-byte): 512 chunks at 2^24, about one per resident block of
-/// an H100, and 8192 at 2^28. Not measured: a sweep of 2^14 to 2^18 is
-/// the first GPU step (`benches/scan_tune.rs`).
+/// Elements per chunk, rounded up to whole tiles (16 tiles of either
+/// shape below): 512 chunks at 2^24, about one per resident block of an
+/// H100, and 8192 at 2^28. Not measured: a sweep of 2^14 to 2^18 is the
+/// first GPU step (`benches/scan_tune.rs`).
 pub(crate) const CHUNK_ELEMENTS: u64 = 1 << 15;
 
-/// The tile shape of a chunk, by the larger of the key and value sizes:
-/// the tile kernel's long-input shapes (`scan_by_key_policy`). Not
-/// measured on the chunk kernel.
+/// The tile shape of a chunk, by the larger of the key and value sizes.
+/// Not measured on the chunk kernel; both are free of spills on sm_80 and
+/// sm_90 (NVRTC), where the tile kernel's long-input 128 x 24 spilled up to
+/// 300 bytes here (the chunk's carry and loop stay live beside the items).
 pub(crate) fn chunk_policy(elem_bytes: usize) -> TilePolicy {
     match elem_bytes {
-        // 12 pairs of 8-byte values spill (the tile kernel's measurement).
+        // The tile kernel's 8-byte shape (12 pairs of 8-byte values spill there).
         8.. => TilePolicy {
             block: 256,
             items: 8,
             min_blocks: 1,
         },
-        // The tile kernel's best of ten shapes at 2^24 and 2^28.
+        // 128 registers at 4 blocks per SM: u8 / f16 / u32 keys with u32 / f32 values use 111 to 128.
         _ => TilePolicy {
             block: 128,
-            items: 24,
+            items: 16,
             min_blocks: 4,
         },
     }
