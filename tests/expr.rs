@@ -806,6 +806,43 @@ fn scan_by_key_of_expressions_equals_scan_by_key_of_collected_vectors() {
     }
 }
 
+/// scan_by_key past 2^23 elements (the chunk kernel) of expressions:
+/// computed keys in runs of 10^5 (crossing chunks) and computed values,
+/// a fused map of buffer values against its collected form (same bits),
+/// and a bad index in either input.
+#[test]
+fn scan_by_key_of_expressions_by_chunks() {
+    for dev in common::devices() {
+        for n in common::capped(&[(1 << 23) + 5]) {
+            let (mut r, seed) = rng("scan_by_key chunks");
+            let ctx = common::ctx(&dev, "scan_by_key chunks", n, seed);
+            let keys = counting(&dev, 0u32, 1, n).map(DivBy(100_000));
+            let vals = counting(&dev, 1i64, 3, n);
+            let got = vals.scan_by_key(keys, Add).unwrap().to_vec().unwrap();
+            let mut acc = 0i64;
+            let want: Vec<i64> = (0..n)
+                .map(|i| {
+                    let v = 1 + 3 * i as i64;
+                    acc = if i % 100_000 == 0 { v } else { acc + v };
+                    acc
+                })
+                .collect();
+            assert_eq!(got, want, "{ctx}: counting keys and values");
+            let x: Vec<f32> = (0..n).map(|_| r.gen_range(-2.0..2.0)).collect();
+            let k: Vec<u8> = (0..n).map(|i| (i / 70_000) as u8).collect();
+            let (dx, dk) = (DeviceVec::from_slice(&dev, &x).unwrap(), DeviceVec::from_slice(&dev, &k).unwrap());
+            let fused = dx.map(Square).scan_by_key(&dk, Add).unwrap().to_vec().unwrap();
+            let plain = dx.transform(Square).unwrap().scan_by_key(&dk, Add).unwrap().to_vec().unwrap();
+            assert_eq!(bits(&fused), bits(&plain), "{ctx}: fused values");
+            let bad: Vec<u32> = (0..n as u32).map(|i| if i == n as u32 / 2 { n as u32 } else { i }).collect();
+            let db = DeviceVec::from_slice(&dev, &bad).unwrap();
+            expect_oob(dx.permute(&db).scan_by_key(&dk, Add), n, &ctx, "values");
+            expect_oob(dx.map(Square).scan_by_key(dk.permute(&db), Add), n, &ctx, "keys");
+            assert_eq!(dk.to_vec().unwrap(), k, "{ctx}: keys intact");
+        }
+    }
+}
+
 /// (min, max) of f32 pairs: a tuple monoid for the keyed reductions.
 #[derive(Clone, Copy, Debug)]
 struct MinMax;

@@ -484,6 +484,101 @@ fn scan_by_key_both_tile_shapes() {
     }
 }
 
+/// scan_by_key of 2^23 elements and more runs by chunks (one look-back per
+/// chunk of about 2^15 elements; src/algo/scan/chunks.rs): runs of random
+/// length up to 2 x 10^5 (many crossing chunk boundaries, some chunks with
+/// no head), one run of everything (every chunk fixed up), runs of 1 and of
+/// 64, a run boundary on every chunk start, u8 / u32 / u64 keys, exact f32
+/// sums and u32 / u64 values, and the non-commutative `Compose` (the carry
+/// into a chunk is applied on the left), against the sequential reference.
+#[test]
+fn scan_by_key_by_chunks() {
+    // The chunk length (16 tiles of 128 x 16 for 4-byte pairs, of 256 x 8 for 8-byte).
+    const CHUNK: usize = 32_768;
+    for n in common::capped(&[1 << 23, (1 << 23) + 4099]) {
+        for dev in common::devices() {
+            let (mut r, seed) = rng(n as u64 + 23);
+            let ctx = common::ctx(&dev, "scan_by_key by chunks", n, seed);
+            // u32 keys in random runs of 1 to 2 x 10^5, f32 values (small integers: exact sums).
+            let (mut key, mut left) = (0u32, 0usize);
+            let keys: Vec<u32> = (0..n)
+                .map(|_| {
+                    if left == 0 {
+                        key += 1;
+                        left = r.gen_range(1..200_000);
+                    }
+                    left -= 1;
+                    key
+                })
+                .collect();
+            let data: Vec<f32> = (0..n).map(|_| r.gen_range(-4i32..=4) as f32).collect();
+            let (k, v) = (
+                DeviceVec::from_slice(&dev, &keys).unwrap(),
+                DeviceVec::from_slice(&dev, &data).unwrap(),
+            );
+            let want = reference_scan_by_key(&keys, &data, |a: f32, b: f32| a + b);
+            common::assert_same(
+                &v.scan_by_key(&k, Add).unwrap().to_vec().unwrap(),
+                &want,
+                &format!("{ctx}: long runs"),
+            );
+
+            // One run of everything (u8 keys), u32 values: every chunk's outputs fixed up.
+            let ones = DeviceVec::from_slice(&dev, &vec![7u8; n]).unwrap();
+            let values: Vec<u32> = (0..n).map(|_| r.gen()).collect();
+            let dv = DeviceVec::from_slice(&dev, &values).unwrap();
+            let want = reference_scan(&values, 0, false, |a: u32, b: u32| a.wrapping_add(b));
+            assert_eq!(dv.scan_by_key(&ones, Add).unwrap().to_vec().unwrap(), want, "{ctx}: one run");
+
+            // Runs of 1 (u64 keys, all distinct): the values themselves.
+            let distinct = DeviceVec::from_slice(&dev, &(0..n as u64).collect::<Vec<_>>()).unwrap();
+            assert_eq!(
+                dv.scan_by_key(&distinct, Add).unwrap().to_vec().unwrap(),
+                values,
+                "{ctx}: runs of 1"
+            );
+
+            // Runs of 64 (u64 keys), u64 values: 8-byte pairs, their own chunk length.
+            let runs64: Vec<u64> = (0..n as u64).map(|i| i / 64).collect();
+            let wide: Vec<u64> = (0..n).map(|_| r.gen()).collect();
+            let (k, v) = (
+                DeviceVec::from_slice(&dev, &runs64).unwrap(),
+                DeviceVec::from_slice(&dev, &wide).unwrap(),
+            );
+            let want = reference_scan_by_key(&runs64, &wide, |a: u64, b: u64| a.wrapping_add(b));
+            assert_eq!(v.scan_by_key(&k, Add).unwrap().to_vec().unwrap(), want, "{ctx}: runs of 64");
+
+            // A run boundary on every chunk start, one just after, one just before; u32 values.
+            for (chunk, shift) in [(CHUNK, 0), (CHUNK, 1), (CHUNK, CHUNK - 1)] {
+                let aligned: Vec<u32> = (0..n).map(|i| ((i + chunk - shift) / chunk) as u32).collect();
+                let k = DeviceVec::from_slice(&dev, &aligned).unwrap();
+                let want = reference_scan_by_key(&aligned, &values, |a: u32, b: u32| a.wrapping_add(b));
+                assert_eq!(
+                    dv.scan_by_key(&k, Add).unwrap().to_vec().unwrap(),
+                    want,
+                    "{ctx}: heads at chunk starts ({chunk}, {shift})"
+                );
+            }
+
+            // Non-commutative: affine maps composed in order, runs of 10^5 (u8 keys) crossing chunks.
+            let long: Vec<u8> = (0..n).map(|i| (i / 100_000) as u8).collect();
+            let maps: Vec<u64> = (0..n)
+                .map(|_| r.gen_range(0..8u64) << 33 | 1 << 32 | r.gen_range(0..1000u64))
+                .collect();
+            let (k, v) = (
+                DeviceVec::from_slice(&dev, &long).unwrap(),
+                DeviceVec::from_slice(&dev, &maps).unwrap(),
+            );
+            let want = reference_scan_by_key(&long, &maps, |a, b| common::Compose.apply(a, b));
+            assert_eq!(
+                v.scan_by_key(&k, common::Compose).unwrap().to_vec().unwrap(),
+                want,
+                "{ctx}: Compose"
+            );
+        }
+    }
+}
+
 /// copy_if, copy_if_into and partition around the select kernel's tile and
 /// warp boundaries (4-byte tiles of 3072 = 4 warps x 768, 8-byte 3072 = 8 x
 /// 384, 1-byte 4096 = 8 x 512), with every element kept, none, alternate

@@ -78,7 +78,7 @@ pub(crate) enum Counter {
     ScanTile = 1,
     /// copy_if / partition's tile counter.
     SelectTile = 2,
-    /// scan_by_key's tile counter.
+    /// scan_by_key's tile (or chunk) counter.
     ScanByKeyTile = 3,
     /// find_first's last-block ticket.
     FindTicket = 4,

@@ -14,6 +14,7 @@
 //! mode that gives that up (no faster on an H100 at the sizes measured). Integer, min / max and bitwise
 //! scans are exact either way. The host backend scans sequentially.
 
+mod chunks;
 pub(crate) mod host;
 pub(crate) mod plan;
 #[cfg(feature = "scan-tuning")]
@@ -27,6 +28,7 @@ use crate::expr::node::Node;
 use crate::ops::Monoid;
 use crate::vec::raw::{Mem, MemMut, Sealed as _, SealedMut as _};
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
+use chunks::ScanByKeyChunks;
 use plan::{Scan, ScanByKey};
 
 /// Scans into a new vector. In [`prelude`](crate::prelude).
@@ -141,8 +143,12 @@ where
             host::scan_by_key(&k, &v, o, |a, b| op.apply(a, b))
         }
         (Some(dev), MemMut::Cuda { ptr: o, .. }) => {
-            let len = values.length();
-            ScanByKey::new(dev.arch(), keys, values, &op, dev.deterministic_for::<VE::Item>(), len).run(dev, Ptr::from_raw(o))?
+            let (len, det) = (values.length(), dev.deterministic_for::<VE::Item>());
+            if ScanByKeyChunks::<KE, VE, Op>::applies(len) {
+                ScanByKeyChunks::new(keys, values, &op, det).run(dev, Ptr::from_raw(o))?
+            } else {
+                ScanByKey::new(dev.arch(), keys, values, &op, det, len).run(dev, Ptr::from_raw(o))?
+            }
         }
         _ => return Err(Error::DeviceMismatch { op: "scan_by_key" }),
     }

@@ -13,7 +13,15 @@ use crate::ops::Monoid;
 use crate::value::Value;
 
 template!(SCAN, "scan/scan.cu", ["cuprim_scan"], headers: [LOOKBACK]);
-template!(SCAN_BY_KEY, "scan/scan_by_key.cu", ["cuprim_scan_by_key"], headers: [LOOKBACK]);
+template!(SCAN_BY_KEY, "scan/scan_by_key.cu", ["cuprim_scan_by_key"], headers: [LOOKBACK, SBK_COMMON]);
+
+/// The staging, pairs and store both scan_by_key kernels share.
+pub(crate) const SBK_COMMON: &str = crate::jit::header!("scan/scan_by_key.cuh");
+
+/// Bytes of the kernels' `SegPair { T v; u32 head; }` (at most 16).
+pub(crate) fn seg_pair_bytes<T>() -> usize {
+    (std::mem::size_of::<T>() + 4).next_multiple_of(std::mem::align_of::<T>().max(4))
+}
 
 /// Tile shape of a single-pass (look-back) kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -332,11 +340,8 @@ where
         }
         let tiles = self.policy.tiles("scan_by_key", len)?;
         let module = dev.module(self)?;
-        // SegPair { T v; u32 head; }: at most 16 bytes.
-        let t = std::mem::size_of::<VE::Item>();
-        let pair_bytes = (t + 4).next_multiple_of(std::mem::align_of::<VE::Item>().max(4));
         let mut layout = ScratchLayout::new();
-        let lookback = Lookback::place(&mut layout, tiles as u64, pair_bytes);
+        let lookback = Lookback::place(&mut layout, tiles as u64, seg_pair_bytes::<VE::Item>());
         // SAFETY: matches `cuprim_scan_by_key(const In0 keys, const In1 values, T* out, u64 n,
         // u32* status, SegPair* aggregates, SegPair* prefixes, u32* tile_counter, u32 num_tiles)`, In0 and
         // In1 the structs whose fields the two ExprArgs hold: one block per tile over n elements, look-back
@@ -397,18 +402,24 @@ where
         KernelSpec::of(&ScanByKey::new(arch, keys, values, op, true, 0)),
         KernelSpec::of(&ScanByKey::new(arch, keys, values, op, false, usize::MAX)),
         KernelSpec::of(&ScanByKey::new(arch, keys, values, op, true, usize::MAX)),
+        // The chunks of long inputs.
+        KernelSpec::of(&super::chunks::ScanByKeyChunks::new(keys, values, op, false)),
+        KernelSpec::of(&super::chunks::ScanByKeyChunks::new(keys, values, op, true)),
     ]
 }
 
-/// Experiment hook of the `scan-tuning` feature: a tile shape forced on
-/// the scans that follow on this thread (benches/scan_tune.rs). Not for
+/// Experiment hooks of the `scan-tuning` feature: a tile shape forced on
+/// the scans that follow on this thread (benches/scan_tune.rs), and the
+/// shape, chunk length and threshold of scan_by_key's chunks. Not for
 /// applications.
 #[cfg(feature = "scan-tuning")]
 pub mod tuning {
+    use super::TilePolicy;
     use std::cell::Cell;
 
     thread_local! {
         static SHAPE: Cell<Option<(u32, u32, u32)>> = const { Cell::new(None) };
+        static CHUNKS: Cell<Option<Chunks>> = const { Cell::new(None) };
     }
 
     /// This thread's forced (block, items, min_blocks); `None` keeps the policy's.
@@ -419,6 +430,32 @@ pub mod tuning {
     /// Forces a shape on this thread's later scans.
     pub fn set(shape: Option<(u32, u32, u32)>) {
         SHAPE.with(|c| c.set(shape));
+    }
+
+    /// What scan_by_key's chunks take from the overrides; each `None`
+    /// keeps the constant of `algo/scan/chunks.rs`.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct Chunks {
+        /// (block, items, min_blocks) of the chunk kernel.
+        pub shape: Option<(u32, u32, u32)>,
+        /// Elements per chunk (rounded up to whole tiles).
+        pub chunk: Option<u64>,
+        /// The least input length that takes the chunks (`usize::MAX`: never).
+        pub from: Option<usize>,
+    }
+
+    /// Forces scan_by_key's chunk constants on this thread's later calls.
+    pub fn set_chunks(chunks: Option<Chunks>) {
+        CHUNKS.with(|c| c.set(chunks));
+    }
+
+    /// The chunk constants `(policy, chunk, from)` under this thread's overrides.
+    pub(crate) fn chunks_over(base: (TilePolicy, u64, usize)) -> (TilePolicy, u64, usize) {
+        let Some(t) = CHUNKS.with(Cell::get) else { return base };
+        let policy = t
+            .shape
+            .map_or(base.0, |(block, items, min_blocks)| TilePolicy { block, items, min_blocks });
+        (policy, t.chunk.unwrap_or(base.1), t.from.unwrap_or(base.2))
     }
 }
 
