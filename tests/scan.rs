@@ -670,3 +670,50 @@ fn copy_if_tile_and_warp_boundaries() {
         }
     }
 }
+
+/// scan_by_key's chunk kernel forced from one element with chunks of one or
+/// two tiles (feature `scan-tuning`; small inputs, so the GPU's sanitizers
+/// can run it): random runs, one run, runs of 1, against the reference.
+#[cfg(feature = "scan-tuning")]
+#[test]
+fn scan_by_key_chunks_forced() {
+    use cuprim::algo::scan::tuning::{self, Chunks};
+    for chunk in [1u64, 4096] {
+        tuning::set_chunks(Some(Chunks {
+            chunk: Some(chunk),
+            from: Some(0),
+            ..Chunks::default()
+        }));
+        for n in common::capped(&[1, 33, 2049, 9000, 20_000, 70_001]) {
+            for dev in common::devices() {
+                let (mut r, seed) = rng(n as u64 + chunk);
+                let ctx = common::ctx(&dev, &format!("scan_by_key chunks of {chunk}, forced"), n, seed);
+                for max_run in [1usize, 5, 3000, n + 1] {
+                    let (mut key, mut left) = (0u32, 0usize);
+                    let keys: Vec<u32> = (0..n)
+                        .map(|_| {
+                            if left == 0 {
+                                key += 1;
+                                left = r.gen_range(1..=max_run);
+                            }
+                            left -= 1;
+                            key
+                        })
+                        .collect();
+                    let data: Vec<i32> = (0..n).map(|_| r.gen_range(-9..=9)).collect();
+                    let (k, v) = (
+                        DeviceVec::from_slice(&dev, &keys).unwrap(),
+                        DeviceVec::from_slice(&dev, &data).unwrap(),
+                    );
+                    let want = reference_scan_by_key(&keys, &data, |a: i32, b: i32| a.wrapping_add(b));
+                    assert_eq!(
+                        v.scan_by_key(&k, Add).unwrap().to_vec().unwrap(),
+                        want,
+                        "{ctx}: runs up to {max_run}"
+                    );
+                }
+            }
+        }
+    }
+    tuning::set_chunks(None);
+}
