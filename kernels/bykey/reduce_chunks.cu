@@ -32,10 +32,16 @@
 // (CUPRIM_DETERMINISTIC, the plan's choice for float values).
 //
 // A chunk whose runs overflow RC_CAP records keeps those of the tiles
-// before the overflow and, once its offset is known, reads the rest of
-// its chunk again from the overflowing tile (its running pair there kept),
-// writing each record straight to its place: dense heads cost a second
-// read of the chunk's keys and values, never extra memory.
+// before the overflow; past it, the first pass only counts heads (keys
+// read, values not: the chunk's pair needs the values after its last head
+// alone, folded at the end from the last tile holding a head). Once its
+// offset is known the chunk copies its kept records out, then reads the
+// rest of the chunk again from the overflowing tile (its running pair
+// there kept), each tile's records staged in the (now free) record arrays
+// and written as contiguous runs of slots, as by_key.cu writes its tiles.
+// Dense heads cost, per element, a key read, a second read of key and
+// value and the coalesced record write: 20 bytes for u32 keys and f32
+// values against the tile kernel's 16; never extra memory.
 //
 // Run-length encoding (RC_LENGTHS) is the same scan with every value 1 and
 // op +: no values are read; a lane's pair value is the number of its
@@ -80,6 +86,11 @@ __device__ __forceinline__ RcPair lookback_settle(const RcPair& p) {
     return r;
 }
 
+// A compile-time flag for the tile lambda: whether it reads values.
+template <bool B> struct RcWith {
+    static constexpr bool value = B;
+};
+
 struct RcPairOp {
     __device__ __forceinline__ static RcPair apply(const RcPair& a, const RcPair& b) {
         RcPair r;
@@ -123,8 +134,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // folded onto it on return. put(j, key, closed, empty) for each head, j
     // its index in the chunk, closed the fold of the chunk's values of the
     // run it closes (empty: none, the chunk starts with this head). Every
-    // thread calls it.
-    auto tile = [&](u64 tb, RcPair& run, bool& has, auto put) {
+    // thread calls it. with_values: RcWith<false> reads no values (only the
+    // head count of `run` is then meaningful; run lengths always count).
+    auto tile = [&](u64 tb, RcPair& run, bool& has, auto put, auto with_values) {
+        constexpr bool WITH_VALUES = decltype(with_values)::value;
         // Offsets within the tile in 32 bits (a chunk is far shorter than 2^32).
         const u32 rem = (u32)(c1 - tb), mine_at = threadIdx.x * RC_ITEMS;
         const u64 e = tb + mine_at;
@@ -143,7 +156,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         }
 #if !RC_LENGTHS
         V v[RC_ITEMS];
-        if (vvec && valid == RC_ITEMS) {
+        if constexpr (!WITH_VALUES) {
+#pragma unroll
+            for (int k = 0; k < RC_ITEMS; k++) v[k] = V();
+        } else if (vvec && valid == RC_ITEMS) {
 #pragma unroll
             for (int c = 0; c < RC_ITEMS / RC_VVEC; c++) {
                 const cuprim_arr<V, RC_VVEC> a = values.template load_n<RC_VVEC>(e + c * RC_VVEC);
@@ -234,30 +250,49 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         has = true;
     };
 
-    // Stream the chunk, keeping records while they fit.
+    // Stream the chunk, keeping records while they fit; past an overflow, count heads only.
+    auto skip = [](u64, const K&, const V&, bool) {};
     RcPair run;
     run.count = 0;  // the head count before the chunk's first element (its value is unset until `has`)
     bool has = false;
-    u64 kept = 0, overflow_from = c1;
+    u64 kept = 0, overflow_from = c1, last_heads = c1;
     for (u64 tb = c0; tb < c1; tb += RC_TILE) {
-        const bool keep = overflow_from == c1;
-        // Where a pass over the rest starts, should this tile overflow (read after the look-back's barriers).
-        if (keep && threadIdx.x == 0) s_at_overflow = run;
-        tile(tb, run, has, [&](u64 j, const K& key, const V& closed, bool empty) {
-            if (keep && j < (u64)RC_CAP) {
-                s_keys[j] = key;
-                s_vals[j] = closed;
-                if (j == 0) s_lead_empty = empty;
-            }
-        });
-        if (keep) {
+        if (overflow_from == c1) {
+            // Where a pass over the rest starts, should this tile overflow (read after the look-back's barriers).
+            if (threadIdx.x == 0) s_at_overflow = run;
+            tile(
+                tb, run, has,
+                [&](u64 j, const K& key, const V& closed, bool empty) {
+                    if (j < (u64)RC_CAP) {
+                        s_keys[j] = key;
+                        s_vals[j] = closed;
+                        if (j == 0) s_lead_empty = empty;
+                    }
+                },
+                RcWith<true>());
             if ((u64)run.count <= (u64)RC_CAP) {
                 kept = run.count;
             } else {
-                overflow_from = tb;  // this tile on is read again below, from s_at_overflow
+                overflow_from = last_heads = tb;  // this tile on is read again below, from s_at_overflow
             }
+        } else {
+            const C before = run.count;
+            tile(tb, run, has, skip, RcWith<false>());
+            if (run.count != before) last_heads = tb;
         }
     }
+#if !RC_LENGTHS
+    // Past an overflow the chunk's pair lacks its value (when any tile was
+    // only counted): the fold of the values after its last head, from the
+    // last tile holding a head on (whose total restarts the fold there).
+    if (overflow_from + RC_TILE < c1) {
+        RcPair tail;
+        tail.count = 0;
+        bool has_tail = false;
+        for (u64 tb = last_heads; tb < c1; tb += RC_TILE) tile(tb, tail, has_tail, skip, RcWith<true>());
+        run.v = tail.v;
+    }
+#endif
 
     // The chunks before: one look-back by warp 0 (chunk 0 publishes its prefix).
     constexpr bool DETERMINISTIC = CUPRIM_DETERMINISTIC;
@@ -279,19 +314,33 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             values_out[base - 1] = lead(s_vals[0], s_lead_empty);
         }
     }
-    // Past an overflow: the rest of the chunk again, each record to its place.
+    // Past an overflow: the rest of the chunk again, each tile's records
+    // staged in s_keys / s_vals (free once the kept ones are out: the
+    // tile's own barrier orders the copy above, and each write-out below,
+    // before its stores) and written as contiguous slots.
     if (overflow_from < c1) {
         RcPair again = s_at_overflow;
-        bool has_again = true;  // not the chunk's first tile (RC_CAP >= RC_TILE)
+        bool has_again = true;  // not the chunk's first tile (RC_CAP >= RC_TILE): no record is `empty`
         for (u64 tb = overflow_from; tb < c1; tb += RC_TILE) {
-            tile(tb, again, has_again, [&](u64 j, const K& key, const V& closed, bool empty) {
-                keys_out[base + j] = key;
+            const u64 from = again.count;
+            tile(
+                tb, again, has_again,
+                [&](u64 j, const K& key, const V& closed, bool) {
+                    s_keys[j - from] = key;
+                    s_vals[j - from] = closed;
+                },
+                RcWith<true>());
+            __syncthreads();
+            const int records = (int)((u64)again.count - from);
+            for (int i = threadIdx.x; i < records; i += CUPRIM_BLOCK) {
+                const u64 j = from + i;
+                keys_out[base + j] = s_keys[i];
                 if (j > 0) {
-                    values_out[base + j - 1] = (O)closed;
+                    values_out[base + j - 1] = (O)s_vals[i];
                 } else if (!first) {
-                    values_out[base - 1] = lead(closed, empty);
+                    values_out[base - 1] = lead(s_vals[i], false);
                 }
-            });
+            }
         }
     }
     // The last chunk closes the last run and writes the count.
