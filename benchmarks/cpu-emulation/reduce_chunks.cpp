@@ -2,9 +2,10 @@
 // and unordered look-back accesses):
 //   python3 host_asm.py ../../kernels/block/lookback.cuh > /tmp/lookback_host.cuh
 //   python3 host_asm.py ../../kernels/bykey/unique_chunks.cu > /tmp/unique_chunks_host.cu
-//   for c in 1 2 3 4 5 6 7 9 10 11; do g++ -std=c++17 -O1 -g -fsanitize=thread -DEMU_QUICK -I/tmp -DEMU_CASE=$c
+//   for c in 1 2 3 4 5 6 7 9 10 11 12; do g++ -std=c++17 -O1 -g -fsanitize=thread -DEMU_QUICK -I/tmp -DEMU_CASE=$c
 //     -o /tmp/reduce_chunks reduce_chunks.cpp -lpthread && /tmp/reduce_chunks || break; done
-// (cases 9 to 11: unique_chunks.cu, its heads and overflow staging)
+// (cases 9 to 11: unique_chunks.cu, its heads and overflow staging; 12 run
+// lengths with 64-bit positions)
 // and without -fsanitize=thread -DEMU_QUICK for every shape (minutes a case;
 // EMU_CASE=8, the H100 shape, the slowest).
 //
@@ -183,18 +184,28 @@ template <typename T> static T __shfl_xor_sync(unsigned, T v, int o) {
 static Dim gridDim;
 #include "../../kernels/block/backoff.cuh"
 
-#if EMU_CASE >= 9
-// ---- unique by chunks (kernels/bykey/unique_chunks.cu): its own look-back
-// on one word per block, block b's chunk b (all resident: blocks start in
-// order), overflowing heads staged a tile at a time ----
 template <typename V> static V cuprim_warp_inclusive_sum(V x) {
-    const unsigned lane = threadIdx.x & 31;
-    for (unsigned o = 1; o < 32; o <<= 1) {
-        const V y = (V)__shfl_up_sync(0xffffffffu, (unsigned)x, o);
+    const int lane = threadIdx.x & 31;
+    for (int o = 1; o < 32; o <<= 1) {
+        const V y = (V)xchg((u64)x, lane >= o ? lane - o : lane);
         if (lane >= o) x += y;
     }
     return x;
 }
+template <typename V> static V cuprim_shfl(const V& v, int src) {
+    static_assert(sizeof(V) <= 8, "one exchanged word");
+    u64 w = 0;
+    memcpy(&w, &v, sizeof(V));
+    w = xchg(w, src);
+    V r;
+    memcpy(&r, &w, sizeof(V));
+    return r;
+}
+
+#if EMU_CASE >= 9 && EMU_CASE <= 11
+// ---- unique by chunks (kernels/bykey/unique_chunks.cu): its own look-back
+// on one word per block, block b's chunk b (all resident: blocks start in
+// order), overflowing heads staged a tile at a time ----
 #define CUPRIM_MIN_BLOCKS 1
 #if EMU_CASE == 9  // u32 keys
 #define CUPRIM_BLOCK 64
@@ -409,8 +420,18 @@ typedef float V;
 typedef float O;
 typedef u32 C;
 typedef AddOp ReduceOp;
+#elif EMU_CASE == 12  // run lengths of u64 keys, u64 counts and positions (16-byte pairs)
+#define CUPRIM_BLOCK 64
+#define RC_ITEMS 4
+#define RC_CAP 300
+#undef RC_LENGTHS
+#define RC_LENGTHS 1
+typedef u64 K;
+typedef u64 V;
+typedef u64 O;
+typedef u64 C;
 #else
-#error "EMU_CASE 1 to 11"
+#error "EMU_CASE 1 to 12"
 #endif
 #define CUPRIM_MIN_BLOCKS 1
 #include "lookback_host.cuh"

@@ -43,9 +43,15 @@
 // value and the coalesced record write: 20 bytes for u32 keys and f32
 // values against the tile kernel's 16; never extra memory.
 //
-// Run-length encoding (RC_LENGTHS) is the same scan with every value 1 and
-// op +: no values are read; a lane's pair value is the number of its
-// elements from its last head on.
+// Run-length encoding (RC_LENGTHS) reads no values: a pair's value is the
+// position of its last head (the input's, in V: u32 below 2^32 elements),
+// carried as (ca + cb, cb > 0 ? pb : pa) (the same pair operator with op
+// "keep the left"), so the lane's pair is its head count and last head,
+// with no per-element fold. A head at p closes the run before it with
+// length p less the previous head's position: within the chunk the
+// previous record's, for the chunk's first head the look-back carry's
+// (the last head before the chunk); the last run's length is n less the
+// last head's position.
 //
 // Specialised on: In0 / K (the key expression and its item), In1 / V (the
 // values; for run lengths an unread buffer of C), O (the value output), C
@@ -66,8 +72,9 @@ static_assert(RC_ITEMS <= 32, "a lane's head flags live in one 32-bit mask");
 static_assert(RC_CAP >= RC_TILE, "a tile's runs always fit: the first tile of a chunk is always kept");
 
 #if RC_LENGTHS
+// Head positions: a stretch without heads keeps the last one before it.
 struct RcOp {
-    __device__ __forceinline__ static V apply(V a, V b) { return a + b; }
+    __device__ __forceinline__ static V apply(V a, V) { return a; }
 };
 #else
 typedef ReduceOp RcOp;
@@ -133,9 +140,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // the tile (`has` false before the chunk's first element), the tile's
     // folded onto it on return. put(j, key, closed, empty) for each head, j
     // its index in the chunk, closed the fold of the chunk's values of the
-    // run it closes (empty: none, the chunk starts with this head). Every
-    // thread calls it. with_values: RcWith<false> reads no values (only the
-    // head count of `run` is then meaningful; run lengths always count).
+    // run it closes (empty: none, the chunk starts with this head; run
+    // lengths: its length, or for the chunk's first head its position). Every
+    // thread calls it. with_values: RcWith<false> reads no values (reduce:
+    // only the head count of `run` is then meaningful; run lengths read none
+    // either way).
     auto tile = [&](u64 tb, RcPair& run, bool& has, auto put, auto with_values) {
         constexpr bool WITH_VALUES = decltype(with_values)::value;
         // Offsets within the tile in 32 bits (a chunk is far shorter than 2^32).
@@ -187,7 +196,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         RcPair mine;
         mine.count = (C)__popc(flags);
 #if RC_LENGTHS
-        mine.v = (V)(flags ? valid - (31 - __clz(flags)) : valid);
+        mine.v = flags ? (V)(e + (u32)(31 - __clz(flags))) : (V)0;
 #else
         mine.v = v[0];
 #pragma unroll
@@ -195,6 +204,17 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             if (k < valid) mine.v = (flags >> k) & 1u ? v[k] : RcOp::apply(mine.v, v[k]);
         }
 #endif
+#if RC_LENGTHS
+        // The warp's scan as unique's: a sum of head counts, and the last head
+        // before the lane from the nearest lane before holding one (a ballot
+        // and one shuffle; lanes with none before keep garbage, count 0).
+        RcPair incl, lane_before;
+        incl.count = cuprim_warp_inclusive_sum(mine.count);
+        lane_before.count = incl.count - mine.count;
+        const u32 with_heads = __ballot_sync(0xffffffffu, flags != 0) & ((1u << lane) - 1);
+        lane_before.v = cuprim_shfl(mine.v, with_heads ? 31 - __clz(with_heads) : lane);
+        incl.v = flags ? mine.v : lane_before.v;
+#else
         RcPair incl = mine;
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
@@ -202,6 +222,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             if (lane >= o) incl = RcPairOp::apply(y, incl);
         }
         const RcPair lane_before = cuprim_shfl_up(incl, 1);
+#endif
         // The warp's last valid lane leaves the warp's total.
         if (valid > 0 && (lane == 31 || mine_at + RC_ITEMS >= rem)) s_totals[buf][warp] = incl;
         __syncthreads();
@@ -229,17 +250,18 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         for (int k = 0; k < RC_ITEMS; k++) {
             if (k < valid) {
                 if ((flags >> k) & 1u) {
-                    put((u64)r.count, x[k], r.v, !has_r);
-                    r.count += 1;
 #if RC_LENGTHS
-                    r.v = 1;
+                    // The run closed: its length from the chunk's previous head, or (the chunk's first) this position.
+                    const V p = (V)(e + k);
+                    put((u64)r.count, x[k], r.count > 0 ? (V)(p - r.v) : p, !has_r);
+                    r.v = p;
 #else
+                    put((u64)r.count, x[k], r.v, !has_r);
                     r.v = v[k];
 #endif
+                    r.count += 1;
                 } else {
-#if RC_LENGTHS
-                    r.v = has_r ? r.v + 1 : 1;
-#else
+#if !RC_LENGTHS
                     r.v = has_r ? RcOp::apply(r.v, v[k]) : v[k];
 #endif
                 }
@@ -303,8 +325,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     pre.count = 0;
     if (!first) pre = s_prefix;
     const u64 base = pre.count;  // the output slot of the chunk's first head
-    // The value head 0 writes for the run it closes (slot base - 1; none in chunk 0).
-    auto lead = [&](const V& closed, bool empty) -> O { return (O)(empty ? pre.v : RcOp::apply(pre.v, closed)); };
+    // The value head 0 writes for the run it closes (slot base - 1; none in
+    // chunk 0): run lengths its position less the last head's before the chunk.
+    auto lead = [&](const V& closed, bool empty) -> O {
+#if RC_LENGTHS
+        (void)empty;
+        return (O)(closed - pre.v);
+#else
+        return (O)(empty ? pre.v : RcOp::apply(pre.v, closed));
+#endif
+    };
 
     for (u64 j = threadIdx.x; j < kept; j += CUPRIM_BLOCK) {
         keys_out[base + j] = s_keys[j];
@@ -346,7 +376,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // The last chunk closes the last run and writes the count.
     if (c1 == n && threadIdx.x == 0) {
         const RcPair all = first ? run : RcPairOp::apply(pre, run);
+#if RC_LENGTHS
+        values_out[(u64)all.count - 1] = (O)(n - (u64)all.v);
+#else
         values_out[(u64)all.count - 1] = (O)all.v;
+#endif
         *count_out = (u64)all.count;
     }
 }

@@ -7,7 +7,8 @@
 //! (`by_key.cu`) took 1.13x / 1.24x.
 //!
 //! Also of `kernels/bykey/reduce_chunks.cu`: reduce_by_key and run-length
-//! encoding the same way, each run's key and aggregate kept as one record,
+//! encoding the same way, each run's key and aggregate kept as one record
+//! (run lengths: from head positions, no per-element fold),
 //! chunks at most a fixed multiple of the records a block keeps, their
 //! index from a ticket (several waves at large sizes). H200, u32 keys, f32
 //! values in runs of 64: `reduce_by_key_into` 64.7 / 701 us at 2^24 / 2^28
@@ -185,7 +186,7 @@ pub(crate) struct ReduceChunks<'a, KE, VE, O, Op, E> {
     values: &'a VE,
     op: &'a Op,
     eq: E,
-    /// Run lengths (values unread, summed ones) rather than reduce.
+    /// Run lengths (values unread, the pairs carry head positions) rather than reduce.
     lengths: bool,
     /// u64 counts (2^32 elements or more), else u32.
     wide: bool,
@@ -205,8 +206,9 @@ where
     KE::Item: Element,
 {
     /// reduce_by_key (`lengths` false; `deterministic` for float values)
-    /// or run lengths (`VE` an unread buffer of the count type: u32 below
-    /// 2^32 elements, else u64) of `len` elements.
+    /// or run lengths (`VE` an unread buffer of the count type, in which the
+    /// kernel carries head positions: u32 below 2^32 elements, else u64) of
+    /// `len` elements.
     pub fn new(keys: &'a KE, values: &'a VE, op: &'a Op, eq: E, lengths: bool, len: usize, deterministic: bool) -> Self {
         let wide = len as u64 > u32::MAX as u64;
         let kb = std::mem::size_of::<KE::Item>();

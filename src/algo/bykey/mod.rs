@@ -597,7 +597,8 @@ where
     KE::Item: Element,
 {
     let n = keys.length();
-    // The kernel's values are the counts it sums (1 per element): u32 below 2^32 elements.
+    // The kernels' values: the counts the tiles sum (1 per element), the head positions the chunks carry; u32
+    // below 2^32 elements.
     if chunks::lengths_by_chunks(n) {
         return if n as u64 > u32::MAX as u64 {
             let ones = Leaf::<u64>::type_only();
