@@ -9,7 +9,7 @@
 //! With `--features bykey-tuning`, the `_into` rows of reduce_by_key and
 //! run-length encoding again at several chunk lengths (`max<elements>`) and
 //! on the tile kernel (`tiles`), in runs of 64 and of 1 (every chunk
-//! overflowing its records).
+//! overflowing its records), and `unique_into` of keys all distinct.
 
 mod common;
 
@@ -160,6 +160,13 @@ fn chunk_rows(
             tuning::set(Chunks::default());
         }
     }
+    // unique_into of keys all distinct: every chunk overflows its heads.
+    let mut group = c.benchmark_group("unique_into_chunks_u32");
+    group.throughput(Throughput::Bytes(8 * nn));
+    group.bench_function(BenchmarkId::new("run1", n), |b| {
+        b.iter_custom(|iters| common::time_calls(dev, iters, || ones.unique_into(&mut *ko, &mut *count)))
+    });
+    group.finish();
 }
 
 criterion_group! {

@@ -543,9 +543,9 @@ fn unique_by_chunks() {
 }
 
 /// reduce_by_key (and _into, _by, of expressions) and run_length_encode
-/// (both widths, _into) of a million elements or more take the chunked
-/// kernel (`kernels/bykey/reduce_chunks.cu`): sizes about the threshold
-/// (one less takes the tile kernel) and well past it; runs of one element
+/// (both widths, _into) of 2^22 and 2^20 elements or more take the chunked
+/// kernel (`kernels/bykey/reduce_chunks.cu`): sizes about the thresholds
+/// (one less takes the tile kernel) and well past them; runs of one element
 /// (every chunk's records overflow and the rest is read again), random
 /// lengths, 64, runs of a million (each across several chunks) and the
 /// whole input; f32 / f64 / i64 / f16 values, u8 / u32 / u64 / f32 keys, a
@@ -621,22 +621,27 @@ fn reduce_and_run_lengths_by_chunks() {
         return;
     }
     for dev in common::devices() {
-        for n in [(1 << 20) - 1, 1 << 20, (1 << 20) + 5, 6_000_011] {
+        // Thresholds: run lengths from 2^20, reduce_by_key from 2^22.
+        for n in [(1 << 20) - 1, 1 << 20, (1 << 20) + 5, (1 << 22) - 1, 1 << 22, 6_000_011] {
             for runs in RUNS {
-                reduce::<u32, f32, _>(&dev, n, runs, Add, "u32-f32");
-                lengths::<u32>(&dev, n, runs, "u32");
+                if n >= (1 << 22) - 1 {
+                    reduce::<u32, f32, _>(&dev, n, runs, Add, "u32-f32");
+                }
+                if n != (1 << 22) - 1 && n != 1 << 22 {
+                    lengths::<u32>(&dev, n, runs, "u32");
+                }
             }
         }
         for runs in [Runs::Ones, Runs::Random, Runs::Whole] {
-            reduce::<u64, f64, _>(&dev, 3_000_017, runs, Add, "u64-f64");
-            reduce::<u8, i64, _>(&dev, 2_000_003, runs, Add, "u8-i64");
-            reduce::<f32, f16, _>(&dev, (1 << 20) + 1, runs, Max, "f32-f16-max");
+            reduce::<u64, f64, _>(&dev, 4_200_017, runs, Add, "u64-f64");
+            reduce::<u8, i64, _>(&dev, 4_200_003, runs, Add, "u8-i64");
+            reduce::<f32, f16, _>(&dev, (1 << 22) + 1, runs, Max, "f32-f16-max");
             reduce::<u32, i32, _>(&dev, 6_000_011, runs, KeepRightNonZero, "u32-i32-keepright");
             lengths::<u8>(&dev, 6_000_011, runs, "u8");
             lengths::<u64>(&dev, 3_000_017, runs, "u64");
         }
         // reduce_by_key_by under Less (-0.0 and 0.0 differ), and expressions: |keys| mapped, values permuted.
-        let n = 2_000_003usize;
+        let n = 4_200_007usize;
         let keys: Vec<f32> = (0..n).map(|i| if (i / 7) % 2 == 0 { 0.0 } else { -0.0 }).collect();
         let vals: Vec<u32> = (0..n as u32).map(|i| i % 5).collect();
         let dk = DeviceVec::from_slice(&dev, &keys).unwrap();

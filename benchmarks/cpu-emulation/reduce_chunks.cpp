@@ -1,8 +1,11 @@
 // Build and run from this folder (ThreadSanitizer finds shared-memory races
 // and unordered look-back accesses):
 //   python3 host_asm.py ../../kernels/block/lookback.cuh > /tmp/lookback_host.cuh
-//   for c in 1 2 3 4 5 6 7; do g++ -std=c++17 -O1 -g -fsanitize=thread -DEMU_QUICK -I/tmp -DEMU_CASE=$c
+//   python3 host_asm.py ../../kernels/bykey/unique_chunks.cu > /tmp/unique_chunks_host.cu
+//   for c in 1 2 3 4 5 6 7 9 10 11 12; do g++ -std=c++17 -O1 -g -fsanitize=thread -DEMU_QUICK -I/tmp -DEMU_CASE=$c
 //     -o /tmp/reduce_chunks reduce_chunks.cpp -lpthread && /tmp/reduce_chunks || break; done
+// (cases 9 to 11: unique_chunks.cu, its heads and overflow staging; 12 run
+// lengths with 64-bit positions)
 // and without -fsanitize=thread -DEMU_QUICK for every shape (minutes a case;
 // EMU_CASE=8, the H100 shape, the slowest).
 //
@@ -19,7 +22,10 @@
 //
 // Checked against a sequential reference on random inputs: runs of 1, 2,
 // 64, 10^5, one run of everything, chunks that overflow their records
-// (dense runs, the rest read again), runs spanning several chunks, every
+// (dense runs: heads only counted past the overflow, the rest read again
+// and written through the staged records; chunks dense then one long run,
+// so the value after the last head is folded from an earlier tile), runs
+// spanning several chunks, every
 // output slot and nothing past the runs written. Reduce uses the monoid of
 // affine maps x -> a x + b (mod 2^32) under composition, associative and
 // not commutative, so any change of order shows exactly; float sums are
@@ -172,6 +178,152 @@ template <typename T> struct Buf {
 };
 template <typename In> constexpr int cuprim_x_items() { return In::WIDEST ? 16 / In::WIDEST : 4; }
 
+template <typename T> static T __shfl_xor_sync(unsigned, T v, int o) {
+    return (T)xchg((u64)v, (int)(threadIdx.x % 32) ^ o);
+}
+static Dim gridDim;
+#include "../../kernels/block/backoff.cuh"
+
+template <typename V> static V cuprim_warp_inclusive_sum(V x) {
+    const int lane = threadIdx.x & 31;
+    for (int o = 1; o < 32; o <<= 1) {
+        const V y = (V)xchg((u64)x, lane >= o ? lane - o : lane);
+        if (lane >= o) x += y;
+    }
+    return x;
+}
+template <typename V> static V cuprim_shfl(const V& v, int src) {
+    static_assert(sizeof(V) <= 8, "one exchanged word");
+    u64 w = 0;
+    memcpy(&w, &v, sizeof(V));
+    w = xchg(w, src);
+    V r;
+    memcpy(&r, &w, sizeof(V));
+    return r;
+}
+
+#if EMU_CASE >= 9 && EMU_CASE <= 11
+// ---- unique by chunks (kernels/bykey/unique_chunks.cu): its own look-back
+// on one word per block, block b's chunk b (all resident: blocks start in
+// order), overflowing heads staged a tile at a time ----
+#define CUPRIM_MIN_BLOCKS 1
+#if EMU_CASE == 9  // u32 keys
+#define CUPRIM_BLOCK 64
+#define UC_CAP 600
+typedef u32 K;
+#elif EMU_CASE == 10  // u8 keys by a one-warp block
+#define CUPRIM_BLOCK 32
+#define UC_CAP 1100
+typedef u8 K;
+#elif EMU_CASE == 11  // unique_count: no heads kept
+#define CUPRIM_BLOCK 64
+#define UC_CAP 0
+typedef u32 K;
+#else
+#error "EMU_CASE 1 to 11"
+#endif
+typedef Buf<K> In0;
+struct KeyEq {
+    static bool differ(K a, K b) { return a != b; }
+};
+#define __shared__ static
+#define extern static_assert(sizeof(
+#define __global__ ) > 0); template <int SLOT>
+#include "unique_chunks_host.cu"
+#undef extern
+#undef __global__
+
+constexpr int SLOTS = 3;
+typedef void (*Kernel)(In0, u64, u64, K*, u64*, u64*);
+static const Kernel kernels[SLOTS] = {cuprim_unique_chunks<0>, cuprim_unique_chunks<1>, cuprim_unique_chunks<2>};
+
+static void launch(const K* keys, u64 n, u64 chunk, K* out, u64* count) {
+    const u64 blocks = (n + chunk - 1) / chunk;
+    std::vector<u64> state(blocks, 0);
+    gridDim.x = (unsigned)blocks;
+    std::atomic<u64> next{0};
+    std::vector<std::thread> runners;
+    for (int s = 0; s < SLOTS; s++) {
+        runners.emplace_back([&, s] {
+            Slot slot;
+            pthread_barrier_init(&slot.block, nullptr, CUPRIM_BLOCK);
+            for (int w = 0; w < CUPRIM_BLOCK / 32; w++) pthread_barrier_init(&slot.warp[w], nullptr, 32);
+            u64 b;
+            while ((b = next.fetch_add(1)) < blocks) {
+                std::vector<std::thread> ts;
+                for (unsigned t = 0; t < CUPRIM_BLOCK; t++)
+                    ts.emplace_back([&, t] {
+                        threadIdx.x = t;
+                        blockIdx.x = (unsigned)b;
+                        slot_ = &slot;
+                        kernels[s](In0{keys}, n, chunk, out, count, state.data());
+                    });
+                for (auto& t : ts) t.join();
+            }
+            pthread_barrier_destroy(&slot.block);
+            for (int w = 0; w < CUPRIM_BLOCK / 32; w++) pthread_barrier_destroy(&slot.warp[w]);
+        });
+    }
+    for (auto& r : runners) r.join();
+}
+
+int main() {
+    std::mt19937_64 rng(23);
+    long checked = 0, overflowed = 0;
+    struct Shape {
+        u64 n, run, tiles;  // run: mean length, 0 one run of everything
+    };
+    std::vector<Shape> shapes = {
+        {1, 1, 1},          {2, 1, 1},           {UC_TILE - 1, 2, 1}, {UC_TILE, 1, 1},     {UC_TILE + 1, 64, 1},
+        {5 * UC_TILE + 3, 1, 2}, {5 * UC_TILE + 3, 2, 3}, {7 * UC_TILE, 1, 4}, {9 * UC_TILE + 17, 64, 1},
+        {9 * UC_TILE + 17, 0, 2}, {9 * UC_TILE + 17, 1, 3},
+    };
+    for (const Shape& sh : shapes) {
+        const u64 n = sh.n, chunk = sh.tiles * UC_TILE;
+        std::vector<K> keys(n + 16);
+        K k = 0;
+        std::geometric_distribution<int> len(sh.run ? 1.0 / (double)sh.run : 1.0);
+        u64 left = 0;
+        for (u64 i = 0; i < n; i++) {
+            if (sh.run != 0 && left == 0) {
+                k = (K)(k + 1 + rng() % 3);
+                left = 1 + (u64)len(rng);
+            }
+            if (left) left--;
+            keys[i] = k;
+        }
+        std::vector<K> want;
+        bool over = false;
+        for (u64 c0 = 0; c0 < n; c0 += chunk) {
+            u64 h = 0;
+            for (u64 i = c0; i < n && i < c0 + chunk; i++)
+                if (i == 0 || keys[i] != keys[i - 1]) want.push_back(keys[i]), h++;
+            over = over || h > UC_CAP;
+        }
+        overflowed += over && UC_CAP > 0;
+        const K poison = (K)0x5a;
+        std::vector<K> got(n + 8, poison);
+        u64 count = ~0ull;
+        launch(keys.data(), n, chunk, got.data(), &count);
+        if (count != want.size()) {
+            printf("COUNT case %d n %llu: %llu, want %zu\n", EMU_CASE, (unsigned long long)n, (unsigned long long)count, want.size());
+            return 1;
+        }
+        for (u64 j = 0; j < n + 8; j++) {
+            const K w = UC_CAP > 0 && j < want.size() ? want[j] : poison;
+            if (got[j] != w) {
+                printf("MISMATCH case %d n %llu run %llu chunk %llu at %llu of %zu\n", EMU_CASE, (unsigned long long)n,
+                       (unsigned long long)sh.run, (unsigned long long)chunk, (unsigned long long)j, want.size());
+                return 1;
+            }
+        }
+        checked++;
+    }
+    printf("ok: case %d (unique), %ld inputs (%ld with chunks overflowing %d heads), %d x %d\n", EMU_CASE, checked, overflowed,
+           UC_CAP, CUPRIM_BLOCK, UC_ITEMS);
+    return 0;
+}
+#else
 // ---- the cases ----
 // An affine map x -> a x + b (mod 2^32); apply(f, g) = g after f.
 struct Aff {
@@ -268,11 +420,20 @@ typedef float V;
 typedef float O;
 typedef u32 C;
 typedef AddOp ReduceOp;
+#elif EMU_CASE == 12  // run lengths of u64 keys, u64 counts and positions (16-byte pairs)
+#define CUPRIM_BLOCK 64
+#define RC_ITEMS 4
+#define RC_CAP 300
+#undef RC_LENGTHS
+#define RC_LENGTHS 1
+typedef u64 K;
+typedef u64 V;
+typedef u64 O;
+typedef u64 C;
 #else
-#error "EMU_CASE 1 to 8"
+#error "EMU_CASE 1 to 12"
 #endif
 #define CUPRIM_MIN_BLOCKS 1
-#include "../../kernels/block/backoff.cuh"
 #include "lookback_host.cuh"
 typedef Buf<K> In0;
 typedef Buf<V> In1;
@@ -347,7 +508,11 @@ int main() {
     std::mt19937_64 rng(22);
     constexpr u64 TILE = (u64)CUPRIM_BLOCK * RC_ITEMS;
     long checked = 0, overflowed = 0, spanning = 0;
-    // (n, mean run length: 0 one run of everything, chunk in tiles)
+    // (n, mean run length: 0 one run of everything, MIXED every key distinct
+    // in the first 60% of each chunk and one run from there into the next
+    // chunk's: chunks that overflow, then count heads only, their last head
+    // tiles before their end; chunk in tiles)
+    constexpr u64 MIXED = ~0ull;
     struct Shape {
         u64 n, run, tiles;
     };
@@ -356,6 +521,7 @@ int main() {
         {5 * TILE + 3, 1, 2}, {5 * TILE + 3, 2, 2}, {7 * TILE, 64, 2},   {9 * TILE + 17, 64, 1}, {9 * TILE + 17, 0, 1},
         {100000, 100000, 1}, {100003, 3000, 2},   {60000, 2, 3},       {60000, 5, 4},        {20 * TILE, 64, 3},
         {20 * TILE + 1, 0, 2}, {12345, 7, 1},     {40000, 1000, 1},    {30000, 1, 4},
+        {30000, MIXED, 3},   {30000, MIXED, 5},
     };
 #ifdef EMU_QUICK
     // Under ThreadSanitizer: the shapes of at most 12 tiles.
@@ -364,6 +530,8 @@ int main() {
         if (sh.n <= 12 * TILE) quick.push_back(sh);
     quick.push_back({12 * TILE + 5, 0, 1});
     quick.push_back({12 * TILE + 5, 1, 3});
+    quick.push_back({12 * TILE + 5, MIXED, 3});
+    quick.push_back({12 * TILE + 5, MIXED, 4});
     shapes = quick;
 #endif
     for (const Shape& sh : shapes) {
@@ -376,7 +544,9 @@ int main() {
             std::geometric_distribution<int> len(sh.run ? 1.0 / (double)sh.run : 1.0);
             u64 left = 0;
             for (u64 i = 0; i < n; i++) {
-                if (sh.run != 0 && left == 0) {
+                if (sh.run == MIXED) {
+                    if (i % chunk < chunk * 6 / 10) k = (K)(k + 1 + rng() % 3);
+                } else if (sh.run != 0 && left == 0) {
                     k = (K)(k + 1 + rng() % 3);
                     left = 1 + (u64)len(rng);
                 }
@@ -483,3 +653,4 @@ int main() {
            EMU_CASE, checked, overflowed, RC_CAP, spanning, CUPRIM_BLOCK, RC_ITEMS, (int)sizeof(RcPair));
     return 0;
 }
+#endif

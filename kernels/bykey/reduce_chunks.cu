@@ -32,14 +32,26 @@
 // (CUPRIM_DETERMINISTIC, the plan's choice for float values).
 //
 // A chunk whose runs overflow RC_CAP records keeps those of the tiles
-// before the overflow and, once its offset is known, reads the rest of
-// its chunk again from the overflowing tile (its running pair there kept),
-// writing each record straight to its place: dense heads cost a second
-// read of the chunk's keys and values, never extra memory.
+// before the overflow; past it, the first pass only counts heads (keys
+// read, values not: the chunk's pair needs the values after its last head
+// alone, folded at the end from the last tile holding a head). Once its
+// offset is known the chunk copies its kept records out, then reads the
+// rest of the chunk again from the overflowing tile (its running pair
+// there kept), each tile's records staged in the (now free) record arrays
+// and written as contiguous runs of slots, as by_key.cu writes its tiles.
+// Dense heads cost, per element, a key read, a second read of key and
+// value and the coalesced record write: 20 bytes for u32 keys and f32
+// values against the tile kernel's 16; never extra memory.
 //
-// Run-length encoding (RC_LENGTHS) is the same scan with every value 1 and
-// op +: no values are read; a lane's pair value is the number of its
-// elements from its last head on.
+// Run-length encoding (RC_LENGTHS) reads no values: a pair's value is the
+// position of its last head (the input's, in V: u32 below 2^32 elements),
+// carried as (ca + cb, cb > 0 ? pb : pa) (the same pair operator with op
+// "keep the left"), so the lane's pair is its head count and last head,
+// with no per-element fold. A head at p closes the run before it with
+// length p less the previous head's position: within the chunk the
+// previous record's, for the chunk's first head the look-back carry's
+// (the last head before the chunk); the last run's length is n less the
+// last head's position.
 //
 // Specialised on: In0 / K (the key expression and its item), In1 / V (the
 // values; for run lengths an unread buffer of C), O (the value output), C
@@ -60,8 +72,9 @@ static_assert(RC_ITEMS <= 32, "a lane's head flags live in one 32-bit mask");
 static_assert(RC_CAP >= RC_TILE, "a tile's runs always fit: the first tile of a chunk is always kept");
 
 #if RC_LENGTHS
+// Head positions: a stretch without heads keeps the last one before it.
 struct RcOp {
-    __device__ __forceinline__ static V apply(V a, V b) { return a + b; }
+    __device__ __forceinline__ static V apply(V a, V) { return a; }
 };
 #else
 typedef ReduceOp RcOp;
@@ -79,6 +92,11 @@ __device__ __forceinline__ RcPair lookback_settle(const RcPair& p) {
     r.v = cuprim_canonical_nan(p.v);
     return r;
 }
+
+// A compile-time flag for the tile lambda: whether it reads values.
+template <bool B> struct RcWith {
+    static constexpr bool value = B;
+};
 
 struct RcPairOp {
     __device__ __forceinline__ static RcPair apply(const RcPair& a, const RcPair& b) {
@@ -122,9 +140,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // the tile (`has` false before the chunk's first element), the tile's
     // folded onto it on return. put(j, key, closed, empty) for each head, j
     // its index in the chunk, closed the fold of the chunk's values of the
-    // run it closes (empty: none, the chunk starts with this head). Every
-    // thread calls it.
-    auto tile = [&](u64 tb, RcPair& run, bool& has, auto put) {
+    // run it closes (empty: none, the chunk starts with this head; run
+    // lengths: its length, or for the chunk's first head its position). Every
+    // thread calls it. with_values: RcWith<false> reads no values (reduce:
+    // only the head count of `run` is then meaningful; run lengths read none
+    // either way).
+    auto tile = [&](u64 tb, RcPair& run, bool& has, auto put, auto with_values) {
+        constexpr bool WITH_VALUES = decltype(with_values)::value;
         // Offsets within the tile in 32 bits (a chunk is far shorter than 2^32).
         const u32 rem = (u32)(c1 - tb), mine_at = threadIdx.x * RC_ITEMS;
         const u64 e = tb + mine_at;
@@ -143,7 +165,10 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         }
 #if !RC_LENGTHS
         V v[RC_ITEMS];
-        if (vvec && valid == RC_ITEMS) {
+        if constexpr (!WITH_VALUES) {
+#pragma unroll
+            for (int k = 0; k < RC_ITEMS; k++) v[k] = V();
+        } else if (vvec && valid == RC_ITEMS) {
 #pragma unroll
             for (int c = 0; c < RC_ITEMS / RC_VVEC; c++) {
                 const cuprim_arr<V, RC_VVEC> a = values.template load_n<RC_VVEC>(e + c * RC_VVEC);
@@ -171,7 +196,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         RcPair mine;
         mine.count = (C)__popc(flags);
 #if RC_LENGTHS
-        mine.v = (V)(flags ? valid - (31 - __clz(flags)) : valid);
+        mine.v = flags ? (V)(e + (u32)(31 - __clz(flags))) : (V)0;
 #else
         mine.v = v[0];
 #pragma unroll
@@ -179,6 +204,17 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             if (k < valid) mine.v = (flags >> k) & 1u ? v[k] : RcOp::apply(mine.v, v[k]);
         }
 #endif
+#if RC_LENGTHS
+        // The warp's scan as unique's: a sum of head counts, and the last head
+        // before the lane from the nearest lane before holding one (a ballot
+        // and one shuffle; lanes with none before keep garbage, count 0).
+        RcPair incl, lane_before;
+        incl.count = cuprim_warp_inclusive_sum(mine.count);
+        lane_before.count = incl.count - mine.count;
+        const u32 with_heads = __ballot_sync(0xffffffffu, flags != 0) & ((1u << lane) - 1);
+        lane_before.v = cuprim_shfl(mine.v, with_heads ? 31 - __clz(with_heads) : lane);
+        incl.v = flags ? mine.v : lane_before.v;
+#else
         RcPair incl = mine;
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
@@ -186,6 +222,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             if (lane >= o) incl = RcPairOp::apply(y, incl);
         }
         const RcPair lane_before = cuprim_shfl_up(incl, 1);
+#endif
         // The warp's last valid lane leaves the warp's total.
         if (valid > 0 && (lane == 31 || mine_at + RC_ITEMS >= rem)) s_totals[buf][warp] = incl;
         __syncthreads();
@@ -213,17 +250,18 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         for (int k = 0; k < RC_ITEMS; k++) {
             if (k < valid) {
                 if ((flags >> k) & 1u) {
-                    put((u64)r.count, x[k], r.v, !has_r);
-                    r.count += 1;
 #if RC_LENGTHS
-                    r.v = 1;
+                    // The run closed: its length from the chunk's previous head, or (the chunk's first) this position.
+                    const V p = (V)(e + k);
+                    put((u64)r.count, x[k], r.count > 0 ? (V)(p - r.v) : p, !has_r);
+                    r.v = p;
 #else
+                    put((u64)r.count, x[k], r.v, !has_r);
                     r.v = v[k];
 #endif
+                    r.count += 1;
                 } else {
-#if RC_LENGTHS
-                    r.v = has_r ? r.v + 1 : 1;
-#else
+#if !RC_LENGTHS
                     r.v = has_r ? RcOp::apply(r.v, v[k]) : v[k];
 #endif
                 }
@@ -234,30 +272,49 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         has = true;
     };
 
-    // Stream the chunk, keeping records while they fit.
+    // Stream the chunk, keeping records while they fit; past an overflow, count heads only.
+    auto skip = [](u64, const K&, const V&, bool) {};
     RcPair run;
     run.count = 0;  // the head count before the chunk's first element (its value is unset until `has`)
     bool has = false;
-    u64 kept = 0, overflow_from = c1;
+    u64 kept = 0, overflow_from = c1, last_heads = c1;
     for (u64 tb = c0; tb < c1; tb += RC_TILE) {
-        const bool keep = overflow_from == c1;
-        // Where a pass over the rest starts, should this tile overflow (read after the look-back's barriers).
-        if (keep && threadIdx.x == 0) s_at_overflow = run;
-        tile(tb, run, has, [&](u64 j, const K& key, const V& closed, bool empty) {
-            if (keep && j < (u64)RC_CAP) {
-                s_keys[j] = key;
-                s_vals[j] = closed;
-                if (j == 0) s_lead_empty = empty;
-            }
-        });
-        if (keep) {
+        if (overflow_from == c1) {
+            // Where a pass over the rest starts, should this tile overflow (read after the look-back's barriers).
+            if (threadIdx.x == 0) s_at_overflow = run;
+            tile(
+                tb, run, has,
+                [&](u64 j, const K& key, const V& closed, bool empty) {
+                    if (j < (u64)RC_CAP) {
+                        s_keys[j] = key;
+                        s_vals[j] = closed;
+                        if (j == 0) s_lead_empty = empty;
+                    }
+                },
+                RcWith<true>());
             if ((u64)run.count <= (u64)RC_CAP) {
                 kept = run.count;
             } else {
-                overflow_from = tb;  // this tile on is read again below, from s_at_overflow
+                overflow_from = last_heads = tb;  // this tile on is read again below, from s_at_overflow
             }
+        } else {
+            const C before = run.count;
+            tile(tb, run, has, skip, RcWith<false>());
+            if (run.count != before) last_heads = tb;
         }
     }
+#if !RC_LENGTHS
+    // Past an overflow the chunk's pair lacks its value (when any tile was
+    // only counted): the fold of the values after its last head, from the
+    // last tile holding a head on (whose total restarts the fold there).
+    if (overflow_from + RC_TILE < c1) {
+        RcPair tail;
+        tail.count = 0;
+        bool has_tail = false;
+        for (u64 tb = last_heads; tb < c1; tb += RC_TILE) tile(tb, tail, has_tail, skip, RcWith<true>());
+        run.v = tail.v;
+    }
+#endif
 
     // The chunks before: one look-back by warp 0 (chunk 0 publishes its prefix).
     constexpr bool DETERMINISTIC = CUPRIM_DETERMINISTIC;
@@ -268,8 +325,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     pre.count = 0;
     if (!first) pre = s_prefix;
     const u64 base = pre.count;  // the output slot of the chunk's first head
-    // The value head 0 writes for the run it closes (slot base - 1; none in chunk 0).
-    auto lead = [&](const V& closed, bool empty) -> O { return (O)(empty ? pre.v : RcOp::apply(pre.v, closed)); };
+    // The value head 0 writes for the run it closes (slot base - 1; none in
+    // chunk 0): run lengths its position less the last head's before the chunk.
+    auto lead = [&](const V& closed, bool empty) -> O {
+#if RC_LENGTHS
+        (void)empty;
+        return (O)(closed - pre.v);
+#else
+        return (O)(empty ? pre.v : RcOp::apply(pre.v, closed));
+#endif
+    };
 
     for (u64 j = threadIdx.x; j < kept; j += CUPRIM_BLOCK) {
         keys_out[base + j] = s_keys[j];
@@ -279,25 +344,43 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             values_out[base - 1] = lead(s_vals[0], s_lead_empty);
         }
     }
-    // Past an overflow: the rest of the chunk again, each record to its place.
+    // Past an overflow: the rest of the chunk again, each tile's records
+    // staged in s_keys / s_vals (free once the kept ones are out: the
+    // tile's own barrier orders the copy above, and each write-out below,
+    // before its stores) and written as contiguous slots.
     if (overflow_from < c1) {
         RcPair again = s_at_overflow;
-        bool has_again = true;  // not the chunk's first tile (RC_CAP >= RC_TILE)
+        bool has_again = true;  // not the chunk's first tile (RC_CAP >= RC_TILE): no record is `empty`
         for (u64 tb = overflow_from; tb < c1; tb += RC_TILE) {
-            tile(tb, again, has_again, [&](u64 j, const K& key, const V& closed, bool empty) {
-                keys_out[base + j] = key;
+            const u64 from = again.count;
+            tile(
+                tb, again, has_again,
+                [&](u64 j, const K& key, const V& closed, bool) {
+                    s_keys[j - from] = key;
+                    s_vals[j - from] = closed;
+                },
+                RcWith<true>());
+            __syncthreads();
+            const int records = (int)((u64)again.count - from);
+            for (int i = threadIdx.x; i < records; i += CUPRIM_BLOCK) {
+                const u64 j = from + i;
+                keys_out[base + j] = s_keys[i];
                 if (j > 0) {
-                    values_out[base + j - 1] = (O)closed;
+                    values_out[base + j - 1] = (O)s_vals[i];
                 } else if (!first) {
-                    values_out[base - 1] = lead(closed, empty);
+                    values_out[base - 1] = lead(s_vals[i], false);
                 }
-            });
+            }
         }
     }
     // The last chunk closes the last run and writes the count.
     if (c1 == n && threadIdx.x == 0) {
         const RcPair all = first ? run : RcPairOp::apply(pre, run);
+#if RC_LENGTHS
+        values_out[(u64)all.count - 1] = (O)(n - (u64)all.v);
+#else
         values_out[(u64)all.count - 1] = (O)all.v;
+#endif
         *count_out = (u64)all.count;
     }
 }

@@ -7,9 +7,10 @@
 // heads out. The look-back's wait is paid once per chunk instead of once
 // per tile, so the keys stream at nearly the rate of a plain read. A chunk
 // whose heads overflow UC_CAP keeps those of the tiles before the overflow
-// and, once its offset is known, reads the rest of its chunk again, writing
-// each head straight to its place (dense heads cost a second read, never
-// extra memory).
+// and, once its offset is known, reads the rest of its chunk again, each
+// tile's heads staged in the (then free) heads array and written as one
+// contiguous run of slots (dense heads cost a second read of the keys,
+// never extra memory).
 //
 // Element i is a run head when i == 0 or KeyEq::differ(keys[i - 1],
 // keys[i]); each lane tests UC_ITEMS consecutive keys (one warp scan places
@@ -27,6 +28,7 @@ constexpr int UC_VEC = cuprim_x_items<In0>();
 constexpr int UC_ITEMS = 32 / (int)sizeof(K) > UC_VEC ? 32 / (int)sizeof(K) : UC_VEC;
 static_assert(UC_ITEMS % UC_VEC == 0 && UC_ITEMS <= 32, "whole vectors; one 32-bit mask of flags per lane");
 constexpr int UC_TILE = CUPRIM_BLOCK * UC_ITEMS;
+static_assert(UC_CAP == 0 || UC_CAP >= UC_TILE, "a tile's heads fit the array that stages them");
 // A block's look-back word: status in the top two bits, its count below.
 constexpr u64 UC_AGGREGATE = 1ull << 62, UC_PREFIX = 2ull << 62, UC_COUNT = UC_AGGREGATE - 1;
 
@@ -149,9 +151,15 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         __syncthreads();
         const u64 prefix = s_prefix;
         for (u64 i = threadIdx.x; i < kept; i += CUPRIM_BLOCK) out[prefix + i] = heads[i];
-        // Past an overflow: the rest of the chunk again, each head to its place.
+        // Past an overflow: the rest of the chunk again, each tile's heads
+        // staged in `heads` (the tile's own barrier orders the copy above,
+        // and each write-out below, before its stores), then written out.
         u64 placed = kept;
-        for (u64 tb = overflow_from; tb < c1; tb += UC_TILE)
-            placed += tile(tb, placed, [&](u64 place, const K& key) { out[prefix + place] = key; });
+        for (u64 tb = overflow_from; tb < c1; tb += UC_TILE) {
+            const int found_here = (int)tile(tb, 0, [&](u64 place, const K& key) { heads[place] = key; });
+            __syncthreads();
+            for (int i = threadIdx.x; i < found_here; i += CUPRIM_BLOCK) out[prefix + placed + i] = heads[i];
+            placed += found_here;
+        }
     }
 }

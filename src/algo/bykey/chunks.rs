@@ -7,10 +7,15 @@
 //! (`by_key.cu`) took 1.13x / 1.24x.
 //!
 //! Also of `kernels/bykey/reduce_chunks.cu`: reduce_by_key and run-length
-//! encoding the same way, each run's key and aggregate kept as one record,
+//! encoding the same way, each run's key and aggregate kept as one record
+//! (run lengths: from head positions, no per-element fold),
 //! chunks at most a fixed multiple of the records a block keeps, their
-//! index from a ticket (several waves at large sizes). Not yet run on a
-//! GPU.
+//! index from a ticket (several waves at large sizes). H200, u32 keys, f32
+//! values in runs of 64: `reduce_by_key_into` 64.7 / 701 us at 2^24 / 2^28
+//! (the tile kernel 89.0 / 1168), `run_length_encode_into` 0.79x CUB's at
+//! 2^28. Both kernels stage an overflowing chunk's re-read records in
+//! shared memory and write them coalesced (dense runs: 3.5x the tile kernel
+//! when each lane wrote its own; not yet measured since).
 
 use super::plan::KeyEq;
 use crate::algo::lookback::{Lookback, LOOKBACK};
@@ -146,17 +151,32 @@ const REDUCE_LOOKBACK_WINDOWS: i64 = 4;
 /// 256 000, 4 000 runs of 64 each).
 const REDUCE_FIT_RUN: u64 = 48;
 
-/// Inputs shorter than this keep the tile kernel (`by_key.cu`). Not
-/// measured: unique's threshold.
-pub(crate) const REDUCE_CHUNKS_FROM: usize = 1 << 20;
+/// reduce_by_key of inputs shorter than this keeps the tile kernel
+/// (`by_key.cu`). H200, 2026-11-28, runs of 64, u32 / f32: tiles 17.5 us
+/// against chunks 21.5 at 2^20, chunks 64.7 against 89.0 at 2^24.
+pub(crate) const REDUCE_CHUNKS_FROM: usize = 1 << 22;
 
-/// Whether reduce_by_key / run_length_encode of `n` elements take the chunks.
+/// run_length_encode of inputs shorter than this keeps the tile kernel.
+/// H200, 2026-11-28, runs of 64, u32: chunks 17.9 us at 2^20 against CUB's
+/// 19.1 (unique's threshold).
+pub(crate) const LENGTH_CHUNKS_FROM: usize = 1 << 20;
+
+/// Whether reduce_by_key of `n` elements takes the chunks.
 pub(crate) fn reduce_by_chunks(n: usize) -> bool {
     #[cfg(feature = "bykey-tuning")]
     if let Some(from) = tuning::get().from {
         return n >= from;
     }
     n >= REDUCE_CHUNKS_FROM
+}
+
+/// Whether run_length_encode of `n` elements takes the chunks.
+pub(crate) fn lengths_by_chunks(n: usize) -> bool {
+    #[cfg(feature = "bykey-tuning")]
+    if let Some(from) = tuning::get().from {
+        return n >= from;
+    }
+    n >= LENGTH_CHUNKS_FROM
 }
 
 /// One specialisation: keys `KE`, values `VE` (for run lengths an unread
@@ -166,7 +186,7 @@ pub(crate) struct ReduceChunks<'a, KE, VE, O, Op, E> {
     values: &'a VE,
     op: &'a Op,
     eq: E,
-    /// Run lengths (values unread, summed ones) rather than reduce.
+    /// Run lengths (values unread, the pairs carry head positions) rather than reduce.
     lengths: bool,
     /// u64 counts (2^32 elements or more), else u32.
     wide: bool,
@@ -186,8 +206,9 @@ where
     KE::Item: Element,
 {
     /// reduce_by_key (`lengths` false; `deterministic` for float values)
-    /// or run lengths (`VE` an unread buffer of the count type: u32 below
-    /// 2^32 elements, else u64) of `len` elements.
+    /// or run lengths (`VE` an unread buffer of the count type, in which the
+    /// kernel carries head positions: u32 below 2^32 elements, else u64) of
+    /// `len` elements.
     pub fn new(keys: &'a KE, values: &'a VE, op: &'a Op, eq: E, lengths: bool, len: usize, deterministic: bool) -> Self {
         let wide = len as u64 > u32::MAX as u64;
         let kb = std::mem::size_of::<KE::Item>();

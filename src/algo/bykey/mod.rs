@@ -14,7 +14,7 @@
 //! # Floating point
 //! A run's aggregate is folded in order (any [`Monoid`], commutative or
 //! not), grouped as a tree within a tile and left to right across tiles
-//! (and, from a million elements, across the chunks the input is cut
+//! (and, from 2^22 elements, across the chunks the input is cut
 //! into), so float aggregates can differ from a sequential fold by
 //! rounding; with
 //! [`Device::set_deterministic`](crate::Device::set_deterministic) on (the
@@ -597,8 +597,9 @@ where
     KE::Item: Element,
 {
     let n = keys.length();
-    // The kernel's values are the counts it sums (1 per element): u32 below 2^32 elements.
-    if chunks::reduce_by_chunks(n) {
+    // The kernels' values: the counts the tiles sum (1 per element), the head positions the chunks carry; u32
+    // below 2^32 elements.
+    if chunks::lengths_by_chunks(n) {
         return if n as u64 > u32::MAX as u64 {
             let ones = Leaf::<u64>::type_only();
             chunks::ReduceChunks::<KE, _, C, Min, NotEqual>::new(keys, &ones, &Min, NotEqual, true, n, false).run(dev, kp, lp, count)
