@@ -800,6 +800,13 @@ pub struct DeviceSliceMut<'a, T: Storable> {
     mem: MemMut<'a, T>,
 }
 
+impl<'a, T: Storable> DeviceSlice<'a, T> {
+    /// A view of memory some other owner holds (a buffer expression's).
+    pub(crate) fn from_mem(device: &'a Device, mem: Mem<'a, T>) -> Self {
+        DeviceSlice { device, mem }
+    }
+}
+
 impl<T: Storable> raw::Sealed<T> for DeviceSlice<'_, T> {
     fn mem(&self) -> Mem<'_, T> {
         match &self.mem {

@@ -1641,13 +1641,13 @@ pub trait ExprOps: Expr {
     /// ```
     fn segmented_reduce<I: crate::element::IndexElement, Op: Monoid<Self::Item>>(
         &self,
-        offsets: &impl crate::DeviceData<I>,
+        offsets: impl super::IntoExpr<Expr: Expr<Item = I>>,
         op: Op,
     ) -> Result<DeviceVec<Self::Item>>
     where
         Self::Item: Element,
     {
-        crate::algo::segmented::segmented_reduce_of(self, offsets, op)
+        super::with_buffer(offsets, |o| crate::algo::segmented::segmented_reduce_of(self, o, op))
     }
 
     /// The sum of each segment; 0 when empty.
@@ -1659,11 +1659,14 @@ pub trait ExprOps: Expr {
     /// assert_eq!(counting(&dev, 1u32, 1, 5).segmented_sum(&offsets)?.to_vec()?, vec![6, 9]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_sum<I: crate::element::IndexElement>(&self, offsets: &impl crate::DeviceData<I>) -> Result<DeviceVec<Self::Item>>
+    fn segmented_sum<I: crate::element::IndexElement>(
+        &self,
+        offsets: impl super::IntoExpr<Expr: Expr<Item = I>>,
+    ) -> Result<DeviceVec<Self::Item>>
     where
         Self::Item: Arith,
     {
-        crate::algo::segmented::segmented_reduce_of(self, offsets, Add)
+        super::with_buffer(offsets, |o| crate::algo::segmented::segmented_reduce_of(self, o, Add))
     }
 
     /// Each segment's least element and its index within the segment, as
@@ -1681,12 +1684,12 @@ pub trait ExprOps: Expr {
     /// ```
     fn segmented_min_element<I: crate::element::IndexElement>(
         &self,
-        offsets: &impl crate::DeviceData<I>,
+        offsets: impl super::IntoExpr<Expr: Expr<Item = I>>,
     ) -> Result<crate::algo::segmented::SegmentedExtremes<Self::Item, I>>
     where
         Self::Item: Element,
     {
-        crate::algo::segmented::segmented_arg(self, offsets, false)
+        super::with_buffer(offsets, |o| crate::algo::segmented::segmented_arg(self, o, false))
     }
 
     /// Each segment's greatest element and its index within the segment.
@@ -1703,12 +1706,12 @@ pub trait ExprOps: Expr {
     /// ```
     fn segmented_max_element<I: crate::element::IndexElement>(
         &self,
-        offsets: &impl crate::DeviceData<I>,
+        offsets: impl super::IntoExpr<Expr: Expr<Item = I>>,
     ) -> Result<crate::algo::segmented::SegmentedExtremes<Self::Item, I>>
     where
         Self::Item: Element,
     {
-        crate::algo::segmented::segmented_arg(self, offsets, true)
+        super::with_buffer(offsets, |o| crate::algo::segmented::segmented_arg(self, o, true))
     }
 
     /// The elements sorted into a new vector, in
@@ -1818,11 +1821,16 @@ pub trait ExprOps: Expr {
     /// assert_eq!(s.to_vec()?, vec![-3, -2, -1, -9, -4, 5]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_sorted<I: crate::element::IndexElement>(&self, offsets: &impl crate::DeviceData<I>) -> Result<DeviceVec<Self::Item>>
+    fn segmented_sorted<I: crate::element::IndexElement>(
+        &self,
+        offsets: impl super::IntoExpr<Expr: Expr<Item = I>>,
+    ) -> Result<DeviceVec<Self::Item>>
     where
         Self::Item: Element,
     {
-        crate::algo::segsort::segmented_sorted_of(self, offsets, crate::algo::sort::SortOptions::new())
+        super::with_buffer(offsets, |o| {
+            crate::algo::segsort::segmented_sorted_of(self, o, crate::algo::sort::SortOptions::new())
+        })
     }
 
     /// [`segmented_sorted`](ExprOps::segmented_sorted) as
@@ -1840,13 +1848,13 @@ pub trait ExprOps: Expr {
     /// ```
     fn segmented_sorted_with<I: crate::element::IndexElement>(
         &self,
-        offsets: &impl crate::DeviceData<I>,
+        offsets: impl super::IntoExpr<Expr: Expr<Item = I>>,
         opts: crate::algo::sort::SortOptions,
     ) -> Result<DeviceVec<Self::Item>>
     where
         Self::Item: Element,
     {
-        crate::algo::segsort::segmented_sorted_of(self, offsets, opts)
+        super::with_buffer(offsets, |o| crate::algo::segsort::segmented_sorted_of(self, o, opts))
     }
 
     /// The elements as keys and `values` (a buffer or an expression, as
@@ -1869,14 +1877,16 @@ pub trait ExprOps: Expr {
     #[allow(clippy::type_complexity)]
     fn segmented_sorted_pairs<I: crate::element::IndexElement, V: super::IntoExpr>(
         &self,
-        offsets: &impl crate::DeviceData<I>,
+        offsets: impl super::IntoExpr<Expr: Expr<Item = I>>,
         values: V,
     ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
     where
         Self::Item: Element,
         <V::Expr as Node>::Item: Element,
     {
-        crate::algo::segsort::segmented_sorted_pairs_of(self, &values.into_expr(), offsets, crate::algo::sort::SortOptions::new())
+        super::with_buffer(offsets, |o| {
+            crate::algo::segsort::segmented_sorted_pairs_of(self, &values.into_expr(), o, crate::algo::sort::SortOptions::new())
+        })
     }
 
     /// [`segmented_sorted_pairs`](ExprOps::segmented_sorted_pairs) as
@@ -1896,7 +1906,7 @@ pub trait ExprOps: Expr {
     #[allow(clippy::type_complexity)]
     fn segmented_sorted_pairs_with<I: crate::element::IndexElement, V: super::IntoExpr>(
         &self,
-        offsets: &impl crate::DeviceData<I>,
+        offsets: impl super::IntoExpr<Expr: Expr<Item = I>>,
         values: V,
         opts: crate::algo::sort::SortOptions,
     ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
@@ -1904,7 +1914,9 @@ pub trait ExprOps: Expr {
         Self::Item: Element,
         <V::Expr as Node>::Item: Element,
     {
-        crate::algo::segsort::segmented_sorted_pairs_of(self, &values.into_expr(), offsets, opts)
+        super::with_buffer(offsets, |o| {
+            crate::algo::segsort::segmented_sorted_pairs_of(self, &values.into_expr(), o, opts)
+        })
     }
 
     /// The `k` largest elements, largest first, and their `u32` indices

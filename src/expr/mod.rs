@@ -243,6 +243,38 @@ fn leaf<T: Element, D: DeviceData<T> + ?Sized>(d: &D) -> Leaf<'_, T> {
     }
 }
 
+/// Calls `f` with the elements of `e` as a buffer: a buffer expression's
+/// own memory (read in place, no copy), any other expression collected
+/// once into a temporary vector (an index out of range fails here, with
+/// [`Error::IndexOutOfBounds`]). For inputs the kernels read by address in
+/// several places, such as segment offsets.
+pub(crate) fn with_buffer<E: IntoExpr, R>(
+    e: E,
+    f: impl FnOnce(&crate::DeviceSlice<'_, <E::Expr as node::Node>::Item>) -> Result<R>,
+) -> Result<R>
+where
+    <E::Expr as node::Node>::Item: Element,
+{
+    use node::Node as _;
+    let e = e.into_expr();
+    if <E::Expr as node::Node>::IS_BUF {
+        if let Some(s) = e.host_slice() {
+            return f(&crate::DeviceSlice::from_mem(e.device_ref(), Mem::Host(s)));
+        }
+        if let (Some(dev), Some(ptr)) = (node::cuda_of(&e), e.buffer_addr()) {
+            let mem = Mem::Cuda {
+                dev,
+                ptr,
+                len: e.length(),
+                _p: std::marker::PhantomData,
+            };
+            return f(&crate::DeviceSlice::from_mem(e.device_ref(), mem));
+        }
+    }
+    let collected = e.collect()?;
+    f(&collected.slice(..)?)
+}
+
 impl<T: Element> Leaf<'static, T> {
     /// A leaf with no data, for plans that only need its type.
     pub(crate) fn type_only() -> Self {
@@ -357,6 +389,13 @@ impl<'a, T: Element> IntoExpr for &'a crate::DeviceVec<T> {
 }
 
 impl<'a, T: Element> IntoExpr for &'a crate::DeviceSlice<'_, T> {
+    type Expr = Leaf<'a, T>;
+    fn into_expr(self) -> Leaf<'a, T> {
+        leaf(self)
+    }
+}
+
+impl<'a, T: Element> IntoExpr for &'a crate::DeviceSliceMut<'_, T> {
     type Expr = Leaf<'a, T>;
     fn into_expr(self) -> Leaf<'a, T> {
         leaf(self)

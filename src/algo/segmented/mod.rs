@@ -50,7 +50,7 @@ use crate::device::Ptr;
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
 use crate::expr::node::{cuda_of, Node};
-use crate::expr::{host_items, LazyOps};
+use crate::expr::{host_items, with_buffer, Expr, IntoExpr, LazyOps};
 use crate::ops::{ranks_before, Add, Arith, Monoid};
 use crate::pred::Predicate;
 use crate::vec::raw::{Mem, MemMut, SealedMut as _};
@@ -91,8 +91,12 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// assert!(v.segmented_reduce(&bad, Add).is_err());
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_reduce<I: IndexElement, Op: Monoid<T>>(&self, offsets: &impl DeviceData<I>, op: Op) -> Result<DeviceVec<T>> {
-        segmented_reduce_of(&self.lazy(), offsets, op)
+    fn segmented_reduce<I: IndexElement, Op: Monoid<T>>(
+        &self,
+        offsets: impl IntoExpr<Expr: Expr<Item = I>>,
+        op: Op,
+    ) -> Result<DeviceVec<T>> {
+        with_buffer(offsets, |o| segmented_reduce_of(&self.lazy(), o, op))
     }
 
     /// The sum of each segment (wrapping for integers); 0 (`-0.0`) when
@@ -106,7 +110,7 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// assert_eq!(v.segmented_sum(&offsets)?.to_vec()?, vec![4.0, 4.0]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_sum<I: IndexElement>(&self, offsets: &impl DeviceData<I>) -> Result<DeviceVec<T>>
+    fn segmented_sum<I: IndexElement>(&self, offsets: impl IntoExpr<Expr: Expr<Item = I>>) -> Result<DeviceVec<T>>
     where
         T: Arith,
     {
@@ -132,8 +136,8 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// assert!(values[2].is_nan());
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_min_element<I: IndexElement>(&self, offsets: &impl DeviceData<I>) -> Result<SegmentedExtremes<T, I>> {
-        segmented_arg(&self.lazy(), offsets, false)
+    fn segmented_min_element<I: IndexElement>(&self, offsets: impl IntoExpr<Expr: Expr<Item = I>>) -> Result<SegmentedExtremes<T, I>> {
+        with_buffer(offsets, |o| segmented_arg(&self.lazy(), o, false))
     }
 
     /// Each segment's greatest element and its index within the segment,
@@ -151,8 +155,8 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// assert_eq!(m.indices.to_vec()?, vec![1, 0, u64::MAX]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_max_element<I: IndexElement>(&self, offsets: &impl DeviceData<I>) -> Result<SegmentedExtremes<T, I>> {
-        segmented_arg(&self.lazy(), offsets, true)
+    fn segmented_max_element<I: IndexElement>(&self, offsets: impl IntoExpr<Expr: Expr<Item = I>>) -> Result<SegmentedExtremes<T, I>> {
+        with_buffer(offsets, |o| segmented_arg(&self.lazy(), o, true))
     }
 
     /// How many elements of each segment satisfy `pred`, in the offsets'
@@ -169,8 +173,12 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// assert_eq!(v.segmented_count(&offsets, IsNan)?.to_vec()?, vec![0, 0, 1]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_count<I: IndexElement + Arith, P: Predicate<T>>(&self, offsets: &impl DeviceData<I>, pred: P) -> Result<DeviceVec<I>> {
-        collective::segmented_count_of(self, offsets, pred)
+    fn segmented_count<I: IndexElement + Arith, P: Predicate<T>>(
+        &self,
+        offsets: impl IntoExpr<Expr: Expr<Item = I>>,
+        pred: P,
+    ) -> Result<DeviceVec<I>> {
+        with_buffer(offsets, |o| collective::segmented_count_of(self, o, pred))
     }
 
     /// 1 for each segment holding an element that satisfies `pred`, else 0
@@ -185,8 +193,12 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// assert_eq!(v.segmented_any(&offsets, Eq(2))?.to_vec()?, vec![1, 0, 1]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_any<I: IndexElement + Arith, P: Predicate<T>>(&self, offsets: &impl DeviceData<I>, pred: P) -> Result<DeviceVec<u8>> {
-        collective::segmented_flags_of::<T, I, P, true>(self, offsets, pred)
+    fn segmented_any<I: IndexElement + Arith, P: Predicate<T>>(
+        &self,
+        offsets: impl IntoExpr<Expr: Expr<Item = I>>,
+        pred: P,
+    ) -> Result<DeviceVec<u8>> {
+        with_buffer(offsets, |o| collective::segmented_flags_of::<T, I, P, true>(self, o, pred))
     }
 
     /// 1 for each segment whose elements all satisfy `pred`, else 0 (an
@@ -201,8 +213,12 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// assert_eq!(v.segmented_all(&offsets, Lt(0))?.to_vec()?, vec![1, 1, 0]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_all<I: IndexElement + Arith, P: Predicate<T>>(&self, offsets: &impl DeviceData<I>, pred: P) -> Result<DeviceVec<u8>> {
-        collective::segmented_flags_of::<T, I, P, false>(self, offsets, pred)
+    fn segmented_all<I: IndexElement + Arith, P: Predicate<T>>(
+        &self,
+        offsets: impl IntoExpr<Expr: Expr<Item = I>>,
+        pred: P,
+    ) -> Result<DeviceVec<u8>> {
+        with_buffer(offsets, |o| collective::segmented_flags_of::<T, I, P, false>(self, o, pred))
     }
 
     /// Per segment, how many elements satisfy `pred`, as
@@ -218,8 +234,12 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// assert_eq!(v.segmented_quantify(&offsets, Eq(7))?.to_vec()?, vec![1, 0, 2]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_quantify<I: IndexElement + Arith, P: Predicate<T>>(&self, offsets: &impl DeviceData<I>, pred: P) -> Result<DeviceVec<u8>> {
-        collective::segmented_quantify_of(self, offsets, pred)
+    fn segmented_quantify<I: IndexElement + Arith, P: Predicate<T>>(
+        &self,
+        offsets: impl IntoExpr<Expr: Expr<Item = I>>,
+        pred: P,
+    ) -> Result<DeviceVec<u8>> {
+        with_buffer(offsets, |o| collective::segmented_quantify_of(self, o, pred))
     }
 
     /// The index within its segment of each segment's first element that
@@ -238,10 +258,10 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// ```
     fn segmented_find_first<I: IndexElement + Arith, P: Predicate<T>>(
         &self,
-        offsets: &impl DeviceData<I>,
+        offsets: impl IntoExpr<Expr: Expr<Item = I>>,
         pred: P,
     ) -> Result<DeviceVec<I>> {
-        collective::segmented_find_first_of(self, offsets, pred)
+        with_buffer(offsets, |o| collective::segmented_find_first_of(self, o, pred))
     }
 }
 

@@ -57,8 +57,8 @@ use crate::algo::HOST_MIN_SPLIT;
 use crate::device::{CudaDevice, Ptr};
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
-use crate::expr::host_items;
 use crate::expr::node::{cuda_of, Node};
+use crate::expr::{host_items, with_buffer, Expr, IntoExpr};
 use crate::vec::raw::{Mem, MemMut, SealedMut as _};
 use crate::vec::{DeviceData, DeviceDataMut, DeviceVec};
 use rayon::prelude::*;
@@ -147,7 +147,7 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
     /// assert!(matches!(v.segmented_sort(&bad), Err(cuprim::Error::InvalidArgument(_))));
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_sort<I: IndexElement>(&mut self, offsets: &impl DeviceData<I>) -> Result<()> {
+    fn segmented_sort<I: IndexElement>(&mut self, offsets: impl IntoExpr<Expr: Expr<Item = I>>) -> Result<()> {
         self.segmented_sort_with(offsets, SortOptions::new())
     }
 
@@ -162,7 +162,7 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
     /// assert_eq!(v.to_vec()?, vec![7, 4, 1, 8, 0, -2]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_sort_descending<I: IndexElement>(&mut self, offsets: &impl DeviceData<I>) -> Result<()> {
+    fn segmented_sort_descending<I: IndexElement>(&mut self, offsets: impl IntoExpr<Expr: Expr<Item = I>>) -> Result<()> {
         self.segmented_sort_with(offsets, SortOptions::new().descending())
     }
 
@@ -179,29 +179,8 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
     /// assert_eq!(v.to_vec()?, vec![0x21, 0x11, 0x12, 0x01, 0x32]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
-    fn segmented_sort_with<I: IndexElement>(&mut self, offsets: &impl DeviceData<I>, opts: SortOptions) -> Result<()> {
-        const OP: &str = "segmented_sort";
-        same_device(OP, self.device(), offsets.device())?;
-        let args = SegArgs::new::<K>(opts)?;
-        let n = self.len() as u64;
-        // The regular case needs nothing read back but a survey of the offsets.
-        if let (MemMut::Cuda { dev, ptr, .. }, Mem::Cuda { ptr: optr, len, .. }) = (self.mem_mut(), offsets.mem()) {
-            let segments = (len as u64).saturating_sub(1);
-            if plan::sort_segments_surveyed::<K, K, I>(dev, Ptr::from_raw(ptr), None, Ptr::from_raw(optr), segments, n, &args)? {
-                return Ok(());
-            }
-        }
-        let offs = read_offsets(OP, offsets, self.len())?;
-        match (self.mem_mut(), offsets.mem()) {
-            (MemMut::Host(k), Mem::Host(_)) => {
-                host::sort_segments(k, &offs, args.begin, args.end, args.descending);
-                Ok(())
-            }
-            (MemMut::Cuda { dev, ptr, .. }, Mem::Cuda { ptr: optr, .. }) => {
-                plan::sort_segments::<K, K, I>(dev, Ptr::from_raw(ptr), None, Ptr::from_raw(optr), &offs, &args)
-            }
-            _ => Err(Error::DeviceMismatch { op: OP }),
-        }
+    fn segmented_sort_with<I: IndexElement>(&mut self, offsets: impl IntoExpr<Expr: Expr<Item = I>>, opts: SortOptions) -> Result<()> {
+        with_buffer(offsets, |o| sort_in_place(self, o, opts))
     }
 
     /// Sorts each segment of the keys ascending and applies the same
@@ -220,7 +199,7 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
     /// ```
     fn segmented_sort_pairs<I: IndexElement, V: Element>(
         &mut self,
-        offsets: &impl DeviceData<I>,
+        offsets: impl IntoExpr<Expr: Expr<Item = I>>,
         values: &mut impl DeviceDataMut<V>,
     ) -> Result<()> {
         self.segmented_sort_pairs_with(offsets, values, SortOptions::new())
@@ -242,7 +221,7 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
     /// ```
     fn segmented_sort_pairs_descending<I: IndexElement, V: Element>(
         &mut self,
-        offsets: &impl DeviceData<I>,
+        offsets: impl IntoExpr<Expr: Expr<Item = I>>,
         values: &mut impl DeviceDataMut<V>,
     ) -> Result<()> {
         self.segmented_sort_pairs_with(offsets, values, SortOptions::new().descending())
@@ -271,45 +250,85 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
     /// ```
     fn segmented_sort_pairs_with<I: IndexElement, V: Element>(
         &mut self,
-        offsets: &impl DeviceData<I>,
+        offsets: impl IntoExpr<Expr: Expr<Item = I>>,
         values: &mut impl DeviceDataMut<V>,
         opts: SortOptions,
     ) -> Result<()> {
-        const OP: &str = "segmented_sort_pairs";
-        same_device(OP, self.device(), values.device())?;
-        same_device(OP, self.device(), offsets.device())?;
-        same_len(OP, self.len(), values.len())?;
-        let args = SegArgs::new::<K>(opts)?;
-        let n = self.len() as u64;
-        if let (MemMut::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: vptr, .. }, Mem::Cuda { ptr: optr, len, .. }) =
-            (self.mem_mut(), values.mem_mut(), offsets.mem())
-        {
-            let segments = (len as u64).saturating_sub(1);
-            let (keys, vals, offs) = (Ptr::from_raw(ptr), Some(Ptr::from_raw(vptr)), Ptr::from_raw(optr));
-            if plan::sort_segments_surveyed::<K, V, I>(dev, keys, vals, offs, segments, n, &args)? {
-                return Ok(());
-            }
-        }
-        let offs = read_offsets(OP, offsets, self.len())?;
-        match (self.mem_mut(), values.mem_mut(), offsets.mem()) {
-            (MemMut::Host(k), MemMut::Host(v), Mem::Host(_)) => {
-                host::sort_segments_pairs(k, v, &offs, args.begin, args.end, args.descending);
-                Ok(())
-            }
-            (MemMut::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: vptr, .. }, Mem::Cuda { ptr: optr, .. }) => plan::sort_segments::<K, V, I>(
-                dev,
-                Ptr::from_raw(ptr),
-                Some(Ptr::from_raw(vptr)),
-                Ptr::from_raw(optr),
-                &offs,
-                &args,
-            ),
-            _ => Err(Error::DeviceMismatch { op: OP }),
-        }
+        with_buffer(offsets, |o| sort_pairs_in_place(self, o, values, opts))
     }
 }
 
 impl<K: Element, D: DeviceDataMut<K> + ?Sized> SegmentedSortOps<K> for D {}
+
+/// [`SegmentedSortOps::segmented_sort_with`] with the offsets a buffer.
+fn sort_in_place<K: Element, I: IndexElement>(
+    keys: &mut (impl DeviceDataMut<K> + ?Sized),
+    offsets: &(impl DeviceData<I> + ?Sized),
+    opts: SortOptions,
+) -> Result<()> {
+    const OP: &str = "segmented_sort";
+    same_device(OP, keys.device(), offsets.device())?;
+    let args = SegArgs::new::<K>(opts)?;
+    let n = keys.len() as u64;
+    // The regular case needs nothing read back but a survey of the offsets.
+    if let (MemMut::Cuda { dev, ptr, .. }, Mem::Cuda { ptr: optr, len, .. }) = (keys.mem_mut(), offsets.mem()) {
+        let segments = (len as u64).saturating_sub(1);
+        if plan::sort_segments_surveyed::<K, K, I>(dev, Ptr::from_raw(ptr), None, Ptr::from_raw(optr), segments, n, &args)? {
+            return Ok(());
+        }
+    }
+    let offs = read_offsets(OP, offsets, keys.len())?;
+    match (keys.mem_mut(), offsets.mem()) {
+        (MemMut::Host(k), Mem::Host(_)) => {
+            host::sort_segments(k, &offs, args.begin, args.end, args.descending);
+            Ok(())
+        }
+        (MemMut::Cuda { dev, ptr, .. }, Mem::Cuda { ptr: optr, .. }) => {
+            plan::sort_segments::<K, K, I>(dev, Ptr::from_raw(ptr), None, Ptr::from_raw(optr), &offs, &args)
+        }
+        _ => Err(Error::DeviceMismatch { op: OP }),
+    }
+}
+
+/// [`SegmentedSortOps::segmented_sort_pairs_with`] with the offsets a buffer.
+fn sort_pairs_in_place<K: Element, V: Element, I: IndexElement>(
+    keys: &mut (impl DeviceDataMut<K> + ?Sized),
+    offsets: &(impl DeviceData<I> + ?Sized),
+    values: &mut (impl DeviceDataMut<V> + ?Sized),
+    opts: SortOptions,
+) -> Result<()> {
+    const OP: &str = "segmented_sort_pairs";
+    same_device(OP, keys.device(), values.device())?;
+    same_device(OP, keys.device(), offsets.device())?;
+    same_len(OP, keys.len(), values.len())?;
+    let args = SegArgs::new::<K>(opts)?;
+    let n = keys.len() as u64;
+    if let (MemMut::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: vptr, .. }, Mem::Cuda { ptr: optr, len, .. }) =
+        (keys.mem_mut(), values.mem_mut(), offsets.mem())
+    {
+        let segments = (len as u64).saturating_sub(1);
+        let (kp, vals, offs) = (Ptr::from_raw(ptr), Some(Ptr::from_raw(vptr)), Ptr::from_raw(optr));
+        if plan::sort_segments_surveyed::<K, V, I>(dev, kp, vals, offs, segments, n, &args)? {
+            return Ok(());
+        }
+    }
+    let offs = read_offsets(OP, offsets, keys.len())?;
+    match (keys.mem_mut(), values.mem_mut(), offsets.mem()) {
+        (MemMut::Host(k), MemMut::Host(v), Mem::Host(_)) => {
+            host::sort_segments_pairs(k, v, &offs, args.begin, args.end, args.descending);
+            Ok(())
+        }
+        (MemMut::Cuda { dev, ptr, .. }, MemMut::Cuda { ptr: vptr, .. }, Mem::Cuda { ptr: optr, .. }) => plan::sort_segments::<K, V, I>(
+            dev,
+            Ptr::from_raw(ptr),
+            Some(Ptr::from_raw(vptr)),
+            Ptr::from_raw(optr),
+            &offs,
+            &args,
+        ),
+        _ => Err(Error::DeviceMismatch { op: OP }),
+    }
+}
 
 /// The keys an input expression yields, each segment sorted, into a new
 /// vector ([`ExprOps::segmented_sorted_with`](crate::expr::ExprOps::segmented_sorted_with)):
