@@ -4,6 +4,7 @@
 
 mod common;
 
+use cuprim::expr::IntoExpr;
 use cuprim::ops::{BinaryOp, Monoid};
 use cuprim::prelude::*;
 use cuprim::IndexElement;
@@ -533,5 +534,170 @@ fn predicate_collectives_per_segment() {
             "{dev:?}"
         );
         assert_eq!(v.to_vec().unwrap(), data, "{dev:?}");
+    }
+}
+
+/// `min(x, n)`: fixed-length offsets whose last one is cut at the data's
+/// end (a ragged last segment), as a map of a counting expression.
+#[derive(Clone, Copy)]
+struct AtMost(u64);
+
+impl cuprim::ops::UnaryOp<u64> for AtMost {
+    type Output = u64;
+    fn apply(&self, x: u64) -> u64 {
+        x.min(self.0)
+    }
+    fn cuda_expr(&self) -> String {
+        format!("(x < {0}ull ? x : {0}ull)", self.0)
+    }
+    fn cuda_expr_is_fixed(&self) -> bool {
+        false
+    }
+}
+
+/// Every segmented call with offsets `expr` and with `collected` (the same
+/// offsets in a buffer): the same bits, or the same error.
+fn same_as_collected<X: IntoExpr + Copy>(v: &DeviceVec<f32>, expr: X, collected: &DeviceVec<u64>, ctx: &str)
+where
+    X::Expr: Expr<Item = u64>,
+{
+    use cuprim::ops::Negate;
+    use cuprim::pred::Gt;
+    fn bits(r: cuprim::Result<DeviceVec<f32>>) -> Result<Vec<u32>, String> {
+        r.map(|v| v.to_vec().unwrap().iter().map(|x| x.to_bits()).collect())
+            .map_err(|e| e.to_string())
+    }
+    fn plain<T: Element>(r: cuprim::Result<DeviceVec<T>>) -> Result<Vec<T>, String> {
+        r.map(|v| v.to_vec().unwrap()).map_err(|e| e.to_string())
+    }
+    fn arg(r: cuprim::Result<cuprim::algo::segmented::SegmentedExtremes<f32, u64>>) -> Result<(Vec<u32>, Vec<u64>), String> {
+        r.map(|m| (bits(Ok(m.values)).unwrap(), m.indices.to_vec().unwrap()))
+            .map_err(|e| e.to_string())
+    }
+    let c = collected;
+    assert_eq!(bits(v.segmented_sum(expr)), bits(v.segmented_sum(c)), "{ctx}: sum");
+    assert_eq!(bits(v.segmented_reduce(expr, Max)), bits(v.segmented_reduce(c, Max)), "{ctx}: max");
+    assert_eq!(
+        arg(v.segmented_min_element(expr)),
+        arg(v.segmented_min_element(c)),
+        "{ctx}: min_element"
+    );
+    assert_eq!(
+        arg(v.segmented_max_element(expr)),
+        arg(v.segmented_max_element(c)),
+        "{ctx}: max_element"
+    );
+    let p = Gt(0.25f32);
+    assert_eq!(plain(v.segmented_count(expr, p)), plain(v.segmented_count(c, p)), "{ctx}: count");
+    assert_eq!(plain(v.segmented_any(expr, p)), plain(v.segmented_any(c, p)), "{ctx}: any");
+    assert_eq!(plain(v.segmented_all(expr, p)), plain(v.segmented_all(c, p)), "{ctx}: all");
+    assert_eq!(
+        plain(v.segmented_quantify(expr, p)),
+        plain(v.segmented_quantify(c, p)),
+        "{ctx}: quantify"
+    );
+    assert_eq!(
+        plain(v.segmented_find_first(expr, p)),
+        plain(v.segmented_find_first(c, p)),
+        "{ctx}: find_first"
+    );
+    let x = v.map(Negate);
+    assert_eq!(bits(x.segmented_sum(expr)), bits(x.segmented_sum(c)), "{ctx}: expression sum");
+    assert_eq!(
+        bits(x.segmented_reduce(expr, Min)),
+        bits(x.segmented_reduce(c, Min)),
+        "{ctx}: expression min"
+    );
+    assert_eq!(
+        arg(x.segmented_max_element(expr)),
+        arg(x.segmented_max_element(c)),
+        "{ctx}: expression max_element"
+    );
+}
+
+/// Offsets given as expressions (counting, a map of counting, a map of a
+/// buffer, a slice, a permutation) give the same bits as the collected
+/// offsets, the same errors for bad offsets, and IndexOutOfBounds for a
+/// permutation out of range.
+#[test]
+fn expression_offsets() {
+    use cuprim::ops::Identity;
+    for dev in common::devices() {
+        for n in common::capped(&[0, 1, 33, 4097, 100_003]) {
+            let (mut r, seed) = rng("expression-offsets");
+            let data: Vec<f32> = (0..n)
+                .map(|_| match r.gen_range(0..16) {
+                    0 => f32::NAN,
+                    1 => -0.0,
+                    _ => r.gen_range(-1.0..1.0),
+                })
+                .collect();
+            let v = DeviceVec::from_slice(&dev, &data).unwrap();
+            let n64 = n as u64;
+            for len in [1u64, 31, 1024, 4097] {
+                let ctx = common::ctx(&dev, &format!("segments of {len}"), n, seed);
+                // Whole segments; the ragged tail lies outside every segment.
+                let whole = n64 / len;
+                let o: Vec<u64> = (0..=whole).map(|i| i * len).collect();
+                let collected = DeviceVec::from_slice(&dev, &o).unwrap();
+                same_as_collected(&v, counting(&dev, 0u64, len, o.len()), &collected, &format!("{ctx}, counting"));
+                let ints: Vec<i64> = data.iter().map(|&x| (x * 1000.0) as i64).collect();
+                let vi = DeviceVec::from_slice(&dev, &ints).unwrap();
+                assert_eq!(
+                    vi.segmented_sum(counting(&dev, 0u32, len as u32, o.len()))
+                        .unwrap()
+                        .to_vec()
+                        .unwrap(),
+                    reference(&ints, &o, 0, |a, b| a + b),
+                    "{ctx}: u32 counting against the reference"
+                );
+                // The last segment ragged: min(i * len, n).
+                let segs = n64.div_ceil(len) as usize;
+                let o: Vec<u64> = (0..=segs as u64).map(|i| (i * len).min(n64)).collect();
+                let collected = DeviceVec::from_slice(&dev, &o).unwrap();
+                let ragged = counting(&dev, 0u64, len, segs + 1).map(AtMost(n64));
+                same_as_collected(&v, ragged, &collected, &format!("{ctx}, ragged"));
+                // A map of a buffer, and a slice of a padded buffer.
+                same_as_collected(&v, collected.map(Identity), &collected, &format!("{ctx}, map"));
+                let mut padded = vec![n64 + 1];
+                padded.extend(&o);
+                padded.push(0);
+                let pv = DeviceVec::from_slice(&dev, &padded).unwrap();
+                let s = pv.slice(1..padded.len() - 1).unwrap();
+                same_as_collected(&v, &s, &collected, &format!("{ctx}, slice"));
+                // One past the end, and decreasing: the buffer form's errors.
+                let past = counting(&dev, 0u64, len, whole as usize + 2);
+                let past_buf = past.collect().unwrap();
+                same_as_collected(&v, past, &past_buf, &format!("{ctx}, past the end"));
+                assert!(matches!(v.segmented_sum(past), Err(Error::InvalidArgument(_))), "{ctx}");
+                if n > 1 {
+                    let down = counting(&dev, n64, u64::MAX, 3);
+                    let down_buf = down.collect().unwrap();
+                    same_as_collected(&v, down, &down_buf, &format!("{ctx}, decreasing"));
+                    assert!(matches!(v.segmented_sum(down), Err(Error::InvalidArgument(_))), "{ctx}");
+                }
+            }
+            // No offsets at all, as an expression.
+            let none = counting(&dev, 0u64, 1, 0);
+            assert!(matches!(v.segmented_sum(none), Err(Error::InvalidArgument(_))), "{dev:?}");
+            // A permutation of the offsets: in range, and one index past the end.
+            let o = DeviceVec::from_slice(&dev, &[0u64, n64 / 3, n64]).unwrap();
+            let idx = DeviceVec::from_slice(&dev, &[0u32, 0, 1, 2, 2]).unwrap();
+            let want = DeviceVec::from_slice(&dev, &[0u64, 0, n64 / 3, n64, n64]).unwrap();
+            same_as_collected(&v, o.permute(&idx), &want, &format!("{dev:?} n={n}: permutation"));
+            let bad = DeviceVec::from_slice(&dev, &[0u32, 1, 3]).unwrap();
+            let oob = |e: Error, what: &str| {
+                assert!(matches!(e, Error::IndexOutOfBounds { len: 3, .. }), "{dev:?} n={n} {what}: {e}");
+            };
+            oob(v.segmented_sum(o.permute(&bad)).unwrap_err(), "sum");
+            oob(v.segmented_min_element(o.permute(&bad)).unwrap_err(), "min_element");
+            oob(v.segmented_count(o.permute(&bad), cuprim::pred::IsNan).unwrap_err(), "count");
+            oob(
+                v.segmented_find_first(o.permute(&bad), cuprim::pred::IsNan).unwrap_err(),
+                "find_first",
+            );
+            oob(v.lazy().segmented_sum(o.permute(&bad)).unwrap_err(), "expression sum");
+            assert_eq!(v.to_vec().unwrap().len(), n);
+        }
     }
 }
