@@ -9,6 +9,7 @@ mod common;
 
 use common::{devices, random_vec, rng, size_cap, small_vec, stable_order, Key, TestRng};
 use cuprim::algo::sort::SortOptions;
+use cuprim::expr::IntoExpr;
 use cuprim::prelude::*;
 use cuprim::IndexElement;
 use rand::Rng;
@@ -557,5 +558,174 @@ fn expression_sorts_report_bad_arguments() {
         let o = DeviceVec::from_slice(&Device::host(), &[0u32, 2]).unwrap();
         let e = x.lazy().segmented_sorted(&o).unwrap_err();
         assert!(matches!(e, cuprim::Error::DeviceMismatch { .. }), "{e}");
+    }
+}
+
+/// `min(x, n)`: fixed-length offsets whose last one is cut at the keys'
+/// end (a ragged last segment), as a map of a counting expression.
+#[derive(Clone, Copy)]
+struct AtMost(u64);
+
+impl cuprim::ops::UnaryOp<u64> for AtMost {
+    type Output = u64;
+    fn apply(&self, x: u64) -> u64 {
+        x.min(self.0)
+    }
+    fn cuda_expr(&self) -> String {
+        format!("(x < {0}ull ? x : {0}ull)", self.0)
+    }
+    fn cuda_expr_is_fixed(&self) -> bool {
+        false
+    }
+}
+
+/// Every segmented sort of `data` with offsets `expr` and with `collected`
+/// (the same offsets in a buffer): the same bits, or the same error with
+/// the keys (and values) untouched.
+fn sorts_as_collected<X: IntoExpr + Copy>(dev: &Device, data: &[f32], expr: X, collected: &DeviceVec<u64>, ctx: &str)
+where
+    X::Expr: Expr<Item = u64>,
+{
+    use cuprim::ops::Negate;
+    let n = data.len();
+    let in_place = |o: &dyn Fn(&mut DeviceVec<f32>, &mut DeviceVec<u32>) -> cuprim::Result<()>| {
+        let mut k = DeviceVec::from_slice(dev, data).unwrap();
+        let mut v = DeviceVec::sequence(dev, n, 0u32, 1).unwrap();
+        let r = o(&mut k, &mut v).map_err(|e| e.to_string());
+        let (k, v) = (k.to_vec().unwrap(), v.to_vec().unwrap());
+        if r.is_err() {
+            assert!(bytes(&k) == bytes(data), "{ctx}: keys changed by a failed sort");
+            assert!(
+                v.iter().enumerate().all(|(i, &x)| x == i as u32),
+                "{ctx}: values changed by a failed sort"
+            );
+        }
+        r.map(|()| (bytes(&k).to_vec(), v))
+    };
+    let desc = SortOptions::new().descending();
+    assert_eq!(
+        in_place(&|k, _| k.segmented_sort(expr)),
+        in_place(&|k, _| k.segmented_sort(collected)),
+        "{ctx}: segmented_sort"
+    );
+    assert_eq!(
+        in_place(&|k, _| k.segmented_sort_with(expr, desc)),
+        in_place(&|k, _| k.segmented_sort_with(collected, desc)),
+        "{ctx}: segmented_sort_with"
+    );
+    assert_eq!(
+        in_place(&|k, v| k.segmented_sort_pairs(expr, v)),
+        in_place(&|k, v| k.segmented_sort_pairs(collected, v)),
+        "{ctx}: segmented_sort_pairs"
+    );
+    assert_eq!(
+        in_place(&|k, v| k.segmented_sort_pairs_descending(expr, v)),
+        in_place(&|k, v| k.segmented_sort_pairs_descending(collected, v)),
+        "{ctx}: segmented_sort_pairs_descending"
+    );
+    let x = DeviceVec::from_slice(dev, data).unwrap();
+    let sorted = |o: cuprim::Result<DeviceVec<f32>>| o.map(|s| bytes(&s.to_vec().unwrap()).to_vec()).map_err(|e| e.to_string());
+    assert_eq!(
+        sorted(x.map(Negate).segmented_sorted(expr)),
+        sorted(x.map(Negate).segmented_sorted(collected)),
+        "{ctx}: segmented_sorted"
+    );
+    let pairs = |o: cuprim::Result<(DeviceVec<f32>, DeviceVec<u32>)>| {
+        o.map(|(k, v)| (bytes(&k.to_vec().unwrap()).to_vec(), v.to_vec().unwrap()))
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        pairs(x.map(Negate).segmented_sorted_pairs_with(expr, counting(dev, 0u32, 1, n), desc)),
+        pairs(
+            x.map(Negate)
+                .segmented_sorted_pairs_with(collected, counting(dev, 0u32, 1, n), desc)
+        ),
+        "{ctx}: segmented_sorted_pairs_with"
+    );
+}
+
+/// Offsets given as expressions (counting, a map of counting, a map of a
+/// buffer, a slice, a permutation) sort as the collected offsets do, bit
+/// for bit, fail as they do when bad, and fail with IndexOutOfBounds for a
+/// permutation out of range, nothing moved.
+#[test]
+fn expression_offsets() {
+    use cuprim::ops::Identity;
+    for dev in devices() {
+        for n in common::capped(&[0, 1, 33, 4097, 70_001]) {
+            let (mut r, seed) = rng("segsort-expression-offsets");
+            let data: Vec<f32> = random_vec(&mut r, n);
+            let n64 = n as u64;
+            for len in [1u64, 33, 1024, 5000] {
+                let ctx = common::ctx(&dev, &format!("segments of {len}"), n, seed);
+                // Whole segments; the ragged tail lies outside every segment.
+                let whole = n64 / len;
+                let o: Vec<u64> = (0..=whole).map(|i| i * len).collect();
+                let collected = DeviceVec::from_slice(&dev, &o).unwrap();
+                sorts_as_collected(
+                    &dev,
+                    &data,
+                    counting(&dev, 0u64, len, o.len()),
+                    &collected,
+                    &format!("{ctx}, counting"),
+                );
+                let mut k = DeviceVec::from_slice(&dev, &data).unwrap();
+                k.segmented_sort(counting(&dev, 0u32, len as u32, o.len())).unwrap();
+                let (want, _) = reference(&data, &o, false, None);
+                let got = k.to_vec().unwrap();
+                assert!(bytes(&got) == bytes(&want), "{ctx}: u32 counting: {}", first_diff(&got, &want));
+                // The last segment ragged: min(i * len, n).
+                let segs = n64.div_ceil(len) as usize;
+                let o: Vec<u64> = (0..=segs as u64).map(|i| (i * len).min(n64)).collect();
+                let collected = DeviceVec::from_slice(&dev, &o).unwrap();
+                let ragged = counting(&dev, 0u64, len, segs + 1).map(AtMost(n64));
+                sorts_as_collected(&dev, &data, ragged, &collected, &format!("{ctx}, ragged"));
+                // A map of a buffer, and a slice of a padded buffer.
+                sorts_as_collected(&dev, &data, collected.map(Identity), &collected, &format!("{ctx}, map"));
+                let mut padded = vec![n64 + 1];
+                padded.extend(&o);
+                padded.push(0);
+                let pv = DeviceVec::from_slice(&dev, &padded).unwrap();
+                let s = pv.slice(1..padded.len() - 1).unwrap();
+                sorts_as_collected(&dev, &data, &s, &collected, &format!("{ctx}, slice"));
+                // One past the end, and decreasing: the buffer form's errors.
+                let past = counting(&dev, 0u64, len, whole as usize + 2);
+                sorts_as_collected(&dev, &data, past, &past.collect().unwrap(), &format!("{ctx}, past the end"));
+                let mut k = DeviceVec::from_slice(&dev, &data).unwrap();
+                assert!(matches!(k.segmented_sort(past), Err(Error::InvalidArgument(_))), "{ctx}");
+                if n > 1 {
+                    let down = counting(&dev, n64, u64::MAX, 3);
+                    sorts_as_collected(&dev, &data, down, &down.collect().unwrap(), &format!("{ctx}, decreasing"));
+                    assert!(matches!(k.segmented_sort(down), Err(Error::InvalidArgument(_))), "{ctx}");
+                }
+            }
+            // No offsets at all, as an expression.
+            let mut k = DeviceVec::from_slice(&dev, &data).unwrap();
+            assert!(
+                matches!(k.segmented_sort(counting(&dev, 0u64, 1, 0)), Err(Error::InvalidArgument(_))),
+                "{dev:?}"
+            );
+            // A permutation of the offsets: in range, and one index past the end.
+            let o = DeviceVec::from_slice(&dev, &[0u64, n64 / 3, n64]).unwrap();
+            let idx = DeviceVec::from_slice(&dev, &[0u32, 0, 1, 2, 2]).unwrap();
+            let want = DeviceVec::from_slice(&dev, &[0u64, 0, n64 / 3, n64, n64]).unwrap();
+            sorts_as_collected(&dev, &data, o.permute(&idx), &want, &format!("{dev:?} n={n}: permutation"));
+            let bad = DeviceVec::from_slice(&dev, &[0u32, 1, 3]).unwrap();
+            let oob = |e: Error, what: &str| {
+                assert!(matches!(e, Error::IndexOutOfBounds { len: 3, .. }), "{dev:?} n={n} {what}: {e}");
+            };
+            let mut vals = DeviceVec::sequence(&dev, n, 0u32, 1).unwrap();
+            oob(k.segmented_sort(o.permute(&bad)).unwrap_err(), "segmented_sort");
+            oob(
+                k.segmented_sort_pairs(o.permute(&bad), &mut vals).unwrap_err(),
+                "segmented_sort_pairs",
+            );
+            assert!(bytes(&k.to_vec().unwrap()) == bytes(&data), "{dev:?} n={n}: keys moved");
+            oob(k.lazy().segmented_sorted(o.permute(&bad)).unwrap_err(), "segmented_sorted");
+            oob(
+                k.lazy().segmented_sorted_pairs(o.permute(&bad), &vals).unwrap_err(),
+                "segmented_sorted_pairs",
+            );
+        }
     }
 }
