@@ -588,7 +588,8 @@ where
 {
     use cuprim::ops::Negate;
     let n = data.len();
-    let in_place = |o: &dyn Fn(&mut DeviceVec<f32>, &mut DeviceVec<u32>) -> cuprim::Result<()>| {
+    type Sort<'a> = &'a dyn Fn(&mut DeviceVec<f32>, &mut DeviceVec<u32>) -> cuprim::Result<()>;
+    let in_place = |o: Sort| {
         let mut k = DeviceVec::from_slice(dev, data).unwrap();
         let mut v = DeviceVec::sequence(dev, n, 0u32, 1).unwrap();
         let r = o(&mut k, &mut v).map_err(|e| e.to_string());

@@ -1628,7 +1628,10 @@ pub trait ExprOps: Expr {
     /// Folds each segment of the elements with `op`, in order, as
     /// [`SegmentedOps::segmented_reduce`](crate::algo::segmented::SegmentedOps::segmented_reduce)
     /// (the same grouping, so the same bits as collecting first), with the
-    /// elements read in place; the offsets are a buffer.
+    /// elements read in place.
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see
+    /// [`segmented`](crate::algo::segmented)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -1652,6 +1655,9 @@ pub trait ExprOps: Expr {
 
     /// The sum of each segment; 0 when empty.
     ///
+    /// `offsets`: a buffer, or an expression (collected first; see
+    /// [`segmented`](crate::algo::segmented)).
+    ///
     /// ```
     /// # use cuprim::prelude::*;
     /// let dev = Device::default()?;
@@ -1671,6 +1677,9 @@ pub trait ExprOps: Expr {
 
     /// Each segment's least element and its index within the segment, as
     /// [`SegmentedOps::segmented_min_element`](crate::algo::segmented::SegmentedOps::segmented_min_element).
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see
+    /// [`segmented`](crate::algo::segmented)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -1693,6 +1702,9 @@ pub trait ExprOps: Expr {
     }
 
     /// Each segment's greatest element and its index within the segment.
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see
+    /// [`segmented`](crate::algo::segmented)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -1811,6 +1823,9 @@ pub trait ExprOps: Expr {
     /// in-place sort checks them ([`Error::InvalidArgument`] before anything
     /// is read).
     ///
+    /// `offsets`: a buffer, or an expression (collected first; see
+    /// [`segsort`](crate::algo::segsort)).
+    ///
     /// ```
     /// # use cuprim::prelude::*;
     /// use cuprim::ops::Negate;
@@ -1835,6 +1850,9 @@ pub trait ExprOps: Expr {
 
     /// [`segmented_sorted`](ExprOps::segmented_sorted) as
     /// [`SortOptions`](crate::algo::sort::SortOptions) say (descending, a bit range).
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see
+    /// [`segsort`](crate::algo::segsort)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -1862,6 +1880,9 @@ pub trait ExprOps: Expr {
     /// new vectors: collecting both and then
     /// [`segmented_sort_pairs`](crate::algo::segsort::SegmentedSortOps::segmented_sort_pairs),
     /// with the first reads of both expressions done by the sort.
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see
+    /// [`segsort`](crate::algo::segsort)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -1891,6 +1912,9 @@ pub trait ExprOps: Expr {
 
     /// [`segmented_sorted_pairs`](ExprOps::segmented_sorted_pairs) as
     /// [`SortOptions`](crate::algo::sort::SortOptions) say.
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see
+    /// [`segsort`](crate::algo::segsort)).
     ///
     /// ```
     /// # use cuprim::prelude::*;

@@ -44,7 +44,7 @@
 //! ([`segmented_reduce`](ExprOps::segmented_reduce), [`segmented_sum`](ExprOps::segmented_sum),
 //! [`segmented_min_element`](ExprOps::segmented_min_element),
 //! [`segmented_max_element`](ExprOps::segmented_max_element); the offsets a
-//! buffer), sorts into new vectors ([`sorted`](ExprOps::sorted),
+//! buffer or an expression, collected first), sorts into new vectors ([`sorted`](ExprOps::sorted),
 //! [`sorted_with`](ExprOps::sorted_with), [`sorted_pairs`](ExprOps::sorted_pairs),
 //! [`sorted_pairs_with`](ExprOps::sorted_pairs_with): the radix sort's first
 //! pass reads the expressions), segmented sorts into new vectors
@@ -52,7 +52,8 @@
 //! [`segmented_sorted_with`](ExprOps::segmented_sorted_with),
 //! [`segmented_sorted_pairs`](ExprOps::segmented_sorted_pairs),
 //! [`segmented_sorted_pairs_with`](ExprOps::segmented_sorted_pairs_with): each
-//! segment's first read is of the expressions), top-k and selection
+//! segment's first read is of the expressions; the offsets as for the
+//! reductions), top-k and selection
 //! ([`top_k`](ExprOps::top_k), [`top_k_with`](ExprOps::top_k_with),
 //! [`select_nth`](ExprOps::select_nth): every selection kernel reads the
 //! expression where the buffer form reads the input), and materialisation

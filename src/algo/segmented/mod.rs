@@ -17,6 +17,17 @@
 //! [`crate::Error::InvalidArgument`] (the input is
 //! untouched, the result is dropped).
 //!
+//! The offsets are anything [`IntoExpr`](crate::expr::IntoExpr) with `u32`
+//! or `u64` items: a `&DeviceVec`, a `&DeviceSlice`, or an expression such
+//! as `counting(&dev, 0u64, 1024, s + 1)` (`s` segments of 1024). A buffer
+//! is read in place; any other expression is first collected once into a
+//! temporary vector of its `segments + 1` offsets (small next to the data),
+//! because the kernels read the offsets by address in several places (each
+//! warp's search for its tile's boundaries, the closing of segments that
+//! cross tiles, the writing of empty ones). Collecting checks a permutation:
+//! an index out of range fails with [`crate::Error::IndexOutOfBounds`]; bad
+//! offsets from an expression fail as the same offsets in a buffer do.
+//!
 //! # Speed
 //! On CUDA it is one kernel over the elements, whatever the segment sizes:
 //! each warp reads a fixed tile of elements with 16-byte loads, finds the
@@ -80,6 +91,9 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// commutative); the identity for an empty segment. One result per
     /// segment (`offsets.len() - 1`).
     ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segmented)).
+    ///
     /// ```
     /// # use cuprim::prelude::*;
     /// let dev = Device::default()?;
@@ -102,12 +116,19 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// The sum of each segment (wrapping for integers); 0 (`-0.0`) when
     /// empty.
     ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segmented)).
+    ///
     /// ```
     /// # use cuprim::prelude::*;
     /// let dev = Device::default()?;
     /// let v = DeviceVec::from_slice(&dev, &[1.5f32, 2.5, 4.0])?;
     /// let offsets = DeviceVec::from_slice(&dev, &[0u64, 2, 3])?;
     /// assert_eq!(v.segmented_sum(&offsets)?.to_vec()?, vec![4.0, 4.0]);
+    /// // Segments of a fixed length: the offsets 0, 3, 6 as an expression.
+    /// let x = DeviceVec::from_slice(&dev, &[1u32, 2, 3, 4, 5, 6, 7])?;
+    /// let sums = x.segmented_sum(counting(&dev, 0u32, 3, 3))?;
+    /// assert_eq!(sums.to_vec()?, vec![6, 15]); // 7 lies after the last offset
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn segmented_sum<I: IndexElement>(&self, offsets: impl IntoExpr<Expr: Expr<Item = I>>) -> Result<DeviceVec<T>>
@@ -123,6 +144,9 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// first NaN if there is any, `-0.0` before `+0.0`. An empty segment
     /// gives index `I::MAX` and value `MAX` / `+inf` (see
     /// [`SegmentedExtremes`]).
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segmented)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -145,6 +169,9 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// first NaN if there is any, `+0.0` after `-0.0`). An empty segment
     /// gives index `I::MAX` and value `MIN` / `-inf`.
     ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segmented)).
+    ///
     /// ```
     /// # use cuprim::prelude::*;
     /// let dev = Device::default()?;
@@ -162,6 +189,9 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// How many elements of each segment satisfy `pred`, in the offsets'
     /// index type; 0 for an empty segment. One segmented sum of the
     /// predicate's 0 / 1, fused: no flag vector is written.
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segmented)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -184,6 +214,9 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// 1 for each segment holding an element that satisfies `pred`, else 0
     /// (an empty segment: 0).
     ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segmented)).
+    ///
     /// ```
     /// # use cuprim::prelude::*;
     /// use cuprim::pred::Eq;
@@ -203,6 +236,9 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
 
     /// 1 for each segment whose elements all satisfy `pred`, else 0 (an
     /// empty segment: 1).
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segmented)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -225,6 +261,9 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// [`CollectiveOps::quantify`](crate::algo::collective::CollectiveOps::quantify)
     /// counts: 0 (none), 1 (exactly one) or 2 (two or more), one `u8` each.
     ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segmented)).
+    ///
     /// ```
     /// # use cuprim::prelude::*;
     /// use cuprim::pred::Eq;
@@ -246,6 +285,9 @@ pub trait SegmentedOps<T: Element>: DeviceData<T> {
     /// satisfies `pred`, `I::MAX` where none does (an empty segment too), as
     /// [`find_first`](crate::algo::reduce::ReduceOps::find_first) per segment:
     /// the lowest matching index, the same every run.
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segmented)).
     ///
     /// ```
     /// # use cuprim::prelude::*;

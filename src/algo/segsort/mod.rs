@@ -11,6 +11,16 @@
 //! Anything else fails with [`Error::InvalidArgument`] before any element
 //! moves (the offsets are read back to the host and checked there).
 //!
+//! The offsets are anything [`IntoExpr`](crate::expr::IntoExpr) with `u32`
+//! or `u64` items: a `&DeviceVec`, a `&DeviceSlice`, or an expression such
+//! as `counting(&dev, 0u64, 1024, s + 1)` (`s` segments of 1024). A buffer
+//! is read in place; any other expression is first collected once into a
+//! temporary vector of its `segments + 1` offsets (small next to the keys),
+//! because the sort reads the offsets by address in several places (the
+//! survey of the segment sizes, each size class's kernel, the read-back
+//! check). Collecting checks a permutation: an index out of range fails
+//! with [`Error::IndexOutOfBounds`] before any element moves.
+//!
 //! # Order
 //! Each segment is sorted exactly as [`sort_with`](crate::algo::sort::SortMutOps::sort_with)
 //! sorts a whole buffer: stably (equal keys, and with
@@ -133,6 +143,9 @@ fn read_offsets<I: IndexElement>(op: &'static str, offsets: &(impl DeviceData<I>
 pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
     /// Sorts each segment ascending (stable; floats in `total_cmp` order).
     ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segsort)).
+    ///
     /// ```
     /// # use cuprim::prelude::*;
     /// let dev = Device::default()?;
@@ -145,6 +158,10 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
     /// // Offsets must be non-decreasing and end within the keys.
     /// let bad = DeviceVec::from_slice(&dev, &[0u32, 5, 2, 8])?;
     /// assert!(matches!(v.segmented_sort(&bad), Err(cuprim::Error::InvalidArgument(_))));
+    /// // Segments of a fixed length: the offsets 0, 4, 8 as an expression.
+    /// let mut w = DeviceVec::from_slice(&dev, &[4u8, 3, 2, 1, 8, 7, 6, 5, 9])?;
+    /// w.segmented_sort(counting(&dev, 0u64, 4, 3))?;
+    /// assert_eq!(w.to_vec()?, vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn segmented_sort<I: IndexElement>(&mut self, offsets: impl IntoExpr<Expr: Expr<Item = I>>) -> Result<()> {
@@ -152,6 +169,9 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
     }
 
     /// Sorts each segment descending (stable).
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segsort)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -167,6 +187,9 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
     }
 
     /// Sorts each segment as `opts` says (order, bit range).
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segsort)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -185,6 +208,9 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
 
     /// Sorts each segment of the keys ascending and applies the same
     /// permutation to `values` (any element type, one per key). Stable.
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segsort)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -207,6 +233,9 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
 
     /// [`segmented_sort_pairs`](SegmentedSortOps::segmented_sort_pairs),
     /// largest key first (stable).
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segsort)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -231,6 +260,9 @@ pub trait SegmentedSortOps<K: Element>: DeviceDataMut<K> {
     /// `opts` says. Fails with [`Error::LengthMismatch`] unless `values` has
     /// one value per key, and with [`Error::DeviceMismatch`] unless keys,
     /// values and offsets live on one device; nothing is changed then.
+    ///
+    /// `offsets`: a buffer, or an expression (collected first; see the
+    /// [module docs](crate::algo::segsort)).
     ///
     /// ```
     /// # use cuprim::prelude::*;
