@@ -17,7 +17,7 @@
 //! [`crate::Error::InvalidArgument`] (the input is
 //! untouched, the result is dropped).
 //!
-//! The offsets are anything [`IntoExpr`](crate::expr::IntoExpr) with `u32`
+//! The offsets are anything [`IntoExpr`] with `u32`
 //! or `u64` items: a `&DeviceVec`, a `&DeviceSlice`, or an expression such
 //! as `counting(&dev, 0u64, 1024, s + 1)` (`s` segments of 1024). A buffer
 //! is read in place; any other expression is first collected once into a
