@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::{MinMax, Sum3};
+
 use cuprim::ops::{Abs, Associative, BinaryOp, Cast, Commutative, Max, Monoid, Negate, Square, UnaryOp};
 use cuprim::pred::Gt;
 use cuprim::prelude::*;
@@ -840,43 +842,6 @@ fn scan_by_key_of_expressions_by_chunks() {
             expect_oob(dx.map(Square).scan_by_key(dk.permute(&db), Add), n, &ctx, "keys");
             assert_eq!(dk.to_vec().unwrap(), k, "{ctx}: keys intact");
         }
-    }
-}
-
-/// (min, max) of f32 pairs: a tuple monoid for the keyed reductions.
-#[derive(Clone, Copy, Debug)]
-struct MinMax;
-impl BinaryOp<(f32, f32)> for MinMax {
-    fn apply(&self, a: (f32, f32), b: (f32, f32)) -> (f32, f32) {
-        (a.0.min(b.0), a.1.max(b.1))
-    }
-    fn cuda_expr(&self) -> String {
-        "cuprim_t2<float, float>{fminf(a.a0, b.a0), fmaxf(a.a1, b.a1)}".into()
-    }
-}
-impl Associative for MinMax {}
-impl Monoid<(f32, f32)> for MinMax {
-    fn identity(&self) -> (f32, f32) {
-        (f32::INFINITY, f32::NEG_INFINITY)
-    }
-}
-
-/// (count, sum, sum) of (u32, f64, i64): a triple monoid.
-#[derive(Clone, Copy, Debug)]
-struct Sum3;
-type Triple = (u32, f64, i64);
-impl BinaryOp<Triple> for Sum3 {
-    fn apply(&self, a: Triple, b: Triple) -> Triple {
-        (a.0.wrapping_add(b.0), a.1 + b.1, a.2.wrapping_add(b.2))
-    }
-    fn cuda_expr(&self) -> String {
-        "cuprim_t3<unsigned int, double, long long>{a.a0 + b.a0, a.a1 + b.a1, a.a2 + b.a2}".into()
-    }
-}
-impl Associative for Sum3 {}
-impl Monoid<Triple> for Sum3 {
-    fn identity(&self) -> Triple {
-        (0, 0.0, 0)
     }
 }
 

@@ -11,6 +11,8 @@
 
 mod common;
 
+use common::{MinMax, Sum3};
+
 use cuprim::ops::{Associative, BinaryOp, Cast, Max, Min, Monoid};
 use cuprim::prelude::*;
 use rand::Rng;
@@ -49,43 +51,6 @@ impl Associative for CountSum {}
 impl Monoid<(u32, f32)> for CountSum {
     fn identity(&self) -> (u32, f32) {
         (0, -0.0)
-    }
-}
-
-/// (min, max) of f32 in one pass.
-#[derive(Clone, Copy, Debug)]
-struct MinMax;
-impl BinaryOp<(f32, f32)> for MinMax {
-    fn apply(&self, a: (f32, f32), b: (f32, f32)) -> (f32, f32) {
-        (a.0.min(b.0), a.1.max(b.1))
-    }
-    fn cuda_expr(&self) -> String {
-        "cuprim_t2<float, float>{fminf(a.a0, b.a0), fmaxf(a.a1, b.a1)}".into()
-    }
-}
-impl Associative for MinMax {}
-impl Monoid<(f32, f32)> for MinMax {
-    fn identity(&self) -> (f32, f32) {
-        (f32::INFINITY, f32::NEG_INFINITY)
-    }
-}
-
-/// Sums of (u32, f64, i64).
-#[derive(Clone, Copy, Debug)]
-struct Sum3;
-type Triple = (u32, f64, i64);
-impl BinaryOp<Triple> for Sum3 {
-    fn apply(&self, a: Triple, b: Triple) -> Triple {
-        (a.0.wrapping_add(b.0), a.1 + b.1, a.2.wrapping_add(b.2))
-    }
-    fn cuda_expr(&self) -> String {
-        "cuprim_t3<unsigned int, double, long long>{a.a0 + b.a0, a.a1 + b.a1, a.a2 + b.a2}".into()
-    }
-}
-impl Associative for Sum3 {}
-impl Monoid<Triple> for Sum3 {
-    fn identity(&self) -> Triple {
-        (0, 0.0, 0)
     }
 }
 

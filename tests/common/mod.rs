@@ -600,3 +600,40 @@ impl cuprim::ops::Monoid<u64> for Compose {
         1 << 32
     }
 }
+
+/// (min, max) of f32 pairs: a tuple monoid (keyed reductions, tuple scans).
+#[derive(Clone, Copy, Debug)]
+pub struct MinMax;
+impl cuprim::ops::BinaryOp<(f32, f32)> for MinMax {
+    fn apply(&self, a: (f32, f32), b: (f32, f32)) -> (f32, f32) {
+        (a.0.min(b.0), a.1.max(b.1))
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t2<float, float>{fminf(a.a0, b.a0), fmaxf(a.a1, b.a1)}".into()
+    }
+}
+impl cuprim::ops::Associative for MinMax {}
+impl cuprim::ops::Monoid<(f32, f32)> for MinMax {
+    fn identity(&self) -> (f32, f32) {
+        (f32::INFINITY, f32::NEG_INFINITY)
+    }
+}
+
+/// (count, sum, sum) of (u32, f64, i64): a triple monoid.
+#[derive(Clone, Copy, Debug)]
+pub struct Sum3;
+pub type Triple = (u32, f64, i64);
+impl cuprim::ops::BinaryOp<Triple> for Sum3 {
+    fn apply(&self, a: Triple, b: Triple) -> Triple {
+        (a.0.wrapping_add(b.0), a.1 + b.1, a.2.wrapping_add(b.2))
+    }
+    fn cuda_expr(&self) -> String {
+        "cuprim_t3<unsigned int, double, long long>{a.a0 + b.a0, a.a1 + b.a1, a.a2 + b.a2}".into()
+    }
+}
+impl cuprim::ops::Associative for Sum3 {}
+impl cuprim::ops::Monoid<Triple> for Sum3 {
+    fn identity(&self) -> Triple {
+        (0, 0.0, 0)
+    }
+}
