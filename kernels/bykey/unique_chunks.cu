@@ -22,10 +22,12 @@
 // unique_count, which writes none).
 
 constexpr int UC_WARPS = CUPRIM_BLOCK / 32;
-// A lane's consecutive keys: 32 bytes of them, and whole vectors of the
-// input's widest buffer.
+// A lane's consecutive keys: 32 bytes of them (16 of keys under 4 bytes,
+// whose two tiles in flight would not fit the registers unpacked), and
+// whole vectors of the input's widest buffer.
 constexpr int UC_VEC = cuprim_x_items<In0>();
-constexpr int UC_ITEMS = 32 / (int)sizeof(K) > UC_VEC ? 32 / (int)sizeof(K) : UC_VEC;
+constexpr int UC_LANE_BYTES = sizeof(K) >= 4 ? 32 : 16;
+constexpr int UC_ITEMS = UC_LANE_BYTES / (int)sizeof(K) > UC_VEC ? UC_LANE_BYTES / (int)sizeof(K) : UC_VEC;
 static_assert(UC_ITEMS % UC_VEC == 0 && UC_ITEMS <= 32, "whole vectors; one 32-bit mask of flags per lane");
 constexpr int UC_TILE = CUPRIM_BLOCK * UC_ITEMS;
 static_assert(UC_CAP == 0 || UC_CAP >= UC_TILE, "a tile's heads fit the array that stages them");
@@ -45,28 +47,37 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const bool vectors = m == 0 || m == CUPRIM_X_ANY;
     int buf = 0;
 
-    // The heads of tile [tb, tb + UC_TILE) of the chunk: put(place, key)
-    // for each, its place counted from `before` (the chunk's heads before
-    // the tile). Returns the tile's head count. Every thread calls it.
-    auto tile = [&](u64 tb, u64 before, auto put) -> u64 {
+    // A lane's keys of tile [tb, tb + UC_TILE) of the chunk, as the vectors
+    // they are loaded in (kept packed: 8 registers for 32 u8 keys), and
+    // (lane 0) the key before the warp's stretch. Split from `rank` so the
+    // stream below can issue the next tile's loads before ranking this one.
+    typedef cuprim_arr<K, UC_VEC> Vec;
+    constexpr int UC_VECS = UC_ITEMS / UC_VEC;
+    auto load = [&](u64 tb, Vec (&x)[UC_VECS], K& before) {
         const u64 e = tb + (u64)threadIdx.x * UC_ITEMS;
-        K x[UC_ITEMS];
         if (vectors && e + UC_ITEMS <= c1) {
 #pragma unroll
-            for (int c = 0; c < UC_ITEMS / UC_VEC; c++) {
-                const cuprim_arr<K, UC_VEC> v = keys.template load_n<UC_VEC>(e + c * UC_VEC);
-#pragma unroll
-                for (int k = 0; k < UC_VEC; k++) x[c * UC_VEC + k] = v.v[k];
-            }
+            for (int c = 0; c < UC_VECS; c++) x[c] = keys.template load_n<UC_VEC>(e + c * UC_VEC);
         } else {
 #pragma unroll
             for (int k = 0; k < UC_ITEMS; k++)
-                if (e + k < c1) x[k] = keys.load(e + k);
+                if (e + k < c1) x[k / UC_VEC].v[k % UC_VEC] = keys.load(e + k);
         }
+        if (lane == 0 && e > 0 && e < c1) before = keys.load(e - 1);
+    };
+
+    // The heads among a tile's loaded keys: put(place, key) for each, its
+    // place counted from `before` (the chunk's heads before the tile).
+    // Returns the tile's head count. Every thread calls it.
+    auto rank = [&](u64 tb, const Vec (&xv)[UC_VECS], K before_warp, u64 before, auto put) -> u64 {
+        const u64 e = tb + (u64)threadIdx.x * UC_ITEMS;
+        K x[UC_ITEMS];
+#pragma unroll
+        for (int k = 0; k < UC_ITEMS; k++) x[k] = xv[k / UC_VEC].v[k % UC_VEC];
         // The key before the lane's first: the lane before's last, or for
         // a warp's first lane the key before the warp's stretch.
         K prev = cuprim_shfl_up(x[UC_ITEMS - 1], 1);
-        if (lane == 0 && e > 0 && e < c1) prev = keys.load(e - 1);
+        if (lane == 0) prev = before_warp;
         u32 flags = 0;
 #pragma unroll
         for (int k = 0; k < UC_ITEMS; k++) {
@@ -92,13 +103,33 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         return total;
     };
 
+    // A whole tile, loaded and ranked.
+    auto tile = [&](u64 tb, u64 before, auto put) -> u64 {
+        Vec x[UC_VECS];
+        K b = K();
+        load(tb, x, b);
+        return rank(tb, x, b, before, put);
+    };
+
     // Stream the chunk, keeping heads while they fit.
+    // Each tile's loads are issued before the tile before is ranked (two
+    // tiles in flight per block: the ranking's barrier no longer drains
+    // the loads).
     u64 found = 0, kept = 0, overflow_from = c1;
+    Vec x[UC_VECS];
+    K xb = K();
+    if (c0 < c1) load(c0, x, xb);
     for (u64 tb = c0; tb < c1; tb += UC_TILE) {
+        Vec nx[UC_VECS];
+        K nb = K();
+        if (tb + UC_TILE < c1) load(tb + UC_TILE, nx, nb);
         const bool keep = UC_CAP > 0 && overflow_from == c1;
-        found += tile(tb, found, [&](u64 place, const K& key) {
+        found += rank(tb, x, xb, found, [&](u64 place, const K& key) {
             if (keep && place < (u64)UC_CAP) heads[place] = key;
         });
+#pragma unroll
+        for (int c = 0; c < UC_VECS; c++) x[c] = nx[c];
+        xb = nb;
         if (keep) {
             if (found <= (u64)UC_CAP) {
                 kept = found;
