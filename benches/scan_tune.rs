@@ -85,8 +85,8 @@ fn by_key_chunks(dev: &Device) {
             ..Chunks::default()
         },
     )];
-    for log in 14..=16 {
-        for shape in [None, Some((128, 16, 4)), Some((256, 16, 2))] {
+    for log in 14..=18 {
+        for shape in [None, Some((256, 16, 2))] {
             let name = format!("chunk 2^{log}{}", shape.map_or(String::new(), |(b, i, m)| format!(" {b}x{i}@{m}")));
             rows.push((
                 name,

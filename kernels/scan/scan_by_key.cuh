@@ -65,56 +65,6 @@ template <typename X> __device__ __forceinline__ void sbk_stage_x(const X& src, 
     }
 }
 
-// A whole tile of an input expression held in registers between its
-// loads and its staging (scan_by_key_chunks.cu issues the next tile's
-// loads before working on the current one): the vector loads of
-// sbk_stage_x when the tile is whole and the buffers are at a vector
-// boundary there; otherwise nothing is held and `stage` loads one element
-// at a time.
-template <typename X> struct SbkFetch {
-    typedef typename X::item V;
-    typedef cuprim_arr<V, cuprim_x_items<X>()> Vec;
-    static constexpr int VEC = cuprim_x_items<X>();
-    static constexpr int VECS = SBK_TILE / VEC, PER = (VECS + CUPRIM_BLOCK - 1) / CUPRIM_BLOCK;
-    // Held as 32-bit words, so narrow elements stay packed (a vector of
-    // 16 u8 in 4 registers, not 16).
-    static constexpr int WORDS = (sizeof(Vec) + 3) / 4;
-    u32 raw[PER][WORDS];
-    bool held;
-
-    __device__ __forceinline__ void fetch(const X& src, u64 base, bool whole) {
-        const u32 m = src.template misalign<VEC>();
-        held = whole && SBK_TILE % VEC == 0 && (m == 0 || m == CUPRIM_X_ANY);
-        if (held) {
-#pragma unroll
-            for (int j = 0; j < PER; j++) {
-                const int v = j * CUPRIM_BLOCK + threadIdx.x;
-                if (VECS % CUPRIM_BLOCK == 0 || v < VECS) {
-                    const Vec x = src.template load_n<VEC>(base + (u64)v * VEC);
-                    memcpy(raw[j], &x, sizeof(Vec));
-                }
-            }
-        }
-    }
-
-    __device__ __forceinline__ void stage(const X& src, u64 base, V* smem, int valid) const {
-        if (held) {
-#pragma unroll
-            for (int j = 0; j < PER; j++) {
-                const int v = j * CUPRIM_BLOCK + threadIdx.x;
-                if (VECS % CUPRIM_BLOCK == 0 || v < VECS) {
-                    Vec x;
-                    memcpy(&x, raw[j], sizeof(Vec));
-#pragma unroll
-                    for (int k = 0; k < VEC; k++) smem[sbk_pad<V>(v * VEC + k)] = x.v[k];
-                }
-            }
-        } else {
-            for (int i = threadIdx.x; i < valid; i += CUPRIM_BLOCK) smem[sbk_pad<V>(i)] = src.load(base + i);
-        }
-    }
-};
-
 struct SegPair {
     T v;
     u32 head;
@@ -161,36 +111,6 @@ __device__ __forceinline__ void sbk_pairs(const In0& keys, const K* skeys, const
             items[k] = SegOp::identity();
         }
     }
-}
-
-// sbk_pairs with the heads as one bit each (bit k: items k's head), the
-// values apart: fewer live registers where a second tile waits in them.
-__device__ __forceinline__ u32 sbk_values_heads(const In0& keys, const K* skeys, const T* svals, u64 base, int valid,
-                                                T (&v)[CUPRIM_ITEMS]) {
-    static_assert(CUPRIM_ITEMS <= 32, "a thread's heads in one word");
-    const int first = threadIdx.x * CUPRIM_ITEMS;
-    K prev = first == 0 ? (base > 0 ? keys.load(base - 1) : K()) : skeys[sbk_pad<K>(first - 1)];
-    u32 heads = 0;
-#pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        const int i = first + k;
-        if (i < valid) {
-            const K key = skeys[sbk_pad<K>(i)];
-            v[k] = svals[sbk_pad<T>(i)];
-            if (base + i == 0 || key != prev) heads |= 1u << k;
-            prev = key;
-        } else {
-            v[k] = ScanOp::identity();
-        }
-    }
-    return heads;
-}
-
-__device__ __forceinline__ SegPair sbk_pair(T v, u32 heads, int k) {
-    SegPair p;
-    p.v = v;
-    p.head = (heads >> k) & 1u;
-    return p;
 }
 
 // The staged tile of outputs (`valid` of them) to out[base...]: 16-byte

@@ -53,41 +53,26 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // every thread; `have` false before the first tile.
     SegPair carry = SegOp::identity();
     bool have = false;
-    // Each tile's loads are issued before the tile before is scanned: they
-    // wait in registers while it is (two tiles in flight per block).
-    // Not for 8-byte elements: their registers would halve the resident blocks.
-    constexpr bool PREFETCH = sizeof(K) <= 4 && sizeof(T) <= 4;
-    SbkFetch<In0> fk;
-    SbkFetch<In1> fv;
-    if (PREFETCH) {
-        fk.fetch(keys, c0, c1 - c0 >= (u64)SBK_TILE);
-        fv.fetch(values, c0, c1 - c0 >= (u64)SBK_TILE);
-    }
     for (u64 base = c0; base < c1; base += SBK_TILE) {
         const int valid = c1 - base < (u64)SBK_TILE ? (int)(c1 - base) : SBK_TILE;
         if (base != c0) __syncthreads();  // the previous tile's store is done with svals
-        if (PREFETCH) {
-            fk.stage(keys, base, skeys, valid);
-            fv.stage(values, base, svals, valid);
-        } else {
-            sbk_stage_x(keys, base, skeys, valid, valid == SBK_TILE);
-            sbk_stage_x(values, base, svals, valid, valid == SBK_TILE);
-        }
-        const u64 next = base + SBK_TILE;
-        if (PREFETCH && next < c1) {
-            fk.fetch(keys, next, c1 - next >= (u64)SBK_TILE);
-            fv.fetch(values, next, c1 - next >= (u64)SBK_TILE);
-        }
+        const bool whole = valid == SBK_TILE;
+        sbk_stage_x(keys, base, skeys, valid, whole);
+        sbk_stage_x(values, base, svals, valid, whole);
         __syncthreads();
 
-        T items[CUPRIM_ITEMS];
-        const u32 heads = sbk_values_heads(keys, skeys, svals, base, valid, items);
-        SegPair thread_total = sbk_pair(items[0], heads, 0);
+        SegPair items[CUPRIM_ITEMS];
+        sbk_pairs(keys, skeys, svals, base, valid, items);
+        SegPair thread_total = items[0];
 #pragma unroll
-        for (int k = 1; k < CUPRIM_ITEMS; k++) thread_total = SegOp::apply(thread_total, sbk_pair(items[k], heads, k));
+        for (int k = 1; k < CUPRIM_ITEMS; k++) thread_total = SegOp::apply(thread_total, items[k]);
         // Until the chunk has met a head: where its first one is.
         if (!(have && carry.head)) {
-            if (heads != 0) atomicMin(&s_first_head, (u32)(base - c0) + first + (__ffs(heads) - 1));
+            int head = -1;
+#pragma unroll
+            for (int k = CUPRIM_ITEMS - 1; k >= 0; k--)
+                if (items[k].head) head = k;
+            if (head >= 0) atomicMin(&s_first_head, (u32)(base - c0) + first + head);
         }
 
         // Block scan of the thread totals, no look-back: two barriers.
@@ -114,8 +99,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         }
 #pragma unroll
         for (int k = 0; k < CUPRIM_ITEMS; k++) {
-            const SegPair item = sbk_pair(items[k], heads, k);
-            run = h ? SegOp::apply(run, item) : item;
+            run = h ? SegOp::apply(run, items[k]) : items[k];
             h = true;
             if (first + k < valid) svals[sbk_pad<T>(first + k)] = run.v;
         }
