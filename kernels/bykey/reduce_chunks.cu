@@ -136,22 +136,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #endif
     int buf = 0;
 
-    // Tile [tb, tb + RC_TILE) of the chunk. `run` is the chunk's pair before
-    // the tile (`has` false before the chunk's first element), the tile's
-    // folded onto it on return. put(j, key, closed, empty) for each head, j
-    // its index in the chunk, closed the fold of the chunk's values of the
-    // run it closes (empty: none, the chunk starts with this head; run
-    // lengths: its length, or for the chunk's first head its position). Every
-    // thread calls it. with_values: RcWith<false> reads no values (reduce:
-    // only the head count of `run` is then meaningful; run lengths read none
-    // either way).
-    auto tile = [&](u64 tb, RcPair& run, bool& has, auto put, auto with_values) {
-        constexpr bool WITH_VALUES = decltype(with_values)::value;
-        // Offsets within the tile in 32 bits (a chunk is far shorter than 2^32).
+    // A lane's keys of tile [tb, tb + RC_TILE) and (lane 0) the key before
+    // its first. Split from `tile_of` so that run lengths can issue a
+    // tile's key loads before the tile before is ranked.
+    auto load_keys = [&](u64 tb, K (&x)[RC_ITEMS], K& before) {
         const u32 rem = (u32)(c1 - tb), mine_at = threadIdx.x * RC_ITEMS;
         const u64 e = tb + mine_at;
         const int valid = mine_at < rem ? (rem - mine_at < (u32)RC_ITEMS ? (int)(rem - mine_at) : RC_ITEMS) : 0;
-        K x[RC_ITEMS];
         if (kvec && valid == RC_ITEMS) {
 #pragma unroll
             for (int c = 0; c < RC_ITEMS / RC_KVEC; c++) {
@@ -163,6 +154,17 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #pragma unroll
             for (int k = 0; k < RC_ITEMS; k++) x[k] = k < valid ? keys.load(e + k) : K();
         }
+        if (lane == 0 && e > 0 && valid > 0) before = keys.load(e - 1);
+    };
+
+    // The tile's ranking and records, its keys loaded (x, before_warp).
+    auto tile_of = [&](u64 tb, const K (&x)[RC_ITEMS], K before_warp, RcPair& run, bool& has, auto put,
+                       auto with_values) {
+        constexpr bool WITH_VALUES = decltype(with_values)::value;
+        // Offsets within the tile in 32 bits (a chunk is far shorter than 2^32).
+        const u32 rem = (u32)(c1 - tb), mine_at = threadIdx.x * RC_ITEMS;
+        const u64 e = tb + mine_at;
+        const int valid = mine_at < rem ? (rem - mine_at < (u32)RC_ITEMS ? (int)(rem - mine_at) : RC_ITEMS) : 0;
 #if !RC_LENGTHS
         V v[RC_ITEMS];
         if constexpr (!WITH_VALUES) {
@@ -184,7 +186,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         // warp's first lane the key before the warp's stretch (the chunk
         // before's last, at the chunk's start).
         K prev = cuprim_shfl_up(x[RC_ITEMS - 1], 1);
-        if (lane == 0 && e > 0 && valid > 0) prev = keys.load(e - 1);
+        if (lane == 0) prev = before_warp;
         u32 flags = 0;
 #pragma unroll
         for (int k = 0; k < RC_ITEMS; k++) {
@@ -272,18 +274,48 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         has = true;
     };
 
+    // Tile [tb, tb + RC_TILE) of the chunk. `run` is the chunk's pair before
+    // the tile (`has` false before the chunk's first element), the tile's
+    // folded onto it on return. put(j, key, closed, empty) for each head, j
+    // its index in the chunk, closed the fold of the chunk's values of the
+    // run it closes (empty: none, the chunk starts with this head; run
+    // lengths: its length, or for the chunk's first head its position). Every
+    // thread calls it. with_values: RcWith<false> reads no values (reduce:
+    // only the head count of `run` is then meaningful; run lengths read none
+    // either way).
+    auto tile = [&](u64 tb, RcPair& run, bool& has, auto put, auto with_values) {
+        K x[RC_ITEMS], b = K();
+        load_keys(tb, x, b);
+        tile_of(tb, x, b, run, has, put, with_values);
+    };
+
     // Stream the chunk, keeping records while they fit; past an overflow, count heads only.
     auto skip = [](u64, const K&, const V&, bool) {};
     RcPair run;
     run.count = 0;  // the head count before the chunk's first element (its value is unset until `has`)
     bool has = false;
     u64 kept = 0, overflow_from = c1, last_heads = c1;
+    // Run lengths of keys of 4 bytes or more issue each tile's key loads
+    // before the tile before is ranked (two tiles in flight per block); the
+    // other modes have no registers to spare for a second tile.
+    constexpr bool PREFETCH = RC_LENGTHS && sizeof(K) >= 4;
+    K x[RC_ITEMS], xb = K();
+    if (PREFETCH) load_keys(c0, x, xb);
     for (u64 tb = c0; tb < c1; tb += RC_TILE) {
+        K nx[RC_ITEMS], nb = K();
+        if (PREFETCH && tb + RC_TILE < c1) load_keys(tb + RC_TILE, nx, nb);
+        // This tile: prefetched, or loaded now.
+        auto pass = [&](auto put, auto with_values) {
+            if (PREFETCH) {
+                tile_of(tb, x, xb, run, has, put, with_values);
+            } else {
+                tile(tb, run, has, put, with_values);
+            }
+        };
         if (overflow_from == c1) {
             // Where a pass over the rest starts, should this tile overflow (read after the look-back's barriers).
             if (threadIdx.x == 0) s_at_overflow = run;
-            tile(
-                tb, run, has,
+            pass(
                 [&](u64 j, const K& key, const V& closed, bool empty) {
                     if (j < (u64)RC_CAP) {
                         s_keys[j] = key;
@@ -299,8 +331,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             }
         } else {
             const C before = run.count;
-            tile(tb, run, has, skip, RcWith<false>());
+            pass(skip, RcWith<false>());
             if (run.count != before) last_heads = tb;
+        }
+        if (PREFETCH) {
+#pragma unroll
+            for (int k = 0; k < RC_ITEMS; k++) x[k] = nx[k];
+            xb = nb;
         }
     }
 #if !RC_LENGTHS
