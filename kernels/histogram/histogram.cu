@@ -240,26 +240,29 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 
     HistRun r{p.nb, 0, 0};
     auto count_run = [&]() {
+#if CUPRIM_HIST_SHARED
+        // Dropped samples and bins outside this launch's window go to the
+        // replica's spare slot (`window`, never read): no branch per run.
+        r.dropped += r.bin == p.nb ? r.run : 0;
+        const u32 b = r.bin - p.bin_base;  // wraps past the window when below it
+        atomicAdd(mine + (b < p.window ? b : p.window), r.run);
+#else
         if (r.bin == p.nb) {
             r.dropped += r.run;
         } else {
-#if CUPRIM_HIST_SHARED
-            const u32 b = r.bin - p.bin_base;  // wraps past the window when below it
-            if (b < p.window) atomicAdd(mine + b, r.run);
-#else
             atomicAdd(sums + r.bin, (C)r.run);
-#endif
         }
+#endif
     };
+    // A new bin ends the run before it (the first call's empty run adds 0).
     auto add = [&](T v) {
         const u32 b = hist_bin(v, p, edges, lut);
-        if (b == r.bin) {
-            r.run++;
-        } else {
-            if (r.run) count_run();
+        if (b != r.bin) {
+            count_run();
             r.bin = b;
-            r.run = 1;
+            r.run = 0;
         }
+        r.run++;
     };
 
     hist_read(in_expr, n, add);
