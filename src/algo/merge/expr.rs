@@ -1,8 +1,10 @@
 //! Merges of input expressions (`ExprOps::merge_with`): both sides read in
 //! place by `kernels/merge/merge_expr.cu` (the merge's tile through each
-//! expression's `load`), keys alone. Set operations of input expressions
-//! (`ExprOps::set_union_with`, ...): `kernels/merge/set.cu`, whose buffer
-//! forms read leaves of the same kind.
+//! expression's `load`), keys alone, or by key (`merge_by_key_with`) with
+//! values from two more expressions. Set operations of input expressions
+//! (`ExprOps::set_union_with`, ..., and by key `set_union_by_key_with`,
+//! ...): `kernels/merge/set.cu`, whose buffer forms read leaves of the same
+//! kind (values from buffers, or from expressions with `CUPRIM_VALUES_X`).
 
 use super::host;
 use super::plan::{fused_merge, merge_policy, Side, MERGE_PATH, MERGE_TILE, PARTITION_BLOCK};

@@ -38,6 +38,12 @@
 //! merge a copy. The host backend cuts the output the same way into
 //! chunks that rayon merges in parallel.
 //!
+//! The expression forms ([`ExprOps::merge_with`](crate::expr::ExprOps::merge_with),
+//! [`ExprOps::merge_by_key_with`](crate::expr::ExprOps::merge_by_key_with)
+//! and their `_by` forms) read their inputs, keys and values, in place
+//! (`kernels/merge/merge_expr.cu`: the same tiles staged from the
+//! expressions' loads); four plain buffers by key take the kernels above.
+//!
 //! The same kernels' module holds the stable merge sort behind
 //! [`sort_by`](crate::algo::sort::SortMutOps::sort_by) and
 //! [`sort_pairs_by`](crate::algo::sort::SortMutOps::sort_pairs_by): one

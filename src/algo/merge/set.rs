@@ -48,7 +48,10 @@
 //! difference, the shorter for the intersection, `self` for the
 //! difference) and shortened to the count, read back once. The
 //! expression forms ([`ExprOps::set_union_with`](crate::expr::ExprOps::set_union_with)
-//! and the others) run the same kernels on any two input expressions.
+//! and the others) run the same kernels on any two input expressions; the
+//! by-key ones ([`ExprOps::set_union_by_key_with`](crate::expr::ExprOps::set_union_by_key_with)
+//! and the others) on key and value expressions, values in buffers read as
+//! the buffer forms read them, any other values through their expressions.
 
 use super::plan::{MERGE_PATH, MERGE_TILE, PARTITION_BLOCK};
 use crate::algo::lookback::{Lookback, LOOKBACK};
