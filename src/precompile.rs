@@ -310,6 +310,87 @@ where
     run(target, crate::algo::merge::expr::set_expr_specs(arch_of(target), a, b, &cmp))
 }
 
+/// The merge kernels of keys `a` with values `va` and keys `b` with values
+/// `vb`, all input expressions, keys sorted by `cmp` (what
+/// `merge_by_key_with` and `merge_by_key_with_by` of them run: four plain
+/// buffers take the buffers' key-value module, any other inputs the
+/// expression merge with values).
+///
+/// ```
+/// use cuprim::cmp::Less;
+/// use cuprim::ops::Square;
+/// use cuprim::precompile::{precompile_expr_merge_by_key, Target};
+/// use cuprim::prelude::*;
+/// let host = Device::host();
+/// let (a, b) = (counting(&host, 0u32, 3, 0), counting(&host, 0u32, 4, 0));
+/// let vb = DeviceVec::<f64>::zeros(&host, 0)?;
+/// let va = constant(&host, 1.5f64, 0);
+/// for report in precompile_expr_merge_by_key(Target::Arch(90), &a, &va, &b.map(Square), &vb.lazy(), Less).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_merge_by_key<A, VA, B, VB, C>(
+    target: Target<'_>,
+    a: &A,
+    va: &VA,
+    b: &B,
+    vb: &VB,
+    cmp: C,
+) -> Result<Vec<KernelReport>>
+where
+    A: crate::expr::Expr,
+    A::Item: Element,
+    VA: crate::expr::Expr,
+    VA::Item: Element,
+    B: crate::expr::Expr<Item = A::Item>,
+    VB: crate::expr::Expr<Item = VA::Item>,
+    C: Comparator<A::Item>,
+{
+    run(
+        target,
+        vec![crate::algo::merge::expr::expr_pairs_spec(arch_of(target), (a, va), (b, vb), &cmp)],
+    )
+}
+
+/// The set-operation kernels by key of keys `a` with values `va` and keys
+/// `b` with values `vb`, all input expressions, keys sorted by `cmp` (what
+/// `set_union_by_key_with`, `set_intersection_by_key_with`,
+/// `set_difference_by_key_with`, `set_symmetric_difference_by_key_with`
+/// and their `_by` forms of them run; the intersection and the difference
+/// take no `vb`): every operation, with `u32` output counts and with the
+/// `u64` ones of inputs of 2^31 elements or more. Values in plain buffers
+/// take the buffer forms' values module, other values the module that
+/// reads them through their expressions.
+///
+/// ```
+/// use cuprim::cmp::Less;
+/// use cuprim::ops::Square;
+/// use cuprim::precompile::{precompile_expr_set_by_key, Target};
+/// use cuprim::prelude::*;
+/// let host = Device::host();
+/// let (a, b) = (counting(&host, 0u32, 1, 0).map(Square), counting(&host, 0u32, 4, 0));
+/// let (va, vb) = (counting(&host, 0u64, 1, 0), constant(&host, 7u64, 0));
+/// for report in precompile_expr_set_by_key(Target::Arch(90), &a, &va, &b, &vb, Less).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// ```
+pub fn precompile_expr_set_by_key<A, VA, B, VB, C>(target: Target<'_>, a: &A, va: &VA, b: &B, vb: &VB, cmp: C) -> Result<Vec<KernelReport>>
+where
+    A: crate::expr::Expr,
+    A::Item: Element,
+    VA: crate::expr::Expr,
+    VA::Item: Element,
+    B: crate::expr::Expr<Item = A::Item>,
+    VB: crate::expr::Expr<Item = VA::Item>,
+    C: Comparator<A::Item>,
+{
+    run(
+        target,
+        crate::algo::merge::expr::set_by_key_expr_specs(arch_of(target), (a, va), (b, vb), &cmp),
+    )
+}
+
 /// The search kernels with queries from an input expression (every mode,
 /// `u32` and `u64` indices: what `lower_bound_in`, `upper_bound_in`,
 /// `binary_search_in` and `search_in_with` of it run) in data sorted by

@@ -320,6 +320,83 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
     );
     job(
         jobs,
+        format!("sm_{arch} fused: merge and set operations by key (values from expressions)"),
+        move || {
+            use cuprim::precompile::{precompile_expr_merge_by_key, precompile_expr_set_by_key};
+            let host = Device::host();
+            let a = DeviceVec::<f32>::zeros(&host, 0)?;
+            let b = DeviceVec::<f32>::zeros(&host, 0)?;
+            let d = DeviceVec::<f64>::zeros(&host, 0)?;
+            let i = DeviceVec::<u32>::zeros(&host, 0)?;
+            let c = DeviceVec::<u8>::zeros(&host, 0)?;
+            let h = DeviceVec::<f16>::zeros(&host, 0)?;
+            // 4-byte keys and values (256 x 11 tiles), 8-byte ones (512 x 7
+            // for the merge, 256 x 7 for the sets), 1- and 2-byte keys with
+            // 8-byte values; values as counting sequences, maps,
+            // permutations, constants and buffers beside expressions.
+            let mut r = precompile_expr_merge_by_key(
+                t,
+                &a.map(Negate).permute(&i),
+                &counting(&host, 0u32, 1, 0),
+                &b.lazy(),
+                &i.lazy(),
+                Greater,
+            )?;
+            r.extend(precompile_expr_merge_by_key(
+                t,
+                &counting(&host, 0u64, 3, 0),
+                &d.map(Negate),
+                &counting(&host, 1u64, 2, 0),
+                &d.permute(&i),
+                Less,
+            )?);
+            r.extend(precompile_expr_merge_by_key(
+                t,
+                &c.lazy(),
+                &d.map(Negate),
+                &c.map(Square),
+                &d.lazy(),
+                Less,
+            )?);
+            r.extend(precompile_expr_merge_by_key(
+                t,
+                &h.map(Negate),
+                &counting(&host, 0u64, 1, 0),
+                &h.lazy(),
+                &constant(&host, 5u64, 0),
+                Less,
+            )?);
+            r.extend(precompile_expr_set_by_key(
+                t,
+                &a.map(Negate).permute(&i),
+                &counting(&host, 0u32, 1, 0),
+                &b.lazy(),
+                &i.map(Square),
+                Greater,
+            )?);
+            r.extend(precompile_expr_set_by_key(
+                t,
+                &counting(&host, 0u64, 3, 0),
+                &d.map(Negate),
+                &counting(&host, 1u64, 2, 0),
+                &d.permute(&i),
+                Less,
+            )?);
+            // a's values a buffer: the buffer forms' values module for the
+            // intersection and the difference.
+            r.extend(precompile_expr_set_by_key(
+                t,
+                &c.lazy(),
+                &d.lazy(),
+                &c.map(Square),
+                &d.map(Negate),
+                Less,
+            )?);
+            Ok(r)
+        },
+    );
+    job(
+        jobs,
         format!("sm_{arch} fused: find_first / any / all, vote, quantify, select_one"),
         move || {
             use cuprim::precompile::precompile_expr_collectives;

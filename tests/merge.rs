@@ -590,6 +590,177 @@ fn expression_inputs() {
     }
 }
 
+/// Merges by key of input expressions (`merge_by_key_with`,
+/// `merge_by_key_with_by`): keys a map and a permutation, values a counting
+/// sequence, a map and a permuted buffer (and four plain buffers, which
+/// take the buffers' kernels), against `merge_by_key` of the collected
+/// vectors, bit for bit, and the sequential reference; sizes from empty
+/// sides to several tiles, few distinct keys (ties within and across the
+/// sides, values recording the stability), `u32` and `f64` values (the two
+/// tile shapes).
+#[test]
+fn expression_inputs_by_key() {
+    use cuprim::ops::{Negate, Square};
+    let (mut r, seed) = rng("merge_expressions_by_key");
+    let t = tile_elements::<i32, u32>(true, 0);
+    let t8 = tile_elements::<i32, f64>(true, 0);
+    let mut sizes = vec![
+        (0usize, 0usize),
+        (0, 5),
+        (1, 0),
+        (1, 1),
+        (3, 4),
+        (t - 1, t + 2),
+        (t8 + 1, 2 * t8 - 1),
+        (3 * t + 5, 2 * t - 7),
+        (50_000, 20_011),
+    ];
+    if !cfg!(debug_assertions) {
+        sizes.push((
+            WARP_PARTITION_TILES as usize * t / 2 + 17,
+            WARP_PARTITION_TILES as usize * t / 2 + 3,
+        ));
+    }
+    for (na, nb) in capped_pairs(&sizes) {
+        for range in [7u64, 1 << 20] {
+            // a: descending keys read negated (ascending); b: ascending keys
+            // stored reversed, read through a permutation that reverses them
+            // (its values the same way).
+            let mut a: Vec<i32> = (0..na).map(|_| (r.next_u64() % range) as i32).collect();
+            a.sort_by(|x, y| y.cmp(x));
+            let mut b: Vec<i32> = (0..nb).map(|_| -((r.next_u64() % range) as i32)).collect();
+            b.sort();
+            let rev: Vec<u32> = (0..nb as u32).rev().collect();
+            let b_stored: Vec<i32> = b.iter().rev().copied().collect();
+            let vb: Vec<u32> = positions(na, nb);
+            let vb_stored: Vec<u32> = vb.iter().rev().copied().collect();
+            let fb: Vec<f64> = random_vec(&mut r, nb);
+            let fb_stored: Vec<f64> = fb.iter().rev().copied().collect();
+            let want_a: Vec<i32> = a.iter().map(|x| -x).collect();
+            let pos = reference(&want_a, &b, |x, y| x < y);
+            for dev in devices() {
+                let c = ctx(
+                    &dev,
+                    &format!("merge_by_key_with of expressions (keys below {range})"),
+                    na + nb,
+                    seed,
+                );
+                let up = |x: &[i32]| DeviceVec::from_slice(&dev, x).unwrap();
+                let (da, db) = (up(&a), up(&b_stored));
+                let idx = DeviceVec::from_slice(&dev, &rev).unwrap();
+                let dvb = DeviceVec::from_slice(&dev, &vb_stored).unwrap();
+                let dfb = DeviceVec::from_slice(&dev, &fb_stored).unwrap();
+                // u32 values: positions (a's counted, b's permuted).
+                let (k, v) = da
+                    .map(Negate)
+                    .merge_by_key_with(counting(&dev, 0u32, 1, na), db.permute(&idx), dvb.permute(&idx))
+                    .unwrap_or_else(|e| panic!("{c}: {e}"));
+                let (k, v) = (k.to_vec().unwrap(), v.to_vec().unwrap());
+                assert_same(&k, &pick(&want_a, &b, &pos), &c);
+                assert_same(&v, &pos.iter().map(|&p| p as u32).collect::<Vec<_>>(), &c);
+                let ca = da.map(Negate).collect().unwrap();
+                let cb = db.permute(&idx).collect().unwrap();
+                let (ck, cv) = ca
+                    .merge_by_key(
+                        &counting(&dev, 0u32, 1, na).collect().unwrap(),
+                        &cb,
+                        &dvb.permute(&idx).collect().unwrap(),
+                    )
+                    .unwrap();
+                assert_same(&k, &ck.to_vec().unwrap(), &c);
+                assert_same(&v, &cv.to_vec().unwrap(), &c);
+                // f64 values: a map of a counting sequence and a permuted
+                // buffer (8-byte tiles), against the buffer form.
+                let fa = counting(&dev, 0.5f64, 1.0, na).map(Square);
+                let (k, v) = da
+                    .map(Negate)
+                    .merge_by_key_with(fa, db.permute(&idx), dfb.permute(&idx))
+                    .unwrap_or_else(|e| panic!("{c}: {e}"));
+                let (ck, cv) = ca
+                    .merge_by_key(&fa.collect().unwrap(), &cb, &dfb.permute(&idx).collect().unwrap())
+                    .unwrap();
+                assert_same(&k.to_vec().unwrap(), &ck.to_vec().unwrap(), &c);
+                assert_same(&v.to_vec().unwrap(), &cv.to_vec().unwrap(), &c);
+                // Descending by Greater: a's keys as stored, b's negated.
+                let (k, v) = da
+                    .lazy()
+                    .merge_by_key_with_by(
+                        counting(&dev, 0u32, 1, na),
+                        db.permute(&idx).map(Negate),
+                        &dvb.permute(&idx).collect().unwrap(),
+                        Greater,
+                    )
+                    .unwrap();
+                let neg_b: Vec<i32> = b.iter().map(|x| -x).collect();
+                let gpos = reference(&a, &neg_b, |x, y| x > y);
+                assert_same(&k.to_vec().unwrap(), &pick(&a, &neg_b, &gpos), &c);
+                assert_same(&v.to_vec().unwrap(), &gpos.iter().map(|&p| p as u32).collect::<Vec<_>>(), &c);
+                // Four plain buffers: the buffers' kernels, the same result.
+                let va = counting(&dev, 0u32, 1, na).collect().unwrap();
+                let cvb = dvb.permute(&idx).collect().unwrap();
+                let (k, v) = ca.lazy().merge_by_key_with(&va, &cb, &cvb).unwrap();
+                let (ck, cv) = ca.merge_by_key(&va, &cb, &cvb).unwrap();
+                assert_same(&k.to_vec().unwrap(), &ck.to_vec().unwrap(), &c);
+                assert_same(&v.to_vec().unwrap(), &cv.to_vec().unwrap(), &c);
+                assert_eq!(da.to_vec().unwrap(), a, "{c}: the input changed");
+            }
+        }
+    }
+}
+
+/// The by-key expression forms' errors: values not as many as their keys
+/// (`LengthMismatch`, either side, both comparator forms) and a permuted
+/// buffer of values with an index out of range (`IndexOutOfBounds`,
+/// either side): errors, not faults, and the inputs are intact.
+#[test]
+fn expression_inputs_by_key_errors() {
+    for dev in devices() {
+        let ka = DeviceVec::from_slice(&dev, &[1u32, 2, 3]).unwrap();
+        let va = DeviceVec::from_slice(&dev, &[10i8, 20, 30]).unwrap();
+        let kb = counting(&dev, 0u32, 2, 4);
+        let mismatch = |r: Result<(DeviceVec<u32>, DeviceVec<i8>)>| matches!(r, Err(Error::LengthMismatch { .. }));
+        let short = va.slice(..2).unwrap();
+        assert!(mismatch(ka.lazy().merge_by_key_with(&short, kb, constant(&dev, 1i8, 4))));
+        assert!(mismatch(ka.lazy().merge_by_key_with(&va, kb, constant(&dev, 1i8, 3))));
+        assert!(mismatch(ka.lazy().merge_by_key_with_by(&va, kb, constant(&dev, 1i8, 5), Greater)));
+        assert!(mismatch(ka.map(cuprim::ops::Identity).merge_by_key_with_by(
+            counting(&dev, 0i8, 1, 4),
+            kb,
+            constant(&dev, 1i8, 4),
+            Less
+        )));
+        let bad = DeviceVec::from_slice(&dev, &[0u32, 3, 1]).unwrap();
+        let oob = |r: Result<(DeviceVec<u32>, DeviceVec<i8>)>| matches!(r, Err(Error::IndexOutOfBounds { .. }));
+        assert!(oob(ka.lazy().merge_by_key_with(va.permute(&bad), kb, constant(&dev, 1i8, 4))));
+        let bad4 = DeviceVec::from_slice(&dev, &[0u32, 1, 2, 3]).unwrap();
+        assert!(oob(ka.lazy().merge_by_key_with(&va, kb, va.permute(&bad4))));
+        assert!(oob(ka.lazy().merge_by_key_with_by(&va, kb, va.permute(&bad4), Greater)));
+        // Empty sides are fine.
+        let (k, v) = ka
+            .lazy()
+            .merge_by_key_with(&va, counting(&dev, 0u32, 1, 0), constant(&dev, 0i8, 0))
+            .unwrap();
+        assert_eq!((k.to_vec().unwrap(), v.to_vec().unwrap()), (vec![1, 2, 3], vec![10, 20, 30]));
+        assert_eq!(ka.to_vec().unwrap(), vec![1, 2, 3]);
+        assert_eq!(va.to_vec().unwrap(), vec![10, 20, 30]);
+    }
+    let Some(gpu) = common::cuda() else {
+        common::skip("merge_by_key_with errors", "no GPU for the device-mismatch checks");
+        return;
+    };
+    let host = Device::host();
+    let hk = DeviceVec::from_slice(&host, &[1u32, 2]).unwrap();
+    let gv = DeviceVec::from_slice(&gpu, &[1u8, 2]).unwrap();
+    let r = hk
+        .lazy()
+        .merge_by_key_with(&gv, counting(&host, 0u32, 1, 2), constant(&host, 0u8, 2));
+    assert!(matches!(r, Err(Error::DeviceMismatch { .. })), "{r:?}");
+    let r = hk
+        .lazy()
+        .merge_by_key_with(counting(&host, 0u8, 1, 2), counting(&gpu, 0u32, 1, 2), constant(&host, 0u8, 2));
+    assert!(matches!(r, Err(Error::DeviceMismatch { .. })), "{r:?}");
+}
+
 /// Unsorted inputs and a comparator that is no order: no panic, no error,
 /// an output of the right length whose elements come from the inputs, and
 /// every value still beside its own key.

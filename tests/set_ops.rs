@@ -668,3 +668,248 @@ fn expression_inputs_user_comparator_and_specials() {
         }
     }
 }
+
+/// Runs the by-key expression form of `op` (`set_*_by_key_with`, or
+/// `_with_by` when `by`) on keys `a` with values `va` and keys `b` with
+/// values `vb` (taken by the union and the symmetric difference only).
+#[allow(clippy::type_complexity)]
+fn call_by_key_with<K: Element, V: Element, A: Expr<Item = K>, VA: IntoExpr, B: IntoExpr, VB: IntoExpr, C: Comparator<K>>(
+    (a, va): (&A, VA),
+    (b, vb): (B, VB),
+    op: Op,
+    cmp: C,
+    by: bool,
+) -> cuprim::Result<(DeviceVec<K>, DeviceVec<V>)>
+where
+    VA::Expr: Expr<Item = V>,
+    B::Expr: Expr<Item = K>,
+    VB::Expr: Expr<Item = V>,
+{
+    match (op, by) {
+        (Op::Union, false) => a.set_union_by_key_with(va, b, vb),
+        (Op::Intersection, false) => a.set_intersection_by_key_with(va, b),
+        (Op::Difference, false) => a.set_difference_by_key_with(va, b),
+        (Op::Symmetric, false) => a.set_symmetric_difference_by_key_with(va, b, vb),
+        (Op::Union, true) => a.set_union_by_key_with_by(va, b, vb, cmp),
+        (Op::Intersection, true) => a.set_intersection_by_key_with_by(va, b, cmp),
+        (Op::Difference, true) => a.set_difference_by_key_with_by(va, b, cmp),
+        (Op::Symmetric, true) => a.set_symmetric_difference_by_key_with_by(va, b, vb, cmp),
+    }
+}
+
+/// By-key set operations of input expressions (`set_*_by_key_with`,
+/// `_with_by`): keys a map and a permutation (or a slice and a counting
+/// sequence), values a counting sequence, a map, a permuted buffer or a
+/// buffer on either side, against the buffer form on the collected
+/// vectors, bit for bit, and the by-key reference; every operation, sizes
+/// from empty sides to several tiles of both value widths (4 bytes: 2816
+/// per tile, 8: 1792), all-equal and few distinct keys (runs across
+/// tiles), `Less` and `Greater`.
+#[test]
+fn expression_inputs_by_key() {
+    use cuprim::ops::{Negate, Square};
+    let (mut r, seed) = rng("set_expressions_by_key");
+    let mut sizes = vec![
+        (0usize, 0usize),
+        (0, 5),
+        (1, 0),
+        (1, 1),
+        (3, 4),
+        (2815, 2818),
+        (1793, 3583),
+        (2816 * 3 + 5, 2816 * 2 - 7),
+        (1791, 1),
+        (50_000, 20_011),
+    ];
+    if !cfg!(debug_assertions) {
+        sizes.push((300_001, 299_999));
+    }
+    let cap = common::size_cap();
+    sizes.retain(|&(x, y)| x + y <= cap);
+    for &(na, nb) in &sizes {
+        for range in [1u64, 7, 1 << 20] {
+            // a: descending keys read negated (ascending); b: ascending keys
+            // stored reversed, read through a permutation that reverses them
+            // (their values the same way).
+            let mut a: Vec<i32> = (0..na).map(|_| (r.next_u64() % range) as i32).collect();
+            a.sort_by(|x, y| y.cmp(x));
+            let mut b: Vec<i32> = (0..nb).map(|_| -((r.next_u64() % range) as i32)).collect();
+            b.sort();
+            let rev: Vec<u32> = (0..nb as u32).rev().collect();
+            let b_stored: Vec<i32> = b.iter().rev().copied().collect();
+            let want_a: Vec<i32> = a.iter().map(|x| -x).collect();
+            let neg_b: Vec<i32> = b.iter().map(|x| -x).collect();
+            let pa: Vec<u32> = (0..na as u32).collect();
+            let pb: Vec<u32> = (na as u32..(na + nb) as u32).collect();
+            let pb_stored: Vec<u32> = pb.iter().rev().copied().collect();
+            let fa: Vec<f64> = random_vec(&mut r, na);
+            let fb: Vec<f64> = random_vec(&mut r, nb);
+            let fb_stored: Vec<f64> = fb.iter().rev().copied().collect();
+            for dev in devices() {
+                let da = DeviceVec::from_slice(&dev, &a).unwrap();
+                let db = DeviceVec::from_slice(&dev, &b_stored).unwrap();
+                let idx = DeviceVec::from_slice(&dev, &rev).unwrap();
+                let dpb = DeviceVec::from_slice(&dev, &pb_stored).unwrap();
+                let (dfa, dfb) = (
+                    DeviceVec::from_slice(&dev, &fa).unwrap(),
+                    DeviceVec::from_slice(&dev, &fb_stored).unwrap(),
+                );
+                let (ca, cb) = (da.map(Negate).collect().unwrap(), db.permute(&idx).collect().unwrap());
+                let (cpa, cpb) = (counting(&dev, 0u32, 1, na).collect().unwrap(), dpb.permute(&idx).collect().unwrap());
+                let (cfa, cfb) = (dfa.map(Negate).collect().unwrap(), dfb.permute(&idx).collect().unwrap());
+                for op in OPS {
+                    let c = ctx(&dev, &format!("{op:?} by key with expressions (keys below {range})"), na + nb, seed);
+                    // u32 values: positions, a's counted, b's a permuted buffer.
+                    let (k, v) = call_by_key_with(
+                        (&da.map(Negate), counting(&dev, 0u32, 1, na)),
+                        (db.permute(&idx), dpb.permute(&idx)),
+                        op,
+                        Less,
+                        false,
+                    )
+                    .unwrap_or_else(|e| panic!("{c}: {e}"));
+                    let (k, v) = (k.to_vec().unwrap(), v.to_vec().unwrap());
+                    let (want_k, want_v) = reference_by_key((&want_a, &pa), (&b, &pb), op, |x, y| x < y);
+                    assert_same(&k, &want_k, &c);
+                    assert_same(&v, &want_v, &c);
+                    let (bk, bv) = call_by_key((&ca, &cpa), (&cb, &cpb), op, Less, false).unwrap();
+                    assert_same(&k, &bk.to_vec().unwrap(), &c);
+                    assert_same(&v, &bv.to_vec().unwrap(), &c);
+                    // f64 values (8-byte tiles): a map and a permuted buffer.
+                    let (k, v) = call_by_key_with(
+                        (&da.map(Negate), dfa.map(Negate)),
+                        (db.permute(&idx), dfb.permute(&idx)),
+                        op,
+                        Less,
+                        true,
+                    )
+                    .unwrap_or_else(|e| panic!("{c}: {e}"));
+                    let (bk, bv) = call_by_key((&ca, &cfa), (&cb, &cfb), op, Less, true).unwrap();
+                    assert_same(&k.to_vec().unwrap(), &bk.to_vec().unwrap(), &c);
+                    assert_same(&v.to_vec().unwrap(), &bv.to_vec().unwrap(), &c);
+                    // Descending by Greater: a's keys as stored with a map of
+                    // a counting sequence, b's negated with a buffer.
+                    let (k, v) = call_by_key_with(
+                        (&da.lazy(), counting(&dev, 0u32, 1, na).map(Square)),
+                        (db.permute(&idx).map(Negate), &cpb),
+                        op,
+                        Greater,
+                        true,
+                    )
+                    .unwrap_or_else(|e| panic!("{c}: {e}"));
+                    let sq: Vec<u32> = pa.iter().map(|x| x.wrapping_mul(*x)).collect();
+                    let (want_k, want_v) = reference_by_key((&a, &sq), (&neg_b, &pb), op, |x, y| x > y);
+                    assert_same(&k.to_vec().unwrap(), &want_k, &c);
+                    assert_same(&v.to_vec().unwrap(), &want_v, &c);
+                    // A slice of a map with buffer values against a counting
+                    // sequence with counted values.
+                    if na > 2 {
+                        let s = da.slice(1..na - 1).unwrap();
+                        let step = if range == 1 { 0 } else { 7 };
+                        let sv = cpa.slice(1..na - 1).unwrap();
+                        let (k, v) = call_by_key_with(
+                            (&s.map(Negate), &sv),
+                            (counting(&dev, -1000i32, step, nb), counting(&dev, 7u32, 3, nb)),
+                            op,
+                            Less,
+                            false,
+                        )
+                        .unwrap_or_else(|e| panic!("{c}: {e}"));
+                        let left: Vec<i32> = want_a[1..na - 1].to_vec();
+                        let right: Vec<i32> = (0..nb as i32).map(|i| -1000 + step * i).collect();
+                        let rv: Vec<u32> = (0..nb as u32).map(|i| 7 + 3 * i).collect();
+                        let (want_k, want_v) = reference_by_key((&left, &pa[1..na - 1]), (&right, &rv), op, |x, y| x < y);
+                        assert_same(&k.to_vec().unwrap(), &want_k, &c);
+                        assert_same(&v.to_vec().unwrap(), &want_v, &c);
+                    }
+                }
+                assert_eq!(da.to_vec().unwrap(), a, "the input changed on {dev:?}");
+                assert_same(&dfa.to_vec().unwrap(), &fa, "the values changed");
+            }
+        }
+    }
+    // A user comparator whose classes hold distinct keys: which pairs are
+    // kept shows in both outputs.
+    for &(na, nb) in &[(0usize, 5usize), (7, 0), (33, 40), (2817, 2815), (20_001, 30_000)] {
+        let ua = sorted_by(random_vec::<u32>(&mut r, na), &LowNibble);
+        let ub = sorted_by(random_vec::<u32>(&mut r, nb), &LowNibble);
+        let (fa, fb) = (random_vec::<f64>(&mut r, na), random_vec::<f64>(&mut r, nb));
+        for dev in devices() {
+            let up = |k: &[u32], v: &[f64]| (DeviceVec::from_slice(&dev, k).unwrap(), DeviceVec::from_slice(&dev, v).unwrap());
+            let ((da, dfa), (db, dfb)) = (up(&ua, &fa), up(&ub, &fb));
+            let (cfa, cfb) = (dfa.map(Negate).collect().unwrap(), dfb.map(Negate).collect().unwrap());
+            for op in OPS {
+                let c = ctx(&dev, &format!("{op:?} by key with LowNibble"), na + nb, seed);
+                let (k, v) = call_by_key_with(
+                    (&da.map(cuprim::ops::Identity), dfa.map(Negate)),
+                    (&db, dfb.map(Negate)),
+                    op,
+                    LowNibble,
+                    true,
+                )
+                .unwrap_or_else(|e| panic!("{c}: {e}"));
+                let (bk, bv) = call_by_key((&da, &cfa), (&db, &cfb), op, LowNibble, true).unwrap();
+                assert_same(&k.to_vec().unwrap(), &bk.to_vec().unwrap(), &c);
+                assert_same(&v.to_vec().unwrap(), &bv.to_vec().unwrap(), &c);
+            }
+        }
+    }
+}
+
+/// The by-key expression forms' errors: `self`'s values not as many as
+/// its keys in every operation, the other's in the union and the
+/// symmetric difference (`LengthMismatch`), and values through a
+/// permutation with an index out of range (`IndexOutOfBounds`): errors,
+/// not faults, the inputs intact.
+#[test]
+fn expression_inputs_by_key_errors() {
+    for dev in devices() {
+        let k = DeviceVec::from_slice(&dev, &[1u32, 2, 3]).unwrap();
+        let v = DeviceVec::from_slice(&dev, &[1.0f64, 2.0, 3.0]).unwrap();
+        let kb = counting(&dev, 0u32, 2, 4);
+        let bad = DeviceVec::from_slice(&dev, &[0u32, 3, 1]).unwrap();
+        let bad4 = DeviceVec::from_slice(&dev, &[2u32, 0, 1, 7]).unwrap();
+        let mismatch = |r: cuprim::Result<(DeviceVec<u32>, DeviceVec<f64>)>| matches!(r, Err(Error::LengthMismatch { .. }));
+        let oob = |r: cuprim::Result<(DeviceVec<u32>, DeviceVec<f64>)>| matches!(r, Err(Error::IndexOutOfBounds { .. }));
+        for op in OPS {
+            for by in [false, true] {
+                let short = v.slice(1..).unwrap();
+                let r = call_by_key_with((&k.lazy(), &short), (kb, constant(&dev, 0.5f64, 4)), op, Less, by);
+                assert!(mismatch(r), "{op:?} self's values on {dev:?}");
+                let r = call_by_key_with((&k.lazy(), &v), (kb, constant(&dev, 0.5f64, 3)), op, Less, by);
+                if op == Op::Union || op == Op::Symmetric {
+                    assert!(mismatch(r), "{op:?} the other's values on {dev:?}");
+                } else {
+                    let (keys, values) = r.unwrap();
+                    assert_eq!(keys.len(), values.len());
+                }
+                let r = call_by_key_with((&k.lazy(), v.permute(&bad)), (kb, constant(&dev, 0.5f64, 4)), op, Less, by);
+                assert!(oob(r), "{op:?} self's values out of range on {dev:?}");
+                if op == Op::Union || op == Op::Symmetric {
+                    let r = call_by_key_with((&k.map(cuprim::ops::Identity), &v), (kb, v.permute(&bad4)), op, Less, by);
+                    assert!(oob(r), "{op:?} the other's values out of range on {dev:?}");
+                }
+            }
+        }
+        assert_eq!(k.to_vec().unwrap(), vec![1, 2, 3]);
+        assert_eq!(v.to_vec().unwrap(), vec![1.0, 2.0, 3.0]);
+    }
+    let Some(gpu) = common::cuda() else {
+        common::skip("set by-key expression errors", "no GPU for the device-mismatch checks");
+        return;
+    };
+    let hk = DeviceVec::from_slice(&Device::host(), &[1u32, 2]).unwrap();
+    let gv = DeviceVec::from_slice(&gpu, &[0u8, 1]).unwrap();
+    for op in OPS {
+        let r = call_by_key_with((&hk.lazy(), &gv), (counting(&Device::host(), 0u32, 1, 2), &gv), op, Less, false);
+        assert!(matches!(r, Err(Error::DeviceMismatch { .. })), "{op:?} values elsewhere");
+        let r = call_by_key_with(
+            (&hk.lazy(), constant(&Device::host(), 1u8, 2)),
+            (counting(&gpu, 0u32, 1, 2), &gv),
+            op,
+            Less,
+            false,
+        );
+        assert!(matches!(r, Err(Error::DeviceMismatch { .. })), "{op:?} other keys elsewhere");
+    }
+}

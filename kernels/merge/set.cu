@@ -45,8 +45,10 @@
 // plain buffers are cuprim_x_buf<K>), Cmp, CUPRIM_SET_OP (0 union,
 // 1 intersection, 2 difference, 3 symmetric difference), CUPRIM_PAIRS and V
 // (values from buffers va, vb move with their keys; K and unused without),
-// C (the output count: u32 below 2^31 inputs, else u64), CUPRIM_BLOCK,
-// CUPRIM_ITEMS, CUPRIM_MIN_BLOCKS.
+// CUPRIM_VALUES_X (defined: the values are input expressions Vx0, Vx1 of
+// items V instead of buffers, staged through their load), C (the output
+// count: u32 below 2^31 inputs, else u64), CUPRIM_BLOCK, CUPRIM_ITEMS,
+// CUPRIM_MIN_BLOCKS.
 
 constexpr int SET_UNION = 0, SET_INTERSECTION = 1, SET_DIFFERENCE = 2, SET_SYMMETRIC = 3;
 constexpr int SET_OP = CUPRIM_SET_OP;
@@ -158,18 +160,19 @@ extern "C" __global__ void cuprim_set_partition(CUPRIM_INPUT In0 a, u64 na, CUPR
     splits[2 * t + 1] = cj;
 }
 
-// The tile's ranges a[a0..a0 + la) and b[b0..b0 + lb) into sk: plain buffers
-// by merge_tile.cuh's merge_load (cp.async or the bulk copy engine for
-// 4-byte keys), other expressions through their load, all of a thread's
-// loads out before its first store. Waits for the copies (a __syncthreads
-// must still follow).
-template <typename A, typename B>
-__device__ __forceinline__ merge_layout<K> set_stage(K* sk, const A& a, const B& b, u64 a0, u64 b0, int la, int lb) {
+// The tile's ranges a[a0..a0 + la) and b[b0..b0 + lb) into s (keys, or
+// values with CUPRIM_VALUES_X): plain buffers by merge_tile.cuh's
+// merge_load (cp.async or the bulk copy engine for 4-byte keys alone),
+// other expressions through their load, all of a thread's loads out before
+// its first store. Waits for the copies (a __syncthreads must still
+// follow).
+template <typename E, typename A, typename B>
+__device__ __forceinline__ merge_layout<E> set_stage(E* s, const A& a, const B& b, u64 a0, u64 b0, int la, int lb) {
     if constexpr (A::IS_BUF && B::IS_BUF) {
-        return merge_load(sk, a.p + a0, b.p + b0, la, lb);
+        return merge_load(s, a.p + a0, b.p + b0, la, lb);
     } else {
         const int count = la + lb;
-        K x[CUPRIM_ITEMS];
+        E x[CUPRIM_ITEMS];
 #pragma unroll
         for (int k = 0; k < CUPRIM_ITEMS; k++) {
             const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
@@ -178,22 +181,30 @@ __device__ __forceinline__ merge_layout<K> set_stage(K* sk, const A& a, const B&
 #pragma unroll
         for (int k = 0; k < CUPRIM_ITEMS; k++) {
             const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-            if (i < count) sk[i] = x[k];
+            if (i < count) s[i] = x[k];
         }
         return {0, la};
     }
 }
 
+// The values' parameters: buffers, or input expressions (CUPRIM_VALUES_X).
+#ifdef CUPRIM_VALUES_X
+#define SET_VALUES CUPRIM_INPUT Vx0 va, CUPRIM_INPUT Vx1 vb
+#else
+#define SET_VALUES const V* __restrict__ va, const V* __restrict__ vb
+#endif
+
 // out_k[...] (and out_v with CUPRIM_PAIRS): the set operation of a[0..na)
 // and b[0..nb), elements at or past `capacity` dropped. splits: the tile
 // cuts of cuprim_set_partition. va and vb (CUPRIM_PAIRS) hold the values of
-// a and b; vb is read only by the union and the symmetric difference (may
-// be null for the others). Look-back state of num_tiles tiles (status words
+// a and b (buffers, or expressions with CUPRIM_VALUES_X); vb is read only
+// by the union and the symmetric difference (may be null, or a null
+// buffer, for the others). Look-back state of num_tiles tiles (status words
 // zeroed); tile_counter zero, left zero.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_set(CUPRIM_INPUT In0 a, u64 na, CUPRIM_INPUT In1 b, u64 nb, const V* __restrict__ va,
-               const V* __restrict__ vb, const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v,
-               u64 capacity, u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
+    cuprim_set(CUPRIM_INPUT In0 a, u64 na, CUPRIM_INPUT In1 b, u64 nb, SET_VALUES, const u64* __restrict__ splits,
+               K* __restrict__ out_k, V* __restrict__ out_v, u64 capacity, u32* status, C* aggregates, C* prefixes,
+               u32* tile_counter, u32 num_tiles) {
     __shared__ __align__(16) unsigned char smem[SET_SMEM * MERGE_SLOT];
     __shared__ u32 cuts[CUPRIM_BLOCK + 1];
     __shared__ C warp_totals[CUPRIM_BLOCK / 32];
@@ -288,7 +299,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         __syncthreads();  // the keys are out of shared memory
         // b's values only where b's keys can be kept.
         const int lbv = SET_EMIT_B ? lb : 0;
+#ifdef CUPRIM_VALUES_X
+        const merge_layout<V> vat = set_stage(sv, va, vb, a0, b0, la, lbv);
+#else
         const merge_layout<V> vat = merge_load(sv, va + a0, SET_EMIT_B ? vb + b0 : va + a0 + la, la, lbv);
+#endif
         __syncthreads();
         V vals[SET_STEPS];
 #pragma unroll

@@ -47,6 +47,54 @@ pub(crate) fn write_inputs<A: Node, B: Node, W: SpecWriter>(a: &A, item0: &'stat
     });
 }
 
+/// Keys and values of two sides of one kernel (the merge and the set
+/// operations by key): [`write_inputs`]' `In0` and `In1` of items
+/// `K`, then `typedef <a's values> Vx0; typedef <b's values> Vx1;` (items
+/// `V`, typedef'd by the caller), all nodes numbered apart.
+pub(crate) fn write_keyed_inputs<A: Node, B: Node, VA: Node, VB: Node, W: SpecWriter>(a: &A, b: &B, va: &VA, vb: &VB, w: &mut W) {
+    let mut next = 0;
+    let ra = a.write_type(w, &mut next);
+    let rb = b.write_type(w, &mut next);
+    let rva = va.write_type(w, &mut next);
+    let rvb = vb.write_type(w, &mut next);
+    w.piece((ra, rb, rva, rvb), |(ra, rb, rva, rvb)| {
+        format!(
+            "typedef cuprim_e{ra} In0;\ntypedef In0::item K;\ntypedef cuprim_e{rb} In1;\ntypedef In1::item K;\n\
+             typedef cuprim_e{rva} Vx0;\ntypedef cuprim_e{rvb} Vx1;"
+        )
+    });
+}
+
+/// [`launch_checked`] for a kernel of four inputs (keys and values of two
+/// sides): all get the error flag when any permutes.
+pub(crate) fn launch_checked4<A: Node, B: Node, C: Node, D: Node>(
+    dev: &CudaDevice,
+    (a, b, c, d): (&A, &B, &C, &D),
+    launch: impl FnOnce([ExprArgs; 4]) -> Result<()>,
+) -> Result<()> {
+    let args = |flag: u64| -> Result<[ExprArgs; 4]> {
+        let mut w = [(); 4].map(|()| ArgWriter::new(flag));
+        a.write_args(&mut w[0]);
+        b.write_args(&mut w[1]);
+        c.write_args(&mut w[2]);
+        d.write_args(&mut w[3]);
+        let [w0, w1, w2, w3] = w;
+        Ok([w0.finish()?, w1.finish()?, w2.finish()?, w3.finish()?])
+    };
+    if !(A::CHECKED || B::CHECKED || C::CHECKED || D::CHECKED) {
+        return launch(args(0)?);
+    }
+    let ((), bad) = dev.checked(|flag| launch(args(flag.raw())?))?;
+    if bad {
+        let bound = a.first_bound().or(b.first_bound()).or(c.first_bound()).or(d.first_bound());
+        return Err(Error::IndexOutOfBounds {
+            op: "permute",
+            len: bound.unwrap_or(0),
+        });
+    }
+    Ok(())
+}
+
 /// [`launch_checked`] for a kernel of two inputs: both get the error flag
 /// when either permutes.
 pub(crate) fn launch_checked2<A: Node, B: Node>(
@@ -1095,6 +1143,372 @@ pub trait ExprOps: Expr {
         B::Expr: Expr<Item = Self::Item>,
     {
         crate::algo::merge::expr::set_of(self, &other.into_expr(), cmp, crate::algo::merge::SetOp::SymmetricDifference)
+    }
+
+    /// The stable merge by key of the elements (keys sorted ascending) with
+    /// `values`, and `other_keys` (sorted ascending) with `other_values`,
+    /// into new vectors, as
+    /// [`MergeOps::merge_by_key`](crate::algo::merge::MergeOps::merge_by_key):
+    /// each value follows its key, and among equivalent keys `self`'s pairs
+    /// come first. Each of the other three inputs is a buffer or an
+    /// expression, and all four are read in place by the merge kernel (no
+    /// collected copy; four plain buffers take `merge_by_key`'s kernels).
+    /// Each side's values must be as many as its keys, else
+    /// [`Error::LengthMismatch`].
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let kb = DeviceVec::from_slice(&dev, &[2u32, 3])?;
+    /// let vb = DeviceVec::from_slice(&dev, &[100u32, 101])?;
+    /// // Keys 0, 3, 6 with values 0, 1, 2: no buffer of either.
+    /// let (k, v) = counting(&dev, 0u32, 3, 3).merge_by_key_with(counting(&dev, 0u32, 1, 3), &kb, &vb)?;
+    /// assert_eq!(k.to_vec()?, vec![0, 2, 3, 3, 6]);
+    /// assert_eq!(v.to_vec()?, vec![0, 100, 1, 101, 2]);
+    /// let short = counting(&dev, 0u32, 1, 2);
+    /// assert!(matches!(
+    ///     counting(&dev, 0u32, 3, 3).merge_by_key_with(short, &kb, &vb),
+    ///     Err(Error::LengthMismatch { .. })
+    /// ));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn merge_by_key_with<V: super::IntoExpr, B: super::IntoExpr, W: super::IntoExpr>(
+        &self,
+        values: V,
+        other_keys: B,
+        other_values: W,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+        W::Expr: Expr<Item = <V::Expr as Node>::Item>,
+    {
+        self.merge_by_key_with_by(values, other_keys, other_values, Less)
+    }
+
+    /// [`merge_by_key_with`](ExprOps::merge_by_key_with) of keys sorted by
+    /// `cmp`, as [`MergeOps::merge_by_key_by`](crate::algo::merge::MergeOps::merge_by_key_by).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// use cuprim::ops::Negate;
+    /// let dev = Device::default()?;
+    /// let ka = DeviceVec::from_slice(&dev, &[1i32, 4, 4])?;   // -1, -4, -4: descending
+    /// let kb = DeviceVec::from_slice(&dev, &[-2i32, -4])?;
+    /// let vb = DeviceVec::from_slice(&dev, &[20u8, 40])?;
+    /// let (k, v) = ka.map(Negate).merge_by_key_with_by(counting(&dev, 0u8, 1, 3), &kb, &vb, Greater)?;
+    /// assert_eq!(k.to_vec()?, vec![-1, -2, -4, -4, -4]);
+    /// assert_eq!(v.to_vec()?, vec![0, 20, 1, 2, 40]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn merge_by_key_with_by<V: super::IntoExpr, B: super::IntoExpr, W: super::IntoExpr, C: crate::cmp::Comparator<Self::Item>>(
+        &self,
+        values: V,
+        other_keys: B,
+        other_values: W,
+        cmp: C,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+        W::Expr: Expr<Item = <V::Expr as Node>::Item>,
+    {
+        let (va, vb) = (values.into_expr(), other_values.into_expr());
+        crate::algo::merge::expr::merge_by_key_of((self, &va), (&other_keys.into_expr(), &vb), cmp)
+    }
+
+    /// [`set_union_with`](ExprOps::set_union_with) of keys with values, as
+    /// [`SetOps::set_union_by_key`](crate::algo::merge::SetOps::set_union_by_key):
+    /// the elements (keys sorted ascending) with `values`, and `other_keys`
+    /// (sorted ascending) with `other_values`; for each key all of `self`'s
+    /// pairs, then the other's last pairs where it has more copies. Returns
+    /// the keys and values. Each of the other three inputs is a buffer or
+    /// an expression, all read in place by the set kernel. Each side's
+    /// values must be as many as its keys, else [`Error::LengthMismatch`].
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// // Multiples of 2 and of 3 below 12, each with its place in its sequence.
+    /// let (k, v) = counting(&dev, 0u32, 2, 6).set_union_by_key_with(
+    ///     counting(&dev, 0u32, 1, 6),
+    ///     counting(&dev, 0u32, 3, 4),
+    ///     counting(&dev, 0u32, 1, 4),
+    /// )?;
+    /// assert_eq!(k.to_vec()?, vec![0, 2, 3, 4, 6, 8, 9, 10]);
+    /// assert_eq!(v.to_vec()?, vec![0, 1, 1, 2, 3, 4, 3, 5]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn set_union_by_key_with<V: super::IntoExpr, B: super::IntoExpr, W: super::IntoExpr>(
+        &self,
+        values: V,
+        other_keys: B,
+        other_values: W,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+        W::Expr: Expr<Item = <V::Expr as Node>::Item>,
+    {
+        self.set_union_by_key_with_by(values, other_keys, other_values, Less)
+    }
+
+    /// [`set_union_by_key_with`](ExprOps::set_union_by_key_with) of keys
+    /// sorted by `cmp`, as [`SetOps::set_union_by_key_by`](crate::algo::merge::SetOps::set_union_by_key_by).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// let dev = Device::default()?;
+    /// let kb = DeviceVec::from_slice(&dev, &[5i64, 4, 4])?;
+    /// let vb = DeviceVec::from_slice(&dev, &[2u32, 3, 4])?;
+    /// // Keys 9, 4 (descending) with values 0, 1.
+    /// let (k, v) = counting(&dev, 9i64, -5, 2).set_union_by_key_with_by(counting(&dev, 0u32, 1, 2), &kb, &vb, Greater)?;
+    /// assert_eq!(k.to_vec()?, vec![9, 5, 4, 4]);
+    /// assert_eq!(v.to_vec()?, vec![0, 2, 1, 4]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn set_union_by_key_with_by<V: super::IntoExpr, B: super::IntoExpr, W: super::IntoExpr, C: crate::cmp::Comparator<Self::Item>>(
+        &self,
+        values: V,
+        other_keys: B,
+        other_values: W,
+        cmp: C,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+        W::Expr: Expr<Item = <V::Expr as Node>::Item>,
+    {
+        let (va, vb) = (values.into_expr(), other_values.into_expr());
+        let b = other_keys.into_expr();
+        crate::algo::merge::expr::set_by_key_of((self, &va), (&b, Some(&vb)), cmp, crate::algo::merge::SetOp::Union)
+    }
+
+    /// [`set_intersection_with`](ExprOps::set_intersection_with) of keys
+    /// with values, as
+    /// [`SetOps::set_intersection_by_key`](crate::algo::merge::SetOps::set_intersection_by_key):
+    /// the kept keys are `self`'s, so only `self`'s `values` are given and
+    /// kept with them; `other_keys` are keys alone. Both (a buffer or an
+    /// expression each) and the elements are read in place. `values` must
+    /// be as many as the elements, else [`Error::LengthMismatch`].
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// let wanted = DeviceVec::from_slice(&dev, &[1u32, 9, 10, 49])?;
+    /// // The squares below 64 that are wanted, with their roots.
+    /// let roots = counting(&dev, 0u32, 1, 8);
+    /// let (k, v) = roots.map(Square).set_intersection_by_key_with(roots, &wanted)?;
+    /// assert_eq!(k.to_vec()?, vec![1, 9, 49]);
+    /// assert_eq!(v.to_vec()?, vec![1, 3, 7]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn set_intersection_by_key_with<V: super::IntoExpr, B: super::IntoExpr>(
+        &self,
+        values: V,
+        other_keys: B,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        self.set_intersection_by_key_with_by(values, other_keys, Less)
+    }
+
+    /// [`set_intersection_by_key_with`](ExprOps::set_intersection_by_key_with)
+    /// of keys sorted by `cmp`, as
+    /// [`SetOps::set_intersection_by_key_by`](crate::algo::merge::SetOps::set_intersection_by_key_by).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// let dev = Device::default()?;
+    /// let b = DeviceVec::from_slice(&dev, &[9u64, 6, 6, 5])?;
+    /// let keys = counting(&dev, 9u64, u64::MAX, 5);   // 9, 8, 7, 6, 5
+    /// let (k, v) = keys.set_intersection_by_key_with_by(counting(&dev, 0.5f32, 1.0, 5), &b, Greater)?;
+    /// assert_eq!(k.to_vec()?, vec![9, 6, 5]);
+    /// assert_eq!(v.to_vec()?, vec![0.5, 3.5, 4.5]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn set_intersection_by_key_with_by<V: super::IntoExpr, B: super::IntoExpr, C: crate::cmp::Comparator<Self::Item>>(
+        &self,
+        values: V,
+        other_keys: B,
+        cmp: C,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        let va = values.into_expr();
+        let none = None::<&V::Expr>;
+        let b = other_keys.into_expr();
+        crate::algo::merge::expr::set_by_key_of((self, &va), (&b, none), cmp, crate::algo::merge::SetOp::Intersection)
+    }
+
+    /// [`set_difference_with`](ExprOps::set_difference_with) of keys with
+    /// values, as
+    /// [`SetOps::set_difference_by_key`](crate::algo::merge::SetOps::set_difference_by_key):
+    /// the kept keys are `self`'s, so only `self`'s `values` are given and
+    /// kept with them; `other_keys` are keys alone. Both (a buffer or an
+    /// expression each) and the elements are read in place. `values` must
+    /// be as many as the elements, else [`Error::LengthMismatch`].
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Square;
+    /// let dev = Device::default()?;
+    /// let taken = DeviceVec::from_slice(&dev, &[1u32, 2, 5])?;
+    /// // The free slots among 0..8, each with its cost (its square).
+    /// let slots = counting(&dev, 0u32, 1, 8);
+    /// let (k, v) = slots.set_difference_by_key_with(slots.map(Square), &taken)?;
+    /// assert_eq!(k.to_vec()?, vec![0, 3, 4, 6, 7]);
+    /// assert_eq!(v.to_vec()?, vec![0, 9, 16, 36, 49]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn set_difference_by_key_with<V: super::IntoExpr, B: super::IntoExpr>(
+        &self,
+        values: V,
+        other_keys: B,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        self.set_difference_by_key_with_by(values, other_keys, Less)
+    }
+
+    /// [`set_difference_by_key_with`](ExprOps::set_difference_by_key_with)
+    /// of keys sorted by `cmp`, as
+    /// [`SetOps::set_difference_by_key_by`](crate::algo::merge::SetOps::set_difference_by_key_by).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// let dev = Device::default()?;
+    /// let b = DeviceVec::from_slice(&dev, &[4i32, 2])?;
+    /// let keys = counting(&dev, 5i32, -1, 5);   // 5, 4, 3, 2, 1
+    /// let (k, v) = keys.set_difference_by_key_with_by(constant(&dev, 7i8, 5), &b, Greater)?;
+    /// assert_eq!(k.to_vec()?, vec![5, 3, 1]);
+    /// assert_eq!(v.to_vec()?, vec![7, 7, 7]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn set_difference_by_key_with_by<V: super::IntoExpr, B: super::IntoExpr, C: crate::cmp::Comparator<Self::Item>>(
+        &self,
+        values: V,
+        other_keys: B,
+        cmp: C,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+    {
+        let va = values.into_expr();
+        let none = None::<&V::Expr>;
+        let b = other_keys.into_expr();
+        crate::algo::merge::expr::set_by_key_of((self, &va), (&b, none), cmp, crate::algo::merge::SetOp::Difference)
+    }
+
+    /// [`set_symmetric_difference_with`](ExprOps::set_symmetric_difference_with)
+    /// of keys with values, as
+    /// [`SetOps::set_symmetric_difference_by_key`](crate::algo::merge::SetOps::set_symmetric_difference_by_key):
+    /// the elements (keys sorted ascending) with `values`, and `other_keys`
+    /// (sorted ascending) with `other_values`; each kept key brings its
+    /// value from its side. Each of the other three inputs is a buffer or
+    /// an expression, all read in place. Each side's values must be as
+    /// many as its keys, else [`Error::LengthMismatch`].
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// let dev = Device::default()?;
+    /// let (k, v) = counting(&dev, 0u32, 2, 6).set_symmetric_difference_by_key_with(
+    ///     counting(&dev, 100u32, 1, 6),
+    ///     counting(&dev, 0u32, 3, 4),
+    ///     constant(&dev, 7u32, 4),
+    /// )?;
+    /// assert_eq!(k.to_vec()?, vec![2, 3, 4, 8, 9, 10]);
+    /// assert_eq!(v.to_vec()?, vec![101, 7, 102, 104, 7, 105]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn set_symmetric_difference_by_key_with<V: super::IntoExpr, B: super::IntoExpr, W: super::IntoExpr>(
+        &self,
+        values: V,
+        other_keys: B,
+        other_values: W,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+        W::Expr: Expr<Item = <V::Expr as Node>::Item>,
+    {
+        self.set_symmetric_difference_by_key_with_by(values, other_keys, other_values, Less)
+    }
+
+    /// [`set_symmetric_difference_by_key_with`](ExprOps::set_symmetric_difference_by_key_with)
+    /// of keys sorted by `cmp`, as
+    /// [`SetOps::set_symmetric_difference_by_key_by`](crate::algo::merge::SetOps::set_symmetric_difference_by_key_by).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::cmp::Greater;
+    /// use cuprim::ops::Negate;
+    /// let dev = Device::default()?;
+    /// let ka = DeviceVec::from_slice(&dev, &[-2.5f64, -1.0])?;   // 2.5, 1.0: descending
+    /// let kb = DeviceVec::from_slice(&dev, &[2.0f64, 1.0, 1.0])?;
+    /// let (k, v) = ka.map(Negate).set_symmetric_difference_by_key_with_by(
+    ///     counting(&dev, 0u8, 1, 2),
+    ///     &kb,
+    ///     counting(&dev, 2u8, 1, 3),
+    ///     Greater,
+    /// )?;
+    /// assert_eq!(k.to_vec()?, vec![2.5, 2.0, 1.0]);
+    /// assert_eq!(v.to_vec()?, vec![0, 2, 4]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn set_symmetric_difference_by_key_with_by<
+        V: super::IntoExpr,
+        B: super::IntoExpr,
+        W: super::IntoExpr,
+        C: crate::cmp::Comparator<Self::Item>,
+    >(
+        &self,
+        values: V,
+        other_keys: B,
+        other_values: W,
+        cmp: C,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+        B::Expr: Expr<Item = Self::Item>,
+        W::Expr: Expr<Item = <V::Expr as Node>::Item>,
+    {
+        let (va, vb) = (values.into_expr(), other_values.into_expr());
+        let b = other_keys.into_expr();
+        let op = crate::algo::merge::SetOp::SymmetricDifference;
+        crate::algo::merge::expr::set_by_key_of((self, &va), (&b, Some(&vb)), cmp, op)
     }
 
     /// A histogram of the elements by `bins` (`u32` counts), in one pass

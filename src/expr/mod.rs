@@ -33,7 +33,12 @@
 //! [`copy_if_into`](ExprOps::copy_if_into), [`partition_copy`](ExprOps::partition_copy)),
 //! searches with computed queries ([`lower_bound_in`](ExprOps::lower_bound_in),
 //! [`upper_bound_in`](ExprOps::upper_bound_in), [`binary_search_in`](ExprOps::binary_search_in),
-//! [`search_in_with`](ExprOps::search_in_with)), runs of equal keys with the
+//! [`search_in_with`](ExprOps::search_in_with)), merges and set operations,
+//! keys alone or by key with the values expressions too
+//! ([`merge_with`](ExprOps::merge_with), [`merge_by_key_with`](ExprOps::merge_by_key_with),
+//! [`set_union_with`](ExprOps::set_union_with),
+//! [`set_union_by_key_with`](ExprOps::set_union_by_key_with) and the other
+//! set operations' `_with` and `_by_key_with` forms), runs of equal keys with the
 //! keys and the values expressions ([`reduce_by_key`](ExprOps::reduce_by_key),
 //! [`reduce_by_key_into`](ExprOps::reduce_by_key_into), tuple values written
 //! unzipped by [`reduce_by_key_unzip`](ExprOps::reduce_by_key_unzip) /
@@ -76,8 +81,7 @@
 //! coordinates ([`KdTree::build_from`](crate::algo::knn::KdTree::build_from),
 //! [`KdTree::query_from`](crate::algo::knn::KdTree::query_from)).
 //!
-//! Not fused yet: tuple sort keys, comparison sorts (`sort_by`), merges,
-//! the batched top-k (`top_k_rows`, `top_k_segments`), brute-force kNN
+//! Not fused yet: tuple sort keys, comparison sorts (`sort_by`), the batched top-k (`top_k_rows`, `top_k_segments`), brute-force kNN
 //! and points of more than three coordinates: they take `collect()`'s
 //! vector (one extra write and read), or `unzip()`'s.
 //!

@@ -38,6 +38,12 @@
 //! merge a copy. The host backend cuts the output the same way into
 //! chunks that rayon merges in parallel.
 //!
+//! The expression forms ([`ExprOps::merge_with`](crate::expr::ExprOps::merge_with),
+//! [`ExprOps::merge_by_key_with`](crate::expr::ExprOps::merge_by_key_with)
+//! and their `_by` forms) read their inputs, keys and values, in place
+//! (`kernels/merge/merge_expr.cu`: the same tiles staged from the
+//! expressions' loads); four plain buffers by key take the kernels above.
+//!
 //! The same kernels' module holds the stable merge sort behind
 //! [`sort_by`](crate::algo::sort::SortMutOps::sort_by) and
 //! [`sort_pairs_by`](crate::algo::sort::SortMutOps::sort_pairs_by): one
@@ -67,7 +73,7 @@ pub use set::SetOps;
 use super::{same_device, same_len};
 use crate::algo::sort::SortOptions;
 use crate::cmp::{Comparator, Greater, Less};
-use crate::device::Ptr;
+use crate::device::{CudaDevice, Ptr};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::vec::raw::{Mem, MemMut, SealedMut as _};
@@ -268,18 +274,31 @@ fn merge_pairs_into<K: Element, V: Element, C: Comparator<K>>(
                 values: Ptr::<V>::from_raw(values),
                 len: len as u64,
             };
-            let (a, b, out) = (side(ka, va, na), side(kb, vb, nb), side(ok, ov, len));
-            // One side empty: the other is the merge.
-            for (only, empty) in [(a, b), (b, a)] {
-                if empty.len == 0 {
-                    dev.copy(out.keys, only.keys, only.len, "merge_by_key")?;
-                    return dev.copy(out.values, only.values, only.len, "merge_by_key");
-                }
-            }
-            Merge::<K, V, C>::pairs(dev.arch(), cmp, out.len).run(dev, a, b, out)
+            cuda_merge_pairs(dev, side(ka, va, na), side(kb, vb, nb), side(ok, ov, len), cmp)
         }
         _ => Err(Error::DeviceMismatch { op: "merge_by_key" }),
     }
+}
+
+/// The key-value merge of buffers `a` and `b` into `out` on `dev`
+/// (`merge_by_key`'s kernels; also what `merge_by_key_with` of four plain
+/// buffers runs): queues the launches, or a copy of one side where the
+/// other is empty.
+pub(crate) fn cuda_merge_pairs<K: Element, V: Element, C: Comparator<K>>(
+    dev: &CudaDevice,
+    a: Side<K, V>,
+    b: Side<K, V>,
+    out: Side<K, V>,
+    cmp: &C,
+) -> Result<()> {
+    // One side empty: the other is the merge.
+    for (only, empty) in [(a, b), (b, a)] {
+        if empty.len == 0 {
+            dev.copy(out.keys, only.keys, only.len, "merge_by_key")?;
+            return dev.copy(out.values, only.values, only.len, "merge_by_key");
+        }
+    }
+    Merge::<K, V, C>::pairs(dev.arch(), cmp, out.len).run(dev, a, b, out)
 }
 
 /// The device stable merge sort's tile for `len` keys (`pairs`: with

@@ -48,7 +48,10 @@
 //! difference, the shorter for the intersection, `self` for the
 //! difference) and shortened to the count, read back once. The
 //! expression forms ([`ExprOps::set_union_with`](crate::expr::ExprOps::set_union_with)
-//! and the others) run the same kernels on any two input expressions.
+//! and the others) run the same kernels on any two input expressions; the
+//! by-key ones ([`ExprOps::set_union_by_key_with`](crate::expr::ExprOps::set_union_by_key_with)
+//! and the others) on key and value expressions, values in buffers read as
+//! the buffer forms read them, any other values through their expressions.
 
 use super::plan::{MERGE_PATH, MERGE_TILE, PARTITION_BLOCK};
 use crate::algo::lookback::{Lookback, LOOKBACK};
@@ -59,7 +62,7 @@ use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::expr::args::ExprArgs;
-use crate::expr::consume::{launch_checked2, write_inputs};
+use crate::expr::consume::{launch_checked2, launch_checked4, write_inputs, write_keyed_inputs};
 use crate::expr::node::{Leaf, Node};
 use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::vec::raw::Mem;
@@ -447,6 +450,23 @@ impl SetOp {
         }
     }
 
+    /// Whether the operation keeps elements of the other input (the union
+    /// and the symmetric difference): its by-key forms then take the other
+    /// input's values too.
+    pub(crate) fn keeps_b(self) -> bool {
+        matches!(self, SetOp::Union | SetOp::SymmetricDifference)
+    }
+
+    /// The name of the by-key expression form (`set_union_by_key_with`, ...).
+    pub(crate) fn name_by_key_with(self) -> &'static str {
+        match self {
+            SetOp::Union => "set_union_by_key_with",
+            SetOp::Intersection => "set_intersection_by_key_with",
+            SetOp::Difference => "set_difference_by_key_with",
+            SetOp::SymmetricDifference => "set_symmetric_difference_by_key_with",
+        }
+    }
+
     /// The name of the expression form (`set_union_with`, ...).
     pub(crate) fn name_with(self) -> &'static str {
         match self {
@@ -615,7 +635,7 @@ fn run_set<K: Element, V: Element, C: Comparator<K>>(
                 Some(va) => Some((cuda_values(Some(va), name)?, cuda_values(vb, name)?)),
                 None => None,
             };
-            let values = values.map(|(x, y)| (x.unwrap_or(Ptr::null()), y.unwrap_or(Ptr::null())));
+            let values = values.map(|(x, y)| SetValues::buffers(x.unwrap_or(Ptr::null()), y.unwrap_or(Ptr::null())));
             cuda_set(dev, device, &Leaf::<K>::raw(pa, na), &Leaf::<K>::raw(pb, nb), values, cmp, op, name)
         }
         _ => Err(Error::DeviceMismatch { op: name }),
@@ -640,19 +660,47 @@ fn cuda_values<V: Element>(v: Option<&(impl DeviceData<V> + ?Sized)>, name: &'st
     }
 }
 
+/// Where the values of a by-key set operation come from: `a`'s and `b`'s,
+/// `b`'s read only by the union and the symmetric difference.
+pub(crate) enum SetValues<'a, V, VA, VB> {
+    /// Device buffers (`b`'s null where not read): the buffer forms' module.
+    Buffers(Ptr<V>, Ptr<V>),
+    /// Input expressions of items `V`, read by the kernel where the
+    /// buffers' module reads the buffers (`CUPRIM_VALUES_X`); `b`'s a
+    /// [`Leaf::type_only`] where not read.
+    Exprs(&'a VA, &'a VB),
+}
+
+/// The expression type that stands for values given as buffers.
+pub(crate) type NoExpr<V> = Leaf<'static, V>;
+
+impl<V> SetValues<'static, V, NoExpr<V>, NoExpr<V>> {
+    /// Values in device buffers.
+    pub(crate) fn buffers(a: Ptr<V>, b: Ptr<V>) -> Self {
+        SetValues::Buffers(a, b)
+    }
+}
+
 /// The set operation `op` of the sorted inputs `a` and `b` (expressions on
 /// `dev`; plain buffers are leaves) into new vectors on `device`: keys,
-/// and, with `values` (device addresses of `a`'s and `b`'s values; `b`'s
-/// read only by the union and the symmetric difference), the kept keys'
-/// values. The vectors are allocated at the most the operation can keep
-/// ([`SetOp::capacity`]) and shortened to the count, read back once.
+/// and, with `values`, the kept keys' values. The vectors are allocated at
+/// the most the operation can keep ([`SetOp::capacity`]) and shortened to
+/// the count, read back once.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn cuda_set<K: Element, V: Element, A: Node<Item = K>, B: Node<Item = K>, C: Comparator<K>>(
+pub(crate) fn cuda_set<
+    K: Element,
+    V: Element,
+    A: Node<Item = K>,
+    B: Node<Item = K>,
+    VA: Node<Item = V>,
+    VB: Node<Item = V>,
+    C: Comparator<K>,
+>(
     dev: &CudaDevice,
     device: &Device,
     a: &A,
     b: &B,
-    values: Option<(Ptr<V>, Ptr<V>)>,
+    values: Option<SetValues<'_, V, VA, VB>>,
     cmp: &C,
     op: SetOp,
     name: &'static str,
@@ -673,8 +721,12 @@ pub(crate) fn cuda_set<K: Element, V: Element, A: Node<Item = K>, B: Node<Item =
         Some(v) => cuda_ptr_mut(v, name)?,
         None => Ptr::null(),
     };
-    let (va, vb) = values.unwrap_or((Ptr::null(), Ptr::null()));
-    let plan = SetPlan::<A, B, V, C>::new(dev.arch(), a, b, cmp, op, values.is_some());
+    let plan = SetPlan::<A, B, V, C, VA, VB>::new(dev.arch(), a, b, cmp, op, values.is_some());
+    let (plan, va, vb) = match values {
+        None => (plan, Ptr::null(), Ptr::null()),
+        Some(SetValues::Buffers(va, vb)) => (plan, va, vb),
+        Some(SetValues::Exprs(xa, xb)) => (plan.with_value_exprs(xa, xb), Ptr::null(), Ptr::null()),
+    };
     let count = plan.run(dev, (va, vb), (kptr, vptr), capacity as u64)?;
     // At most capacity (the kernel writes no further), so it fits usize.
     let count = count as usize;
@@ -714,8 +766,10 @@ pub const SET_WIDE_FROM: u64 = 1 << 31;
 
 /// One specialisation of `kernels/merge/set.cu`: input expressions `A` and
 /// `B` of keys `K`, comparator `C`, the operation, and values `V` moved
-/// with the keys where `pairs` (else `V` is written as `K` and unused).
-pub(crate) struct SetPlan<'a, A, B, V, C> {
+/// with the keys where `pairs` (else `V` is written as `K` and unused):
+/// from buffers, or from the input expressions `VA` and `VB` where
+/// `value_exprs` holds them.
+pub(crate) struct SetPlan<'a, A, B, V, C, VA, VB> {
     policy: TilePolicy,
     a: &'a A,
     b: &'a B,
@@ -724,10 +778,14 @@ pub(crate) struct SetPlan<'a, A, B, V, C> {
     pairs: bool,
     /// `u64` output counts (inputs of [`SET_WIDE_FROM`] or more).
     wide: bool,
+    /// The values as expressions (`CUPRIM_VALUES_X`), else buffers.
+    value_exprs: Option<(&'a VA, &'a VB)>,
     _v: PhantomData<fn() -> V>,
 }
 
-impl<'a, K: Element, A: Node<Item = K>, B: Node<Item = K>, V: Element, C: Comparator<K>> SetPlan<'a, A, B, V, C> {
+impl<'a, K: Element, A: Node<Item = K>, B: Node<Item = K>, V: Element, C: Comparator<K>, VA: Node<Item = V>, VB: Node<Item = V>>
+    SetPlan<'a, A, B, V, C, VA, VB>
+{
     /// The plan for inputs `a` and `b` (their lengths pick the count type).
     pub fn new(_arch: u32, a: &'a A, b: &'a B, cmp: &'a C, op: SetOp, pairs: bool) -> Self {
         let slot = if pairs {
@@ -743,7 +801,18 @@ impl<'a, K: Element, A: Node<Item = K>, B: Node<Item = K>, V: Element, C: Compar
             op,
             pairs,
             wide: a.length() as u64 + b.length() as u64 >= SET_WIDE_FROM,
+            value_exprs: None,
             _v: PhantomData,
+        }
+    }
+
+    /// The same plan with the values read from expressions `va` and `vb`
+    /// (`vb` read only by the union and the symmetric difference).
+    pub fn with_value_exprs(self, va: &'a VA, vb: &'a VB) -> Self {
+        SetPlan {
+            pairs: true,
+            value_exprs: Some((va, vb)),
+            ..self
         }
     }
 
@@ -754,9 +823,9 @@ impl<'a, K: Element, A: Node<Item = K>, B: Node<Item = K>, V: Element, C: Compar
 
     /// Runs the operation into `out` (keys, and values where `pairs`;
     /// `capacity` elements each, at least 1) from values `va`, `vb` (where
-    /// `pairs`; `vb` null unless the union or the symmetric difference):
-    /// the partition launch, the tile launch, one read back of the count
-    /// (at most `capacity`).
+    /// `pairs` and the values are buffers; `vb` null unless the union or
+    /// the symmetric difference): the partition launch, the tile launch,
+    /// one read back of the count (at most `capacity`).
     fn run(&self, dev: &CudaDevice, (va, vb): (Ptr<V>, Ptr<V>), (out_k, out_v): (Ptr<K>, Ptr<V>), capacity: u64) -> Result<u64> {
         let (na, nb) = (self.a.length() as u64, self.b.length() as u64);
         let n = na + nb;
@@ -798,18 +867,49 @@ impl<'a, K: Element, A: Node<Item = K>, B: Node<Item = K>, V: Element, C: Compar
             Ptr<u32>,
             u32,
         )> = unsafe { Entry::declare("cuprim_set") };
+        // SAFETY: the same kernel compiled with CUPRIM_VALUES_X: `cuprim_set(const In0 a, u64 na, const In1 b, u64
+        // nb, const Vx0 va, const Vx1 vb, ...)`, the rest as above; va and vb the structs whose fields the
+        // ExprArgs hold, read below na (and, for the union and the symmetric difference, nb).
+        #[allow(clippy::type_complexity)]
+        let tile_x: Entry<(
+            ExprArgs,
+            u64,
+            ExprArgs,
+            u64,
+            ExprArgs,
+            ExprArgs,
+            Ptr<u64>,
+            Ptr<K>,
+            Ptr<V>,
+            u64,
+            Ptr<u32>,
+            Ptr<u8>,
+            Ptr<u8>,
+            Ptr<u32>,
+            u32,
+        )> = unsafe { Entry::declare("cuprim_set") };
         let counter = dev.counter(Counter::SetTile);
         dev.with_scratch(&layout, |s| {
             let splits = s.at(splits);
             let (status, aggregates, prefixes) = lookback.args(&s);
             let cuts = Grid::new((tiles + 1).div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
-            launch_checked2(dev, self.a, self.b, |x, y| {
-                dev.launch(&module, partition, cuts, (x, na, y, nb, splits, tiles))?;
-                let args = (
-                    x, na, y, nb, va, vb, splits, out_k, out_v, capacity, status, aggregates, prefixes, counter, blocks,
-                );
-                dev.launch(&module, tile, Grid::new(blocks, self.policy.block), args)
-            })?;
+            let grid = Grid::new(blocks, self.policy.block);
+            match self.value_exprs {
+                None => launch_checked2(dev, self.a, self.b, |x, y| {
+                    dev.launch(&module, partition, cuts, (x, na, y, nb, splits, tiles))?;
+                    let args = (
+                        x, na, y, nb, va, vb, splits, out_k, out_v, capacity, status, aggregates, prefixes, counter, blocks,
+                    );
+                    dev.launch(&module, tile, grid, args)
+                })?,
+                Some((xa, xb)) => launch_checked4(dev, (self.a, self.b, xa, xb), |[x, y, p, q]| {
+                    dev.launch(&module, partition, cuts, (x, na, y, nb, splits, tiles))?;
+                    let args = (
+                        x, na, y, nb, p, q, splits, out_k, out_v, capacity, status, aggregates, prefixes, counter, blocks,
+                    );
+                    dev.launch(&module, tile_x, grid, args)
+                })?,
+            }
             // The last tile's inclusive prefix: the low half of a 64-bit
             // packed word (u32), or the second 8 bytes of a 16-byte one.
             let at = lookback.prefix(&s, tiles - 1);
@@ -819,12 +919,20 @@ impl<'a, K: Element, A: Node<Item = K>, B: Node<Item = K>, V: Element, C: Compar
     }
 }
 
-impl<K: Element, A: Node<Item = K>, B: Node<Item = K>, V: Element, C: Comparator<K>> Specialise for SetPlan<'_, A, B, V, C> {
+impl<K: Element, A: Node<Item = K>, B: Node<Item = K>, V: Element, C: Comparator<K>, VA: Node<Item = V>, VB: Node<Item = V>> Specialise
+    for SetPlan<'_, A, B, V, C, VA, VB>
+{
     fn template(&self) -> &'static Template {
         &SET
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
-        write_inputs(self.a, "K", self.b, "K", w);
+        match self.value_exprs {
+            None => write_inputs(self.a, "K", self.b, "K", w),
+            Some((va, vb)) => {
+                write_keyed_inputs(self.a, self.b, va, vb, w);
+                w.text("#define CUPRIM_VALUES_X 1");
+            }
+        }
         self.policy.write(w);
         w.keys_values::<K, V>(self.pairs);
         w.comparator::<K, C>("Cmp", "K", self.cmp);
@@ -841,8 +949,12 @@ pub(crate) fn set_specs<K: Element, V: Element, C: Comparator<K>>(arch: u32, cmp
     let leaf = Leaf::<K>::type_only();
     let mut specs = Vec::new();
     for op in SetOp::ALL {
-        specs.push(KernelSpec::of(&SetPlan::<_, _, K, C>::new(arch, &leaf, &leaf, cmp, op, false)));
-        specs.push(KernelSpec::of(&SetPlan::<_, _, V, C>::new(arch, &leaf, &leaf, cmp, op, true)));
+        specs.push(KernelSpec::of(&SetPlan::<_, _, K, C, NoExpr<K>, NoExpr<K>>::new(
+            arch, &leaf, &leaf, cmp, op, false,
+        )));
+        specs.push(KernelSpec::of(&SetPlan::<_, _, V, C, NoExpr<V>, NoExpr<V>>::new(
+            arch, &leaf, &leaf, cmp, op, true,
+        )));
     }
     specs
 }
@@ -857,9 +969,48 @@ pub(crate) fn expr_set_specs<K: Element, A: Node<Item = K>, B: Node<Item = K>, C
 ) -> Vec<KernelSpec> {
     let mut specs = Vec::new();
     for op in SetOp::ALL {
-        let plan = SetPlan::<A, B, K, C>::new(arch, a, b, cmp, op, false);
+        let plan = SetPlan::<A, B, K, C, NoExpr<K>, NoExpr<K>>::new(arch, a, b, cmp, op, false);
         specs.push(KernelSpec::of(&plan));
         specs.push(KernelSpec::of(&plan.widened()));
+    }
+    specs
+}
+
+/// The modules of `set_*_by_key_with_by(values, b, other_values, cmp)` of
+/// keys `a` (every operation, `u32` and `u64` counts), for precompile:
+/// with values read from buffers where the call's values are buffers (the
+/// buffer forms' values; the intersection and the difference read only
+/// `va`), else with value expressions.
+pub(crate) fn expr_set_by_key_specs<K: Element, V: Element, A, B, VA, VB, C>(
+    arch: u32,
+    (a, va): (&A, &VA),
+    (b, vb): (&B, &VB),
+    cmp: &C,
+) -> Vec<KernelSpec>
+where
+    A: Node<Item = K>,
+    B: Node<Item = K>,
+    VA: Node<Item = V>,
+    VB: Node<Item = V>,
+    C: Comparator<K>,
+{
+    let none = Leaf::<V>::type_only();
+    let mut specs = Vec::new();
+    for op in SetOp::ALL {
+        let reads_b = op.keeps_b();
+        if VA::IS_BUF && (VB::IS_BUF || !reads_b) {
+            let plan = SetPlan::<A, B, V, C, NoExpr<V>, NoExpr<V>>::new(arch, a, b, cmp, op, true);
+            specs.push(KernelSpec::of(&plan));
+            specs.push(KernelSpec::of(&plan.widened()));
+        } else if reads_b {
+            let plan = SetPlan::new(arch, a, b, cmp, op, true).with_value_exprs(va, vb);
+            specs.push(KernelSpec::of(&plan));
+            specs.push(KernelSpec::of(&plan.widened()));
+        } else {
+            let plan = SetPlan::new(arch, a, b, cmp, op, true).with_value_exprs(va, &none);
+            specs.push(KernelSpec::of(&plan));
+            specs.push(KernelSpec::of(&plan.widened()));
+        }
     }
     specs
 }
