@@ -630,6 +630,19 @@ fn expression_inputs() {
         }
         assert_eq!(a.to_vec().unwrap(), vec![1, 2, 3]);
     }
+    // The same where the output must be empty (an intersection with an
+    // empty side, a difference from an empty side): nothing is read, the
+    // indices are still checked, as on the host.
+    for dev in devices() {
+        let a = DeviceVec::from_slice(&dev, &[1i32, 2, 3]).unwrap();
+        let none = DeviceVec::<i32>::zeros(&dev, 0).unwrap();
+        let bad = DeviceVec::from_slice(&dev, &[0u32, 7]).unwrap();
+        let err = call_with(&a.permute(&bad), &none, Op::Intersection, Less, false).unwrap_err();
+        assert!(matches!(err, Error::IndexOutOfBounds { .. }), "intersection on {dev:?}: {err:?}");
+        let err = call_with(&none.lazy(), a.permute(&bad), Op::Difference, Less, false).unwrap_err();
+        assert!(matches!(err, Error::IndexOutOfBounds { .. }), "difference on {dev:?}: {err:?}");
+        assert_eq!(a.to_vec().unwrap(), vec![1, 2, 3]);
+    }
 }
 
 /// Expression forms with a user comparator whose classes hold distinct

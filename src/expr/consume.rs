@@ -2964,6 +2964,18 @@ where
     }
 }
 
+/// Checks every index of a permuting input (`IndexOutOfBounds` as on the
+/// host) for a call that reads nothing because its output is empty.
+pub(crate) fn check_indices<E: Node>(e: &E) -> Result<()>
+where
+    E::Item: Element,
+{
+    if E::CHECKED && e.length() > 0 {
+        arg_extreme(e, false)?;
+    }
+    Ok(())
+}
+
 /// min_element / max_element of an expression: a reduction over (value,
 /// index) pairs, the buffer form's rule.
 pub(crate) fn arg_extreme<E: Node>(e: &E, greatest: bool) -> Result<Option<(usize, E::Item)>>

@@ -714,6 +714,14 @@ pub(crate) fn cuda_set<
         None => None,
     };
     if capacity == 0 {
+        // Nothing is read, but a permutation's indices are checked, as on the host.
+        use crate::expr::consume::check_indices;
+        check_indices(a)?;
+        check_indices(b)?;
+        if let Some(SetValues::Exprs(xa, xb)) = &values {
+            check_indices(*xa)?;
+            check_indices(*xb)?;
+        }
         return Ok((keys, out_values));
     }
     let kptr = cuda_ptr_mut(&mut keys, name)?;
