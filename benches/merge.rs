@@ -34,6 +34,8 @@
 //! its end. Bytes counted: both inputs read once and the output written
 //! once. `set_union_by_key_u32_u32` and `set_intersection_by_key_u32_u32`:
 //! the same keys with u32 values (each key's position in its side).
+//! `merge_by_key_with_u32_counting`: `merge_pairs_u32_u32`'s merge with both
+//! sides' values from counting sequences (no value buffers).
 //! `set_union_with_u32_maps`: the union of the same halves through
 //! `map(Identity)`, read in place (`fused`) or collected into two buffers
 //! first (`collected`).
@@ -152,6 +154,19 @@ fn merges(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(16 * n as u64));
         group.bench_function(BenchmarkId::new("halves", n), |bench| {
             bench.iter_custom(|iters| common::time_calls(&dev, iters, || a.merge_by_key(&va, &b, &vb)))
+        });
+        group.finish();
+
+        // The same pairs with the values computed (each key's position as a
+        // counting sequence), read where the merge reads them.
+        let mut group = c.benchmark_group("merge_by_key_with_u32_counting");
+        group.throughput(Throughput::Bytes(16 * n as u64));
+        group.bench_function(BenchmarkId::new("fused", n), |bench| {
+            bench.iter_custom(|iters| {
+                common::time_calls(&dev, iters, || {
+                    a.lazy().merge_by_key_with(counting(&dev, 0u32, 1, half), &b, counting(&dev, 0u32, 1, half))
+                })
+            })
         });
         group.finish();
     }
