@@ -274,7 +274,7 @@ impl CudaDevice {
         self.shared_optin
     }
 
-    pub(crate) fn l2_bytes(&self) -> usize {
+    pub(super) fn l2_bytes(&self) -> usize {
         self.l2_bytes
     }
 

@@ -85,15 +85,6 @@ pub(crate) fn tune_sort_tile(policy: &mut TilePolicy) {
     }
 }
 
-/// Experiment override (feature `merge-tuning`): `CUPRIM_SORT_GROUP` =
-/// tiles per L2 group of the merge sort's early passes (0: no groups).
-#[cfg(feature = "merge-tuning")]
-pub(crate) fn tune_sort_group() -> Option<u64> {
-    std::env::var("CUPRIM_SORT_GROUP")
-        .ok()
-        .map(|v| v.trim().parse().expect("CUPRIM_SORT_GROUP: tiles"))
-}
-
 /// Whether a merge of `tiles` tiles takes `cuprim_merge_fused`.
 pub(crate) fn fused_merge(tiles: u64) -> bool {
     #[cfg(feature = "merge-tuning")]

@@ -29,33 +29,7 @@ pub(crate) fn passes(n: u64, tile: u64) -> u32 {
     p
 }
 
-/// The share of the L2 that a group's source and destination may fill
-/// (not yet measured: the first guess).
-const L2_GROUP_SHARE: u64 = 2;
-
-/// Elements per group of the merge sort's early passes (see
-/// [`Merge::sort`]): the most tiles, a power of two, whose source and
-/// destination fit `1 / L2_GROUP_SHARE` of an L2 of `l2` bytes; `None`
-/// when the whole input fits one group or a group would hold one tile.
-fn l2_group(l2: usize, tile: u64, n: u64, elem_bytes: usize) -> Option<u64> {
-    let budget = l2 as u64 / L2_GROUP_SHARE;
-    let mut tiles = 1u64;
-    while 2 * (2 * tiles) * tile * elem_bytes as u64 <= budget {
-        tiles *= 2;
-    }
-    #[cfg(feature = "merge-tuning")]
-    if let Some(t) = super::plan::tune_sort_group() {
-        tiles = t;
-    }
-    (tiles >= 2 && tiles * tile < n).then_some(tiles * tile)
-}
-
 impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
-    /// Bytes an element moves: its key, and its value when sorting pairs.
-    fn elem_bytes(&self) -> usize {
-        std::mem::size_of::<K>() + if self.pairs { std::mem::size_of::<V>() } else { 0 }
-    }
-
     /// Sorts `n` keys at `keys` (and, when [`pairs`](Self::pairs), the
     /// values at `values`) in place, stably by the comparator: queues every
     /// launch, waits for nothing. `n >= 2`.
@@ -114,60 +88,19 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
             } else {
                 (other, caller)
             };
-            let at = |p: (Ptr<K>, Ptr<V>), off: u64| (p.0.add(off), if self.pairs { p.1.add(off) } else { null_v });
-            // One pass merging runs of `run` over `len` elements at `off` of src into dst.
-            let pass_over = |src: (Ptr<K>, Ptr<V>), dst: (Ptr<K>, Ptr<V>), off: u64, len: u64, run: u64| {
-                let (src, dst) = (at(src, off), at(dst, off));
-                let len_tiles = len.div_ceil(tile);
-                let grid = Grid::new(len_tiles as u32, self.policy.block);
-                match splits {
-                    Some(splits) if !fused_sort(len_tiles) => {
-                        let cuts = Grid::new(len_tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
-                        dev.launch(&module, partition, cuts, (src.0, len, run, splits, len_tiles))?;
-                        dev.launch(&module, pass, grid, (src.0, src.1, len, run, splits, dst.0, dst.1))
-                    }
-                    _ => dev.launch(&module, pass_fused, grid, (src.0, src.1, len, run, dst.0, dst.1)),
-                }
-            };
-            // The passes whose runs pair up inside one L2-sized group run
-            // group by group (the group's tile sort, then its passes), so
-            // each group's passes read what the one before wrote from L2;
-            // the same merges in another order, so the same result.
-            let group = l2_group(dev.l2_bytes(), tile, n, self.elem_bytes());
+            let args = (caller.0, caller.1, src.0, src.1, n);
+            dev.launch(&module, tile_sort, Grid::new(blocks, self.policy.block), args)?;
+            let cuts = Grid::new(tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
             let mut run = tile;
-            if let Some(group) = group {
-                let inner = self::passes(group, tile);
-                for off in (0..n).step_by(group as usize) {
-                    let len = group.min(n - off);
-                    let args = (at(caller, off).0, at(caller, off).1, at(src, off).0, at(src, off).1, len);
-                    dev.launch(&module, tile_sort, Grid::new(len.div_ceil(tile) as u32, self.policy.block), args)?;
-                    let (mut s, mut d) = (src, dst);
-                    let (mut r, mut done) = (tile, 0);
-                    while r < len {
-                        pass_over(s, d, off, len, r)?;
-                        std::mem::swap(&mut s, &mut d);
-                        r *= 2;
-                        done += 1;
-                    }
-                    // A short last group has fewer passes: its data must
-                    // still end where the others' does.
-                    if (inner - done) % 2 == 1 {
-                        dev.copy(at(d, off).0, at(s, off).0, len, "merge sort")?;
-                        if self.pairs {
-                            dev.copy(at(d, off).1, at(s, off).1, len, "merge sort")?;
-                        }
-                    }
-                }
-                if inner % 2 == 1 {
-                    std::mem::swap(&mut src, &mut dst);
-                }
-                run = group;
-            } else {
-                let args = (caller.0, caller.1, src.0, src.1, n);
-                dev.launch(&module, tile_sort, Grid::new(blocks, self.policy.block), args)?;
-            }
             while run < n {
-                pass_over(src, dst, 0, n, run)?;
+                let grid = Grid::new(blocks, self.policy.block);
+                match splits {
+                    Some(splits) => {
+                        dev.launch(&module, partition, cuts, (src.0, n, run, splits, tiles))?;
+                        dev.launch(&module, pass, grid, (src.0, src.1, n, run, splits, dst.0, dst.1))?;
+                    }
+                    None => dev.launch(&module, pass_fused, grid, (src.0, src.1, n, run, dst.0, dst.1))?,
+                }
                 std::mem::swap(&mut src, &mut dst);
                 run = run.saturating_mul(2);
             }
@@ -188,15 +121,5 @@ mod tests {
         assert_eq!(passes(2 * 7680, 7680), 1);
         assert_eq!(passes(1 << 24, 7680), 12);
         assert_eq!(passes(u64::MAX, 1 << 40), 24);
-    }
-
-    #[test]
-    fn l2_groups() {
-        // 50 MiB of L2, 4352-key tiles of 4 bytes: 512 tiles a group.
-        assert_eq!(super::l2_group(50 << 20, 4352, 1 << 24, 4), Some(512 * 4352));
-        // The input fits one group: no groups.
-        assert_eq!(super::l2_group(50 << 20, 4352, 1 << 20, 4), None);
-        // No L2 to speak of: no groups.
-        assert_eq!(super::l2_group(1 << 10, 4352, 1 << 24, 4), None);
     }
 }
