@@ -164,7 +164,8 @@ fn merges(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("fused", n), |bench| {
             bench.iter_custom(|iters| {
                 common::time_calls(&dev, iters, || {
-                    a.lazy().merge_by_key_with(counting(&dev, 0u32, 1, half), &b, counting(&dev, 0u32, 1, half))
+                    a.lazy()
+                        .merge_by_key_with(counting(&dev, 0u32, 1, half), &b, counting(&dev, 0u32, 1, half))
                 })
             })
         });
