@@ -2,7 +2,7 @@
 // of the keys (the grid is one wave of resident blocks), streams it once in
 // tiles, and keeps the run heads it finds in shared memory; only once the
 // chunk is done does it look back (one decoupled look-back per block, over
-// the blocks before it: kernels/block/lookback.cuh's protocol on one 64-bit
+// the blocks before it: kernels/block/chunk_lookback.cuh, one 64-bit
 // word per block) for the number of heads before its chunk, then copies its
 // heads out. The look-back's wait is paid once per chunk instead of once
 // per tile, so the keys stream at nearly the rate of a plain read. A chunk
@@ -31,8 +31,6 @@ constexpr int UC_ITEMS = UC_LANE_BYTES / (int)sizeof(K) > UC_VEC ? UC_LANE_BYTES
 static_assert(UC_ITEMS % UC_VEC == 0 && UC_ITEMS <= 32, "whole vectors; one 32-bit mask of flags per lane");
 constexpr int UC_TILE = CUPRIM_BLOCK * UC_ITEMS;
 static_assert(UC_CAP == 0 || UC_CAP >= UC_TILE, "a tile's heads fit the array that stages them");
-// A block's look-back word: status in the top two bits, its count below.
-constexpr u64 UC_AGGREGATE = 1ull << 62, UC_PREFIX = 2ull << 62, UC_COUNT = UC_AGGREGATE - 1;
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_unique_chunks(CUPRIM_INPUT In0 keys, u64 n, u64 chunk, K* __restrict__ out, u64* __restrict__ count_out,
@@ -142,37 +140,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // The heads before the chunk: one look-back by warp 0.
     if (warp == 0) {
         const u32 me = blockIdx.x;
-        u64 prefix = 0;
-        if (me == 0) {
-            if (lane == 0) asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state), "l"(UC_PREFIX | found) : "memory");
-        } else {
-            if (lane == 0)
-                asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state + me), "l"(UC_AGGREGATE | found) : "memory");
-            cuprim_backoff<256> backoff;  // as the look-back's polls
-            long long look = (long long)me - 1;
-            while (true) {
-                const long long t = look - lane;
-                u64 word = UC_PREFIX;  // before block 0: nothing
-                if (t >= 0) {
-                    while (true) {
-                        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(state + t) : "memory");
-                        if ((word >> 62) != 0) break;
-                        backoff.pause();
-                    }
-                }
-                const unsigned prefixes = __ballot_sync(0xffffffffu, (word >> 62) == 2);
-                const int nearest = prefixes ? __ffs(prefixes) - 1 : 32;
-                u64 v = (lane <= nearest && t >= 0) ? (word & UC_COUNT) : 0;
-#pragma unroll
-                for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-                prefix += v;
-                if (prefixes) break;
-                look -= 32;
-            }
-            if (lane == 0)
-                asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(state + me), "l"(UC_PREFIX | (prefix + found))
-                             : "memory");
-        }
+        const u64 prefix = cuprim_chunk_lookback(state, me, found);
         if (lane == 0) {
             s_prefix = prefix;
             if (me == gridDim.x - 1) *count_out = prefix + found;
