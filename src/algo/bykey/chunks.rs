@@ -30,10 +30,7 @@ use crate::ops::Monoid;
 use crate::value::Value;
 use std::marker::PhantomData;
 
-/// `kernels/block/chunk_lookback.cuh`: the one look-back of a chunk-per-block kernel.
-pub(crate) const CHUNK_LOOKBACK: &str = crate::jit::header!("block/chunk_lookback.cuh");
-
-template!(UNIQUE_CHUNKS, "bykey/unique_chunks.cu", ["cuprim_unique_chunks"], headers: [CHUNK_LOOKBACK]);
+template!(UNIQUE_CHUNKS, "bykey/unique_chunks.cu", ["cuprim_unique_chunks"], headers: [crate::algo::lookback::CHUNK_LOOKBACK]);
 
 /// Threads per block, blocks per SM and the heads a block keeps in shared
 /// memory: 256 threads of 32 bytes of keys each, 4 blocks per SM, 46 KiB
