@@ -1,5 +1,6 @@
 //! Values: what operators and expressions compute with. Every [`Element`]
-//! is one, and so are the tuples `(A, B)` and `(A, B, C)` of elements.
+//! is one, and so are the tuples `(A, B)` and `(A, B, C)` of elements and
+//! the points `[F; D]` of `f32` or `f64` coordinates.
 //!
 //! A tuple is a generated struct on the device (`cuprim_t2<A, B>` with
 //! fields `a0`, `a1`; `cuprim_t3` adds `a2`), laid out as C lays out a
@@ -31,16 +32,49 @@
 //! }
 //! assert_eq!(MinMax.apply((1.0, 1.0), (0.5, 0.5)), (0.5, 1.0));
 //! ```
+//!
+//! A point `[F; D]` (`F` a [`Coord`](crate::algo::knn::Coord): `f32` or
+//! `f64`, any `D` from 1) is `cuprim_arr<F, D>` on the device, one field
+//! `v[D]`, laid out as the Rust array is. What a buffer of points
+//! (`DeviceVec<[F; D]>`) yields as an input expression, and what the
+//! kd-tree's [`build_from`](crate::algo::knn::KdTree::build_from) and
+//! [`query_from`](crate::algo::knn::KdTree::query_from) read; an operator
+//! over points writes its CUDA expression with `v`:
+//!
+//! ```
+//! use cuprim::ops::UnaryOp;
+//!
+//! /// The first two coordinates of a 4-D point.
+//! #[derive(Clone, Copy, Debug)]
+//! struct Project;
+//! impl UnaryOp<[f32; 4]> for Project {
+//!     type Output = (f32, f32);
+//!     fn apply(&self, p: [f32; 4]) -> (f32, f32) {
+//!         (p[0], p[1])
+//!     }
+//!     fn cuda_expr(&self) -> String {
+//!         "cuprim_t2<float, float>{x.v[0], x.v[1]}".into()
+//!     }
+//! }
+//! assert_eq!(Project.apply([1.0, 2.0, 3.0, 4.0]), (1.0, 2.0));
+//! ```
+//!
+//! Points are for the kd-tree: the primitives that need an [`Element`]
+//! (sorts, scans, selections, `collect`, ...) do not take them, and a
+//! buffer of points is read one point at a time, never in 16-byte vectors.
 
+use crate::algo::knn::Coord;
 use crate::element::Element;
 use std::fmt::Debug;
 
-/// A value of an element type or a tuple of them, with its CUDA spelling
-/// and its C layout.
+/// A value of an element type, a tuple of them or a point, with its CUDA
+/// spelling and its C layout.
 ///
 /// ```
 /// use cuprim::Value;
 /// assert_eq!(<(f32, u32)>::cuda_type(), "cuprim_t2<float, unsigned int>");
+/// assert_eq!(<[f64; 5]>::cuda_type(), "cuprim_arr<double, 5>");
+/// assert_eq!(<[f32; 8]>::C_SIZE, 32);
 /// assert_eq!(<(u8, f64)>::C_SIZE, 16);
 /// let mut bytes = [0u8; 16];
 /// (7u8, 2.5f64).write_c(&mut bytes);
@@ -51,7 +85,7 @@ pub trait Value: Copy + Debug + PartialEq + Send + Sync + 'static {
     const C_SIZE: usize;
     /// Alignment on the device (C `alignof`).
     const C_ALIGN: usize;
-    /// Fields: 1 for an element, 2 or 3 for a tuple.
+    /// Fields: 1 for an element or a point, 2 or 3 for a tuple.
     const FIELDS: u8;
     /// True when a field is a float (its folds are rounded, so the
     /// deterministic kernels apply).
@@ -145,6 +179,27 @@ macro_rules! tuple_value {
 tuple_value!(2, "cuprim_t2", A 0, B 1);
 tuple_value!(3, "cuprim_t3", A 0, B 1, C 2);
 
+/// A point: `cuprim_arr<F, D>` (`kernels/block/expr.cuh`), the coordinates
+/// in order with no padding, as the Rust array.
+impl<F: Coord, const D: usize> Value for [F; D] {
+    const C_SIZE: usize = D * std::mem::size_of::<F>();
+    const C_ALIGN: usize = std::mem::size_of::<F>();
+    const FIELDS: u8 = 1;
+    fn cuda_type() -> String {
+        format!("cuprim_arr<{}, {D}>", F::CUDA_TYPE)
+    }
+    fn cuda_literal(&self) -> String {
+        let coords: Vec<String> = self.iter().map(|&c| Element::cuda_literal(c)).collect();
+        format!("{}{{{{{}}}}}", Self::cuda_type(), coords.join(", "))
+    }
+    fn write_c(&self, out: &mut [u8]) {
+        out[..Self::C_SIZE].copy_from_slice(bytemuck::bytes_of(self));
+    }
+    fn read_c(b: &[u8]) -> Self {
+        bytemuck::pod_read_unaligned(&b[..Self::C_SIZE])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +220,22 @@ mod tests {
         let back = <(u32, f64, u8)>::read_c(&b);
         assert_eq!(back.1.to_bits(), (-0.0f64).to_bits());
         assert_eq!(back, v);
+    }
+
+    #[test]
+    fn points_are_laid_out_as_arrays() {
+        assert_eq!(<[f64; 3]>::C_SIZE, 24);
+        assert_eq!(<[f64; 3]>::C_ALIGN, 8);
+        let p = [1.5f32, -0.0, f32::NAN];
+        let mut b = [0u8; 12];
+        p.write_c(&mut b);
+        assert_eq!(&b[..], bytemuck::bytes_of(&p));
+        let back = <[f32; 3]>::read_c(&b);
+        assert_eq!(back.map(f32::to_bits), p.map(f32::to_bits));
+        assert_eq!(
+            [1.0f32, 2.0].cuda_literal(),
+            "cuprim_arr<float, 2>{{__uint_as_float(0x3f800000u), __uint_as_float(0x40000000u)}}"
+        );
     }
 
     #[test]

@@ -504,6 +504,73 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             Ok(r)
         },
     );
+    job(
+        jobs,
+        format!("sm_{arch} fused: kd-tree build and queries of points (D = 4, 5, 8, 16), reductions and to_vec of points"),
+        move || {
+            use cuprim::precompile::{precompile_expr_knn, precompile_expr_reduce};
+            let host = Device::host();
+            let i = DeviceVec::<u32>::zeros(&host, 0)?;
+            let j = DeviceVec::<u64>::zeros(&host, 0)?;
+            let p4 = DeviceVec::<[f32; 4]>::from_slice(&host, &[])?;
+            let p5 = DeviceVec::<[f64; 5]>::from_slice(&host, &[])?;
+            let p8 = DeviceVec::<[f32; 8]>::from_slice(&host, &[])?;
+            let d8 = DeviceVec::<[f64; 8]>::from_slice(&host, &[])?;
+            let p16 = DeviceVec::<[f32; 16]>::from_slice(&host, &[])?;
+            let d16 = DeviceVec::<[f64; 16]>::from_slice(&host, &[])?;
+            let mut r = precompile_expr_knn(t, &p4.permute(&i), 8)?;
+            r.extend(precompile_expr_knn(t, &p5.permute(&j), 1)?);
+            r.extend(precompile_expr_knn(t, &p8.permute(&i), 4)?);
+            r.extend(precompile_expr_knn(t, &p8.permute(&i), 100)?);
+            r.extend(precompile_expr_knn(t, &d8.permute(&i), 32)?);
+            r.extend(precompile_expr_knn(t, &p16.permute(&i), 64)?);
+            r.extend(precompile_expr_knn(t, &d16.permute(&i), 8)?);
+            r.extend(precompile_expr_knn(t, &p16.map(Mirror), 16)?);
+            r.extend(precompile_expr_knn(t, &constant(&host, [0.5f32; 8], 0), 8)?);
+            // A buffer of points: the buffer's modules.
+            r.extend(precompile_expr_knn(t, &p8.lazy(), 8)?);
+            // Reductions and to_vec of points, up to the 32-byte accumulator
+            // (a gather of 32-byte points spills: not checked).
+            r.extend(precompile_expr_reduce(t, &p4.lazy(), CoordMin)?);
+            r.extend(precompile_expr_reduce(t, &p4.permute(&i), CoordMin)?);
+            r.extend(precompile_expr_reduce(t, &p8.lazy(), CoordMin)?);
+            Ok(r)
+        },
+    );
+}
+
+/// The point mirrored at the origin (a map of points to points).
+#[derive(Clone, Copy)]
+struct Mirror;
+impl cuprim::ops::UnaryOp<[f32; 16]> for Mirror {
+    type Output = [f32; 16];
+    fn apply(&self, x: [f32; 16]) -> [f32; 16] {
+        x.map(|c| -c)
+    }
+    fn cuda_expr(&self) -> String {
+        let c: Vec<String> = (0..16).map(|j| format!("-x.v[{j}]")).collect();
+        format!("cuprim_arr<float, 16>{{{{{}}}}}", c.join(", "))
+    }
+}
+
+/// The low corner of the bounding box of f32 points: a point accumulator.
+#[derive(Clone, Copy)]
+struct CoordMin;
+impl<const D: usize> cuprim::ops::BinaryOp<[f32; D]> for CoordMin {
+    fn apply(&self, a: [f32; D], b: [f32; D]) -> [f32; D] {
+        std::array::from_fn(|j| a[j].min(b[j]))
+    }
+    fn cuda_expr(&self) -> String {
+        let c: Vec<String> = (0..D).map(|j| format!("fminf(a.v[{j}], b.v[{j}])")).collect();
+        format!("cuprim_arr<float, {D}>{{{{{}}}}}", c.join(", "))
+    }
+}
+impl cuprim::ops::Associative for CoordMin {}
+impl cuprim::ops::Commutative for CoordMin {}
+impl<const D: usize> Monoid<[f32; D]> for CoordMin {
+    fn identity(&self) -> [f32; D] {
+        [f32::INFINITY; D]
+    }
 }
 
 /// Sums of (u32, f64): a 4 + 8-byte pair (16 bytes with padding).

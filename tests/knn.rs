@@ -967,3 +967,167 @@ fn trees_and_queries_from_expressions() {
         assert_eq!(tree.query_from(zip(xs.permute(&none), xs.permute(&none)), 2).unwrap().queries, 0);
     }
 }
+
+/// Nodes (index and coordinate bits) of two trees, equal.
+#[track_caller]
+fn assert_same_nodes<P: Point>(a: &KdTree<P>, b: &KdTree<P>, ctx: &str) {
+    let (a, b) = (a.nodes().unwrap(), b.nodes().unwrap());
+    assert_eq!(a.len(), b.len(), "nodes: {ctx}");
+    assert!(
+        a.iter()
+            .zip(&b)
+            .all(|(x, y)| x.1 == y.1 && bytemuck::bytes_of(&x.0) == bytemuck::bytes_of(&y.0)),
+        "nodes: {ctx}"
+    );
+}
+
+/// Rows of two results, equal: indices, and distances bit for bit.
+#[track_caller]
+fn assert_same_rows<F: TestCoord>(got: &cuprim::algo::knn::Neighbors<F>, want: &cuprim::algo::knn::Neighbors<F>, ctx: &str) {
+    let bits = |v: &DeviceVec<F>| v.to_vec().unwrap().iter().map(|x| x.bits()).collect::<Vec<_>>();
+    assert_eq!((got.queries, got.k), (want.queries, want.k), "{ctx}");
+    assert_eq!(got.indices.to_vec().unwrap(), want.indices.to_vec().unwrap(), "indices: {ctx}");
+    assert_eq!(bits(&got.distances), bits(&want.distances), "distances: {ctx}");
+}
+
+/// KdTree::build_from and query_from over points `[F; D]`: a buffer, a
+/// slice (of the buffer and of its expression), a gather with repeated
+/// indices and a constant, each against build / query of the collected
+/// points (the same nodes, the same rows bit for bit) for every k in `ks`;
+/// the collected rows against the oracle on the first queries. Only the
+/// gathers unless `all`.
+fn check_points_from<F: TestCoord, const D: usize>(
+    dev: &Device,
+    r: &mut TestRng,
+    (n, q): (usize, usize),
+    ks: &[usize],
+    all: bool,
+    what: &str,
+) where
+    [F; D]: Point<Coord = F>,
+{
+    let ctx = format!("{dev:?} D={D} n={n} q={q} {what}");
+    // Two more points and queries than used, so that the slices are inner ones.
+    let pts = make::<F, D>(r, n + 2, if n % 2 == 0 { Dist::Clustered } else { Dist::Duplicates });
+    let qs = make::<F, D>(r, q + 2, Dist::Uniform);
+    let (pd, qd) = (DeviceVec::from_slice(dev, &pts).unwrap(), DeviceVec::from_slice(dev, &qs).unwrap());
+    let pick = |r: &mut TestRng, m: usize, len: usize| -> Vec<u32> { (0..m).map(|_| (r.next_u64() % len as u64) as u32).collect() };
+    let (pi, qi) = (pick(r, n, n + 2), pick(r, q, q + 2));
+    let (pid, qid) = (DeviceVec::from_slice(dev, &pi).unwrap(), DeviceVec::from_slice(dev, &qi).unwrap());
+    let gathered = |v: &[[F; D]], idx: &[u32]| idx.iter().map(|&i| v[i as usize]).collect::<Vec<_>>();
+
+    let mut trees: Vec<(&str, Vec<[F; D]>, KdTree<[F; D]>)> =
+        vec![("gather", gathered(&pts, &pi), KdTree::build_from(pd.permute(&pid)).unwrap())];
+    let mut queries: Vec<(&str, Vec<[F; D]>)> = vec![("gather", gathered(&qs, &qi))];
+    if all {
+        trees.extend([
+            ("buffer", pts.clone(), KdTree::build_from(&pd).unwrap()),
+            (
+                "slice",
+                pts[1..n + 1].to_vec(),
+                KdTree::build_from(&pd.slice(1..n + 1).unwrap()).unwrap(),
+            ),
+            (
+                "expression slice",
+                pts[1..n + 1].to_vec(),
+                KdTree::build_from(pd.lazy().slice(1..n + 1).unwrap()).unwrap(),
+            ),
+            ("constant", vec![pts[0]; n], KdTree::build_from(constant(dev, pts[0], n)).unwrap()),
+        ]);
+        queries.extend([
+            ("buffer", qs.clone()),
+            ("slice", qs[1..q + 1].to_vec()),
+            ("constant", vec![qs[1]; q]),
+        ]);
+    }
+    for (name, collected, fused) in &trees {
+        let ctx = format!("{ctx}, points from a {name}");
+        let plain = KdTree::build(&DeviceVec::from_slice(dev, collected).unwrap()).unwrap();
+        assert_eq!(fused.len(), collected.len(), "{ctx}");
+        assert_same_nodes(&plain, fused, &ctx);
+        for &k in ks {
+            for (qname, qcollected) in &queries {
+                let ctx = format!("{ctx}, queries from a {qname}, k={k}");
+                let want = plain.query(&DeviceVec::from_slice(dev, qcollected).unwrap(), k).unwrap();
+                let got = match *qname {
+                    "buffer" => plain.query_from(&qd, k),
+                    "slice" => plain.query_from(&qd.slice(1..q + 1).unwrap(), k),
+                    "gather" => plain.query_from(qd.permute(&qid), k),
+                    _ => plain.query_from(constant(dev, qs[1], q), k),
+                }
+                .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+                assert_same_rows(&got, &want, &ctx);
+                // The tree from the expression, queried by the collected queries.
+                let from = fused.query(&DeviceVec::from_slice(dev, qcollected).unwrap(), k).unwrap();
+                assert_same_rows(&from, &want, &ctx);
+                let m = qcollected.len().min(40);
+                let (oi, od, _) = oracle(collected, &qcollected[..m], k, None);
+                let (wi, wd) = (want.indices.to_vec().unwrap(), want.distances.to_vec().unwrap());
+                assert_rows(&wi[..m * k], &wd[..m * k], &oi, &od, k, &ctx);
+            }
+        }
+    }
+}
+
+/// Points of more than three coordinates as expressions: D = 4, 5 (f64)
+/// and 8, k = 1 and more, awkward sizes (no points, no queries, one point,
+/// odd counts); 17000 queries of a gather take the Morton order.
+#[test]
+fn trees_and_queries_from_point_expressions() {
+    let (mut r, seed) = rng("knn point expressions");
+    let what = format!("seed={seed}");
+    for dev in devices() {
+        for &size in &[(0usize, 3usize), (1, 5), (2, 0), (7, 1), (101, 33), (1000, 257)] {
+            check_points_from::<f32, 4>(&dev, &mut r, size, &[1, 4], true, &what);
+            check_points_from::<f64, 5>(&dev, &mut r, size, &[1, 3], true, &what);
+            check_points_from::<f32, 8>(&dev, &mut r, size, &[1, 10], true, &what);
+        }
+        check_points_from::<f64, 16>(&dev, &mut r, (301, 20), &[2], true, &what);
+        check_points_from::<f32, 8>(&dev, &mut r, (4099, 17_000), &[5], false, &what);
+    }
+}
+
+/// Gathers of points out of range: IndexOutOfBounds from build_from and
+/// query_from (no panic), the caller's points, indices and tree untouched
+/// and usable; to_vec of a point expression; k = 0.
+#[test]
+fn point_expressions_out_of_range() {
+    for dev in devices() {
+        let pts: Vec<[f32; 6]> = (0..5).map(|i| std::array::from_fn(|j| (i * 6 + j) as f32)).collect();
+        let pd = DeviceVec::from_slice(&dev, &pts).unwrap();
+        let tree = KdTree::build(&pd).unwrap();
+        let before = tree.query(&pd, 2).unwrap();
+        let oob = |e: cuprim::Error| matches!(e, cuprim::Error::IndexOutOfBounds { len: 5, .. });
+        for bad in [vec![0u32, 5, 1], vec![u32::MAX], vec![4, 3, 2, 1, 0, 9]] {
+            let bd = DeviceVec::from_slice(&dev, &bad).unwrap();
+            let e = KdTree::build_from(pd.permute(&bd)).unwrap_err();
+            assert!(oob(e), "{dev:?} {bad:?}");
+            let e = tree.query_from(pd.permute(&bd), 3).unwrap_err();
+            assert!(oob(e), "{dev:?} {bad:?}");
+            assert!(oob(pd.permute(&bd).to_vec().unwrap_err()), "{dev:?} {bad:?}");
+            assert_eq!(bd.to_vec().unwrap(), bad, "{dev:?}");
+        }
+        // A gather of nothing but a bad index into no points.
+        let none = DeviceVec::<[f32; 6]>::from_slice(&dev, &[]).unwrap();
+        let zero = DeviceVec::from_slice(&dev, &[0u64]).unwrap();
+        assert!(matches!(
+            KdTree::build_from(none.permute(&zero)),
+            Err(cuprim::Error::IndexOutOfBounds { len: 0, .. })
+        ));
+        assert_eq!(pd.to_vec().unwrap(), pts, "{dev:?}");
+        assert_same_rows(&tree.query(&pd, 2).unwrap(), &before, &format!("{dev:?} after the errors"));
+        // In range: to_vec is the gather; k = 0 is an error.
+        let idx = DeviceVec::from_slice(&dev, &[4u32, 0, 4]).unwrap();
+        assert_eq!(pd.permute(&idx).to_vec().unwrap(), vec![pts[4], pts[0], pts[4]]);
+        assert!(matches!(
+            tree.query_from(pd.permute(&idx), 0),
+            Err(cuprim::Error::InvalidArgument(_))
+        ));
+        let fused = KdTree::build_from(pd.permute(&idx)).unwrap();
+        assert_eq!(fused.len(), 3);
+        assert_eq!(
+            fused.query(&pd.slice(4..).unwrap(), 3).unwrap().indices.to_vec().unwrap(),
+            vec![0, 2, 1]
+        );
+    }
+}

@@ -131,6 +131,21 @@ template <typename V> struct cuprim_x_const {
     CUPRIM_X_SCALAR_ONLY
 };
 
+// A buffer of points (src/algo/knn): element i is the N values at p + i * N,
+// each read on its own (a point is aligned only as T), never in vectors: to
+// the consume loops it is like a computed node (WIDEST 0, IS_BUF false).
+template <typename T, int N> struct cuprim_x_arr {
+    const T* p;
+    typedef cuprim_arr<T, N> item;
+    __device__ __forceinline__ item load(u64 i) const {
+        item r;
+#pragma unroll
+        for (int k = 0; k < N; k++) r.v[k] = cuprim_load_ro(p + i * N + k);
+        return r;
+    }
+    CUPRIM_X_SCALAR_ONLY
+};
+
 // F::apply(e[i]); F is a generated functor with `typedef ... out`.
 template <typename E, typename F> struct cuprim_x_map {
     E e;

@@ -17,8 +17,9 @@
 #define KNN_MISSING 0xffffffffu
 
 // Points of an input expression (src/expr/; CUPRIM_KNN_X, build.cu and
-// query.cu): KnnIn yields F, cuprim_t2<F, F> or cuprim_t3<F, F, F>, the
-// CUPRIM_DIM (1 to 3) coordinates in order.
+// query.cu): KnnIn yields cuprim_arr<F, CUPRIM_DIM> (points of any
+// dimension), or F, cuprim_t2<F, F> or cuprim_t3<F, F, F> (CUPRIM_DIM 1 to
+// 3), the coordinates in order.
 #ifndef CUPRIM_KNN_X
 #define CUPRIM_KNN_X 0
 #endif
@@ -33,11 +34,51 @@ __device__ __forceinline__ void knn_coords(const cuprim_t3<F, F, F>& x, F (&c)[3
     c[1] = x.a1;
     c[2] = x.a2;
 }
+__device__ __forceinline__ void knn_coords(const cuprim_arr<F, CUPRIM_DIM>& x, F (&c)[CUPRIM_DIM]) {
+#pragma unroll
+    for (int j = 0; j < CUPRIM_DIM; j++) c[j] = x.v[j];
+}
 // Coordinate `dim` of a point (selects, not an indexed local array).
 __device__ __forceinline__ F knn_pick(F x, u32) { return x; }
 __device__ __forceinline__ F knn_pick(cuprim_t2<F, F> x, u32 dim) { return dim == 0 ? x.a0 : x.a1; }
 __device__ __forceinline__ F knn_pick(cuprim_t3<F, F, F> x, u32 dim) { return dim == 0 ? x.a0 : dim == 1 ? x.a1 : x.a2; }
-__device__ __forceinline__ F knn_coord(const KnnIn& in, u64 i, u32 dim) { return knn_pick(in.load(i), dim); }
+// Of a point of any dimension: the coordinates' bits masked and or-ed (a
+// chain of selects became an indexed local array, a stack frame).
+__device__ __forceinline__ u32 knn_bits(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ u64 knn_bits(double x) { return (u64)__double_as_longlong(x); }
+__device__ __forceinline__ float knn_of_bits(u32 b) { return __uint_as_float(b); }
+__device__ __forceinline__ double knn_of_bits(u64 b) { return __longlong_as_double((long long)b); }
+__device__ __forceinline__ F knn_pick(const cuprim_arr<F, CUPRIM_DIM>& x, u32 dim) {
+    typedef decltype(knn_bits(F(0))) B;
+    B r = 0;
+#pragma unroll
+    for (int j = 0; j < CUPRIM_DIM; j++) r |= knn_bits(x.v[j]) & ((B)0 - (B)(dim == (u32)j));
+    return knn_of_bits(r);
+}
+// Coordinate `dim` of point i of an expression node: of a buffer of points
+// that coordinate alone, of a gather the gathered point's (its index
+// checked as cuprim_x_perm::at checks it, block/expr.cuh), of any other
+// node picked from the whole point.
+template <typename E> struct knn_x {
+    static __device__ __forceinline__ F coord(const E& in, u64 i, u32 dim) { return knn_pick(in.load(i), dim); }
+};
+template <> struct knn_x<cuprim_x_arr<F, CUPRIM_DIM>> {
+    static __device__ __forceinline__ F coord(const cuprim_x_arr<F, CUPRIM_DIM>& in, u64 i, u32 dim) {
+        return cuprim_load_ro(in.p + i * CUPRIM_DIM + dim);
+    }
+};
+template <typename E, typename J> struct knn_x<cuprim_x_perm<E, J>> {
+    static __device__ __forceinline__ F coord(const cuprim_x_perm<E, J>& in, u64 i, u32 dim) {
+        u64 j = (u64)in.idx.load(i);
+        if (j >= in.bound) {
+            *(volatile u32*)in.error = 1u;
+            if (in.bound == 0) return F(0);
+            j = 0;
+        }
+        return knn_x<E>::coord(in.e, j, dim);
+    }
+};
+__device__ __forceinline__ F knn_coord(const KnnIn& in, u64 i, u32 dim) { return knn_x<KnnIn>::coord(in, i, dim); }
 #endif
 
 __device__ __forceinline__ float knn_fma(float a, float b, float c) { return fmaf(a, b, c); }

@@ -101,9 +101,10 @@ pub(crate) mod consume;
 pub(crate) mod node;
 
 use crate::device::Device;
-use crate::element::{Element, IndexElement};
+use crate::element::{Element, IndexElement, Storable};
 use crate::error::{Error, Result};
 use crate::ops::{Arith, UnaryOp};
+use crate::value::Value;
 use crate::vec::raw::Mem;
 use crate::vec::DeviceData;
 use std::ops::RangeBounds;
@@ -231,7 +232,7 @@ pub trait Expr: node::Node {
 impl<N: node::Node> Expr for N {}
 
 /// The elements of a buffer as an expression.
-fn leaf<T: Element, D: DeviceData<T> + ?Sized>(d: &D) -> Leaf<'_, T> {
+fn leaf<T: Storable, D: DeviceData<T> + ?Sized>(d: &D) -> Leaf<'_, T> {
     match d.mem() {
         Mem::Host(s) => Leaf {
             device: d.device(),
@@ -299,8 +300,20 @@ impl<T: Element> Leaf<'static, T> {
     }
 }
 
-/// Expressions from buffers. In [`prelude`](crate::prelude).
-pub trait LazyOps<T: Element>: DeviceData<T> {
+/// Expressions from buffers: of elements, or of points `[F; D]` (`f32` or
+/// `f64` coordinates, for [`KdTree::build_from`](crate::algo::knn::KdTree::build_from)
+/// and [`query_from`](crate::algo::knn::KdTree::query_from)). In
+/// [`prelude`](crate::prelude).
+///
+/// ```
+/// # use cuprim::prelude::*;
+/// let dev = Device::default()?;
+/// let pts = DeviceVec::from_slice(&dev, &[[0.0f32, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]])?;
+/// let idx = DeviceVec::from_slice(&dev, &[1u32, 1, 0])?;
+/// assert_eq!(pts.permute(&idx).to_vec()?[0], [4.0, 5.0, 6.0, 7.0]);
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub trait LazyOps<T: Value + Storable>: DeviceData<T> {
     /// The buffer's elements as an expression (read in place).
     ///
     /// ```
@@ -323,7 +336,7 @@ pub trait LazyOps<T: Element>: DeviceData<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn map<F: UnaryOp<T>>(&self, f: F) -> Map<Leaf<'_, T>, F> {
-        leaf(self).map(f)
+        Map { inner: leaf(self), f }
     }
 
     /// The gathered view `self[idx[i]]`: see [`Expr::permute`].
@@ -337,7 +350,10 @@ pub trait LazyOps<T: Element>: DeviceData<T> {
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn permute<'i, I: IndexElement>(&'i self, idx: &'i (impl DeviceData<I> + ?Sized)) -> Permute<Leaf<'i, T>, Leaf<'i, I>> {
-        leaf(self).permute(idx)
+        Permute {
+            src: leaf(self),
+            idx: leaf(idx),
+        }
     }
 
     /// The gathered view `self[idx[i]]` with the indices an expression:
@@ -356,14 +372,17 @@ pub trait LazyOps<T: Element>: DeviceData<T> {
     where
         <J::Expr as node::Node>::Item: IndexElement,
     {
-        leaf(self).permute_by(idx)
+        Permute {
+            src: leaf(self),
+            idx: idx.into_expr(),
+        }
     }
 }
 
-impl<T: Element, D: DeviceData<T> + ?Sized> LazyOps<T> for D {}
+impl<T: Value + Storable, D: DeviceData<T> + ?Sized> LazyOps<T> for D {}
 
 /// What [`zip`] and [`zip3`] take: an expression, or a reference to a
-/// buffer (read in place).
+/// buffer (read in place): of elements, or (for the kd-tree) of points.
 pub trait IntoExpr {
     /// The expression.
     type Expr: Expr;
@@ -386,21 +405,30 @@ impl<N: node::Node> IntoExpr for N {
     }
 }
 
-impl<'a, T: Element> IntoExpr for &'a crate::DeviceVec<T> {
+impl<'a, T: Storable> IntoExpr for &'a crate::DeviceVec<T>
+where
+    Leaf<'a, T>: node::Node,
+{
     type Expr = Leaf<'a, T>;
     fn into_expr(self) -> Leaf<'a, T> {
         leaf(self)
     }
 }
 
-impl<'a, T: Element> IntoExpr for &'a crate::DeviceSlice<'_, T> {
+impl<'a, T: Storable> IntoExpr for &'a crate::DeviceSlice<'_, T>
+where
+    Leaf<'a, T>: node::Node,
+{
     type Expr = Leaf<'a, T>;
     fn into_expr(self) -> Leaf<'a, T> {
         leaf(self)
     }
 }
 
-impl<'a, T: Element> IntoExpr for &'a crate::DeviceSliceMut<'_, T> {
+impl<'a, T: Storable> IntoExpr for &'a crate::DeviceSliceMut<'_, T>
+where
+    Leaf<'a, T>: node::Node,
+{
     type Expr = Leaf<'a, T>;
     fn into_expr(self) -> Leaf<'a, T> {
         leaf(self)

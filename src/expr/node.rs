@@ -3,8 +3,9 @@
 //! bytes, its host evaluation, and slicing.
 
 use super::args::ArgWriter;
+use crate::algo::knn::Coord;
 use crate::device::{CudaDevice, Device};
-use crate::element::{Element, IndexElement, Scalar};
+use crate::element::{Element, IndexElement, Scalar, Storable};
 use crate::error::{Error, Result};
 use crate::jit::spec::{OpText, Unary};
 use crate::jit::SpecWriter;
@@ -70,7 +71,8 @@ pub(crate) fn cuda_of<N: Node>(n: &N) -> Option<&CudaDevice> {
     n.device_ref().cuda_ref()
 }
 
-/// Elements of a `DeviceVec` or slice, read in place.
+/// Elements of a `DeviceVec` or slice, read in place: elements, or points
+/// `[F; D]` of `f32` / `f64` coordinates.
 pub struct Leaf<'a, T> {
     pub(super) device: &'a Device,
     pub(super) host: &'a [T],
@@ -114,6 +116,48 @@ impl<T: Element> Node for Leaf<'_, T> {
         Some(self.ptr)
     }
     fn sliced(&self, start: usize, len: usize) -> Self {
+        self.part(start, len)
+    }
+}
+
+/// A buffer of points (`cuprim_x_arr`): read one point at a time, never in
+/// vectors (a point is aligned only as its coordinates), so to the kernels
+/// it is no plain buffer (`IS_BUF` false, no `WIDEST`), but it has an
+/// address ([`Node::buffer_addr`]) and a host slice.
+impl<F: Coord, const D: usize> Node for Leaf<'_, [F; D]> {
+    type Item = [F; D];
+    const STREAMS: usize = 1;
+    fn device_ref(&self) -> &Device {
+        self.device
+    }
+    fn length(&self) -> usize {
+        self.len
+    }
+    fn write_type<W: SpecWriter>(&self, w: &mut W, next: &mut u32) -> u32 {
+        let id = bump(next);
+        w.piece(id, |id| format!("typedef cuprim_x_arr<{}, {D}> cuprim_e{id};", F::CUDA_TYPE));
+        id
+    }
+    fn write_args(&self, a: &mut ArgWriter) {
+        a.field(&self.ptr);
+    }
+    fn at(&self, i: usize) -> [F; D] {
+        self.host[i]
+    }
+    fn host_slice(&self) -> Option<&[[F; D]]> {
+        self.device.is_host().then_some(self.host)
+    }
+    fn buffer_addr(&self) -> Option<u64> {
+        Some(self.ptr)
+    }
+    fn sliced(&self, start: usize, len: usize) -> Self {
+        self.part(start, len)
+    }
+}
+
+impl<T: Storable> Leaf<'_, T> {
+    /// Elements `start .. start + len` (in range: the caller checked).
+    fn part(&self, start: usize, len: usize) -> Self {
         Leaf {
             device: self.device,
             host: if self.host.is_empty() {

@@ -113,18 +113,18 @@ impl<F: Coord, const D: usize> Point for [F; D] {
     }
 }
 
-/// An input expression's element that is a point: a coordinate (`[F; 1]`),
-/// a pair (`[F; 2]`) or a triple (`[F; 3]`) of one coordinate type, laid
-/// out on the device as the array is. What
-/// [`KdTree::build_from`](super::KdTree::build_from) and
-/// [`KdTree::query_from`](super::KdTree::query_from) take: expressions
-/// yield elements and tuples of at most three fields, so points of more
-/// than three coordinates are not expressions. Sealed.
+/// An input expression's element that is a point: a point `[F; D]` (a
+/// buffer of points, a slice or a gather of one), or a coordinate (`[F;
+/// 1]`), a pair (`[F; 2]`) or a triple (`[F; 3]`) of one coordinate type
+/// (columns of coordinates zipped), laid out on the device as the array
+/// is. What [`KdTree::build_from`](super::KdTree::build_from) and
+/// [`KdTree::query_from`](super::KdTree::query_from) take. Sealed.
 ///
 /// ```
 /// use cuprim::algo::knn::PointValue;
 /// assert_eq!((1.0f32, 2.0f32).point(), [1.0, 2.0]);
 /// assert_eq!(0.5f64.point(), [0.5]);
+/// assert_eq!([1.0f32, 2.0, 3.0, 4.0, 5.0].point(), [1.0, 2.0, 3.0, 4.0, 5.0]);
 /// ```
 pub trait PointValue: crate::value::Value + point_value::Sealed {
     /// The point type.
@@ -138,6 +138,14 @@ mod point_value {
     impl<F: super::Coord> Sealed for F {}
     impl<F: super::Coord> Sealed for (F, F) {}
     impl<F: super::Coord> Sealed for (F, F, F) {}
+    impl<F: super::Coord, const D: usize> Sealed for [F; D] {}
+}
+
+impl<F: Coord, const D: usize> PointValue for [F; D] {
+    type Point = [F; D];
+    fn point(self) -> [F; D] {
+        self
+    }
 }
 
 impl<F: Coord> PointValue for F {

@@ -94,18 +94,21 @@
 //!
 //! # Expressions
 //! [`KdTree::build_from`] and [`KdTree::query_from`] take the points or
-//! queries as an input expression ([`crate::expr`]) whose elements are a
-//! coordinate, a pair or a triple ([`PointValue`]), such as
-//! `zip3(&xs, &ys, &zs)` of coordinate columns: the kernels read the
-//! expression where they read a buffer (the build: once per dimension to
-//! rank the coordinates, once to write each point into its node; a query:
-//! once, by its thread), so nothing is collected, and the results are
-//! those of the collected points. The build writes points into its own
-//! storage only in its last step, in tree order, so there is no early copy
-//! an expression could be collected into instead. Points of more than
-//! three coordinates are not expressions (expressions yield elements and
-//! tuples of at most three fields), and brute force
-//! ([`nearest_neighbors`]), radius search and all-k-nearest take buffers.
+//! queries as an input expression ([`crate::expr`]) whose elements are
+//! points ([`PointValue`]): a buffer of points `[F; D]` of any dimension the
+//! tree takes, a slice of one, a gather `points.permute(&idx)` (indices
+//! checked on the device), a `constant`, or one to three coordinate
+//! columns zipped (`zip3(&xs, &ys, &zs)`). The kernels read the expression
+//! where they read a buffer (the build: once per dimension to rank the
+//! coordinates, reading that coordinate alone from a buffer or a gather of
+//! points, and once to write each point into its node; a query: once, by
+//! its thread), so nothing is collected, and the results are those of the
+//! collected points. A buffer of points or a slice of one is the buffer
+//! itself: the same kernels as [`KdTree::build`] and [`KdTree::query`]. The
+//! build writes points into its own storage only in its last step, in tree
+//! order, so there is no early copy an expression could be collected into
+//! instead. Brute force ([`nearest_neighbors`]), radius search and
+//! all-k-nearest take buffers.
 //!
 //! # Limits
 //! `k` is 1 to 1024 (`radius_search`'s `max_count` too). Point indices are
@@ -266,12 +269,19 @@ pub(crate) fn cuda_specs<P: Point>(arch: u32, k: usize) -> Vec<KernelSpec> {
 
 /// The kernels [`KdTree::build_from`] and [`KdTree::query_from`] (with `k`
 /// neighbours) use for the expression `x` of points on architecture
-/// `arch` (what `precompile_expr_knn` compiles).
+/// `arch` (what `precompile_expr_knn` compiles): a buffer's are those of
+/// [`KdTree::build`] and [`KdTree::query`].
 pub(crate) fn cuda_specs_of<X: Node>(arch: u32, x: &X, k: usize) -> Vec<KernelSpec>
 where
     X::Item: PointValue,
 {
     type P<X> = <<X as Node>::Item as PointValue>::Point;
+    if x.buffer_addr().is_some() {
+        return vec![
+            KernelSpec::of(&build::BuildPlan::<P<X>>::new(arch)),
+            KernelSpec::of(&query::QueryPlan::<P<X>>::new(arch, k)),
+        ];
+    }
     vec![
         KernelSpec::of(&build::BuildPlan::<P<X>>::of_input(arch, x)),
         KernelSpec::of(&query::QueryPlan::<P<X>>::new(arch, k).of_input(x)),
@@ -545,18 +555,19 @@ impl<P: Point> KdTree<P> {
         })
     }
 
-    /// Builds the tree over the points an input expression yields: a
-    /// coordinate, a pair or a triple per point ([`PointValue`]: points of
-    /// one to three coordinates), as [`build`](KdTree::build) builds it over
-    /// the collected points (the same tree, the same query results), with
-    /// nothing collected: on CUDA the build's kernels read the expression
-    /// where they read the points (once per dimension, to rank the
-    /// coordinates, and once to write each point into its node), so
-    /// columns of coordinates (`zip3(&xs, &ys, &zs)`) need no interleaved
-    /// copy. A gather with an index out of range fails with
-    /// [`Error::IndexOutOfBounds`]. Points of more coordinates are not
-    /// expressions (an expression yields elements and tuples of at most
-    /// three).
+    /// Builds the tree over the points an input expression yields
+    /// ([`PointValue`]: a point `[F; D]`, or a coordinate, a pair or a
+    /// triple of coordinate columns zipped), as [`build`](KdTree::build)
+    /// builds it over the collected points (the same tree, the same query
+    /// results), with nothing collected: on CUDA the build's kernels read
+    /// the expression where they read the points (once per dimension, to
+    /// rank the coordinates, and once to write each point into its node),
+    /// so a gather of points (`points.permute(&idx)`) needs no gathered
+    /// copy and columns of coordinates (`zip3(&xs, &ys, &zs)`) no
+    /// interleaved one. A buffer of points or a slice of one is built as
+    /// [`build`](KdTree::build) builds it. A gather with an index out of
+    /// range fails with [`Error::IndexOutOfBounds`]; errors as `build`'s
+    /// otherwise.
     ///
     /// ```
     /// use cuprim::prelude::*;
@@ -566,6 +577,16 @@ impl<P: Point> KdTree<P> {
     /// let tree = KdTree::<[f32; 2]>::build_from(zip(&xs, &ys))?;
     /// let nn = tree.query(&DeviceVec::from_slice(&dev, &[[2.1f32, 0.2]])?, 2)?;
     /// assert_eq!(nn.indices.to_vec()?, vec![2, 3]);
+    ///
+    /// // 5-D points: a tree over every other one, gathered where it is read.
+    /// let pts: Vec<[f64; 5]> = (0..10).map(|i| [i as f64, 0.0, 0.0, 0.0, 1.0]).collect();
+    /// let pts = DeviceVec::from_slice(&dev, &pts)?;
+    /// let even = DeviceVec::from_slice(&dev, &[0u32, 2, 4, 6, 8])?;
+    /// let tree = KdTree::build_from(pts.permute(&even))?;
+    /// let nn = tree.query(&DeviceVec::from_slice(&dev, &[[3.9f64, 0.0, 0.0, 0.0, 1.0]])?, 1)?;
+    /// assert_eq!(nn.indices.to_vec()?, vec![2]); // the gathered point 2: pts[4]
+    /// let bad = DeviceVec::from_slice(&dev, &[0u32, 10])?;
+    /// assert!(matches!(KdTree::build_from(pts.permute(&bad)), Err(Error::IndexOutOfBounds { .. })));
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     pub fn build_from<Q: IntoExpr>(points: Q) -> Result<Self>
@@ -580,12 +601,15 @@ impl<P: Point> KdTree<P> {
             return Err(Error::InvalidArgument(format!("a KdTree takes at most 2^31 - 1 points, not {n}")));
         }
         let device = x.device_ref().clone();
-        let nodes = match cuda_of(&x) {
-            None => {
+        let nodes = match (cuda_of(&x), x.buffer_addr()) {
+            (None, _) => {
                 let points: Vec<P> = host_values(&x)?.into_iter().map(PointValue::point).collect();
                 Nodes::Host(host::build(&points, BOX_FREE_LEVELS))
             }
-            Some(dev) => {
+            // A buffer (of points, or of one coordinate: `P`'s layout either
+            // way): the buffer's kernels, as `build`.
+            (Some(dev), Some(addr)) => Nodes::Cuda(Box::new(build::run::<P>(dev, &device, Ptr::from_raw(addr), n, BOX_FREE_LEVELS)?)),
+            (Some(dev), None) => {
                 let mut built = None;
                 launch_checked(dev, &x, |a| {
                     let points = build::Points::<P, _>::Expr(&x, a);
@@ -696,12 +720,14 @@ impl<P: Point> KdTree<P> {
     }
 
     /// [`query`](KdTree::query) of the queries an input expression yields
-    /// (a coordinate, a pair or a triple each: [`PointValue`]), with the
-    /// same result as querying the collected points, nothing collected: on
-    /// CUDA each query's thread reads its query from the expression (and,
-    /// for 16384 queries or more, the Morton pass once before). Errors as
-    /// [`query`](KdTree::query)'s, and [`Error::IndexOutOfBounds`] for a
-    /// gather with an index out of range.
+    /// ([`PointValue`]: a point `[F; D]`, or a coordinate, a pair or a
+    /// triple of coordinate columns zipped), with the same result as
+    /// querying the collected points, nothing collected: on CUDA each
+    /// query's thread reads its query from the expression (and, for 16384
+    /// queries or more, the Morton pass once before). A buffer of points or
+    /// a slice of one is queried as [`query`](KdTree::query) queries it.
+    /// Errors as [`query`](KdTree::query)'s, and [`Error::IndexOutOfBounds`]
+    /// for a gather with an index out of range.
     ///
     /// ```
     /// use cuprim::prelude::*;
@@ -712,6 +738,15 @@ impl<P: Point> KdTree<P> {
     /// let queries = zip(counting(&dev, 0.4f64, 2.0, 3), constant(&dev, 0.0f64, 3));
     /// let nn = tree.query_from(queries, 1)?;
     /// assert_eq!(nn.indices.to_vec()?, vec![0, 2, 4]);
+    ///
+    /// // 8-D queries: a gather of stored ones, and one point twice.
+    /// let pts: Vec<[f32; 8]> = (0..20).map(|i| [i as f32; 8]).collect();
+    /// let pts = DeviceVec::from_slice(&dev, &pts)?;
+    /// let tree = KdTree::build(&pts)?;
+    /// let idx = DeviceVec::from_slice(&dev, &[19u32, 3])?;
+    /// assert_eq!(tree.query_from(pts.permute(&idx), 1)?.indices.to_vec()?, vec![19, 3]);
+    /// let nn = tree.query_from(constant(&dev, [7.4f32; 8], 2), 2)?;
+    /// assert_eq!(nn.indices.to_vec()?, vec![7, 8, 7, 8]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     pub fn query_from<Q: IntoExpr>(&self, queries: Q, k: usize) -> Result<Neighbors<P::Coord>>
@@ -733,11 +768,15 @@ impl<P: Point> KdTree<P> {
                 }
                 (Nodes::Cuda(built), Some(dev), MemMut::Cuda { ptr: ip, .. }, MemMut::Cuda { ptr: dp, .. }) => {
                     let tree = self.cuda_tree(built);
-                    launch_checked(dev, &x, |a| {
-                        let queries = query::Queries::<P, _>::Expr(&x, a);
-                        let mode = query::Mode::Nearest(None);
-                        query::run_of(dev, &self.device, &tree, queries, q, q >= 16384, None, mode, rows(ip, dp, k))
-                    })?
+                    let (mode, spatial, rows) = (query::Mode::Nearest(None), q >= 16384, rows(ip, dp, k));
+                    match x.buffer_addr() {
+                        // A buffer: the buffer's kernels, as `query`.
+                        Some(addr) => query::run::<P>(dev, &self.device, &tree, Ptr::from_raw(addr), q, spatial, None, mode, rows)?,
+                        None => launch_checked(dev, &x, |a| {
+                            let queries = query::Queries::<P, _>::Expr(&x, a);
+                            query::run_of(dev, &self.device, &tree, queries, q, spatial, None, mode, rows)
+                        })?,
+                    }
                 }
                 _ => return Err(Error::DeviceMismatch { op: OP }),
             }
