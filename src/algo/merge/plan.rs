@@ -24,11 +24,15 @@ template!(MERGE, "merge/merge.cu", [
     "cuprim_merge_sort_partition",
     "cuprim_merge_sort_pass",
     "cuprim_merge_sort_pass_fused"
-], headers: [MERGE_PATH, MERGE_TILE]);
+], headers: [MERGE_PATH, MERGE_TILE, SORT_TILE]);
 
 /// The merge's tile (`kernels/merge/merge_tile.cuh`): shared by the merge
 /// and merge sort and by the merge of input expressions.
 pub(crate) const MERGE_TILE: &str = header!("merge/merge_tile.cuh");
+
+/// The merge sort's tile (`kernels/merge/sort_tile.cuh`): shared by the
+/// sort of buffers and the sort of input expressions.
+pub(crate) const SORT_TILE: &str = header!("merge/sort_tile.cuh");
 
 /// Threads per block of the partition kernel (one cut per thread; not tuned, it reads a few lines per tile).
 pub(crate) const PARTITION_BLOCK: u32 = 256;
