@@ -237,6 +237,26 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
         }
     }
 
+    /// The sort of `len` elements, keys alone or (`pairs`) with values
+    /// `V`: the tiles of [`sort_keys`](Merge::sort_keys) or of
+    /// [`pairs`](Self::pairs) (and with the feature `merge-tuning`, the
+    /// keys-alone tile `sort_by` takes).
+    pub fn sorting(arch: u32, cmp: &'a C, pairs: bool, len: u64) -> Self {
+        if pairs {
+            return Self::pairs(arch, cmp, len);
+        }
+        #[allow(unused_mut)]
+        let mut policy = sort_policy(arch, size_of::<K>(), false, len);
+        #[cfg(feature = "merge-tuning")]
+        tune_sort_tile(&mut policy);
+        Merge {
+            policy,
+            pairs: false,
+            cmp,
+            _t: PhantomData,
+        }
+    }
+
     /// Merges `a` and `b` (both non-empty) into `out` (`a.len + b.len`
     /// keys, and values when [`pairs`](Self::pairs)): queues the two
     /// launches, waits for nothing.
