@@ -682,6 +682,80 @@ where
     )
 }
 
+/// The sort kernels of [`ExprOps::sorted_by`](crate::expr::ExprOps::sorted_by)
+/// over a key expression by `cmp`: for each tile shape, the expression's
+/// tile sort and the merge module whose passes follow it (a plain buffer's
+/// tiles: that module's own tile sort); for the built-in
+/// [`Less`](crate::cmp::Less) and [`Greater`](crate::cmp::Greater), the
+/// radix sort's kernels ([`precompile_expr_sort`]).
+///
+/// ```
+/// use cuprim::precompile::{precompile_expr_sort_by, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Negate;
+/// cuprim::comparator! {
+///     /// Closer to 0.5 first.
+///     pub struct NearHalf for f32 {
+///         rust: |a, b| (a - 0.5).abs() < (b - 0.5).abs(),
+///         cuda: "fabsf(a - 0.5f) < fabsf(b - 0.5f)",
+///     }
+/// }
+/// let host = Device::host();
+/// let x = DeviceVec::<f32>::zeros(&host, 0)?;
+/// for report in precompile_expr_sort_by(Target::Arch(90), &x.map(Negate), NearHalf).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_sort_by<KE: crate::expr::Expr, C: Comparator<KE::Item>>(
+    target: Target<'_>,
+    keys: &KE,
+    cmp: C,
+) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+{
+    run(
+        target,
+        crate::algo::merge::sort_expr::expr_sort_specs::<KE::Item, KE::Item, C, KE>(arch_of(target), &cmp, false, keys, KE::IS_BUF),
+    )
+}
+
+/// The sort kernels of [`ExprOps::sorted_pairs_by`](crate::expr::ExprOps::sorted_pairs_by)
+/// over key and value expressions by `cmp`, as [`precompile_expr_sort_by`]
+/// (the built-in orders: [`precompile_expr_sort_pairs`]'s).
+///
+/// ```
+/// use cuprim::cmp::Greater;
+/// use cuprim::precompile::{precompile_expr_sort_pairs_by, Target};
+/// use cuprim::prelude::*;
+/// use cuprim::ops::Abs;
+/// let host = Device::host();
+/// let k = DeviceVec::<i32>::zeros(&host, 0)?;
+/// let values = counting(&host, 0u32, 1, 0);
+/// for report in precompile_expr_sort_pairs_by(Target::Arch(90), &k.map(Abs), &values, Greater).unwrap_or_default() {
+///     println!("{}: {}", report.name, report.log);
+/// }
+/// # Ok::<(), cuprim::Error>(())
+/// ```
+pub fn precompile_expr_sort_pairs_by<KE: crate::expr::Expr, VE: crate::expr::Expr, C: Comparator<KE::Item>>(
+    target: Target<'_>,
+    keys: &KE,
+    values: &VE,
+    cmp: C,
+) -> Result<Vec<KernelReport>>
+where
+    KE::Item: Element,
+    VE::Item: Element,
+{
+    let both = crate::expr::zip(keys.clone(), values.clone());
+    let buffers = KE::IS_BUF && VE::IS_BUF;
+    run(
+        target,
+        crate::algo::merge::sort_expr::expr_sort_specs::<KE::Item, VE::Item, C, _>(arch_of(target), &cmp, true, &both, buffers),
+    )
+}
+
 /// The segmented sort kernels of [`ExprOps::segmented_sorted`](crate::expr::ExprOps::segmented_sorted)
 /// over a key expression (every size class, `u32` and `u64` offsets, whose
 /// first reads are of the expression) and the collect of the elements

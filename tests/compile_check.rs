@@ -473,6 +473,43 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             Ok(r)
         },
     );
+    job(
+        jobs,
+        format!("sm_{arch} fused: comparison sorts (sorted_by, sorted_pairs_by; every tile shape)"),
+        move || {
+            use cuprim::precompile::{precompile_expr_sort_by, precompile_expr_sort_pairs_by};
+            let host = Device::host();
+            let a = DeviceVec::<f32>::zeros(&host, 0)?;
+            let b = DeviceVec::<f32>::zeros(&host, 0)?;
+            let i = DeviceVec::<u32>::zeros(&host, 0)?;
+            let k = DeviceVec::<i32>::zeros(&host, 0)?;
+            let d = DeviceVec::<f64>::zeros(&host, 0)?;
+            // 4-byte keys alone: three tile shapes, each with its merge module.
+            let mut r = precompile_expr_sort_by(t, &a.map(Negate), TotalDesc)?;
+            r.extend(precompile_expr_sort_by(t, &zip(&a, &b).map(Mul), TotalAsc)?);
+            r.extend(precompile_expr_sort_by(t, &k.permute(&i), TotalDesc)?);
+            // Gathers in the 32-register tile stage in batches (two of them, and by a computed index).
+            r.extend(precompile_expr_sort_by(t, &zip(a.permute(&i), b.permute(&i)).map(Mul), TotalDesc)?);
+            r.extend(precompile_expr_sort_by(
+                t,
+                &a.permute_by(counting(&host, 0u32, 3, 0)).map(Negate),
+                TotalAsc,
+            )?);
+            r.extend(precompile_expr_sort_by(t, &counting(&host, 0u64, 3, 0), TotalDesc)?);
+            r.extend(precompile_expr_sort_by(t, &k.map(Cast::<u8>::new()), TotalAsc)?);
+            r.extend(precompile_expr_sort_by(t, &d.map(Abs).permute(&i), TotalAsc)?);
+            r.extend(precompile_expr_sort_pairs_by(
+                t,
+                &k.map(Abs),
+                &counting(&host, 0u32, 1, 0),
+                TotalAsc,
+            )?);
+            r.extend(precompile_expr_sort_pairs_by(t, &d.map(Negate), &a.permute(&i), TotalDesc)?);
+            r.extend(precompile_expr_sort_pairs_by(t, &zip(&a, &b).map(Mul), &i.lazy(), TotalDesc)?);
+            r.extend(precompile_expr_sort_pairs_by(t, &counting(&host, 0u8, 1, 0), &d.lazy(), TotalAsc)?);
+            Ok(r)
+        },
+    );
     job(jobs, format!("sm_{arch} fused: top-k (u32 and u64 indices)"), move || {
         use cuprim::precompile::precompile_expr_topk;
         let host = Device::host();
@@ -570,6 +607,22 @@ impl cuprim::ops::Commutative for CoordMin {}
 impl<const D: usize> Monoid<[f32; D]> for CoordMin {
     fn identity(&self) -> [f32; D] {
         [f32::INFINITY; D]
+    }
+}
+
+cuprim::comparator! {
+    /// The built-in `Less` order as a user comparator (the merge sort, not the radix sort).
+    struct TotalAsc for u8, i32, u32, u64, f32, f64 {
+        rust: |a, b| a < b,
+        cuda: "cuprim_total_less(a, b)",
+    }
+}
+
+cuprim::comparator! {
+    /// The built-in `Greater` order as a user comparator.
+    struct TotalDesc for u8, i32, u32, u64, f32, f64 {
+        rust: |a, b| b < a,
+        cuda: "cuprim_total_less(b, a)",
     }
 }
 

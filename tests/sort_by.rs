@@ -465,3 +465,303 @@ fn errors() {
     assert_eq!(h.to_vec().unwrap(), vec![2.0, 1.0]);
     assert_eq!(g.to_vec().unwrap(), vec![5, 6]);
 }
+
+// ---------------------------------------------------------------------------
+// Sorts of input expressions (`ExprOps::sorted_by`, `sorted_pairs_by`): on
+// CUDA the tile sort reads the expression. Each against collecting the
+// inputs and then `sort_by` / `sort_pairs_by`, bit for bit, and against
+// the stable reference order.
+
+cuprim::comparator! {
+    /// By the last decimal digit only (many ties).
+    struct LastDigit for i32, u32 {
+        rust: |a, b| a % 10 < b % 10,
+        cuda: "a % 10 < b % 10",
+    }
+}
+
+/// `a` and `b` hold the same bytes (NaN payloads included).
+#[track_caller]
+fn assert_bits<T: Element>(got: &[T], want: &[T], context: &str) {
+    assert_eq!(got.len(), want.len(), "length differs: {context}");
+    let (g, w) = (bytemuck::cast_slice::<T, u8>(got), bytemuck::cast_slice::<T, u8>(want));
+    if g != w {
+        let first = (0..got.len())
+            .find(|&i| bytemuck::bytes_of(&got[i]) != bytemuck::bytes_of(&want[i]))
+            .unwrap_or(0);
+        panic!("differs first at {first}: got {:?}, want {:?}: {context}", got[first], want[first]);
+    }
+}
+
+/// `keys.sorted_by(cmp)` and `keys.sorted_pairs_by(cmp, values)` (and with
+/// the positions as values: stability) against collecting them and then
+/// `sort_by` / `sort_pairs_by`, bit for bit, and against `order`'s stable
+/// order of the collected keys.
+fn check_expr<K: Key, V: Element, E: Expr<Item = K>, VE: Expr<Item = V>, C: Comparator<K>>(
+    dev: &Device,
+    keys: &E,
+    values: &VE,
+    cmp: C,
+    order: impl Fn(&K, &K) -> Ordering,
+    c: &str,
+) {
+    let n = keys.len();
+    let host_keys = keys.collect().unwrap().to_vec().unwrap();
+    let perm = reference(&host_keys, order);
+    let want_k: Vec<K> = perm.iter().map(|&i| host_keys[i]).collect();
+
+    let fused = keys.sorted_by(cmp).unwrap_or_else(|e| panic!("sorted_by: {c}: {e}"));
+    let mut plain = keys.collect().unwrap();
+    plain.sort_by(cmp).unwrap();
+    let fused = fused.to_vec().unwrap();
+    assert_bits(&fused, &plain.to_vec().unwrap(), &format!("sorted_by against sort_by: {c}"));
+    assert_bits(&fused, &want_k, &format!("sorted_by against the stable order: {c}"));
+
+    let (fk, fv) = keys
+        .sorted_pairs_by(cmp, values.clone())
+        .unwrap_or_else(|e| panic!("sorted_pairs_by: {c}: {e}"));
+    let (mut pk, mut pv) = (keys.collect().unwrap(), values.collect().unwrap());
+    pk.sort_pairs_by(cmp, &mut pv).unwrap();
+    assert_bits(&fk.to_vec().unwrap(), &pk.to_vec().unwrap(), &format!("sorted_pairs_by keys: {c}"));
+    assert_bits(
+        &fv.to_vec().unwrap(),
+        &pv.to_vec().unwrap(),
+        &format!("sorted_pairs_by values: {c}"),
+    );
+    let host_values = values.collect().unwrap().to_vec().unwrap();
+    let want_v: Vec<V> = perm.iter().map(|&i| host_values[i]).collect();
+    assert_bits(
+        &fv.to_vec().unwrap(),
+        &want_v,
+        &format!("sorted_pairs_by values, stable order: {c}"),
+    );
+
+    let (sk, pos) = keys
+        .sorted_pairs_by(cmp, counting(dev, 0u32, 1, n))
+        .unwrap_or_else(|e| panic!("sorted_pairs_by positions: {c}: {e}"));
+    assert_bits(&sk.to_vec().unwrap(), &want_k, &format!("sorted_pairs_by keys with positions: {c}"));
+    let want_pos: Vec<u32> = perm.iter().map(|&i| i as u32).collect();
+    assert_eq!(pos.to_vec().unwrap(), want_pos, "sorted_pairs_by positions (stability): {c}");
+}
+
+/// Sizes for the expression sorts: tiny, odd, at the edges of one tile of
+/// keys alone and of pairs, several tiles (the merge passes); in release
+/// builds also past `SMALL_TILES_BELOW` (4-byte keys alone in larger tiles).
+fn expr_sizes() -> Vec<usize> {
+    let t = sort_tile_elements::<f32, f32>(false, 0);
+    let p = sort_tile_elements::<f32, u32>(true, 0);
+    let mut s = vec![0, 1, 2, 31, t - 1, t, t + 1, 2 * t + 1, 5 * t + 3, p - 1, p + 1, 3 * p + 7];
+    if !cfg!(debug_assertions) {
+        s.push(SMALL_TILES_BELOW as usize + 3);
+    }
+    s.sort();
+    s.dedup();
+    common::capped(&s)
+}
+
+/// Counting, map, zip of two keys mapped, permutation and plain buffer
+/// keys, with buffer and expression values of other types; user orders
+/// with many ties, total orders over NaNs and signed zeros (`NotBuiltin`),
+/// and the built-in `Less` / `Greater` (the radix sort of the expression).
+#[test]
+fn expressions_sort_as_their_collected_elements() {
+    use cuprim::ops::{Abs, Cast, Mul, Negate};
+    let (mut r, seed) = rng("sort_by_expressions");
+    let devs = devices();
+    let near = |a: &f32, b: &f32| (a - 0.5).abs().partial_cmp(&(b - 0.5).abs()).unwrap();
+    let digit_u = |a: &u32, b: &u32| (a % 10).cmp(&(b % 10));
+    let digit_i = |a: &i32, b: &i32| (a % 10).cmp(&(b % 10));
+    for n in expr_sizes() {
+        let x: Vec<f32> = random_vec(&mut r, n);
+        let y: Vec<f32> = random_vec(&mut r, n);
+        let grid: Vec<f32> = (0..n).map(|_| (r.next_u64() % 65) as f32 / 64.0).collect();
+        let k: Vec<i32> = (0..n).map(|_| (r.next_u64() % 2001) as i32 - 1000).collect();
+        let idx: Vec<u32> = (0..n).map(|_| (r.next_u64() % n as u64) as u32).collect();
+        for dev in &devs {
+            let c = |what: &str| ctx(dev, what, n, seed);
+            let (dx, dy) = (DeviceVec::from_slice(dev, &x).unwrap(), DeviceVec::from_slice(dev, &y).unwrap());
+            let dg = DeviceVec::from_slice(dev, &grid).unwrap();
+            let dk = DeviceVec::from_slice(dev, &k).unwrap();
+            let di = DeviceVec::from_slice(dev, &idx).unwrap();
+            check_expr(
+                dev,
+                &counting(dev, 3u32, 7, n),
+                &dk.lazy(),
+                LastDigit,
+                digit_u,
+                &c("counting by last digit"),
+            );
+            check_expr(dev, &dg.map(Negate), &dx.lazy(), NearHalf, near, &c("map by NearHalf"));
+            check_expr(
+                dev,
+                &zip(&dx, &dy).map(Mul),
+                &dk.map(Cast::<u8>::new()),
+                NotBuiltin(true),
+                |a: &f32, b: &f32| b.total_cmp(a),
+                &c("zip of two keys mapped, total order descending"),
+            );
+            check_expr(
+                dev,
+                &dk.permute(&di),
+                &dx.map(Cast::<f64>::new()),
+                LastDigit,
+                digit_i,
+                &c("permutation by last digit"),
+            );
+            check_expr(
+                dev,
+                &dx.lazy(),
+                &dk.map(Abs),
+                NotBuiltin(false),
+                f32::total_cmp,
+                &c("buffer, total order"),
+            );
+            check_expr(
+                dev,
+                &dx.lazy(),
+                &dk.lazy(),
+                NotBuiltin(false),
+                f32::total_cmp,
+                &c("buffers, total order"),
+            );
+            // The built-in orders: the radix sort of the expression, bit for
+            // bit the merge sort's (NaN payloads, signed zeros).
+            check_expr(dev, &dx.map(Negate), &dk.lazy(), Less, f32::total_cmp, &c("map, Less"));
+            check_expr(
+                dev,
+                &dx.map(Negate),
+                &dk.lazy(),
+                Greater,
+                |a: &f32, b: &f32| b.total_cmp(a),
+                &c("map, Greater"),
+            );
+            let radix = dx.map(Negate).sorted_by(Greater).unwrap().to_vec().unwrap();
+            let merge = dx.map(Negate).sorted_by(NotBuiltin(true)).unwrap().to_vec().unwrap();
+            assert_bits(&radix, &merge, &c("Greater (radix) against the merge sort"));
+        }
+    }
+}
+
+/// Few distinct keys (every tile full of ties) from a map: the positions
+/// show the fused tile sort and the passes stable.
+#[test]
+fn expression_sorts_are_stable() {
+    use cuprim::ops::Abs;
+    let (mut r, seed) = rng("sort_by_expression_ties");
+    let devs = devices();
+    for n in expr_sizes() {
+        let k: Vec<i32> = (0..n).map(|_| (r.next_u64() % 7) as i32 - 3).collect();
+        let values: Vec<u64> = (0..n).map(|_| r.next_u64()).collect();
+        for dev in &devs {
+            let dk = DeviceVec::from_slice(dev, &k).unwrap();
+            let dv = DeviceVec::from_slice(dev, &values).unwrap();
+            let c = ctx(dev, "few distinct |k| by last digit", n, seed);
+            check_expr(
+                dev,
+                &dk.map(Abs),
+                &dv.lazy(),
+                LastDigit,
+                |a: &i32, b: &i32| (a % 10).cmp(&(b % 10)),
+                &c,
+            );
+        }
+    }
+}
+
+/// NaNs of both signs (with payloads), infinities and signed zeros from a
+/// map, under a user comparator that orders them (`total_cmp`): the same
+/// bits as the collected sort, in Rust's `total_cmp` order.
+#[test]
+fn expression_sorts_order_nan_by_a_total_comparator() {
+    use cuprim::ops::Negate;
+    let pool = [
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7fc0_0001),
+        f32::from_bits(0xffc0_0002),
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.5,
+        -1.5,
+    ];
+    let (mut r, seed) = rng("sort_by_expression_nan");
+    let t = sort_tile_elements::<f32, f32>(false, 0);
+    for n in common::capped(&[10, t + 5, 3 * t]) {
+        let x: Vec<f32> = (0..n).map(|_| pool[(r.next_u64() % pool.len() as u64) as usize]).collect();
+        for dev in devices() {
+            let dx = DeviceVec::from_slice(&dev, &x).unwrap();
+            let c = ctx(&dev, "NaNs by a total order", n, seed);
+            check_expr(
+                &dev,
+                &dx.map(Negate),
+                &counting(&dev, 0i64, -1, n),
+                NotBuiltin(false),
+                f32::total_cmp,
+                &c,
+            );
+            let mut want: Vec<f32> = x.iter().map(|v| -v).collect();
+            want.sort_by(f32::total_cmp);
+            let got = dx.map(Negate).sorted_by(NotBuiltin(false)).unwrap().to_vec().unwrap();
+            assert_bits(&got, &want, &format!("{c}: Rust's total_cmp order"));
+        }
+    }
+}
+
+/// Errors, never panics: an index out of range in a permuted key or value
+/// expression (one tile and several: the passes are not run), lengths that
+/// differ (keys and values, or inside a zip); the inputs stay intact; empty
+/// inputs give empty outputs.
+#[test]
+fn expression_sort_errors() {
+    use cuprim::ops::Mul;
+    let t = sort_tile_elements::<f32, u32>(true, 0);
+    for n in common::capped(&[1, 33, 3 * t + 1]) {
+        for dev in devices() {
+            let c = ctx(&dev, "expression sort errors", n, 0);
+            let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+            let bad: Vec<u32> = (0..n as u32).map(|i| if i == n as u32 / 2 { n as u32 } else { i }).collect();
+            let dx = DeviceVec::from_slice(&dev, &x).unwrap();
+            let db = DeviceVec::from_slice(&dev, &bad).unwrap();
+            let oob = |r: cuprim::Result<()>, what: &str| match r {
+                Err(Error::IndexOutOfBounds { len, .. }) => assert_eq!(len, n, "{c}: {what}"),
+                other => panic!("{c}: {what}: expected IndexOutOfBounds, got {other:?}"),
+            };
+            oob(dx.permute(&db).sorted_by(NearHalf).map(|_| ()), "sorted_by");
+            oob(
+                dx.permute(&db).sorted_pairs_by(NearHalf, counting(&dev, 0u32, 1, n)).map(|_| ()),
+                "sorted_pairs_by, permuted keys",
+            );
+            oob(
+                dx.lazy().sorted_pairs_by(NearHalf, dx.permute(&db)).map(|_| ()),
+                "sorted_pairs_by, permuted values",
+            );
+            oob(dx.permute(&db).sorted_by(Less).map(|_| ()), "sorted_by Less");
+            let short = dx.lazy().sorted_pairs_by(NearHalf, counting(&dev, 0u32, 1, n + 1));
+            assert!(
+                matches!(short, Err(Error::LengthMismatch { expected, actual, .. }) if expected == n && actual == n + 1),
+                "{c}: {short:?}"
+            );
+            let short = dx.lazy().sorted_pairs_by(Greater, counting(&dev, 0u8, 1, n - 1));
+            assert!(matches!(short, Err(Error::LengthMismatch { .. })), "{c}: {short:?}");
+            let uneven = zip(&dx, counting(&dev, 0.0f32, 1.0, n + 1)).map(Mul).sorted_by(NearHalf);
+            assert!(matches!(uneven, Err(Error::LengthMismatch { .. })), "{c}: {uneven:?}");
+            assert_bits(&dx.to_vec().unwrap(), &x, &format!("{c}: keys intact"));
+            assert_eq!(db.to_vec().unwrap(), bad, "{c}: indices intact");
+        }
+    }
+    for dev in devices() {
+        let e = DeviceVec::<f32>::from_slice(&dev, &[]).unwrap();
+        assert!(e.lazy().sorted_by(NearHalf).unwrap().to_vec().unwrap().is_empty());
+        let (k, v) = e.lazy().sorted_pairs_by(NearHalf, counting(&dev, 0i8, 1, 0)).unwrap();
+        assert!(k.to_vec().unwrap().is_empty() && v.to_vec().unwrap().is_empty());
+    }
+    let Some(gpu) = common::cuda() else {
+        common::skip("expression sort errors", "no GPU for the device-mismatch check");
+        return;
+    };
+    let h = DeviceVec::from_slice(&Device::host(), &[2.0f32, 1.0]).unwrap();
+    let g = DeviceVec::from_slice(&gpu, &[5u8, 6]).unwrap();
+    assert!(matches!(h.lazy().sorted_pairs_by(NearHalf, &g), Err(Error::DeviceMismatch { .. })));
+}

@@ -2226,6 +2226,81 @@ pub trait ExprOps: Expr {
         crate::algo::sort::sorted_pairs_of(self, &values.into_expr(), opts)
     }
 
+    /// The elements sorted into a new vector, stably, by any
+    /// [`Comparator`](crate::cmp::Comparator): what collecting them and
+    /// then [`SortMutOps::sort_by`](crate::algo::sort::SortMutOps::sort_by)
+    /// give, bit for bit (equivalent elements keep their order). As there,
+    /// the built-in [`Less`] and [`Greater`](crate::cmp::Greater) take the
+    /// radix sort ([`sorted_with`](ExprOps::sorted_with)) and any other
+    /// comparator the merge sort, whose first kernel on CUDA (one block
+    /// sorts each tile) reads the expression and writes the sorted tiles
+    /// where the merge passes read them: no collected copy. A permutation
+    /// with an index out of range fails with
+    /// [`Error::IndexOutOfBounds`](crate::Error::IndexOutOfBounds).
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// cuprim::comparator! {
+    ///     /// By the last decimal digit only.
+    ///     pub struct LastDigit for u32 {
+    ///         rust: |a, b| a % 10 < b % 10,
+    ///         cuda: "a % 10 < b % 10",
+    ///     }
+    /// }
+    /// let dev = Device::default()?;
+    /// // 0, 6, 12, ..., 54 by their last digit; equal digits keep their order.
+    /// let v = counting(&dev, 0u32, 6, 10).sorted_by(LastDigit)?;
+    /// assert_eq!(v.to_vec()?, vec![0, 30, 12, 42, 24, 54, 6, 36, 18, 48]);
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    fn sorted_by<C: crate::cmp::Comparator<Self::Item>>(&self, cmp: C) -> Result<DeviceVec<Self::Item>>
+    where
+        Self::Item: Element,
+    {
+        crate::algo::merge::sort_expr::sorted_by_of(self, cmp)
+    }
+
+    /// The elements as keys and `values` (a buffer or an expression of any
+    /// element type, as long as the keys) sorted stably by key by `cmp`
+    /// into two new vectors: what collecting both and then
+    /// [`SortMutOps::sort_pairs_by`](crate::algo::sort::SortMutOps::sort_pairs_by)
+    /// give, bit for bit. On CUDA the merge sort's tile kernel reads both
+    /// expressions (see [`sorted_by`](ExprOps::sorted_by)). Fails with
+    /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) unless the
+    /// lengths agree.
+    ///
+    /// ```
+    /// # use cuprim::prelude::*;
+    /// use cuprim::ops::Abs;
+    /// cuprim::comparator! {
+    ///     /// By the last decimal digit only.
+    ///     pub struct LastDigit for i32 {
+    ///         rust: |a, b| a % 10 < b % 10,
+    ///         cuda: "a % 10 < b % 10",
+    ///     }
+    /// }
+    /// let dev = Device::default()?;
+    /// let x = DeviceVec::from_slice(&dev, &[-25i32, 13, 5, -33, 40])?;
+    /// // A stable argsort of |x| by last digit: the indices come from a counting expression.
+    /// let (k, i) = x.map(Abs).sorted_pairs_by(LastDigit, counting(&dev, 0u32, 1, 5))?;
+    /// assert_eq!((k.to_vec()?, i.to_vec()?), (vec![40, 13, 33, 25, 5], vec![4, 1, 3, 0, 2]));
+    /// let short = x.map(Abs).sorted_pairs_by(LastDigit, counting(&dev, 0u32, 1, 4));
+    /// assert!(matches!(short, Err(cuprim::Error::LengthMismatch { .. })));
+    /// # Ok::<(), cuprim::Error>(())
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sorted_pairs_by<V: super::IntoExpr, C: crate::cmp::Comparator<Self::Item>>(
+        &self,
+        cmp: C,
+        values: V,
+    ) -> Result<(DeviceVec<Self::Item>, DeviceVec<<V::Expr as Node>::Item>)>
+    where
+        Self::Item: Element,
+        <V::Expr as Node>::Item: Element,
+    {
+        crate::algo::merge::sort_expr::sorted_pairs_by_of(self, &values.into_expr(), cmp)
+    }
+
     /// The elements with each segment `offsets[s]..offsets[s + 1]` sorted,
     /// in a new vector: what collecting the expression and then
     /// [`SegmentedSortOps::segmented_sort`](crate::algo::segsort::SegmentedSortOps::segmented_sort)

@@ -66,6 +66,7 @@ pub(crate) mod host;
 pub(crate) mod plan;
 mod set;
 mod sort;
+pub(crate) mod sort_expr;
 
 pub(crate) use set::SetOp;
 pub use set::SetOps;
@@ -320,7 +321,7 @@ pub fn sort_tile_elements<K: Element, V: Element>(pairs: bool, len: usize) -> us
 /// stable and neither changes a key's bits, so the stable radix sort gives
 /// the merge sort's result bit for bit, NaNs and signed zeros included,
 /// values too (what Thrust does for its built-in orders).
-fn radix_order<K: Element, C: Comparator<K>>() -> Option<SortOptions> {
+pub(crate) fn radix_order<K: Element, C: Comparator<K>>() -> Option<SortOptions> {
     let c = TypeId::of::<C>();
     if c == TypeId::of::<Less>() {
         Some(SortOptions::new())

@@ -24,11 +24,15 @@ template!(MERGE, "merge/merge.cu", [
     "cuprim_merge_sort_partition",
     "cuprim_merge_sort_pass",
     "cuprim_merge_sort_pass_fused"
-], headers: [MERGE_PATH, MERGE_TILE]);
+], headers: [MERGE_PATH, MERGE_TILE, SORT_TILE]);
 
 /// The merge's tile (`kernels/merge/merge_tile.cuh`): shared by the merge
 /// and merge sort and by the merge of input expressions.
 pub(crate) const MERGE_TILE: &str = header!("merge/merge_tile.cuh");
+
+/// The merge sort's tile (`kernels/merge/sort_tile.cuh`): shared by the
+/// sort of buffers and the sort of input expressions.
+pub(crate) const SORT_TILE: &str = header!("merge/sort_tile.cuh");
 
 /// Threads per block of the partition kernel (one cut per thread; not tuned, it reads a few lines per tile).
 pub(crate) const PARTITION_BLOCK: u32 = 256;
@@ -228,6 +232,26 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
         Merge {
             policy: merge_policy(arch, size_of::<K>().max(size_of::<V>()), true, len),
             pairs: true,
+            cmp,
+            _t: PhantomData,
+        }
+    }
+
+    /// The sort of `len` elements, keys alone or (`pairs`) with values
+    /// `V`: the tiles of [`sort_keys`](Merge::sort_keys) or of
+    /// [`pairs`](Self::pairs) (and with the feature `merge-tuning`, the
+    /// keys-alone tile `sort_by` takes).
+    pub fn sorting(arch: u32, cmp: &'a C, pairs: bool, len: u64) -> Self {
+        if pairs {
+            return Self::pairs(arch, cmp, len);
+        }
+        #[allow(unused_mut)]
+        let mut policy = sort_policy(arch, size_of::<K>(), false, len);
+        #[cfg(feature = "merge-tuning")]
+        tune_sort_tile(&mut policy);
+        Merge {
+            policy,
+            pairs: false,
             cmp,
             _t: PhantomData,
         }

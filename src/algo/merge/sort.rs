@@ -9,11 +9,13 @@
 //!
 //! The tile sort writes to whichever buffer makes the last pass end in the
 //! caller's: in place when the pass count is even, into scratch when it is
-//! odd. So the result never needs a copy back.
+//! odd. So the result never needs a copy back. The sort of an input
+//! expression (`sort_expr.rs`) swaps in its own tile kernel, which reads
+//! the expression; the passes are the same.
 
 use super::plan::{fused_sort, Merge, PARTITION_BLOCK};
 use crate::cmp::Comparator;
-use crate::device::{CudaDevice, Entry, Grid, Ptr, ScratchLayout};
+use crate::device::{CudaDevice, Entry, Grid, Module, Ptr, ScratchLayout};
 use crate::element::Element;
 use crate::error::{Error, Result};
 
@@ -34,6 +36,38 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
     /// values at `values`) in place, stably by the comparator: queues every
     /// launch, waits for nothing. `n >= 2`.
     pub fn sort(&self, dev: &CudaDevice, keys: Ptr<K>, values: Ptr<V>, n: u64) -> Result<()> {
+        self.sort_into(dev, (keys, values), (keys, values), n)
+    }
+
+    /// Sorts the `n` keys at `input.0` (and values at `input.1` when
+    /// [`pairs`](Self::pairs)) into `out`, which is `input` itself or
+    /// does not overlap it: queues every launch, waits for nothing.
+    /// `n >= 1`.
+    pub fn sort_into(&self, dev: &CudaDevice, input: (Ptr<K>, Ptr<V>), out: (Ptr<K>, Ptr<V>), n: u64) -> Result<()> {
+        // SAFETY: matches `cuprim_merge_sort_tile(const K* in_k, const V* in_v, K* out_k, V* out_v, u64 n)`:
+        // block t reads its tile of the n keys (values only with CUPRIM_PAIRS) and writes the same tile of the
+        // outputs, after reading all of it (so in and out may be the same buffers).
+        let tile_sort: Entry<(Ptr<K>, Ptr<V>, Ptr<K>, Ptr<V>, u64)> = unsafe { Entry::declare("cuprim_merge_sort_tile") };
+        let input_v = if self.pairs { input.1 } else { Ptr::null() };
+        self.sort_tiles_then_merge(dev, out, n, |module, grid, dst| {
+            dev.launch(module, tile_sort, grid, (input.0, input_v, dst.0, dst.1, n))
+        })
+    }
+
+    /// The merge sort of `n` elements into `out` (keys, and values when
+    /// [`pairs`](Self::pairs)) whose tiles `tile_sort(module, grid, dst)`
+    /// sorts: it queues one block per tile (`grid`) that writes its tile
+    /// of the input, sorted, to `dst` (the caller's `out`, or scratch that
+    /// does not overlap it); `module` is this plan's (the merge passes').
+    /// Then the passes merge the sorted runs until the whole lands in
+    /// `out`. Queues every launch, waits for nothing. `n >= 1`.
+    pub fn sort_tiles_then_merge(
+        &self,
+        dev: &CudaDevice,
+        out: (Ptr<K>, Ptr<V>),
+        n: u64,
+        tile_sort: impl FnOnce(&Module, Grid, (Ptr<K>, Ptr<V>)) -> Result<()>,
+    ) -> Result<()> {
         let tile = self.policy.tile();
         let tiles = n.div_ceil(tile);
         // One block per tile: a grid is at most 2^31 - 1 blocks wide.
@@ -44,10 +78,6 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
         let passes = passes(n, tile);
         let module = dev.module(self)?;
 
-        // SAFETY: matches `cuprim_merge_sort_tile(const K* in_k, const V* in_v, K* out_k, V* out_v, u64 n)`:
-        // block t reads its tile of the n keys (values only with CUPRIM_PAIRS) and writes the same tile of the
-        // outputs, after reading all of it (so in and out may be the same buffers).
-        let tile_sort: Entry<(Ptr<K>, Ptr<V>, Ptr<K>, Ptr<V>, u64)> = unsafe { Entry::declare("cuprim_merge_sort_tile") };
         // SAFETY: matches `cuprim_merge_sort_partition(const K* keys, u64 n, u64 run, u64* splits, u64 tiles)`:
         // reads at most n keys, writes splits[0..tiles).
         let partition: Entry<(Ptr<K>, u64, u64, Ptr<u64>, u64)> = unsafe { Entry::declare("cuprim_merge_sort_partition") };
@@ -71,13 +101,13 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
         } else {
             (None, None, None)
         };
+        let grid = Grid::new(blocks, self.policy.block);
         dev.with_scratch(&layout, |s| {
             let null_v = Ptr::<V>::null();
-            let caller = (keys, if self.pairs { values } else { null_v });
+            let caller = (out.0, if self.pairs { out.1 } else { null_v });
             let Some(scratch_k) = scratch_k.map(|r| s.at(r)) else {
-                // One tile: sorted in place.
-                let args = (caller.0, caller.1, caller.0, caller.1, n);
-                return dev.launch(&module, tile_sort, Grid::new(blocks, self.policy.block), args);
+                // One tile: sorted straight into the output.
+                return tile_sort(&module, grid, caller);
             };
             let splits = splits.map(|r| s.at(r));
             let other = (scratch_k, scratch_v.map(|r| s.at(r)).unwrap_or(null_v));
@@ -88,12 +118,10 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
             } else {
                 (other, caller)
             };
-            let args = (caller.0, caller.1, src.0, src.1, n);
-            dev.launch(&module, tile_sort, Grid::new(blocks, self.policy.block), args)?;
+            tile_sort(&module, grid, src)?;
             let cuts = Grid::new(tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
             let mut run = tile;
             while run < n {
-                let grid = Grid::new(blocks, self.policy.block);
                 match splits {
                     Some(splits) => {
                         dev.launch(&module, partition, cuts, (src.0, n, run, splits, tiles))?;
@@ -104,7 +132,7 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
                 std::mem::swap(&mut src, &mut dst);
                 run = run.saturating_mul(2);
             }
-            debug_assert!(src.0.raw() == keys.raw(), "the last pass writes the caller's buffer");
+            debug_assert!(src.0.raw() == out.0.raw(), "the last pass writes the caller's buffer");
             Ok(())
         })
     }
