@@ -360,6 +360,31 @@ fn knn_rows(c: &mut Criterion) {
     }
     drop(queries);
 
+    // 8-D points and queries as buffers and as expressions (a gather of the
+    // points in their own order, a slice of the queries): build and query.
+    let (m8, q8) = if gpu { (1_000_000, 100_000) } else { (100_000, 2_000) };
+    let points8 = DeviceVec::from_slice(&dev, &uniform::<8>(m8, 5)).expect("points");
+    let queries8 = DeviceVec::from_slice(&dev, &uniform::<8>(q8 + 1, 6)).expect("queries");
+    let order = DeviceVec::sequence(&dev, m8, 0u32, 1).expect("indices");
+    let tree8 = KdTree::build(&points8).expect("build");
+    let mut group = c.benchmark_group(format!("knn_8d_k8_q{q8}"));
+    group.throughput(Throughput::Elements(q8 as u64));
+    group.bench_function(BenchmarkId::new("build_buffer", m8), |b| {
+        b.iter_custom(|iters| common::time_calls(&dev, iters, || KdTree::build(&points8)))
+    });
+    group.bench_function(BenchmarkId::new("build_from_gather", m8), |b| {
+        b.iter_custom(|iters| common::time_calls(&dev, iters, || KdTree::build_from(points8.permute(&order))))
+    });
+    let few = queries8.slice(..q8).expect("slice");
+    group.bench_function(BenchmarkId::new("query_buffer", m8), |b| {
+        b.iter_custom(|iters| common::time_calls(&dev, iters, || tree8.query(&few, 8)))
+    });
+    group.bench_function(BenchmarkId::new("query_from_slice", m8), |b| {
+        b.iter_custom(|iters| common::time_calls(&dev, iters, || tree8.query_from(&queries8.slice(1..).expect("slice"), 8)))
+    });
+    group.finish();
+    drop((points8, queries8, tree8));
+
     let (bm, bq) = if gpu { (1_000_000, 10_000) } else { (100_000, 200) };
     let opts = KnnOptions::new().method(KnnMethod::BruteForce);
     let points = DeviceVec::from_slice(&dev, &uniform::<3>(bm, 3)).expect("points");

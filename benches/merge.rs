@@ -202,6 +202,24 @@ fn merge_sorts(c: &mut Criterion) {
         });
         group.finish();
 
+        // The same sort of an expression (the keys through a map): the tile
+        // sort reads it, no collected copy.
+        let mut group = c.benchmark_group("sorted_by_f32_map_custom_cmp");
+        group.throughput(Throughput::Bytes(8 * n as u64));
+        group.bench_function(BenchmarkId::new("fused", n), |bench| {
+            bench.iter_custom(|iters| common::time_calls(&dev, iters, || input.map(Identity).sorted_by(NearHalf)))
+        });
+        group.bench_function(BenchmarkId::new("collected", n), |bench| {
+            bench.iter_custom(|iters| {
+                common::time_calls(&dev, iters, || {
+                    let mut v = input.map(Identity).collect()?;
+                    v.sort_by(NearHalf)?;
+                    Ok::<_, cuprim::Error>(v)
+                })
+            })
+        });
+        group.finish();
+
         // The same sort with u32 values (each key's input position) following.
         let positions = DeviceVec::from_slice(&dev, &(0..n as u32).collect::<Vec<u32>>()).expect("allocating");
         let mut pairs = (
