@@ -628,7 +628,6 @@ fn copy_if_tile_and_warp_boundaries() {
         4096,
         4097,
         5 * 3072 + 2 * 768 + 17,
-        // From 2^22 4-byte elements take the chunks of 8192 (warp stretches of 1024).
         (1 << 22) + 7,
         (1 << 22) + 3 * 8192 + 1029,
     ];

@@ -1,7 +1,6 @@
 //! Stream compaction on top of the scan machinery: `copy_if` and a stable
 //! `partition`, each one pass over the input (`kernels/select/select.cu`).
 
-pub(crate) mod chunks;
 pub(crate) mod host;
 pub(crate) mod plan;
 

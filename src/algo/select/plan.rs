@@ -80,13 +80,6 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
                 None => Ok(Some(0)),
             };
         }
-        if super::chunks::by_chunks::<T>(len) {
-            let chunks = super::chunks::SelectChunks {
-                input: self.input,
-                pred: self.pred,
-            };
-            return chunks.launch(dev, selected, rejected, count_out);
-        }
         let tiles = self.policy.tiles("copy_if", len)?;
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
@@ -168,9 +161,5 @@ pub(crate) fn select_specs_of<E: Node<Item = T>, T: Element, P: Predicate<T>>(ar
         wide: true,
         ..Select::new(arch, input, pred)
     };
-    let mut specs = vec![KernelSpec::of(&narrow), KernelSpec::of(&wide)];
-    if std::mem::size_of::<T>() == 4 {
-        specs.push(KernelSpec::of(&super::chunks::SelectChunks { input, pred }));
-    }
-    specs
+    vec![KernelSpec::of(&narrow), KernelSpec::of(&wide)]
 }
