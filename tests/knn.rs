@@ -995,6 +995,9 @@ fn assert_same_rows<F: TestCoord>(got: &cuprim::algo::knn::Neighbors<F>, want: &
 /// indices and a constant, each against build / query of the collected
 /// points (the same nodes, the same rows bit for bit) for every k in `ks`;
 /// the collected rows against the oracle on the first queries. Only the
+/// A kd-tree built from a named expression, with the points it should hold.
+type Source<F, const D: usize> = (&'static str, Vec<[F; D]>, KdTree<[F; D]>);
+
 /// gathers unless `all`.
 fn check_points_from<F: TestCoord, const D: usize>(
     dev: &Device,
@@ -1016,7 +1019,7 @@ fn check_points_from<F: TestCoord, const D: usize>(
     let (pid, qid) = (DeviceVec::from_slice(dev, &pi).unwrap(), DeviceVec::from_slice(dev, &qi).unwrap());
     let gathered = |v: &[[F; D]], idx: &[u32]| idx.iter().map(|&i| v[i as usize]).collect::<Vec<_>>();
 
-    let mut trees: Vec<(&str, Vec<[F; D]>, KdTree<[F; D]>)> =
+    let mut trees: Vec<Source<F, D>> =
         vec![("gather", gathered(&pts, &pi), KdTree::build_from(pd.permute(&pid)).unwrap())];
     let mut queries: Vec<(&str, Vec<[F; D]>)> = vec![("gather", gathered(&qs, &qi))];
     if all {
