@@ -1019,8 +1019,7 @@ fn check_points_from<F: TestCoord, const D: usize>(
     let (pid, qid) = (DeviceVec::from_slice(dev, &pi).unwrap(), DeviceVec::from_slice(dev, &qi).unwrap());
     let gathered = |v: &[[F; D]], idx: &[u32]| idx.iter().map(|&i| v[i as usize]).collect::<Vec<_>>();
 
-    let mut trees: Vec<Source<F, D>> =
-        vec![("gather", gathered(&pts, &pi), KdTree::build_from(pd.permute(&pid)).unwrap())];
+    let mut trees: Vec<Source<F, D>> = vec![("gather", gathered(&pts, &pi), KdTree::build_from(pd.permute(&pid)).unwrap())];
     let mut queries: Vec<(&str, Vec<[F; D]>)> = vec![("gather", gathered(&qs, &qi))];
     if all {
         trees.extend([
