@@ -77,13 +77,17 @@
 //!   `x.permute_by(counting(..).map(f)).sum()` gathers and reduces with no
 //!   index buffer and no gathered buffer.
 //!
-//! kd-trees take their points and queries as expressions of one to three
-//! coordinates ([`KdTree::build_from`](crate::algo::knn::KdTree::build_from),
-//! [`KdTree::query_from`](crate::algo::knn::KdTree::query_from)).
+//! kd-trees take their points and queries as expressions
+//! ([`KdTree::build_from`](crate::algo::knn::KdTree::build_from),
+//! [`KdTree::query_from`](crate::algo::knn::KdTree::query_from)): of points
+//! `[F; D]` of any dimension the tree takes (a buffer of points, its slices
+//! and gathers), or of one to three coordinate columns zipped. The
+//! comparison sorts read an expression in their tile sort
+//! ([`sorted_by`](ExprOps::sorted_by), [`sorted_pairs_by`](ExprOps::sorted_pairs_by)).
 //!
-//! Not fused yet: tuple sort keys, comparison sorts (`sort_by`), the batched top-k (`top_k_rows`, `top_k_segments`), brute-force kNN
-//! and points of more than three coordinates: they take `collect()`'s
-//! vector (one extra write and read), or `unzip()`'s.
+//! Not fused yet: the batched top-k (`top_k_rows`, `top_k_segments`) and
+//! brute-force kNN: they take `collect()`'s vector (one extra write and
+//! read), or `unzip()`'s.
 //!
 //! On the host backend an expression is evaluated element by element into
 //! a vector and handed to the same host code as a buffer would be, so fused
