@@ -33,7 +33,7 @@
 //! assert_eq!(MinMax.apply((1.0, 1.0), (0.5, 0.5)), (0.5, 1.0));
 //! ```
 //!
-//! A point `[F; D]` (`F` a [`Coord`](crate::algo::knn::Coord): `f32` or
+//! A point `[F; D]` (`F` a [`Coord`]: `f32` or
 //! `f64`, any `D` from 1) is `cuprim_arr<F, D>` on the device, one field
 //! `v[D]`, laid out as the Rust array is. What a buffer of points
 //! (`DeviceVec<[F; D]>`) yields as an input expression, and what the

@@ -461,7 +461,7 @@ pub fn counting<T: Arith>(device: &Device, start: T, step: T, n: usize) -> Count
     }
 }
 
-/// `value`, `n` times (any [`Value`](crate::Value), tuples included).
+/// `value`, `n` times (any [`Value`], tuples and points included).
 ///
 /// ```
 /// # use cuprim::prelude::*;
