@@ -72,14 +72,17 @@
 //!   `x.permute_by(counting(..).map(f)).sum()` gathers and reduces with no
 //!   index buffer and no gathered buffer.
 //!
-//! kd-trees take their points and queries as expressions of one to three
-//! coordinates ([`KdTree::build_from`](crate::algo::knn::KdTree::build_from),
-//! [`KdTree::query_from`](crate::algo::knn::KdTree::query_from)).
+//! kd-trees take their points and queries as expressions
+//! ([`KdTree::build_from`](crate::algo::knn::KdTree::build_from),
+//! [`KdTree::query_from`](crate::algo::knn::KdTree::query_from)): of points
+//! `[F; D]` (a buffer of them is an expression too, its slices and gathers
+//! with it: [`LazyOps`] and [`IntoExpr`] take `DeviceVec<[F; D]>`), or of
+//! one to three coordinate columns zipped.
 //!
 //! Not fused yet: tuple sort keys, comparison sorts (`sort_by`), merges,
-//! the batched top-k (`top_k_rows`, `top_k_segments`), brute-force kNN
-//! and points of more than three coordinates: they take `collect()`'s
-//! vector (one extra write and read), or `unzip()`'s.
+//! the batched top-k (`top_k_rows`, `top_k_segments`) and brute-force kNN:
+//! they take `collect()`'s vector (one extra write and read), or
+//! `unzip()`'s.
 //!
 //! On the host backend an expression is evaluated element by element into
 //! a vector and handed to the same host code as a buffer would be, so fused
@@ -453,7 +456,7 @@ pub fn counting<T: Arith>(device: &Device, start: T, step: T, n: usize) -> Count
     }
 }
 
-/// `value`, `n` times (any [`Value`](crate::Value), tuples included).
+/// `value`, `n` times (any [`Value`], tuples and points included).
 ///
 /// ```
 /// # use cuprim::prelude::*;
