@@ -1124,8 +1124,9 @@ pub fn precompile_knn<P: crate::algo::knn::Point>(target: Target<'_>, k: usize) 
 
 /// The kd-tree kernels of [`KdTree::build_from`](crate::algo::knn::KdTree::build_from)
 /// and [`KdTree::query_from`](crate::algo::knn::KdTree::query_from) (with
-/// `k` neighbours) over an input expression of points (a coordinate, a
-/// pair or a triple each). (The build's sorts and the Morton order's use
+/// `k` neighbours) over an input expression of points (a point `[F; D]`,
+/// or a coordinate, a pair or a triple each; a buffer of points takes
+/// [`precompile_knn`]'s modules). (The build's sorts and the Morton order's use
 /// [`precompile_sort_pairs`]'s modules.)
 ///
 /// ```

@@ -59,9 +59,12 @@
 //! assert_eq!(Project.apply([1.0, 2.0, 3.0, 4.0]), (1.0, 2.0));
 //! ```
 //!
-//! Points are for the kd-tree: the primitives that need an [`Element`]
-//! (sorts, scans, selections, `collect`, ...) do not take them, and a
-//! buffer of points is read one point at a time, never in 16-byte vectors.
+//! Points are for the kd-tree and for moving points: `collect`,
+//! `collect_into` and `to_vec` take expressions of them (a gather of
+//! points, say), and so does `reduce` by an operator of your own (on CUDA
+//! its accumulator is at most 32 bytes); the primitives that need an
+//! [`Element`] (sorts, scans, selections, ...) do not. A buffer of points
+//! is read one point at a time, never in 16-byte vectors.
 
 use crate::algo::knn::Coord;
 use crate::element::Element;

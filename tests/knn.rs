@@ -990,14 +990,15 @@ fn assert_same_rows<F: TestCoord>(got: &cuprim::algo::knn::Neighbors<F>, want: &
     assert_eq!(bits(&got.distances), bits(&want.distances), "distances: {ctx}");
 }
 
+/// A tree from an expression of points: what it was, the collected
+/// points, the tree.
+type Source<F, const D: usize> = (&'static str, Vec<[F; D]>, KdTree<[F; D]>);
+
 /// KdTree::build_from and query_from over points `[F; D]`: a buffer, a
 /// slice (of the buffer and of its expression), a gather with repeated
 /// indices and a constant, each against build / query of the collected
 /// points (the same nodes, the same rows bit for bit) for every k in `ks`;
 /// the collected rows against the oracle on the first queries. Only the
-/// A kd-tree built from a named expression, with the points it should hold.
-type Source<F, const D: usize> = (&'static str, Vec<[F; D]>, KdTree<[F; D]>);
-
 /// gathers unless `all`.
 fn check_points_from<F: TestCoord, const D: usize>(
     dev: &Device,
@@ -1019,6 +1020,7 @@ fn check_points_from<F: TestCoord, const D: usize>(
     let (pid, qid) = (DeviceVec::from_slice(dev, &pi).unwrap(), DeviceVec::from_slice(dev, &qi).unwrap());
     let gathered = |v: &[[F; D]], idx: &[u32]| idx.iter().map(|&i| v[i as usize]).collect::<Vec<_>>();
 
+    // (what, the collected points, the tree from the expression)
     let mut trees: Vec<Source<F, D>> = vec![("gather", gathered(&pts, &pi), KdTree::build_from(pd.permute(&pid)).unwrap())];
     let mut queries: Vec<(&str, Vec<[F; D]>)> = vec![("gather", gathered(&qs, &qi))];
     if all {
@@ -1131,5 +1133,80 @@ fn point_expressions_out_of_range() {
             fused.query(&pd.slice(4..).unwrap(), 3).unwrap().indices.to_vec().unwrap(),
             vec![0, 2, 1]
         );
+    }
+}
+
+/// The low and high corners of the bounding box of 5-D f64 points: a
+/// monoid over points (10 f64: host only, past the device's 32 bytes).
+#[derive(Clone, Copy)]
+struct BoxOf;
+impl cuprim::ops::BinaryOp<[f64; 10]> for BoxOf {
+    fn apply(&self, a: [f64; 10], b: [f64; 10]) -> [f64; 10] {
+        std::array::from_fn(|j| if j < 5 { a[j].min(b[j]) } else { a[j].max(b[j]) })
+    }
+    fn cuda_expr(&self) -> String {
+        let c: Vec<String> = (0..10)
+            .map(|j| format!("{}(a.v[{j}], b.v[{j}])", if j < 5 { "fmin" } else { "fmax" }))
+            .collect();
+        format!("cuprim_arr<double, 10>{{{{{}}}}}", c.join(", "))
+    }
+}
+impl cuprim::ops::Associative for BoxOf {}
+impl cuprim::ops::Commutative for BoxOf {}
+impl cuprim::ops::Monoid<[f64; 10]> for BoxOf {
+    fn identity(&self) -> [f64; 10] {
+        std::array::from_fn(|j| if j < 5 { f64::INFINITY } else { f64::NEG_INFINITY })
+    }
+}
+
+/// (p, p) of a 5-D point: its own box.
+#[derive(Clone, Copy)]
+struct Twice;
+impl cuprim::ops::UnaryOp<[f64; 5]> for Twice {
+    type Output = [f64; 10];
+    fn apply(&self, p: [f64; 5]) -> [f64; 10] {
+        std::array::from_fn(|j| p[j % 5])
+    }
+    fn cuda_expr(&self) -> String {
+        let c: Vec<String> = (0..10).map(|j| format!("x.v[{}]", j % 5)).collect();
+        format!("cuprim_arr<double, 10>{{{{{}}}}}", c.join(", "))
+    }
+}
+
+/// Expressions of points collected (collect, collect_into a slice, to_vec)
+/// as the gather they are, brute force over the collected gather as the
+/// tree over the gather, and (host) a reduction of points by a monoid.
+#[test]
+fn point_expressions_collected_and_reduced() {
+    let (mut r, seed) = rng("knn points collected");
+    for dev in devices() {
+        for n in [0usize, 1, 6, 1001] {
+            let ctx = format!("{dev:?} n={n} seed={seed}");
+            let pts = make::<f64, 5>(&mut r, n + 1, Dist::Clustered);
+            let idx: Vec<u64> = (0..n).map(|_| r.next_u64() % (n as u64 + 1)).collect();
+            let want: Vec<[f64; 5]> = idx.iter().map(|&i| pts[i as usize]).collect();
+            let pd = DeviceVec::from_slice(&dev, &pts).unwrap();
+            let id = DeviceVec::from_slice(&dev, &idx).unwrap();
+            let gather = pd.permute(&id);
+            assert_eq!(gather.collect().unwrap().to_vec().unwrap(), want, "{ctx}");
+            assert_eq!(gather.to_vec().unwrap(), want, "{ctx}");
+            let mut out = DeviceVec::from_slice(&dev, &vec![[-1.0f64; 5]; n + 2]).unwrap();
+            gather.collect_into(&mut out.slice_mut(1..n + 1).unwrap()).unwrap();
+            let got = out.to_vec().unwrap();
+            assert_eq!((got[0], got[n + 1]), ([-1.0; 5], [-1.0; 5]), "{ctx}: outside the slice");
+            assert_eq!(&got[1..n + 1], &want[..], "{ctx}");
+            // Brute force over the collected gather, the tree over the gather itself.
+            let qs = make::<f64, 5>(&mut r, 50, Dist::Uniform);
+            let qd = DeviceVec::from_slice(&dev, &qs).unwrap();
+            let brute = nearest_neighbors_with(&gather.collect().unwrap(), &qd, 3, KnnOptions::new().method(KnnMethod::BruteForce));
+            let tree = KdTree::build_from(gather).unwrap().query(&qd, 3).unwrap();
+            assert_same_rows(&tree, &brute.unwrap(), &ctx);
+            if dev.is_host() {
+                use cuprim::ops::{BinaryOp, Monoid, UnaryOp};
+                let bb = gather.map(Twice).reduce(BoxOf).unwrap();
+                let fold = want.iter().fold(BoxOf.identity(), |a, p| BoxOf.apply(a, Twice.apply(*p)));
+                assert_eq!(bb.map(f64::to_bits), fold.map(f64::to_bits), "{ctx}");
+            }
+        }
     }
 }

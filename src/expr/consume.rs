@@ -14,7 +14,7 @@ use crate::algo::select::plan::Select;
 use crate::algo::transform::plan::Collect;
 use crate::cmp::Less;
 use crate::device::{CudaDevice, Ptr};
-use crate::element::Element;
+use crate::element::{Element, Storable};
 use crate::error::{Error, Result};
 use crate::jit::SpecWriter;
 use crate::ops::{ranks_before, Add, Arith, Commutative, Identity, Max, Min, Monoid};
@@ -2753,7 +2753,8 @@ pub trait ExprOps: Expr {
     }
 
     /// The elements in a new vector (one pass, no other temporary): what
-    /// every primitive without a fused form takes.
+    /// every primitive without a fused form takes. Elements, or points
+    /// `[F; D]` (a gather of points for brute-force kNN, say).
     ///
     /// ```
     /// # use cuprim::prelude::*;
@@ -2762,11 +2763,16 @@ pub trait ExprOps: Expr {
     /// let mut squares: DeviceVec<i32> = counting(&dev, -2i32, 1, 5).map(Square).collect()?;
     /// squares.sort()?;                      // any primitive takes the collected vector
     /// assert_eq!(squares.to_vec()?, vec![0, 1, 1, 4, 4]);
+    /// let pts = DeviceVec::from_slice(&dev, &[[0.0f32; 4], [1.0; 4], [2.0; 4]])?;
+    /// let idx = DeviceVec::from_slice(&dev, &[2u32, 0])?;
+    /// let picked: DeviceVec<[f32; 4]> = pts.permute(&idx).collect()?;
+    /// let nn = nearest_neighbors(&pts, &picked, 1)?;
+    /// assert_eq!(nn.indices.to_vec()?, vec![2, 0]);
     /// # Ok::<(), cuprim::Error>(())
     /// ```
     fn collect(&self) -> Result<DeviceVec<Self::Item>>
     where
-        Self::Item: Element,
+        Self::Item: Storable,
     {
         let dev = prepare(self)?;
         let mut out = DeviceVec::<Self::Item>::alloc_uninit(self.device(), self.length())?;
@@ -2799,7 +2805,7 @@ pub trait ExprOps: Expr {
     /// ```
     fn collect_into(&self, out: &mut impl crate::DeviceDataMut<Self::Item>) -> Result<()>
     where
-        Self::Item: Element,
+        Self::Item: Storable,
     {
         let dev = prepare(self)?;
         crate::algo::same_device("collect_into", self.device(), out.device())?;

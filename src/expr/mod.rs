@@ -80,10 +80,11 @@
 //! kd-trees take their points and queries as expressions
 //! ([`KdTree::build_from`](crate::algo::knn::KdTree::build_from),
 //! [`KdTree::query_from`](crate::algo::knn::KdTree::query_from)): of points
-//! `[F; D]` of any dimension the tree takes (a buffer of points, its slices
-//! and gathers), or of one to three coordinate columns zipped. The
-//! comparison sorts read an expression in their tile sort
-//! ([`sorted_by`](ExprOps::sorted_by), [`sorted_pairs_by`](ExprOps::sorted_pairs_by)).
+//! `[F; D]` (a buffer of them is an expression too, its slices and gathers
+//! with it: [`LazyOps`] and [`IntoExpr`] take `DeviceVec<[F; D]>`), or of
+//! one to three coordinate columns zipped. The comparison sorts read an
+//! expression in their tile sort ([`sorted_by`](ExprOps::sorted_by),
+//! [`sorted_pairs_by`](ExprOps::sorted_pairs_by)).
 //!
 //! Not fused yet: the batched top-k (`top_k_rows`, `top_k_segments`) and
 //! brute-force kNN: they take `collect()`'s vector (one extra write and
