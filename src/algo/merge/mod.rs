@@ -54,7 +54,11 @@
 //! caller's buffers and device scratch of `n` keys (and values). The
 //! built-in [`Less`] and [`Greater`] take the radix sort instead (the same
 //! order and the same result, bit for bit). The host backend runs Rust's
-//! stable sort.
+//! stable sort. The sort of an input expression,
+//! [`ExprOps::sorted_by`](crate::expr::ExprOps::sorted_by) and
+//! [`sorted_pairs_by`](crate::expr::ExprOps::sorted_pairs_by), runs the
+//! same passes after a tile kernel of its own that reads each tile from
+//! the expression (`kernels/merge/sort_expr.cu`): no collected copy.
 //!
 //! On sm_80 and later the tile kernels copy 4-byte keys alone from global
 //! to shared memory with `cp.async` (no registers held while the loads are
