@@ -3046,7 +3046,8 @@ where
 }
 
 /// Checks every index of a permuting input (`IndexOutOfBounds` as on the
-/// host) for a call that reads nothing because its output is empty.
+/// host; one read of them) for a call that reads only some of its elements,
+/// or none because its output is empty. Other inputs: nothing to do.
 pub(crate) fn check_indices<E: Node>(e: &E) -> Result<()>
 where
     E::Item: Element,

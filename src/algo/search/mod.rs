@@ -264,12 +264,10 @@ pub(crate) fn search_in<T: Element, I: IndexElement, C: Comparator<T>, S: Node<I
             .collect();
         return DeviceVec::from_slice(sorted.device_ref(), &at);
     };
-    if S::CHECKED && n > 0 {
-        // A search reads a few of the sorted side's elements; a permutation
-        // there has every index checked first (one read of them), as on the
-        // host, so an index out of range is an error whatever is searched.
-        crate::expr::consume::arg_extreme(sorted, false)?;
-    }
+    // A search reads a few of the sorted side's elements; a permutation
+    // there has every index checked first (one read of them), as on the
+    // host, so an index out of range is an error whatever is searched.
+    crate::expr::consume::check_indices(sorted)?;
     let m = queries.length();
     let mut out = DeviceVec::<I>::alloc_uninit(sorted.device_ref(), m)?;
     if m == 0 {
@@ -280,9 +278,7 @@ pub(crate) fn search_in<T: Element, I: IndexElement, C: Comparator<T>, S: Node<I
         // Every lower and upper bound is 0; nothing is found (the
         // queries are still read when they permute: their indices
         // are checked).
-        if Q::CHECKED {
-            crate::expr::consume::arg_extreme(queries, false)?;
-        }
+        crate::expr::consume::check_indices(queries)?;
         let fill = if mode == Mode::Exact { 0xff } else { 0 };
         dev.memset_bytes(out_ptr.raw(), fill, m * size_of::<I>(), op)?;
         return Ok(out);
@@ -303,11 +299,9 @@ pub(crate) fn sorted_until_of<T: Element, C: Comparator<T>, S: Node<Item = T>>(s
     match crate::expr::node::cuda_of(sorted) {
         None => Ok(host::sorted_until(&crate::expr::host_items(sorted)?, &cmp)),
         Some(dev) => {
-            if S::CHECKED && sorted.length() > 0 {
-                // The search stops at the first descent; every index of a
-                // permutation is checked first, as on the host.
-                crate::expr::consume::arg_extreme(sorted, false)?;
-            }
+            // The search stops at the first descent; every index of a
+            // permutation is checked first, as on the host.
+            crate::expr::consume::check_indices(sorted)?;
             Ok(plan::sorted_until(dev, &cmp, sorted)? as usize)
         }
     }
