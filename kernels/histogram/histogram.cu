@@ -85,9 +85,17 @@ struct HistParams {
 __device__ __forceinline__ u32 hist_bin(T v, const HistParams& p, const T* edges, const u32* lut) {
 #if CUPRIM_HIST_MODE == 0
     const F x = (F)hist_num(v), lo = (F)hist_num(p.lo), hi = (F)hist_num(p.hi);
-    if (!(x >= lo && x < hi)) return p.nb;  // NaN fails both
-    const u32 b = (u32)((x - lo) * p.scale);
-    return b < p.nb ? b : p.nb - 1;
+    // Computed for every sample, then discarded when x is outside [lo, hi)
+    // or NaN (NaN fails both tests): no branch, and the conversion
+    // saturates, so any x converts without undefined behaviour.
+    u32 b;
+    if constexpr (sizeof(F) == 4) {
+        b = __float2uint_rz((x - lo) * p.scale);
+    } else {
+        b = __double2uint_rz((x - lo) * p.scale);
+    }
+    b = b < p.nb ? b : p.nb - 1;
+    return x >= lo && x < hi ? b : p.nb;
 #elif CUPRIM_HIST_MODE == 1
     typedef typename hist_unsigned<T>::type U;
     if (!(v >= p.lo && v < p.hi)) return p.nb;
@@ -193,10 +201,20 @@ template <typename X, typename AddFn> __device__ __forceinline__ void hist_read(
     }
 }
 
-// A thread's current run: `run` samples of bin `bin` not yet counted.
+// Adds x to the shared-memory word at byte address `at` when `when` holds,
+// returning nothing: a predicated instruction, no branch around it, and the
+// address computed once per thread, not per add.
+__device__ __forceinline__ void hist_shared_add(bool when, u32 at, u32 x) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %0, 0;\n\t@p red.shared.add.u32 [%1], %2;\n\t}" ::"r"((u32)when), "r"(at),
+        "r"(x)
+        : "memory");
+}
+
+// A thread's current run: `run` samples of bin (or, with shared counters,
+// slot) `at` not yet counted.
 struct HistRun {
-    u32 bin, run;
-    u64 dropped;
+    u32 at, run;
 };
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
@@ -208,14 +226,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // then zeroes the accumulators again: one launch, no memset.
     C* const sums = fresh ? fresh : counts;
     u64* const sum_dropped = fresh ? fresh_dropped : dropped;
-    // Shared memory: [replicas x (nb + 1) u32 counters, if shared][staged
-    // edges and cell table, if any].
+    // Shared memory: [replicas x (window + 2) u32 counters, if shared][staged
+    // edges and cell table, if any]. Per replica, the window's counters and
+    // two spare slots (see the runs below).
     extern __shared__ __align__(16) unsigned char hist_smem[];
 #if CUPRIM_HIST_SHARED
     u32* const bins = (u32*)hist_smem;
-    const u32 slots = replicas * (p.window + 1);
+    const u32 stride = p.window + 2;
+    const u32 slots = replicas * stride;
     for (u32 i = threadIdx.x; i < slots; i += CUPRIM_BLOCK) bins[i] = 0;
-    u32* const mine = bins + ((threadIdx.x >> 5) & (replicas - 1)) * (p.window + 1);
+    u32* const mine = bins + ((threadIdx.x >> 5) & (replicas - 1)) * stride;
     const u32 edges_at = (slots * 4 + 15) & ~15u;
 #else
     const u32 edges_at = 0;
@@ -238,45 +258,62 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #endif
     __syncthreads();
 
-    HistRun r{p.nb, 0, 0};
-    auto count_run = [&]() {
 #if CUPRIM_HIST_SHARED
-        // Dropped samples and bins outside this launch's window go to the
-        // replica's spare slot (`window`, never read): no branch per run.
-        r.dropped += r.bin == p.nb ? r.run : 0;
-        const u32 b = r.bin - p.bin_base;  // wraps past the window when below it
-        atomicAdd(mine + (b < p.window ? b : p.window), r.run);
-#else
-        if (r.bin == p.nb) {
-            r.dropped += r.run;
-        } else {
-            atomicAdd(sums + r.bin, (C)r.run);
-        }
-#endif
+    // Runs of slots: bin b goes to slot min(b - bin_base, window + 1)
+    // (wrapping below the window), so a run of dropped samples, or of bins
+    // outside this launch's window, is counted like any other and a run
+    // ends with one shared atomic, with no branch on what it held. Slot
+    // `window` holds the dropped samples (bin nb) in the last window, which
+    // ends at nb and is the launch that counts them; in an earlier window
+    // it holds the next window's first bin and is not read. The first run
+    // (of no samples, in the never-read slot) adds 0.
+    HistRun r{p.window + 1, 0};
+    const u32 mine_at = (u32)__cvta_generic_to_shared(mine);
+    auto add = [&](T v) {
+        const u32 w = hist_bin(v, p, edges, lut) - p.bin_base;  // wraps when below the window
+        const u32 s = w < p.window + 1 ? w : p.window + 1;
+        const bool ends = s != r.at;
+        hist_shared_add(ends, mine_at + 4 * r.at, r.run);
+        r.run = ends ? 1 : r.run + 1;
+        r.at = s;
     };
+    hist_read(in_expr, n, add);
+    hist_shared_add(r.run != 0, mine_at + 4 * r.at, r.run);
+    __syncthreads();
+    for (u32 b = threadIdx.x; b < p.window; b += CUPRIM_BLOCK) {
+        u32 s = 0;
+        for (u32 k = 0; k < replicas; k++) s += bins[k * stride + b];
+        if (s) atomicAdd(sums + p.bin_base + b, (C)s);
+    }
+    if (threadIdx.x == 0 && p.count_dropped) {
+        u64 d = 0;
+        for (u32 k = 0; k < replicas; k++) d += bins[k * stride + p.window];
+        if (d) atomicAdd((unsigned long long*)sum_dropped, (unsigned long long)d);
+    }
+#else
     // A new bin ends the run before it (the first call's empty run adds 0).
+    HistRun r{p.nb, 0};
+    u64 dropped_here = 0;
+    auto count_run = [&]() {
+        if (r.at == p.nb) {
+            dropped_here += r.run;
+        } else {
+            atomicAdd(sums + r.at, (C)r.run);
+        }
+    };
     auto add = [&](T v) {
         const u32 b = hist_bin(v, p, edges, lut);
-        if (b != r.bin) {
+        if (b != r.at) {
             count_run();
-            r.bin = b;
+            r.at = b;
             r.run = 0;
         }
         r.run++;
     };
-
     hist_read(in_expr, n, add);
     if (r.run) count_run();
-
-    const u64 block_dropped = cuprim_block_reduce<u64, HistAddU64, CUPRIM_BLOCK>(r.dropped);
+    const u64 block_dropped = cuprim_block_reduce<u64, HistAddU64, CUPRIM_BLOCK>(dropped_here);
     if (threadIdx.x == 0 && block_dropped && p.count_dropped) atomicAdd((unsigned long long*)sum_dropped, (unsigned long long)block_dropped);
-#if CUPRIM_HIST_SHARED
-    // cuprim_block_reduce ended with a barrier: every run is in `bins`.
-    for (u32 b = threadIdx.x; b < p.window; b += CUPRIM_BLOCK) {
-        u32 s = 0;
-        for (u32 k = 0; k < replicas; k++) s += bins[k * (p.window + 1) + b];
-        if (s) atomicAdd(sums + p.bin_base + b, (C)s);
-    }
 #endif
     if (!fresh || !cuprim_last_block(ticket)) return;
     for (u32 b = threadIdx.x; b < p.nb; b += CUPRIM_BLOCK) {

@@ -6,7 +6,7 @@
 //! no field, and no cudarc `sys` / `result` call.
 
 use super::launch::{Counter, Ptr, ScratchLayout};
-use super::pool::{self, SmallBuffers};
+use super::pool::{self, KeptBuffers};
 use crate::error::{DriverContext, Error, Result};
 use crate::jit::{self, CacheMode, KeyIsHash, SpecKey, Specialise};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
@@ -42,8 +42,8 @@ pub(crate) struct CudaDevice {
     /// Temporary device memory, grown on demand, shared by all calls on
     /// this device (they are ordered on its one stream), and its address.
     scratch: Mutex<Option<(CudaSlice<u8>, u64)>>,
-    /// Freed small `DeviceVec` buffers kept for reuse (see [`super::pool`]).
-    small_buffers: Mutex<SmallBuffers>,
+    /// Freed `DeviceVec` buffers kept for reuse (see [`super::pool`]).
+    kept_buffers: Mutex<KeptBuffers>,
     /// Page-locked host memory for small results (see `read_back`).
     pinned: Mutex<PinnedBytes>,
     /// Deterministic mode for float scans (see `Device::set_deterministic`).
@@ -92,7 +92,7 @@ impl Health {
 impl Drop for CudaDevice {
     fn drop(&mut self) {
         // The pool's buffers go back to the driver while the stream lives.
-        self.release_small_buffers();
+        self.release_kept_buffers();
     }
 }
 
@@ -253,7 +253,7 @@ impl CudaDevice {
             _counters: counters,
             counters_addr,
             scratch: Mutex::new(None),
-            small_buffers: Mutex::new(SmallBuffers::default()),
+            kept_buffers: Mutex::new(KeptBuffers::default()),
             pinned: Mutex::new(pinned),
             deterministic: AtomicBool::new(true),
             health: Health::default(),
@@ -497,15 +497,16 @@ impl CudaDevice {
 
     /// `bytes` bytes of stream-ordered device memory (0 for 0 bytes): a
     /// `DeviceVec`'s own buffer, freed with [`free_raw`](Self::free_raw)
-    /// (with the same `bytes`) unless it is handed to cudarc first. Small
-    /// requests are served from the buffers freed before (see [`pool`]).
+    /// (with the same `bytes`) unless it is handed to cudarc first. Requests
+    /// up to [`pool::LARGEST_KEPT`] bytes are served from the buffers freed
+    /// before when one of their class is kept (see [`pool`]).
     pub(crate) fn alloc_raw(&self, bytes: usize) -> Result<u64> {
         if bytes == 0 {
             return Ok(0);
         }
         let class = pool::class_of(bytes);
         if let Some(c) = class {
-            if let Some(ptr) = self.small_buffers.lock().unwrap_or_else(|e| e.into_inner()).take(c) {
+            if let Some(ptr) = self.kept_buffers.lock().unwrap_or_else(|e| e.into_inner()).take(c) {
                 return Ok(ptr);
             }
         }
@@ -517,7 +518,7 @@ impl CudaDevice {
             Err(e) if crate::error::is_fault(e) || self.is_lost() => Err(self.alloc_err(size, e)),
             Err(_) => {
                 // Out of memory, perhaps only for want of the kept buffers.
-                self.release_small_buffers();
+                self.release_kept_buffers();
                 // SAFETY: as above.
                 unsafe { cudarc::driver::result::malloc_async(stream, size) }.map_err(|e| self.alloc_err(size, e))
             }
@@ -525,21 +526,20 @@ impl CudaDevice {
     }
 
     /// Frees an [`alloc_raw`](Self::alloc_raw) buffer of `bytes` in stream
-    /// order (after the work queued on it), or keeps a small one for the
-    /// next request of its class. Errors are left with the context, as
+    /// order (after the work queued on it), or keeps it for the next
+    /// request of its class (see [`pool`]). Errors are left with the context, as
     /// cudarc's own drops do.
     pub(crate) fn free_raw(&self, ptr: u64, bytes: usize) {
         if ptr == 0 {
             return;
         }
-        let ptr = match pool::class_of(bytes) {
-            Some(c) if !self.is_lost() => match self.small_buffers.lock().unwrap_or_else(|e| e.into_inner()).keep(c, ptr) {
-                None => return,
-                Some(ptr) => ptr,
-            },
-            _ => ptr,
+        let unkept = match pool::class_of(bytes) {
+            Some(c) if !self.is_lost() => self.kept_buffers.lock().unwrap_or_else(|e| e.into_inner()).keep(c, ptr),
+            _ => vec![ptr],
         };
-        self.free_to_driver(ptr);
+        for ptr in unkept {
+            self.free_to_driver(ptr);
+        }
     }
 
     fn free_to_driver(&self, ptr: u64) {
@@ -550,9 +550,9 @@ impl CudaDevice {
         }
     }
 
-    /// Frees every kept small buffer in stream order.
-    fn release_small_buffers(&self) {
-        let kept = self.small_buffers.lock().unwrap_or_else(|e| e.into_inner()).drain();
+    /// Frees every kept buffer in stream order.
+    fn release_kept_buffers(&self) {
+        let kept = self.kept_buffers.lock().unwrap_or_else(|e| e.into_inner()).drain();
         for ptr in kept {
             self.free_to_driver(ptr);
         }

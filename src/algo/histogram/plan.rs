@@ -55,7 +55,7 @@ pub(crate) fn histogram_policy(arch: u32) -> HistogramPolicy {
             unroll: if arch >= 90 { 4 } else { 2 },
             blocks_per_sm: 8,
         },
-        // 32 KiB of counter copies: one per warp up to 1023 bins (256 bins: 8 copies, 8 KiB); run 759512f.
+        // 32 KiB of counter copies: one per warp up to 1022 bins (256 bins: 8 copies, 8 KiB); run 759512f.
         replica_bytes: 32 << 10,
         // 16384 bins x 4 B = 64 KiB, one copy (opt-in past 48 KiB): the largest one-pass shared case.
         max_shared_bins: 16 << 10,
@@ -127,7 +127,7 @@ fn histogram_entry<T: Element, C: Count, F: HistFloat>() -> Entry<HistArgs<T, C,
     // with `fresh` not null adds into fresh[0..nb] and fresh_dropped[0]
     // (zeroed), then writes counts[0..nb] and dropped[0] and zeroes them
     // again, with the zeroed `ticket`; its dynamic shared memory is the
-    // grid's (replicas x (window + 1) counters, then the staged edges and
+    // grid's (replicas x (window + 2) counters, then the staged edges and
     // cells).
     unsafe { Entry::declare("cuprim_histogram") }
 }
@@ -189,7 +189,8 @@ impl<'a, E: Node<Item = T>, T: Element, C: Count, F: HistFloat> HistPlan<'a, E, 
         let shared =
             passes == 1 || (passes <= policy.max_window_passes && len as u64 >= policy.window_min_samples_per_bin as u64 * rule.nb as u64);
         let (window, passes) = if shared { (rule.nb.div_ceil(passes), passes) } else { (rule.nb, 1) };
-        let slots = window + 1;
+        // Per replica: the window's counters and two spare slots (dropped samples, other bins).
+        let slots = window + 2;
         let replicas = if shared {
             let fit = (policy.replica_bytes / (slots * 4)).clamp(1, policy.launch.block / 32);
             1 << (31 - fit.leading_zeros()) // the largest power of two <= fit
@@ -290,7 +291,8 @@ impl<'a, E: Node<Item = T>, T: Element, C: Count, F: HistFloat> HistPlan<'a, E, 
         for pass in 0..self.counters.passes {
             params.bin_base = pass * self.counters.window;
             params.window = self.counters.window.min(rule.nb - params.bin_base);
-            params.count_dropped = (pass == 0) as u32;
+            // The last window ends at nb: its shared counters hold the dropped samples (the kernel).
+            params.count_dropped = (pass + 1 == self.counters.passes) as u32;
             let mut start = 0u64;
             while start < len as u64 {
                 let n = (len as u64 - start).min(max_launch_elems(grid.blocks));
@@ -404,7 +406,7 @@ mod tests {
         let p = HistPlan::<_, u32, f32>::new(90, &rule, &mid);
         assert!(p.shared);
         assert_eq!((p.counters.replicas, p.counters.window, p.counters.passes), (8, 256, 1));
-        assert_eq!(p.counters.smem, 8 * 257 * 4);
+        assert_eq!(p.counters.smem, 8 * 258 * 4);
         let wide = BinRule::new(&super::super::Bins::even(65536, 0.0f32, 1.0)).unwrap();
         let short = HistPlan::<_, u32, f32>::new(90, &wide, &small);
         assert!(!short.shared);
