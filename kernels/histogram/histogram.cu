@@ -1,7 +1,7 @@
 // Histogram: counts of samples per bin, one pass over the input.
 //
-// cuprim_histogram: a persistent grid; each thread reads a grid-stride share
-// of the input with 16-byte loads (CUPRIM_UNROLL in flight; its own loop, not
+// cuprim_histogram: a persistent grid; each warp reads a grid-stride share
+// of the input in groups of 16-byte loads (CUPRIM_UNROLL in flight; its own loop, not
 // block/load.cuh's cuprim_consume, which measured 3-5% slower here at 2^28 on
 // H100, run e1bd71a: a misaligned slice is read one element at a time), maps every
 // sample to a bin (or to `nb`, "dropped"), and run-length aggregates: a
@@ -63,6 +63,7 @@ __device__ __forceinline__ bool hist_lt(hist_u128 a, hist_u128 b) {
     return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
 }
 
+static_assert(CUPRIM_BLOCK % 32 == 0, "histogram: whole warps");
 constexpr int HI_ITEMS = 16 / sizeof(T);
 typedef cuprim_vec<T, HI_ITEMS> HiVec;
 
@@ -177,18 +178,26 @@ template <typename X, typename AddFn> __device__ __forceinline__ void hist_read(
         if (cuprim_aligned_to<HiVec>(in)) {
             const u64 nv = n / HI_ITEMS;
             const HiVec* vin = (const HiVec*)in;
-            u64 v = tid;
-            for (; v + (CUPRIM_UNROLL - 1) * stride < nv; v += CUPRIM_UNROLL * stride) {
+            // Groups of 32 x CUPRIM_UNROLL consecutive vectors, one warp's
+            // each (grid-stride over the warps): every load is coalesced and
+            // a thread's samples lie within the group, so sorted input keeps
+            // its runs (a grid-stride per vector put a thread's consecutive
+            // vectors a whole grid apart, nearly always in another bin).
+            constexpr u64 GROUP = 32 * CUPRIM_UNROLL;
+            const u64 groups = nv / GROUP;
+            const u32 lane = threadIdx.x & 31;
+            for (u64 g = tid >> 5; g < groups; g += stride >> 5) {
+                const HiVec* at = vin + g * GROUP + lane;
                 HiVec x[CUPRIM_UNROLL];
 #pragma unroll
-                for (int u = 0; u < CUPRIM_UNROLL; u++) x[u] = vin[v + u * stride];
+                for (int u = 0; u < CUPRIM_UNROLL; u++) x[u] = at[u * 32];
 #pragma unroll
                 for (int u = 0; u < CUPRIM_UNROLL; u++) {
 #pragma unroll
                     for (int k = 0; k < HI_ITEMS; k++) add(x[u].v[k]);
                 }
             }
-            for (; v < nv; v += stride) {
+            for (u64 v = groups * GROUP + tid; v < nv; v += stride) {
                 const HiVec x = vin[v];
 #pragma unroll
                 for (int k = 0; k < HI_ITEMS; k++) add(x.v[k]);
