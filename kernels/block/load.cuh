@@ -97,6 +97,31 @@ template <typename V> __device__ __forceinline__ V cuprim_load_ro(const V* p) {
     return r.v;
 }
 
+// An asynchronous copy of BYTES (4, 8 or 16) from global to shared memory,
+// both addresses aligned to BYTES: cp.async on sm_80 and later (the copy in
+// flight holds no register; 16 bytes bypass L1), elsewhere a plain load and
+// store, complete at once. cuprim_cp_async_wait() waits for every copy the
+// thread issued; a barrier after it makes all the block's copies visible.
+template <int BYTES> __device__ __forceinline__ void cuprim_cp_async(void* s, const void* g) {
+    static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async moves 4, 8 or 16 bytes");
+#if __CUDA_ARCH__ >= 800
+    const u32 at = (u32)__cvta_generic_to_shared(s);
+    if constexpr (BYTES == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(at), "l"(g) : "memory");
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(at), "l"(g), "n"(BYTES) : "memory");
+    }
+#else
+    typedef cuprim_vec<u32, BYTES / 4> Piece;
+    *(Piece*)s = *(const Piece*)g;
+#endif
+}
+__device__ __forceinline__ void cuprim_cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 // A 16-byte load of read-only data. STREAM: one that streams past L1 and
 // asks L2 for the whole 256-byte neighbourhood; otherwise cuprim_load_ro.
 template <bool STREAM = false, typename V> __device__ __forceinline__ V cuprim_load_stream(const V* p) {

@@ -66,24 +66,6 @@ constexpr int MERGE_SLOTS = MERGE_TILE + (MERGE_SLOT < 16 ? 3 * (16 / MERGE_SLOT
 __device__ __forceinline__ u32 merge_smem_addr(const void* s) {
     return (u32)__cvta_generic_to_shared(s);
 }
-// One element (4, 8 or 16 bytes) or one 16-byte piece, global to shared,
-// asynchronously (waited for by merge_cp_async_wait).
-template <int BYTES> __device__ __forceinline__ void merge_cp_async(void* s, const void* g) {
-#if CUPRIM_MERGE_LOAD >= 1
-    if constexpr (BYTES == 16) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(merge_smem_addr(s)), "l"(g) : "memory");
-    } else {
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(merge_smem_addr(s)), "l"(g), "n"(BYTES)
-                     : "memory");
-    }
-#endif
-}
-__device__ __forceinline__ void merge_cp_async_wait() {
-#if CUPRIM_MERGE_LOAD >= 1
-    asm volatile("cp.async.wait_all;" ::: "memory");
-#endif
-}
-
 // s[0..count) from the elements at src(i), each thread staging every
 // CUPRIM_BLOCK-th one: by cp.async where MERGE_LOAD, else all of a
 // thread's loads out before its first store (stored one by one, each store
@@ -96,9 +78,9 @@ __device__ __forceinline__ void merge_stage(E* s, int count, Src src) {
 #pragma unroll
         for (int k = 0; k < CUPRIM_ITEMS; k++) {
             const int i = k * CUPRIM_BLOCK + (int)threadIdx.x;
-            if (i < count) merge_cp_async<sizeof(E)>(s + i, src(i));
+            if (i < count) cuprim_cp_async<sizeof(E)>(s + i, src(i));
         }
-        merge_cp_async_wait();
+        cuprim_cp_async_wait();
     } else {
         E x[CUPRIM_ITEMS];
 #pragma unroll
@@ -148,7 +130,7 @@ __device__ __forceinline__ void merge_copy_range(E* s, const E* __restrict__ g, 
         *bulk_bytes += (u32)(pieces * 16);
 #endif
     } else {
-        for (int j = t; j < pieces; j += CUPRIM_BLOCK) merge_cp_async<16>(s + head + j * VEC, g + head + j * VEC);
+        for (int j = t; j < pieces; j += CUPRIM_BLOCK) cuprim_cp_async<16>(s + head + j * VEC, g + head + j * VEC);
     }
     // The head and tail (fewer than VEC elements each) by the block's last threads.
     const int r = CUPRIM_BLOCK - 1 - t;
@@ -203,7 +185,7 @@ __device__ __forceinline__ merge_layout<E> merge_load(E* s, const E* __restrict_
 #else
         merge_copy_range<READ_ONLY>(s + oa, a, la, false, 0, nullptr);
         merge_copy_range<READ_ONLY>(s + ob, b, lb, false, 0, nullptr);
-        merge_cp_async_wait();
+        cuprim_cp_async_wait();
 #endif
         return {oa, ob};
     } else {
