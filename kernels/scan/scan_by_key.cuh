@@ -36,27 +36,6 @@ template <typename V> __device__ __forceinline__ void sbk_stage(const V* src, V*
     }
 }
 
-// A whole tile of a buffer (src 16-byte aligned) to `raw` (unpadded, 16-byte
-// aligned) by asynchronous copies (block/load.cuh), each thread issuing
-// every CUPRIM_BLOCK-th 16-byte piece; sbk_unstage then moves it into the
-// padded layout once the copies are waited for.
-template <typename V> __device__ __forceinline__ void sbk_prefetch(const V* src, V* raw) {
-    static_assert(SBK_TILE * sizeof(V) % 16 == 0, "a tile is whole 16-byte pieces");
-    constexpr int PIECES = SBK_TILE * (int)sizeof(V) / 16;
-#pragma unroll
-    for (int j = threadIdx.x; j < PIECES; j += CUPRIM_BLOCK)
-        cuprim_cp_async<16>((unsigned char*)raw + 16 * j, (const unsigned char*)src + 16 * j);
-}
-template <typename V> __device__ __forceinline__ void sbk_unstage(const V* raw, V* smem) {
-    constexpr int VEC = 16 / sizeof(V), VECS = SBK_TILE / VEC;
-#pragma unroll
-    for (int v = threadIdx.x; v < VECS; v += CUPRIM_BLOCK) {
-        const cuprim_vec<V, VEC> x = ((const cuprim_vec<V, VEC>*)raw)[v];
-#pragma unroll
-        for (int k = 0; k < VEC; k++) smem[sbk_pad<V>(v * VEC + k)] = x.v[k];
-    }
-}
-
 // A tile of an input expression, element `base` on: a buffer as above; any
 // other node with its vector loads when the tile is whole and its buffers
 // are at a vector boundary there (base is a multiple of the tile), else one

@@ -22,14 +22,6 @@
 // look-back of the next chunk then stops at it. Only a chunk without a head
 // publishes an aggregate and waits for its inclusive prefix.
 //
-// The tiles of buffer inputs are double-buffered: while a tile is scanned,
-// the next one's copies (cp.async, block/load.cuh) are in flight into a raw
-// staging area, moved into the padded layout at the next tile's start. The
-// loads were otherwise exposed: at four blocks of 128 threads per SM (128
-// registers) the kernel was latency-bound (ncu: 25% occupancy, 0.74 eligible
-// warps per scheduler, long-scoreboard stalls first), and holding the next
-// tile in registers instead was slower (u8 keys at 2^28 1147 us against 945).
-//
 // Chunk boundaries depend on n and the tile shape alone, never on the GPU,
 // and the deterministic look-back folds in a fixed order, so float results
 // are the same bits on any GPU and any run (in deterministic mode).
@@ -49,12 +41,6 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     __shared__ SegPair s_prefix;
     __shared__ u32 s_chunk;
     __shared__ u32 s_first_head;  // chunk-relative index of the chunk's first head (SBK_CHUNK: none yet)
-    // The next whole tile of buffer inputs, copied in while this one is
-    // scanned (one element for other inputs, and for 8-byte keys or values,
-    // whose staging would pass the 48 KiB of static shared memory: unused).
-    constexpr bool ASYNC = In0::IS_BUF && In1::IS_BUF && SBK_TILE * (sizeof(K) + sizeof(T)) <= 16384;
-    __shared__ __align__(16) K rawk[ASYNC ? SBK_TILE : 1];
-    __shared__ __align__(16) T rawv[ASYNC ? SBK_TILE : 1];
 
     if (threadIdx.x == 0) s_first_head = SBK_CHUNK;
     const u32 chunk = scan_take_tile(chunk_counter, num_chunks, &s_chunk);  // its barrier covers s_first_head
@@ -67,38 +53,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // every thread; `have` false before the first tile.
     SegPair carry = SegOp::identity();
     bool have = false;
-    // Issues the copies of the whole tile at b into raw (buffers aligned to
-    // 16 bytes only); false when that tile is to be loaded as it comes.
-    auto prefetch = [&](u64 b) -> bool {
-        if constexpr (ASYNC) {
-            typedef cuprim_vec<K, 16 / sizeof(K)> KVec;
-            typedef cuprim_vec<T, 16 / sizeof(T)> TVec;
-            if (c1 - b < (u64)SBK_TILE || !cuprim_aligned_to<KVec>(keys.p) || !cuprim_aligned_to<TVec>(values.p)) return false;
-            sbk_prefetch(keys.p + b, rawk);
-            sbk_prefetch(values.p + b, rawv);
-            return true;
-        } else {
-            (void)b;
-            return false;
-        }
-    };
-    bool in_raw = prefetch(c0);  // the tile at `base` is on its way into raw
     for (u64 base = c0; base < c1; base += SBK_TILE) {
         const int valid = c1 - base < (u64)SBK_TILE ? (int)(c1 - base) : SBK_TILE;
         if (base != c0) __syncthreads();  // the previous tile's store is done with svals
         const bool whole = valid == SBK_TILE;
-        if (in_raw) {
-            cuprim_cp_async_wait();
-            __syncthreads();  // every thread's copies are in raw
-            sbk_unstage(rawk, skeys);
-            sbk_unstage(rawv, svals);
-        } else {
-            sbk_stage_x(keys, base, skeys, valid, whole);
-            sbk_stage_x(values, base, svals, valid, whole);
-        }
+        sbk_stage_x(keys, base, skeys, valid, whole);
+        sbk_stage_x(values, base, svals, valid, whole);
         __syncthreads();
-        // raw is free: the next tile comes in while this one is scanned.
-        in_raw = base + SBK_TILE < c1 && prefetch(base + SBK_TILE);
 
         SegPair items[CUPRIM_ITEMS];
         sbk_pairs(keys, skeys, svals, base, valid, items);
