@@ -20,15 +20,16 @@
 // sequences are pointers or any accessor with operator[] (an input
 // expression's cuprim_x_at).
 
-// The first position p of s[0..len) whose element is not `before` (len if
-// none), for a `before` that holds on a prefix: the lower bound of x is
-// before(e) = less(e, x), the upper bound before(e) = !less(x, e).
-template <typename E, typename Before>
-__device__ __forceinline__ u64 cuprim_partition_point(const E* s, u64 len, Before before) {
+// The first position p of [0, len) whose element at(p) is not `before`
+// (len if none), for a `before` that holds on a prefix: the lower bound of
+// x is before(e) = less(e, x), the upper bound before(e) = !less(x, e).
+// at(i): element i (a load from a pointer, an input expression's, ...).
+template <typename At, typename Before>
+__device__ __forceinline__ u64 cuprim_partition_point(At at, u64 len, Before before) {
     u64 lo = 0;
     while (len > 0) {
         const u64 half = len >> 1;
-        if (before(s[lo + half])) {
+        if (before(at(lo + half))) {
             lo += half + 1;
             len -= half + 1;
         } else {

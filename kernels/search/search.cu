@@ -257,20 +257,8 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK)
     cuprim_search_plain(SEARCH_SORTED, u64 n, SEARCH_QUERIES, u64 m, I* __restrict__ out) {
     for (u64 q = cuprim_thread_id(); q < m; q += cuprim_thread_count()) {
         const T x = search_query(queries, q);
-        u64 lo = 0;
-#if SEARCH_SORTED_BUF
-        lo = cuprim_partition_point(data, n, [&](T e) { return search_before(e, x); });
-#else
-        for (u64 len = n; len > 0;) {
-            const u64 half = len >> 1;
-            if (search_before(data.load(lo + half), x)) {
-                lo += half + 1;
-                len -= half + 1;
-            } else {
-                len = half;
-            }
-        }
-#endif
+        const u64 lo =
+            cuprim_partition_point([&](u64 i) { return search_at(data, i); }, n, [&](T e) { return search_before(e, x); });
         out[q] = search_output(lo, n, lo < n ? search_at(data, lo) : x, x);
     }
 }
