@@ -89,29 +89,6 @@ pub(crate) fn tune_sort_tile(policy: &mut TilePolicy) {
     }
 }
 
-/// Experiment override (feature `merge-tuning`): `CUPRIM_SORT_PASS_TILE` =
-/// `block,items,min_blocks` runs the keys-alone merge sort's passes (not its
-/// tile sort) in tiles of that shape, whose size must divide twice the tile
-/// sort's (a pass's output tile lies within one pair of runs).
-#[cfg(feature = "merge-tuning")]
-pub(crate) fn tune_sort_pass_tile(sort_tile: u64) -> Option<TilePolicy> {
-    let v = std::env::var("CUPRIM_SORT_PASS_TILE").ok()?;
-    let f: Vec<u32> = v
-        .split(',')
-        .map(|x| x.trim().parse().expect("CUPRIM_SORT_PASS_TILE: block,items,min_blocks"))
-        .collect();
-    let policy = TilePolicy {
-        block: f[0],
-        items: f[1],
-        min_blocks: f[2],
-    };
-    assert!(
-        (2 * sort_tile).is_multiple_of(policy.tile()),
-        "CUPRIM_SORT_PASS_TILE must divide twice the tile sort's {sort_tile}"
-    );
-    Some(policy)
-}
-
 /// Whether a merge of `tiles` tiles takes `cuprim_merge_fused`.
 pub(crate) fn fused_merge(tiles: u64) -> bool {
     #[cfg(feature = "merge-tuning")]
@@ -276,17 +253,6 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
             policy,
             pairs: false,
             cmp,
-            _t: PhantomData,
-        }
-    }
-
-    /// The same merge with the tiles of `policy` (feature `merge-tuning`).
-    #[cfg(feature = "merge-tuning")]
-    pub fn with_policy(&self, policy: TilePolicy) -> Self {
-        Merge {
-            policy,
-            pairs: self.pairs,
-            cmp: self.cmp,
             _t: PhantomData,
         }
     }

@@ -77,23 +77,6 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
             .ok_or_else(|| Error::InvalidArgument(format!("sort of {n} elements needs more than 2^31 tiles of {tile}")))?;
         let passes = passes(n, tile);
         let module = dev.module(self)?;
-        // The passes' tiles: the tile sort's (or, feature `merge-tuning`, a tuned shape whose tile divides twice it).
-        #[cfg(feature = "merge-tuning")]
-        let pass_plan = super::plan::tune_sort_pass_tile(tile)
-            .filter(|_| !self.pairs)
-            .map(|p| self.with_policy(p));
-        #[cfg(not(feature = "merge-tuning"))]
-        let pass_plan: Option<Self> = None;
-        let pass_module = match &pass_plan {
-            Some(p) => dev.module(p)?,
-            None => module.clone(),
-        };
-        let pass_policy = pass_plan.as_ref().map_or(self.policy, |p| p.policy);
-        let pass_tiles = n.div_ceil(pass_policy.tile());
-        let pass_blocks = u32::try_from(pass_tiles)
-            .ok()
-            .filter(|&t| t <= i32::MAX as u32)
-            .ok_or_else(|| Error::InvalidArgument(format!("sort of {n} elements needs more than 2^31 tiles of {}", pass_policy.tile())))?;
 
         // SAFETY: matches `cuprim_merge_sort_partition(const K* keys, u64 n, u64 run, u64* splits, u64 tiles)`:
         // reads at most n keys, writes splits[0..tiles).
@@ -107,13 +90,13 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
         // V* out_v)`: block t reads keys (and values with CUPRIM_PAIRS) among the n of the input and writes its
         // tile of the n outputs, which do not overlap the inputs.
         let pass_fused: Entry<(Ptr<K>, Ptr<V>, u64, u64, Ptr<K>, Ptr<V>)> = unsafe { Entry::declare("cuprim_merge_sort_pass_fused") };
-        let fused = fused_sort(pass_tiles);
+        let fused = fused_sort(tiles);
 
         let mut layout = ScratchLayout::new();
         let (scratch_k, scratch_v, splits) = if passes > 0 {
             let k = layout.uninit_aligned::<K>(n);
             let v = self.pairs.then(|| layout.uninit_aligned::<V>(n));
-            let splits = (!fused).then(|| layout.uninit::<u64>(pass_tiles));
+            let splits = (!fused).then(|| layout.uninit::<u64>(tiles));
             (Some(k), v, splits)
         } else {
             (None, None, None)
@@ -136,16 +119,15 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
                 (other, caller)
             };
             tile_sort(&module, grid, src)?;
-            let cuts = Grid::new(pass_tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
-            let pass_grid = Grid::new(pass_blocks, pass_policy.block);
+            let cuts = Grid::new(tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
             let mut run = tile;
             while run < n {
                 match splits {
                     Some(splits) => {
-                        dev.launch(&pass_module, partition, cuts, (src.0, n, run, splits, pass_tiles))?;
-                        dev.launch(&pass_module, pass, pass_grid, (src.0, src.1, n, run, splits, dst.0, dst.1))?;
+                        dev.launch(&module, partition, cuts, (src.0, n, run, splits, tiles))?;
+                        dev.launch(&module, pass, grid, (src.0, src.1, n, run, splits, dst.0, dst.1))?;
                     }
-                    None => dev.launch(&pass_module, pass_fused, pass_grid, (src.0, src.1, n, run, dst.0, dst.1))?,
+                    None => dev.launch(&module, pass_fused, grid, (src.0, src.1, n, run, dst.0, dst.1))?,
                 }
                 std::mem::swap(&mut src, &mut dst);
                 run = run.saturating_mul(2);
