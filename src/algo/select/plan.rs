@@ -279,3 +279,23 @@ mod tuning {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pred::Gt;
+
+    /// The pipelined kernel is compiled (and chosen) for plain buffers of 4- and 8-byte
+    /// elements on sm_80 and later only; the other inputs keep select.cu's two modules.
+    #[test]
+    fn pipelined_modules_where_cp_async_copies_whole_elements() {
+        assert!(pipe_applies::<Leaf<'static, u32>>(90) && pipe_applies::<Leaf<'static, f64>>(80));
+        assert!(!pipe_applies::<Leaf<'static, u8>>(90) && !pipe_applies::<Leaf<'static, u32>>(75));
+        let specs = select_specs::<u32, _>(90, &Gt(1u32));
+        let pipes: Vec<_> = specs.iter().filter(|s| s.template.name == "select/select_pipe.cu").collect();
+        assert_eq!((specs.len(), pipes.len()), (4, 2));
+        assert!(pipes.iter().all(|s| s.key().contains("CUPRIM_MIN_BLOCKS 8")), "{}", pipes[0].key());
+        assert_eq!(select_specs::<u8, _>(90, &Gt(1u8)).len(), 2);
+        assert_eq!(select_specs::<u32, _>(75, &Gt(1u32)).len(), 2);
+    }
+}
