@@ -15,8 +15,8 @@
 //   pattern), so its own cp.async.wait_all is all its reads wait for, and a
 //   warp compacts into its own part of the stage it read: the stages are
 //   warp-private, never behind a block barrier of their own. A warp's part
-//   of a stage is rewritten (t's copies) only after barrier 1 of the tile
-//   after the one it last held, by when the warp has written that one out.
+//   of the other stage is refilled with t' only after barrier 1 of t, by
+//   when all its lanes have written out the tile it held before.
 // - the look-back warp takes the tiles: per tile t it hands the compute
 //   warps t' (shared, barrier 1, which it arrives at), looks back over t's
 //   predecessors, waits for t's count (barrier 2), publishes t's inclusive
@@ -24,8 +24,9 @@
 //   round) and hands over t's prefix (barrier 3);
 // - the compute warps, per tile t: wait for t's stage, rank it, meet at
 //   barrier 1 (the counts; t'), publish t's aggregate (warp 0), arrive at
-//   barrier 2, issue t''s copies into the other stage, compact t, take
-//   t's prefix at barrier 3 and write t out.
+//   barrier 2, compact t, issue t''s copies into the other stage (after the
+//   compaction, whose items then hold no registers), take t's prefix at
+//   barrier 3 and write t out.
 //
 // Forward progress: tiles are taken in order and only by running blocks,
 // which hold at most their current tile, the next and one ticket after. The
