@@ -53,9 +53,13 @@ static_assert(In::IS_BUF, "select_pipe: a plain buffer input");
 static_assert(sizeof(T) == 4 || sizeof(T) == 8, "select_pipe: elements of 4 or 8 bytes (one cp.async each)");
 static_assert(SEL_VEC * (int)sizeof(T) == 16, "select_pipe: whole 16-byte vectors per lane and round");
 
+__device__ __forceinline__ u32 selp_smem(const void* s) {
+    return (u32)__cvta_generic_to_shared(s);
+}
+
 // This lane's elements of a warp's part of a tile (wvalid of them valid,
-// maybe <= 0) from g into s, both the part's first element, by cp.async
-// (block/load.cuh): 16 bytes a copy when ALIGNED (g 16-byte aligned) and the part is
+// maybe <= 0) from g into s, both the part's first element, as one cp.async
+// group: 16 bytes a copy when ALIGNED (g 16-byte aligned) and the part is
 // whole, else one element a copy.
 __device__ __forceinline__ void selp_stage(T* s, const T* g, int wvalid, bool aligned) {
     const int lane = threadIdx.x & 31;
@@ -63,7 +67,7 @@ __device__ __forceinline__ void selp_stage(T* s, const T* g, int wvalid, bool al
 #pragma unroll
         for (int r = 0; r < SEL_ROUNDS; r++) {
             const int q = r * 32 * SEL_VEC + lane * SEL_VEC;
-            cuprim_cp_async<16>(s + q, g + q);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(selp_smem(s + q)), "l"(g + q) : "memory");
         }
     } else {
 #pragma unroll
@@ -71,10 +75,14 @@ __device__ __forceinline__ void selp_stage(T* s, const T* g, int wvalid, bool al
 #pragma unroll
             for (int k = 0; k < SEL_VEC; k++) {
                 const int q = r * 32 * SEL_VEC + lane * SEL_VEC + k;
-                if (q < wvalid) cuprim_cp_async<sizeof(T)>(s + q, g + q);
+                if (q < wvalid)
+                    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(selp_smem(s + q)), "l"(g + q),
+                                 "n"((int)sizeof(T))
+                                 : "memory");
             }
         }
     }
+    asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
 // Valid elements of tile `tile` (SEL_TILE but for the last).
@@ -154,7 +162,7 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
         T items[CUPRIM_ITEMS];
         u32 keep = 0;  // bit r * SEL_VEC + k: items[r * SEL_VEC + k] is selected
         // Only this lane's own copies are read: its wait is enough.
-        cuprim_cp_async_wait();
+        asm volatile("cp.async.wait_all;" ::: "memory");
         // Every item is read, valid or not (a stale or unwritten slot of
         // this warp's part of the stage past a tail): an item left unset
         // would keep its register live from the round before.
