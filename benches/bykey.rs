@@ -10,11 +10,6 @@
 //! run-length encoding again at several chunk lengths (`max<elements>`) and
 //! on the tile kernel (`tiles`), in runs of 64 and of 1 (every chunk
 //! overflowing its records), and `unique_into` of keys all distinct.
-//!
-//! With `--features select-tuning`, `CUPRIM_SELECT_PIPE=0` runs the
-//! copy_if_into row on `select.cu` at every size and `=1` on the pipelined
-//! `select_pipe.cu` (unset: the plan's choice, the pipelined kernel from 512
-//! tiles).
 
 mod common;
 

@@ -5,9 +5,6 @@
 //!
 //! Bytes counted: scan 2 x input (read + write); copy_if the input plus the
 //! half it writes (1.5 x); scan_by_key keys + values + output.
-//!
-//! With `--features select-tuning`, `CUPRIM_SELECT_PIPE=0` / `=1` runs the
-//! copy_if row on `select.cu` / the pipelined `select_pipe.cu` at every size.
 
 mod common;
 

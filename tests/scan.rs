@@ -689,62 +689,6 @@ fn copy_if_tile_and_warp_boundaries() {
     }
 }
 
-/// copy_if, copy_if_into, partition and partition_copy of long buffers, which
-/// take the pipelined select kernel (`select_pipe.cu`, from 512 tiles: here
-/// about 980 4-byte and 1950 8-byte tiles, the last one cut inside a warp's
-/// part), keeping about half and about 1% of random u32 and i64; views one
-/// element in (misaligned: one cp.async per element) and four in. With the
-/// `select-tuning` feature, `CUPRIM_SELECT_PIPE=1` runs every copy_if test on
-/// the pipelined kernel and `=0` on select.cu.
-#[test]
-fn copy_if_long_pipelined() {
-    fn check<T: Element + std::fmt::Debug>(dev: &Device, data: &[T], pred: impl cuprim::pred::Predicate<T>, ctx: &str) {
-        let n = data.len();
-        let v = DeviceVec::from_slice(dev, data).unwrap();
-        let kept: Vec<T> = data.iter().copied().filter(|x| pred.test(*x)).collect();
-        let rest: Vec<T> = data.iter().copied().filter(|x| !pred.test(*x)).collect();
-        assert_eq!(v.copy_if(pred).unwrap().to_vec().unwrap(), kept, "copy_if {ctx}");
-        let mut out = DeviceVec::from_slice(dev, &vec![data[0]; n]).unwrap();
-        let mut count = DeviceVec::from_slice(dev, &[u64::MAX]).unwrap();
-        v.copy_if_into(pred, &mut out, &mut count).unwrap();
-        assert_eq!(count.to_vec().unwrap(), vec![kept.len() as u64], "copy_if_into count {ctx}");
-        assert_eq!(&out.to_vec().unwrap()[..kept.len()], &kept[..], "copy_if_into {ctx}");
-        let (a, b) = v.partition_copy(pred).unwrap();
-        assert_eq!(
-            (a.to_vec().unwrap(), b.to_vec().unwrap()),
-            (kept.clone(), rest.clone()),
-            "partition_copy {ctx}"
-        );
-        let mut p = v.to_device_vec().unwrap();
-        let split = p.partition(pred).unwrap();
-        let k = kept.len();
-        let mut want = kept;
-        want.extend(rest);
-        assert_eq!(split, k, "partition split {ctx}");
-        assert_eq!(p.to_vec().unwrap(), want, "partition order {ctx}");
-        for from in [1, 4] {
-            let s = v.slice(from..n).unwrap();
-            let kept: Vec<T> = data[from..].iter().copied().filter(|x| pred.test(*x)).collect();
-            assert_eq!(
-                s.copy_if(pred).unwrap().to_vec().unwrap(),
-                kept,
-                "copy_if of a view from {from} {ctx}"
-            );
-        }
-    }
-    let (mut r, seed) = rng(11);
-    let n = 3_000_000 + 1234;
-    for dev in common::devices() {
-        let ctx = format!("{dev:?} n={n} seed={seed}");
-        let d32: Vec<u32> = (0..n).map(|_| r.gen()).collect();
-        check(&dev, &d32, Gt(u32::MAX / 2), &format!("u32 half {ctx}"));
-        check(&dev, &d32, Lt(u32::MAX / 100), &format!("u32 1% {ctx}"));
-        let d64: Vec<i64> = d32.iter().map(|&x| x as i64 - (1 << 31)).collect();
-        check(&dev, &d64, Gt(0i64), &format!("i64 half {ctx}"));
-        check(&dev, &d64, Lt(-(1i64 << 31) + (1 << 31) / 50), &format!("i64 1% {ctx}"));
-    }
-}
-
 /// scan_by_key's chunk kernel forced from one element with chunks of one or
 /// two tiles (feature `scan-tuning`; small inputs, so the GPU's sanitizers
 /// can run it): random runs, one run, runs of 1, against the reference.

@@ -25,7 +25,51 @@
 // cuprim_x_buf<T>), T (its element), PredFn (bool apply(T x, T p)), CUPRIM_BLOCK
 // (compute threads, a multiple of 32), CUPRIM_ITEMS (at most 32).
 
-// The tile's constants, barriers, ranking and write-out: select_tile.cuh.
+constexpr int SEL_WARPS = CUPRIM_BLOCK / 32;
+constexpr int SEL_THREADS = CUPRIM_BLOCK + 32;
+constexpr int SEL_WARP_TILE = 32 * CUPRIM_ITEMS;
+constexpr int SEL_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
+static_assert(CUPRIM_BLOCK % 32 == 0 && CUPRIM_ITEMS <= 32, "select: whole warps, at most 32 items a thread");
+
+// Elements per load: the widest power of two of at most 16 bytes dividing CUPRIM_ITEMS.
+constexpr int sel_vec() {
+    int v = 16 / (int)sizeof(T);
+    if (v < 1) v = 1;
+    while (CUPRIM_ITEMS % v != 0) v /= 2;
+    return v;
+}
+constexpr int SEL_VEC = sel_vec();
+constexpr int SEL_ROUNDS = CUPRIM_ITEMS / SEL_VEC;
+// Bits of a lane's count in one round (0 ..= SEL_VEC).
+constexpr int sel_count_bits() {
+    int b = 1;
+    while ((1 << b) <= SEL_VEC) b++;
+    return b;
+}
+constexpr int SEL_COUNT_BITS = sel_count_bits();
+
+// Counts are C: u32 below 2^32 elements (packed look-back state), else u64.
+struct CountOp {
+    __device__ __forceinline__ static C apply(C a, C b) { return a + b; }
+    __device__ __forceinline__ static C identity() { return 0; }
+};
+
+__device__ __forceinline__ void sel_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void sel_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ u32 sel_warp_sum(u32 x) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_add_sync(0xffffffffu, x);
+#else
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
+    return x;
+#endif
+}
 
 // selected[...]: the elements with PredFn(x, param), in order.
 // rejected (may be null): the others, in order.
@@ -110,13 +154,46 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
     if (warp == 0 && lane == 0) state.publish(tile, (C)tile_count, tile == 0 ? SCAN_PREFIX : SCAN_AGGREGATE);
     sel_bar_arrive(2, SEL_THREADS);
 
-    // Compact into this warp's run while the look-back warp finishes.
+    // Compact into this warp's run: a selected element at its rank among
+    // the warp's selected, a rejected one after all of those, at its rank
+    // among the rejected (positions before it less selected before it).
     T* run = smem + wbase;
-    sel_compact(run, items, keep, wcount, wvalid, rejected != nullptr, lane);
+    const unsigned lanes_before = (1u << lane) - 1u;
+    u32 sel = 0;  // selected in earlier rounds
+#pragma unroll
+    for (int r = 0; r < SEL_ROUNDS; r++) {
+        const u32 mine = (keep >> (r * SEL_VEC)) & ((1u << SEL_VEC) - 1u);
+        const u32 c = __popc(mine);
+        u32 lane_before = 0, round = 0;
+#pragma unroll
+        for (int b = 0; b < SEL_COUNT_BITS; b++) {
+            const unsigned bits = __ballot_sync(0xffffffffu, (c >> b) & 1u);
+            lane_before += (u32)__popc(bits & lanes_before) << b;
+            round += (u32)__popc(bits) << b;
+        }
+        u32 s = sel + lane_before;
+#pragma unroll
+        for (int k = 0; k < SEL_VEC; k++) {
+            const int q = r * 32 * SEL_VEC + lane * SEL_VEC + k;
+            if (mine & (1u << k)) {
+                run[s++] = items[r * SEL_VEC + k];
+            } else if (rejected != nullptr && q < wvalid) {
+                run[wcount + (u32)q - s] = items[r * SEL_VEC + k];
+            }
+        }
+        sel += round;
+    }
     __syncwarp();
     sel_bar_sync(3, SEL_THREADS);
 
     const C tile_prefix = tile == 0 ? (C)0 : s_prefix;
     if (count_out != nullptr && tile == num_tiles - 1 && threadIdx.x == 0) *count_out = (u64)(tile_prefix + tile_count);
-    sel_write_run(run, selected, rejected, tile_prefix, base, wbase, wsel_before, wcount, wvalid, lane);
+    T* out = selected + (tile_prefix + wsel_before);
+    for (int j = lane; j < (int)wcount; j += 32) out[j] = run[j];
+    if (rejected != nullptr && wvalid > 0) {
+        const int wtotal = wvalid < SEL_WARP_TILE ? wvalid : SEL_WARP_TILE;
+        // Rejected before this warp: the tile's earlier positions (all valid) less those selected.
+        T* rout = rejected + ((base - tile_prefix) + (u64)(wbase - (int)wsel_before));
+        for (int j = lane; j < wtotal - (int)wcount; j += 32) rout[j] = run[wcount + j];
+    }
 }
