@@ -210,9 +210,10 @@ template <typename X, typename AddFn> __device__ __forceinline__ void hist_read(
     }
 }
 
-// Adds x to the shared-memory word at byte address `at` when `when` holds,
-// returning nothing: a predicated instruction, no branch around it, and the
-// address computed once per thread, not per add.
+// Adds x to the shared-memory word at byte address `at` when `when` holds:
+// a predicated reduction that returns nothing (ptxas may still branch
+// around it), at an address the caller computes once per thread, not per
+// add (the generic-to-shared conversion of a pointer was redone each time).
 __device__ __forceinline__ void hist_shared_add(bool when, u32 at, u32 x) {
     asm volatile(
         "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %0, 0;\n\t@p red.shared.add.u32 [%1], %2;\n\t}" ::"r"((u32)when), "r"(at),
