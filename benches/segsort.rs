@@ -8,7 +8,9 @@
 //! (8n; 16n with the u32 values).
 //!
 //! Rows (group, function `uniform`, parameter n):
-//! - `segmented_sort_f32_seg1024`: keys alone;
+//! - `segmented_sort_f32_seg1024`: keys alone (`uniform`: the bitonic
+//!   kernel; with the `segsort-tuning` feature also `uniform_radix`, the
+//!   radix tile kernel it replaced, `CUPRIM_SEGSORT_BITONIC=0`);
 //! - `segmented_sort_pairs_f32_u32_seg1024`: with u32 values (each key's
 //!   index);
 //! - `segmented_sort_f32_mixture`: the same keys, segment lengths
@@ -88,6 +90,14 @@ fn segmented_sorts(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("uniform", n), |b| {
             b.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut w, Work::restore_keys, |w| w.keys.segmented_sort(&seg1024)))
         });
+        // The radix tile kernel in place of the bitonic one (feature
+        // `segsort-tuning`: CUPRIM_SEGSORT_BITONIC=0 for this row only).
+        #[cfg(feature = "segsort-tuning")]
+        group.bench_function(BenchmarkId::new("uniform_radix", n), |b| {
+            std::env::set_var("CUPRIM_SEGSORT_BITONIC", "0");
+            b.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut w, Work::restore_keys, |w| w.keys.segmented_sort(&seg1024)));
+            std::env::remove_var("CUPRIM_SEGSORT_BITONIC");
+        });
         group.finish();
 
         let mut group = c.benchmark_group("segmented_sort_pairs_f32_u32_seg1024");
@@ -125,6 +135,12 @@ fn segmented_sorts(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(8 * n as u64));
         group.bench_function(BenchmarkId::new("uniform", n), |b| {
             b.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut w, Work::restore_keys, |w| w.keys.segmented_sort(&mixture)))
+        });
+        #[cfg(feature = "segsort-tuning")]
+        group.bench_function(BenchmarkId::new("uniform_radix", n), |b| {
+            std::env::set_var("CUPRIM_SEGSORT_BITONIC", "0");
+            b.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut w, Work::restore_keys, |w| w.keys.segmented_sort(&mixture)));
+            std::env::remove_var("CUPRIM_SEGSORT_BITONIC");
         });
         group.finish();
     }
