@@ -1,7 +1,7 @@
 // Segmented sort of keys alone (no values), keys of at most 4 bytes,
 // segments of at most 1024 keys: one warp per segment, a bitonic sorting
-// network in registers. No shared memory but the warp's 4 KiB for the
-// final transpose, no barriers (src/algo/segsort/plan.rs launches it in
+// network in registers. Each warp has 4.1 KiB of shared memory for
+// transposes; no block barriers (src/algo/segsort/plan.rs launches it in
 // place of the radix tile kernels of segsort.cu for those segments).
 //
 // Why a network that is not stable may replace the stable radix sort:
@@ -33,7 +33,11 @@
 // phase (sorting the complements ascending sorts the keys descending), so
 // every comparison is ascending, and one XOR per key turns one phase's
 // complement into the next's. 1024 keys: 55 stages, 40 of them inside
-// registers, 15 across lanes.
+// registers, 15 across lanes. With CUPRIM_BITONIC_TRANSPOSE, segments of
+// more than 512 keys (32 a lane) take no shuffles: each phase across
+// lanes does its stages on position bits 9 ... 5 with the 32 x 32 keys
+// transposed through shared memory, where those bits index the registers
+// (bitonic_sort_transposed).
 //
 // Store: through the warp's shared memory (position e at word e + e / 32:
 // no bank conflicts for the lane-major writes nor the lane-strided reads,
@@ -47,7 +51,9 @@
 //
 // Specialised on: K (at most 4 bytes), I (offset type: u32 or u64),
 // CUPRIM_WARPS (segments per block), CUPRIM_MIN_BLOCKS (resident blocks
-// per SM asked of ptxas).
+// per SM asked of ptxas), CUPRIM_BITONIC_TRANSPOSE (1: segments of more
+// than 512 keys cross lanes by transposes through shared memory, not
+// shuffles: bitonic_sort_transposed).
 
 static_assert(sizeof(K) <= 4, "keys of at most 4 bytes (their ordered form widened to 32 bits)");
 static_assert(sizeof(KR) == 4, "32-bit register form");
@@ -72,16 +78,14 @@ template <int R> __device__ __forceinline__ u32 bitonic_phase_mask(u32 lane, int
 // The first phase across lanes: blocks of max(2, R) positions.
 template <int R> constexpr int bitonic_first_lane_phase() { return R < 2 ? 2 : R; }
 
-// Sorts the warp's 32 * R keys (lane l's x[r] at position l * R + r), held
-// complemented where bitonic_phase_mask<R>(lane, bitonic_first_lane_phase)
-// says (the load applies it): on return ascending, none complemented.
-template <int R> __device__ __forceinline__ void bitonic_sort(u32 (&x)[R], u32 lane) {
-    constexpr int LOG_R = R == 1 ? 0 : R == 2 ? 1 : R == 4 ? 2 : R == 8 ? 3 : R == 16 ? 4 : 5;
-    static_assert(1 << LOG_R == R, "R a power of two up to 32");
-    // Phases inside a lane: blocks of k = 2^p < R positions, the
-    // direction of register r's block from bit k of r.
+// The log2 of R (a power of two up to 32).
+template <int R> constexpr int bitonic_log() { return R == 1 ? 0 : R == 2 ? 1 : R == 4 ? 2 : R == 8 ? 3 : R == 16 ? 4 : 5; }
+
+// The phases inside a lane: blocks of k = 2^p < R positions, the direction
+// of register r's block from bit k of r.
+template <int R> __device__ __forceinline__ void bitonic_lane_phases(u32 (&x)[R]) {
 #pragma unroll
-    for (int p = 1; p < LOG_R; p++) {
+    for (int p = 1; p < bitonic_log<R>(); p++) {
 #pragma unroll
         for (int q = p - 1; q >= 0; q--) {
             const int k = 1 << p, j = 1 << q;
@@ -94,10 +98,32 @@ template <int R> __device__ __forceinline__ void bitonic_sort(u32 (&x)[R], u32 l
             }
         }
     }
+}
+
+// Ascending stages on the low `bits` bits of the register index: x[r]
+// against x[r | j] for j = 2^(bits - 1), ..., 1 (`bits` a constant once
+// unrolled).
+template <int R> __device__ __forceinline__ void bitonic_register_merge(u32 (&x)[R], int bits) {
+#pragma unroll
+    for (int q = bits - 1; q >= 0; q--) {
+        const int j = 1 << q;
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            if ((r & j) == 0) bitonic_exchange(x[r], x[r | j]);
+        }
+    }
+}
+
+// Sorts the warp's 32 * R keys (lane l's x[r] at position l * R + r), held
+// complemented where bitonic_phase_mask<R>(lane, bitonic_first_lane_phase)
+// says (the load applies it): on return ascending, none complemented.
+// Every stage across lanes through a shuffle.
+template <int R> __device__ __forceinline__ void bitonic_sort(u32 (&x)[R], u32 lane) {
+    constexpr int LOG_R = bitonic_log<R>();
+    static_assert(1 << LOG_R == R, "R a power of two up to 32");
+    bitonic_lane_phases<R>(x);
     // Phases across lanes: blocks of k = 2^p >= R positions, ascending in
-    // this lane's complemented form. (Loops, not unrolled: each phase's
-    // in-lane stages are the same code, and the code of 32 keys a lane
-    // unrolled was six times as long.)
+    // this lane's complemented form.
     u32 m = bitonic_phase_mask<R>(lane, bitonic_first_lane_phase<R>());
 #pragma unroll
     for (int p = LOG_R < 1 ? 1 : LOG_R; p <= LOG_R + 5; p++) {
@@ -110,20 +136,55 @@ template <int R> __device__ __forceinline__ void bitonic_sort(u32 (&x)[R], u32 l
                 x[r] = upper ? max(x[r], y) : min(x[r], y);
             }
         }
-#pragma unroll
-        for (int q = LOG_R - 1; q >= 0; q--) {
-            const int j = 1 << q;
-#pragma unroll
-            for (int r = 0; r < R; r++) {
-                if ((r & j) == 0) bitonic_exchange(x[r], x[r | j]);
-            }
-        }
+        bitonic_register_merge<R>(x, LOG_R);
         // From this phase's complement to the next one's (none after the
         // last: lane & 32 is 0).
         const u32 next = (lane & (u32)((2 << p) / R)) ? ~0u : 0u;
 #pragma unroll
         for (int r = 0; r < R; r++) x[r] ^= m ^ next;
         m = next;
+    }
+}
+
+// The 32 x 32 keys between the two layouts of bitonic_sort_transposed,
+// through the warp's shared memory s (33 words a row: no bank conflicts,
+// every address a lane's base plus a constant): to_rows, lane l's x[r]
+// from position r * 32 + l to position l * 32 + r; else back.
+__device__ __forceinline__ void bitonic_transpose(u32 (&x)[32], u32 lane, u32* s, bool to_rows) {
+    __syncwarp();  // (every lane done reading s)
+#pragma unroll
+    for (int r = 0; r < 32; r++) s[to_rows ? r * 33 + lane : lane * 33 + r] = x[r];
+    __syncwarp();
+#pragma unroll
+    for (int r = 0; r < 32; r++) x[r] = s[to_rows ? lane * 33 + r : r * 33 + lane];
+}
+
+// bitonic_sort<32> with the warp's shared memory s (33 * 32 words): each
+// phase across lanes (blocks of 2^p = 64 ... 1024 positions) first does its
+// stages on position bits p - 1 ... 5 transposed (lane l's x[r] at position
+// r * 32 + l: those bits index the registers), then its stages on bits 4
+// ... 0 back in rows. No shuffles: a transpose is a store and a load a key,
+// on the memory pipe, and each stage across lanes one min or max a key,
+// not two plus a shuffle (the integer pipe runs at half the rate of the
+// others, and it carried the whole sort). Transposed, the complement of
+// the blocks sorted descending (bit p of the position, a register bit)
+// turns from one phase's to the next with a NOT of half the registers.
+__device__ __forceinline__ void bitonic_sort_transposed(u32 (&x)[32], u32 lane, u32* s) {
+    bitonic_lane_phases<32>(x);
+    bitonic_register_merge<32>(x, 5);  // blocks of 32: lanes, complemented (the load)
+#pragma unroll
+    for (int p = 6; p <= 10; p++) {
+        bitonic_transpose(x, lane, s, false);
+        // From blocks complemented by bit p - 1 of the position (register
+        // bit p - 6) to those by bit p (register bit p - 5; none for the
+        // whole segment).
+#pragma unroll
+        for (int r = 0; r < 32; r++) {
+            if (((r >> (p - 6)) & 1) != (p < 10 ? (r >> (p - 5)) & 1 : 0)) x[r] = ~x[r];
+        }
+        bitonic_register_merge<32>(x, p - 5);
+        bitonic_transpose(x, lane, s, true);
+        bitonic_register_merge<32>(x, 5);
     }
 }
 
@@ -143,10 +204,16 @@ template <int R> __device__ __forceinline__ void bitonic_segment(KU* keys, u32 n
         const KU k = (int)lane < (int)n - r * 32 ? keys[r * 32 + lane] : fill;
         x[r] = (u32)radix_ordered((KR)k) ^ fm;
     }
+#if CUPRIM_BITONIC_TRANSPOSE
+    if constexpr (R == 32) bitonic_sort_transposed(x, lane, s);
+    else bitonic_sort<R>(x, lane);
+#else
     bitonic_sort<R>(x, lane);
+#endif
     // Position e of the sorted segment, x[e % R] of lane e / R, through
     // word e + e / 32 of the warp's shared memory.
     const u32 row = lane * R + (lane * R >> 5);
+    __syncwarp();  // (every lane done reading s)
 #pragma unroll
     for (int r = 0; r < R; r++) s[row + r] = x[r];
     __syncwarp();
@@ -168,7 +235,14 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARPS * 32, CUPRIM_MIN_BLOCK
     const u32 index = first + (u32)w;
     const u32 seg = ids ? ids[index] : index;
     const u64 begin = (u64)offsets[seg];
-    const u32 n = (u32)((u64)offsets[seg + 1] - begin);  // <= BITONIC_MAX (host)
+    u32 n = (u32)((u64)offsets[seg + 1] - begin);  // <= BITONIC_MAX (host)
+#if __CUDA_ARCH__ >= 800
+    // (The same in every lane; through a warp reduction, whose result
+    // ptxas keeps in a uniform register, so it knows the branches on n
+    // below are the whole warp's: otherwise it compiled every shuffle and
+    // __syncwarp with a second, divergent, copy of the sort.)
+    n = __reduce_max_sync(0xffffffffu, n);
+#endif
     if (n <= 1) return;
     KU* const at = keys + begin;
     const KR f = (KR)flip;

@@ -185,11 +185,17 @@ impl<K: Element, V: Element, I: IndexElement, X: Node> Specialise for SegSort<'_
 
 /// Every module of keys `K` (with values `V` when `pairs`) and offsets `I`:
 /// one per size class, and for keys alone of at most 4 bytes the bitonic
-/// kernel's.
+/// kernel's (with the `segsort-tuning` feature, its shuffle form too).
 pub(crate) fn kernel_specs<K: Element, V: Element, I: IndexElement>(pairs: bool) -> Vec<KernelSpec> {
     let mut specs = input_kernel_specs::<K, V, I, Leaf<'static, K>>(pairs, None);
     if !pairs && size_of::<K>() <= 4 {
-        specs.push(KernelSpec::of(&SegBitonic::<K, I>::new()));
+        let plan = SegBitonic::<K, I>::new();
+        specs.push(KernelSpec::of(&plan));
+        #[cfg(feature = "segsort-tuning")]
+        specs.push(KernelSpec::of(&SegBitonic::<K, I> {
+            transpose: !plan.transpose,
+            ..plan
+        }));
     }
     specs
 }
@@ -199,19 +205,24 @@ pub(crate) const BITONIC_MAX: u64 = 1024;
 
 /// The bitonic kernel's module (`kernels/segsort/segsort_bitonic.cu`): keys
 /// `K` alone (at most 4 bytes), offsets `I`, `warps` segments per block,
-/// `min_blocks` resident blocks per SM asked of ptxas.
+/// `min_blocks` resident blocks per SM asked of ptxas; with `transpose`,
+/// segments of more than 512 keys cross lanes by transposes through shared
+/// memory rather than shuffles.
 pub(crate) struct SegBitonic<K, I> {
     pub warps: u32,
     pub min_blocks: u32,
+    pub transpose: bool,
     _t: PhantomData<fn() -> (K, I)>,
 }
 
 impl<K: Element, I: IndexElement> SegBitonic<K, I> {
     pub fn new() -> Self {
         SegBitonic {
-            // 4 warps (segments) per block, 8 blocks/SM: at most 64 registers, 32 warps/SM, 128 KiB of shared memory (4 KiB a warp): not yet measured on a GPU.
+            // 4 warps (segments) per block, 8 blocks/SM: at most 64 registers, 32 warps/SM, 132 KiB of shared memory (4.1 KiB a warp): not yet measured on a GPU.
             warps: 4,
             min_blocks: 8,
+            // Transposes: a segment of 1024 f32 keys takes 69 integer-pipe instructions a key (55 of them min / max) against 87 (70) with shuffles, for 22 shared stores and loads a key against 15 shuffles and 2 (sm_90 SASS): not yet measured on a GPU.
+            transpose: true,
             _t: PhantomData,
         }
     }
@@ -225,6 +236,7 @@ impl<K: Element, I: IndexElement> Specialise for SegBitonic<K, I> {
     fn write<W: SpecWriter>(&self, w: &mut W) {
         w.constant("CUPRIM_WARPS", self.warps as i64);
         w.constant("CUPRIM_MIN_BLOCKS", self.min_blocks as i64);
+        w.constant("CUPRIM_BITONIC_TRANSPOSE", self.transpose as i64);
         w.keys_values::<K, K>(false);
         w.elem::<I>("I");
     }
@@ -235,7 +247,8 @@ impl<K: Element, I: IndexElement> Specialise for SegBitonic<K, I> {
 /// bytes, sorted by all their bits (equal keys are then equal bits, so the
 /// network's instability cannot be seen), in place (an expression's sort,
 /// `input`, keeps the radix tile kernels). With the `segsort-tuning`
-/// feature, `CUPRIM_SEGSORT_BITONIC=0` turns it off (read at each call).
+/// feature, `CUPRIM_SEGSORT_BITONIC=0` turns it off (read at each call;
+/// see [`bitonic_plan`] for `shfl`).
 fn bitonic<K: Element>(pairs: bool, input: bool, args: &SegArgs) -> bool {
     #[cfg(feature = "segsort-tuning")]
     if std::env::var("CUPRIM_SEGSORT_BITONIC").is_ok_and(|v| v == "0") {
@@ -243,6 +256,19 @@ fn bitonic<K: Element>(pairs: bool, input: bool, args: &SegArgs) -> bool {
     }
     let width = 8 * size_of::<K>() as u32;
     !pairs && !input && size_of::<K>() <= 4 && args.begin == 0 && args.end == width
+}
+
+/// The bitonic kernel's plan: [`SegBitonic::new`], or with the
+/// `segsort-tuning` feature and `CUPRIM_SEGSORT_BITONIC=shfl`, every stage
+/// across lanes through shuffles (no transposes).
+fn bitonic_plan<K: Element, I: IndexElement>() -> SegBitonic<K, I> {
+    #[allow(unused_mut)]
+    let mut plan = SegBitonic::new();
+    #[cfg(feature = "segsort-tuning")]
+    if std::env::var("CUPRIM_SEGSORT_BITONIC").is_ok_and(|v| v == "shfl") {
+        plan.transpose = false;
+    }
+    plan
 }
 
 /// The longest segment of each tile class: the shapes' tiles, or with the
@@ -281,7 +307,7 @@ fn launch_bitonic<K: Element, I: IndexElement>(
     count: u64,
     args: &SegArgs,
 ) -> Result<()> {
-    let plan = SegBitonic::<K, I>::new();
+    let plan = bitonic_plan::<K, I>();
     let module = dev.module(&plan)?;
     for first in (0..count).step_by(GRID_MAX as usize) {
         let segs = (count - first).min(GRID_MAX);
