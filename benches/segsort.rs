@@ -8,7 +8,12 @@
 //! (8n; 16n with the u32 values).
 //!
 //! Rows (group, function `uniform`, parameter n):
-//! - `segmented_sort_f32_seg1024`: keys alone;
+//! - `segmented_sort_f32_seg1024`: keys alone (`uniform`: the bitonic
+//!   kernel; with the `segsort-tuning` feature also `uniform_radix`, the
+//!   radix tile kernel it replaced, `CUPRIM_SEGSORT_BITONIC=0`, and
+//!   `uniform_bitonic_shfl`, the bitonic kernel crossing lanes by shuffles
+//!   rather than transposes, `CUPRIM_SEGSORT_BITONIC=shfl`; the mixture's
+//!   `uniform_radix` likewise);
 //! - `segmented_sort_pairs_f32_u32_seg1024`: with u32 values (each key's
 //!   index);
 //! - `segmented_sort_f32_mixture`: the same keys, segment lengths
@@ -88,6 +93,19 @@ fn segmented_sorts(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("uniform", n), |b| {
             b.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut w, Work::restore_keys, |w| w.keys.segmented_sort(&seg1024)))
         });
+        // The radix tile kernel in place of the bitonic one, and the
+        // bitonic one with shuffles, not transposes (feature
+        // `segsort-tuning`: CUPRIM_SEGSORT_BITONIC=0 / shfl for that row only).
+        #[cfg(feature = "segsort-tuning")]
+        for (row, var) in [("uniform_radix", "0"), ("uniform_bitonic_shfl", "shfl")] {
+            group.bench_function(BenchmarkId::new(row, n), |b| {
+                std::env::set_var("CUPRIM_SEGSORT_BITONIC", var);
+                b.iter_custom(|iters| {
+                    common::time_with_setup(&dev, iters, &mut w, Work::restore_keys, |w| w.keys.segmented_sort(&seg1024))
+                });
+                std::env::remove_var("CUPRIM_SEGSORT_BITONIC");
+            });
+        }
         group.finish();
 
         let mut group = c.benchmark_group("segmented_sort_pairs_f32_u32_seg1024");
@@ -125,6 +143,12 @@ fn segmented_sorts(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(8 * n as u64));
         group.bench_function(BenchmarkId::new("uniform", n), |b| {
             b.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut w, Work::restore_keys, |w| w.keys.segmented_sort(&mixture)))
+        });
+        #[cfg(feature = "segsort-tuning")]
+        group.bench_function(BenchmarkId::new("uniform_radix", n), |b| {
+            std::env::set_var("CUPRIM_SEGSORT_BITONIC", "0");
+            b.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut w, Work::restore_keys, |w| w.keys.segmented_sort(&mixture)));
+            std::env::remove_var("CUPRIM_SEGSORT_BITONIC");
         });
         group.finish();
     }

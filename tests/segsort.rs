@@ -3,7 +3,9 @@
 //! stable sort, on every device: segments of every size class (0, 1, 2,
 //! 31, 33, ..., 4097, longer than a block's tile, one past the device-wide
 //! threshold), mixtures with many empty segments, several key types with
-//! NaN and -0.0, duplicates (stability of the values), and bad arguments.
+//! NaN and -0.0, duplicates (stability of the values), and bad arguments;
+//! the lengths and key types of the bitonic kernel (keys alone of at most
+//! 4 bytes, segments of up to 1024).
 
 mod common;
 
@@ -238,6 +240,126 @@ fn nan_and_signed_zero() {
             bytes(&seg.to_vec().unwrap()) == bytes(&whole.to_vec().unwrap()),
             "{dev:?} segmented vs sort, seed={seed}"
         );
+    }
+}
+
+/// The lengths around each keys-per-lane step of the bitonic kernel (keys
+/// alone of at most 4 bytes, segments of up to 1024: 32, 64, ..., 1024
+/// keys a warp), shuffled, with empty and one-key segments.
+const BITONIC_LENS: [u64; 27] = [
+    0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 512, 513, 700, 1000, 1023, 1024, 1024, 0, 2, 1,
+];
+
+/// Segments of up to 1024 keys (the bitonic kernel's on CUDA: keys alone
+/// of every type of at most 4 bytes, every bit), mixed in one call (one
+/// size class: the surveyed launch) and beside a longer segment (the
+/// classes read back, with a list of segment ids), with elements before
+/// the first and after the last offset; random keys (NaN, -0.0, extremes)
+/// and many duplicates, both orders.
+#[test]
+fn bitonic_lengths_and_types() {
+    let (mut r, seed) = rng("segsort bitonic");
+    let mut lens = BITONIC_LENS.to_vec();
+    for i in (1..lens.len()).rev() {
+        lens.swap(i, r.gen_range(0..=i));
+    }
+    let mut with_long = lens.clone();
+    with_long.insert(lens.len() / 2, 3000);
+    let cases = [(layout(0, &lens), 0usize), (layout(9, &lens), 4), (layout(3, &with_long), 2)];
+    macro_rules! each {
+        ($dev:expr, $($t:ty),*) => {$(
+            for (offs, tail) in &cases {
+                let n = *offs.last().unwrap() as usize + tail;
+                for desc in [false, true] {
+                    let data: Vec<$t> = random_vec(&mut r, n);
+                    check($dev, &data, offs, desc, None, &format!("seed={seed}"));
+                    let data: Vec<$t> = small_vec(&mut r, n);
+                    check($dev, &data, offs, desc, None, &format!("duplicates, seed={seed}"));
+                }
+            }
+        )*};
+    }
+    for dev in devices() {
+        each!(&dev, u8, i8, u32, i32, f16, bf16, f32);
+        // All bits named explicitly: the same sort.
+        let offs = layout(0, &lens);
+        let data: Vec<u32> = random_vec(&mut r, *offs.last().unwrap() as usize);
+        check(&dev, &data, &offs, true, Some((0, 32)), &format!("bits 0..32, seed={seed}"));
+    }
+}
+
+/// Every segment 1024 keys (the benchmark's shape), and f32 keys drawn
+/// from NaNs of both signs, zeros of both signs, infinities and a few
+/// values (many duplicates), in segments of up to 1024.
+#[test]
+fn bitonic_full_segments_and_specials() {
+    let (mut r, seed) = rng("segsort bitonic specials");
+    let specials = [
+        f32::NAN,
+        -f32::NAN,
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.0,
+        -1.0,
+        f32::MIN_POSITIVE,
+    ];
+    for dev in devices() {
+        let offs = layout(0, &[1024; 40]);
+        let data: Vec<f32> = random_vec(&mut r, 40 * 1024);
+        for desc in [false, true] {
+            check(&dev, &data, &offs, desc, None, &format!("all 1024, seed={seed}"));
+        }
+        let offs = layout(0, &BITONIC_LENS);
+        let n = *offs.last().unwrap() as usize;
+        let data: Vec<f32> = (0..n).map(|_| specials[r.gen_range(0..specials.len())]).collect();
+        for desc in [false, true] {
+            check(&dev, &data, &offs, desc, None, &format!("specials, seed={seed}"));
+        }
+    }
+}
+
+/// About 2^20 keys in segments of 1 to 1024 keys (log-uniform, some
+/// empty), keys alone, against sorting each segment with `total_cmp`.
+#[test]
+fn bitonic_many_segments() {
+    let (mut r, seed) = rng("segsort bitonic many");
+    for dev in devices() {
+        let mut lens = Vec::new();
+        let mut n = 0u64;
+        while n < 1 << 20 {
+            let len = if r.gen::<f64>() < 0.05 { 0 } else { r.gen_range(1..=1024u64) };
+            lens.push(len);
+            n += len;
+        }
+        let offs = layout(0, &lens);
+        let data: Vec<f32> = random_vec(&mut r, n as usize);
+        for desc in [false, true] {
+            let mut want = data.clone();
+            for w in offs.windows(2) {
+                let seg = &mut want[w[0] as usize..w[1] as usize];
+                if desc {
+                    seg.sort_by(|a, b| b.total_cmp(a));
+                } else {
+                    seg.sort_by(|a, b| a.total_cmp(b));
+                }
+            }
+            let offsets = DeviceVec::from_slice(&dev, &offs).unwrap();
+            let mut keys = DeviceVec::from_slice(&dev, &data).unwrap();
+            if desc {
+                keys.segmented_sort_descending(&offsets).unwrap();
+            } else {
+                keys.segmented_sort(&offsets).unwrap();
+            }
+            let got = keys.to_vec().unwrap();
+            assert!(
+                bytes(&got) == bytes(&want),
+                "{dev:?} n={n} segments={} desc={desc} seed={seed}: {}",
+                lens.len(),
+                first_diff(&got, &want)
+            );
+        }
     }
 }
 

@@ -40,7 +40,12 @@
 //! global memory (a histogram read, then a read and a write per pass, with
 //! device scratch as long as those segments); and a segment longer than
 //! 2^17 keys and than an SM's share of that work goes through the
-//! device-wide onesweep sort, one call each. The host backend sorts the
+//! device-wide onesweep sort, one call each. Keys alone of at most 4 bytes,
+//! sorted by all their bits, take instead a bitonic sorting network in
+//! registers for every segment of up to 1024 keys
+//! (`kernels/segsort/segsort_bitonic.cu`: one warp per segment, 1 to 32
+//! keys a lane as the segment needs): the network is not stable, but equal
+//! keys then have equal bits, so no one can tell. The host backend sorts the
 //! segments in parallel, each stably by the same key bits.
 //!
 //! # Expressions

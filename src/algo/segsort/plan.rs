@@ -1,6 +1,8 @@
 //! Plans and launches of `kernels/segsort/segsort.cu`: the size classes
 //! (tile shapes), the split of the segments into them, the one-block-per-
-//! segment kernels, and the device-wide sort of the longest segments.
+//! segment kernels, and the device-wide sort of the longest segments; and
+//! of `kernels/segsort/segsort_bitonic.cu`, which takes the segments of up
+//! to 1024 keys of a sort of keys alone (at most 4 bytes, every bit).
 
 use super::SegArgs;
 use crate::algo::sort::plan::RADIX_SORT_COMMON;
@@ -31,6 +33,15 @@ template!(
     SEGSORT_X,
     "segsort/segsort.cu",
     ["cuprim_segsort_tile_x", "cuprim_segsort_large_x", "cuprim_segsort_survey"],
+    headers: [RADIX_SORT_COMMON]
+);
+
+// Keys alone of at most 4 bytes, segments of at most 1024 keys: a warp per
+// segment, a bitonic network in registers.
+template!(
+    SEGSORT_BITONIC,
+    "segsort/segsort_bitonic.cu",
+    ["cuprim_segsort_bitonic"],
     headers: [RADIX_SORT_COMMON]
 );
 
@@ -173,9 +184,142 @@ impl<K: Element, V: Element, I: IndexElement, X: Node> Specialise for SegSort<'_
 }
 
 /// Every module of keys `K` (with values `V` when `pairs`) and offsets `I`:
-/// one per size class.
+/// one per size class, and for keys alone of at most 4 bytes the bitonic
+/// kernel's (with the `segsort-tuning` feature, its shuffle form too).
 pub(crate) fn kernel_specs<K: Element, V: Element, I: IndexElement>(pairs: bool) -> Vec<KernelSpec> {
-    input_kernel_specs::<K, V, I, Leaf<'static, K>>(pairs, None)
+    let mut specs = input_kernel_specs::<K, V, I, Leaf<'static, K>>(pairs, None);
+    if !pairs && size_of::<K>() <= 4 {
+        let plan = SegBitonic::<K, I>::new();
+        specs.push(KernelSpec::of(&plan));
+        #[cfg(feature = "segsort-tuning")]
+        specs.push(KernelSpec::of(&SegBitonic::<K, I> {
+            transpose: !plan.transpose,
+            ..plan
+        }));
+    }
+    specs
+}
+
+/// The longest segment the bitonic kernel sorts: 32 lanes of 32 keys.
+pub(crate) const BITONIC_MAX: u64 = 1024;
+
+/// The bitonic kernel's module (`kernels/segsort/segsort_bitonic.cu`): keys
+/// `K` alone (at most 4 bytes), offsets `I`, `warps` segments per block,
+/// `min_blocks` resident blocks per SM asked of ptxas; with `transpose`,
+/// segments of more than 512 keys cross lanes by transposes through shared
+/// memory rather than shuffles.
+pub(crate) struct SegBitonic<K, I> {
+    pub warps: u32,
+    pub min_blocks: u32,
+    pub transpose: bool,
+    _t: PhantomData<fn() -> (K, I)>,
+}
+
+impl<K: Element, I: IndexElement> SegBitonic<K, I> {
+    pub fn new() -> Self {
+        SegBitonic {
+            // 4 warps (segments) per block, 8 blocks/SM: at most 64 registers, 32 warps/SM, 132 KiB of shared memory (4.1 KiB a warp): not yet measured on a GPU.
+            warps: 4,
+            min_blocks: 8,
+            // Transposes: a segment of 1024 f32 keys takes 69 integer-pipe instructions a key (55 of them min / max) against 87 (70) with shuffles, for 22 shared stores and loads a key against 15 shuffles and 2 (sm_90 SASS): not yet measured on a GPU.
+            transpose: true,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<K: Element, I: IndexElement> Specialise for SegBitonic<K, I> {
+    fn template(&self) -> &'static Template {
+        &SEGSORT_BITONIC
+    }
+
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        w.constant("CUPRIM_WARPS", self.warps as i64);
+        w.constant("CUPRIM_MIN_BLOCKS", self.min_blocks as i64);
+        w.constant("CUPRIM_BITONIC_TRANSPOSE", self.transpose as i64);
+        w.keys_values::<K, K>(false);
+        w.elem::<I>("I");
+    }
+}
+
+/// Whether the segments of at most [`BITONIC_MAX`] keys of a sort of keys
+/// `K` go through the bitonic kernel: keys alone (not `pairs`) of at most 4
+/// bytes, sorted by all their bits (equal keys are then equal bits, so the
+/// network's instability cannot be seen), in place (an expression's sort,
+/// `input`, keeps the radix tile kernels). With the `segsort-tuning`
+/// feature, `CUPRIM_SEGSORT_BITONIC=0` turns it off (read at each call;
+/// see [`bitonic_plan`] for `shfl`).
+fn bitonic<K: Element>(pairs: bool, input: bool, args: &SegArgs) -> bool {
+    #[cfg(feature = "segsort-tuning")]
+    if std::env::var("CUPRIM_SEGSORT_BITONIC").is_ok_and(|v| v == "0") {
+        return false;
+    }
+    let width = 8 * size_of::<K>() as u32;
+    !pairs && !input && size_of::<K>() <= 4 && args.begin == 0 && args.end == width
+}
+
+/// The bitonic kernel's plan: [`SegBitonic::new`], or with the
+/// `segsort-tuning` feature and `CUPRIM_SEGSORT_BITONIC=shfl`, every stage
+/// across lanes through shuffles (no transposes).
+fn bitonic_plan<K: Element, I: IndexElement>() -> SegBitonic<K, I> {
+    #[allow(unused_mut)]
+    let mut plan = SegBitonic::new();
+    #[cfg(feature = "segsort-tuning")]
+    if std::env::var("CUPRIM_SEGSORT_BITONIC").is_ok_and(|v| v == "shfl") {
+        plan.transpose = false;
+    }
+    plan
+}
+
+/// The longest segment of each tile class: the shapes' tiles, or with the
+/// bitonic kernel, every segment of up to [`BITONIC_MAX`] keys in the
+/// second class (the first then holds none).
+fn class_limits(shapes: &[Shape; 3], bitonic: bool) -> [u64; 3] {
+    if bitonic {
+        [0, BITONIC_MAX, shapes[2].tile().max(BITONIC_MAX)]
+    } else {
+        shapes.map(|sh| sh.tile())
+    }
+}
+
+/// `cuprim_segsort_bitonic(K* keys, const I* offsets, const u32* ids, u32
+/// first, u32 count, u64 flip)`.
+type BitonicArgs<K, I> = (Ptr<K>, Ptr<I>, Ptr<u32>, u32, u32, u64);
+
+fn bitonic_entry<K: Element, I: IndexElement>() -> Entry<BitonicArgs<K, I>> {
+    // SAFETY: matches `cuprim_segsort_bitonic` in
+    // kernels/segsort/segsort_bitonic.cu (keys as unsigned integers of their
+    // width): warp w of block b, for w' = b * warps + w < count, reads
+    // ids[first + w'] (or uses first + w' when ids is null) as a segment s,
+    // reads offsets[s] and offsets[s + 1], and sorts keys [offsets[s],
+    // offsets[s + 1]) in place; the host checked that those are within the
+    // keys and at most BITONIC_MAX long.
+    unsafe { Entry::declare("cuprim_segsort_bitonic") }
+}
+
+/// The bitonic kernel over `count` segments: ids[0..count] (or 0..count
+/// when `ids` is null), each at most [`BITONIC_MAX`] keys.
+fn launch_bitonic<K: Element, I: IndexElement>(
+    dev: &CudaDevice,
+    keys: Ptr<K>,
+    offsets: Ptr<I>,
+    ids: Ptr<u32>,
+    count: u64,
+    args: &SegArgs,
+) -> Result<()> {
+    let plan = bitonic_plan::<K, I>();
+    let module = dev.module(&plan)?;
+    for first in (0..count).step_by(GRID_MAX as usize) {
+        let segs = (count - first).min(GRID_MAX);
+        let grid = Grid::new(segs.div_ceil(plan.warps as u64) as u32, plan.warps * 32);
+        dev.launch(
+            &module,
+            bitonic_entry::<K, I>(),
+            grid,
+            (keys, offsets, ids, first as u32, segs as u32, args.flip::<K>()),
+        )?;
+    }
+    Ok(())
 }
 
 /// [`kernel_specs`] of the sort of an expression `input` (keys, or with
@@ -271,9 +415,9 @@ struct Classes {
 }
 
 /// Splits the segments of `offs` (checked: non-decreasing, within the
-/// keys) by length; segments of 0 keys need nothing, nor (unless
+/// keys) by length (`limits`: each tile class's longest); segments of 0 keys need nothing, nor (unless
 /// `singles`: a sort of an expression writes them) those of 1.
-fn classify(offs: &[u64], shapes: &[Shape; 3], sm_count: u32, singles: bool) -> Classes {
+fn classify(offs: &[u64], limits: &[u64; 3], sm_count: u32, singles: bool) -> Classes {
     // The class of each segment (0..3: a tile class, 3: longer, 4: nothing
     // to do), in parallel: a call may have millions of segments.
     let least = if singles { 1 } else { 2 };
@@ -285,7 +429,7 @@ fn classify(offs: &[u64], shapes: &[Shape; 3], sm_count: u32, singles: bool) -> 
             if len < least {
                 4
             } else {
-                shapes.iter().position(|sh| len <= sh.tile()).unwrap_or(3) as u8
+                limits.iter().position(|&l| len <= l).unwrap_or(3) as u8
             }
         })
         .collect();
@@ -422,7 +566,8 @@ pub(crate) fn sort_segments_of<K: Element, V: Element, I: IndexElement, X: Node>
     let pairs = values.is_some();
     let value_bytes = if pairs { size_of::<V>() } else { 0 };
     let shapes = shapes(size_of::<K>(), value_bytes);
-    let classes = classify(offs, &shapes, dev.sm_count(), input.is_some());
+    let bitonic = bitonic::<K>(pairs, input.is_some(), args);
+    let classes = classify(offs, &class_limits(&shapes, bitonic), dev.sm_count(), input.is_some());
     let vals = values.unwrap_or(Ptr::null());
     let flip = args.flip::<K>();
     let (begin, end) = (args.begin, args.end);
@@ -472,11 +617,15 @@ pub(crate) fn sort_segments_of<K: Element, V: Element, I: IndexElement, X: Node>
                     if list.is_empty() {
                         continue;
                     }
-                    let module = module::<K, V, I, X>(dev, shapes[k], pairs, input)?;
                     let list_ptr = if listed[k] { ids_ptr.add(list_start) } else { Ptr::null() };
                     if listed[k] {
                         list_start += list.len() as u64;
                     }
+                    if bitonic && k == 1 {
+                        launch_bitonic::<K, I>(dev, keys, offsets, list_ptr, list.len() as u64, args)?;
+                        continue;
+                    }
+                    let module = module::<K, V, I, X>(dev, shapes[k], pairs, input)?;
                     for first in (0..list.len() as u64).step_by(GRID_MAX as usize) {
                         let blocks = (list.len() as u64 - first).min(GRID_MAX) as u32;
                         let bufs = (keys, vals, offsets);
@@ -594,11 +743,16 @@ pub(crate) fn sort_segments_surveyed_of<K: Element, V: Element, I: IndexElement,
             Ok((word(&b, 0), word(&b, 1), 0, 0))
         }
     })?;
-    let Some(k) = shapes.iter().position(|sh| longest <= sh.tile()) else {
+    let bitonic = bitonic::<K>(pairs, input.is_some(), args);
+    let Some(k) = class_limits(&shapes, bitonic).iter().position(|&l| longest <= l) else {
         return Ok(false);
     };
     if bad > 0 {
         return Ok(false);
+    }
+    if bitonic && k == 1 {
+        // (Only in place: no expression, nothing outside the segments to write.)
+        return launch_bitonic::<K, I>(dev, keys, offsets, Ptr::null(), segments, args).map(|()| true);
     }
     let module = module::<K, V, I, X>(dev, shapes[k], pairs, input)?;
     let vals = values.unwrap_or(Ptr::null());
