@@ -2305,10 +2305,12 @@ pub trait ExprOps: Expr {
     /// in a new vector: what collecting the expression and then
     /// [`SegmentedSortOps::segmented_sort`](crate::algo::segsort::SegmentedSortOps::segmented_sort)
     /// give (stable, floats in `total_cmp` order; elements outside every
-    /// segment as they are), with no collected copy: on CUDA each segment's
-    /// first read (the one-block kernel's load of a short segment, the first
-    /// pass over a long one) is of the expression, and later passes work on
-    /// the output and scratch. `offsets` (`u32` or `u64`) are checked as the
+    /// segment as they are). On CUDA keys of at most 4 bytes are written to
+    /// the output once and sorted there (the warp-per-segment kernel of
+    /// segments up to 1024 keys sorts in place); other keys have no
+    /// collected copy: each segment's first read (the one-block kernel's
+    /// load of a short segment, the first pass over a long one) is of the
+    /// expression, and later passes work on the output and scratch. `offsets` (`u32` or `u64`) are checked as the
     /// in-place sort checks them ([`Error::InvalidArgument`] before anything
     /// is read).
     ///

@@ -246,10 +246,11 @@ impl<K: Element, I: IndexElement> Specialise for SegBitonic<K, I> {
 /// `K` go through the bitonic kernel: keys alone (not `pairs`) of at most 4
 /// bytes, sorted by all their bits (equal keys are then equal bits, so the
 /// network's instability cannot be seen), in place (an expression's sort,
-/// `input`, keeps the radix tile kernels). With the `segsort-tuning`
+/// `input`, keeps the radix tile kernels; `segmented_sorted_of` writes such
+/// an expression out first and sorts that in place instead). With the `segsort-tuning`
 /// feature, `CUPRIM_SEGSORT_BITONIC=0` turns it off (read at each call;
 /// see [`bitonic_plan`] for `shfl`).
-fn bitonic<K: Element>(pairs: bool, input: bool, args: &SegArgs) -> bool {
+pub(crate) fn bitonic<K: Element>(pairs: bool, input: bool, args: &SegArgs) -> bool {
     #[cfg(feature = "segsort-tuning")]
     if std::env::var("CUPRIM_SEGSORT_BITONIC").is_ok_and(|v| v == "0") {
         return false;
