@@ -16,8 +16,10 @@
 //     [bin_base, bin_base + window) and the host launches once per window
 //     (a few passes over the input beat global atomics on scattered bins).
 //   CUPRIM_HIST_SHARED 0 (more bins still): global atomics directly.
-// Dropped samples are counted in a register, reduced per block and added
-// to `*dropped` once per block. Integer atomics only: the result does not
+// With shared counters the dropped samples are a run like any other, in a
+// spare counter per copy (see the runs in the kernel); with global atomics
+// they are counted in a register and reduced per block. Either way they are
+// added to `*dropped` once per block. Integer atomics only: the result does not
 // depend on timing. A new histogram (one launch of one pass) is counted
 // into accumulators the device keeps zeroed and written by the last block
 // (block/ticket.cuh), so it needs no memset before the launch.
