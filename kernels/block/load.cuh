@@ -26,6 +26,25 @@ __device__ __forceinline__ u64 cuprim_thread_count() {
     return (u64)gridDim.x * blockDim.x;
 }
 
+// Programmatic dependent launch (sm_90; src/device/launch.rs:
+// launch_dependent). A kernel launched that way may start while the kernel
+// queued before it still runs: every block calls cuprim_grid_wait() before
+// it touches global memory that earlier work reads or writes (it returns at
+// once for a plain launch). cuprim_grid_launch_dependents() lets the next
+// such kernel be scheduled once every block of this one has called it (or
+// exited), instead of at this kernel's end; it orders nothing in memory.
+// Both do nothing before sm_90.
+__device__ __forceinline__ void cuprim_grid_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cuprim_grid_launch_dependents() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 template <typename T> __device__ __forceinline__ bool cuprim_aligned_to(const void* p) {
     return (((unsigned long long)p) % sizeof(T)) == 0;
 }

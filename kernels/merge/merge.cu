@@ -30,6 +30,12 @@
 
 // The tile's constants, loads, stores and merge_tile: merge/merge_tile.cuh.
 
+// Resident blocks per SM the merge sort's pass kernels are built for (their
+// registers): the tile's own unless the plan gives more.
+#ifndef CUPRIM_PASS_MIN_BLOCKS
+#define CUPRIM_PASS_MIN_BLOCKS CUPRIM_MIN_BLOCKS
+#endif
+
 // Each tile boundary's cut: splits[t] = how many of the first
 // min(t * MERGE_TILE, na + nb) merged elements come from a, for t = 0..=tiles.
 extern "C" __global__ void cuprim_merge_partition(const K* __restrict__ a, u64 na, const K* __restrict__ b, u64 nb,
@@ -121,7 +127,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // the end). Then passes over the whole input with runs of MERGE_TILE,
 // 2 MERGE_TILE, ...: cuprim_merge_sort_partition finds each tile's cut
 // within its pair of runs and cuprim_merge_sort_pass merges one output tile
-// per block with merge_tile, from one buffer into the other.
+// per block with merge_tile, from one buffer into the other. The partition
+// and pass kernels are dependent launches (src/device/launch.rs) on sm_90:
+// each waits for its predecessor (cuprim_grid_wait) before it reads, so the
+// next pass's blocks are scheduled while the last wave of the previous one
+// still runs.
 
 // Sorts each tile of in_k[0..n) (with in_v) into out_k (out_v). in and out
 // may be the same buffers: a block reads all of its tile before it writes.
@@ -129,6 +139,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_merge_sort_tile(const K* in_k, const V* in_v, K* out_k, V* out_v, u64 n) {
     __shared__ __align__(16) unsigned char smem[MERGE_SLOTS * MERGE_SLOT];
     __shared__ cuprim_tile_pos spos[CUPRIM_PAIRS ? MERGE_TILE : 1];
+    // The first pass (a dependent launch) may be scheduled into the last
+    // wave's room; it waits for this kernel's end before it reads.
+    cuprim_grid_launch_dependents();
     merge_sort_tile(
         smem, spos, n, out_k, out_v, [&](K* sk, u64 d0, int count) { return sk + tile_load(sk, in_k + d0, count); },
         [&](V* sv, u64 d0, int count) { return sv + tile_load(sv, in_v + d0, count); });
@@ -147,6 +160,8 @@ __device__ __forceinline__ void merge_sort_pair(u64 d, u64 n, u64 run, u64& ps, 
 // t < tiles.
 extern "C" __global__ void cuprim_merge_sort_partition(const K* __restrict__ keys, u64 n, u64 run,
                                                        u64* __restrict__ splits, u64 tiles) {
+    cuprim_grid_wait();
+    cuprim_grid_launch_dependents();
     const u64 t = cuprim_thread_id();
     if (t >= tiles) return;
     const u64 d0 = t * (u64)MERGE_TILE;
@@ -158,10 +173,12 @@ extern "C" __global__ void cuprim_merge_sort_partition(const K* __restrict__ key
 // One output tile (blockIdx.x) of a pass with runs of `run` (a multiple of
 // MERGE_TILE, so a tile never straddles two pairs): in_k (in_v) to out_k
 // (out_v), which must not overlap.
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_PASS_MIN_BLOCKS)
     cuprim_merge_sort_pass(const K* __restrict__ in_k, const V* __restrict__ in_v, u64 n, u64 run,
                            const u64* __restrict__ splits, K* __restrict__ out_k, V* __restrict__ out_v) {
     __shared__ __align__(16) unsigned char smem[MERGE_SLOTS * MERGE_SLOT];
+    cuprim_grid_wait();
+    cuprim_grid_launch_dependents();
     const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
     u64 ps, la, lb;
     merge_sort_pair(d0, n, run, ps, la, lb);
@@ -174,11 +191,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 
 // The same pass without a partition launch: the block's first two warps
 // find its cuts within its pair of runs (as cuprim_merge_fused).
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_PASS_MIN_BLOCKS)
     cuprim_merge_sort_pass_fused(const K* __restrict__ in_k, const V* __restrict__ in_v, u64 n, u64 run,
                                  K* __restrict__ out_k, V* __restrict__ out_v) {
     __shared__ __align__(16) unsigned char smem[MERGE_SLOTS * MERGE_SLOT];
     __shared__ u64 cuts[2];
+    cuprim_grid_wait();
+    cuprim_grid_launch_dependents();
     const u64 d0 = (u64)blockIdx.x * MERGE_TILE;
     u64 ps, la, lb;
     merge_sort_pair(d0, n, run, ps, la, lb);

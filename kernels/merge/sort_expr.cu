@@ -37,6 +37,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_merge_sort_tile_x(CUPRIM_INPUT SortIn in, u64 n, K* __restrict__ out_k, V* __restrict__ out_v) {
     __shared__ __align__(16) unsigned char smem[MERGE_SLOTS * MERGE_SLOT];
     __shared__ cuprim_tile_pos spos[CUPRIM_PAIRS ? MERGE_TILE : 1];
+    cuprim_grid_launch_dependents();  // as cuprim_merge_sort_tile's
     merge_sort_tile(
         smem, spos, n, out_k, out_v,
         [&](K* sk, u64 d0, int count) -> const K* {

@@ -21,6 +21,9 @@ pub(crate) struct CudaDevice {
     name: String,
     ordinal: usize,
     arch: u32,
+    /// Whether programmatic dependent launches are available (sm_90 and a
+    /// driver of CUDA 12 or later: `cuLaunchKernelEx`).
+    dependent_launch: bool,
     sm_count: u32,
     /// Shared memory one block may have when its kernel opts in, bytes.
     shared_optin: u32,
@@ -187,6 +190,16 @@ fn address<T>(slice: &CudaSlice<T>, stream: &CudaStream) -> u64 {
     addr
 }
 
+/// The driver's CUDA version as 1000 major + 10 minor (0 if it cannot say).
+fn driver_version() -> i32 {
+    let mut v = 0;
+    // SAFETY: writes one int through a valid pointer; needs no context.
+    match unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }.result() {
+        Ok(()) => v,
+        Err(_) => 0,
+    }
+}
+
 /// Counter slots in the device's counter block.
 const COUNTER_SLOTS: usize = 64;
 
@@ -242,6 +255,7 @@ impl CudaDevice {
             stream,
             name,
             arch: (major * 10 + minor) as u32,
+            dependent_launch: major >= 9 && driver_version() >= 12000,
             sm_count: sm_count as u32,
             shared_optin: shared_optin.max(48 << 10) as u32,
             l2_bytes: l2 as usize,
@@ -263,6 +277,13 @@ impl CudaDevice {
     /// Compute capability as `major * 10 + minor`.
     pub fn arch(&self) -> u32 {
         self.arch
+    }
+
+    /// Whether [`launch_dependent`](Self::launch_dependent) overlaps
+    /// kernels here (sm_90 and a CUDA 12 driver), rather than launching
+    /// plainly.
+    pub fn dependent_launch(&self) -> bool {
+        self.dependent_launch
     }
 
     /// Streaming multiprocessors.

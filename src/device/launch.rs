@@ -334,4 +334,60 @@ impl CudaDevice {
         self.queued(entry.name);
         Ok(())
     }
+
+    /// Queues `entry` as [`launch`](Self::launch) does, but as a
+    /// programmatic dependent launch where the device has it (sm_90 and a
+    /// CUDA 12 driver): its blocks may be scheduled while the kernel queued
+    /// before it still runs (once that kernel's blocks have all started or
+    /// called `cuprim_grid_launch_dependents`), which hides the launch gap
+    /// between the passes of a multi-pass algorithm. Elsewhere it is a
+    /// plain launch.
+    ///
+    /// # Safety
+    /// Every block of `entry` must call `cuprim_grid_wait()`
+    /// (`kernels/prelude.cuh`) before it touches any global memory that
+    /// earlier work on the stream reads or writes, and on every path, even
+    /// one that returns early: a kernel's completion then implies its
+    /// predecessor's, so dependences chain.
+    pub unsafe fn launch_dependent<A: Args>(&self, module: &Module, entry: Entry<A>, grid: Grid, mut args: A) -> Result<()> {
+        if !self.dependent_launch() {
+            return self.launch(module, entry, grid, args);
+        }
+        if grid.blocks == 0 {
+            return Ok(());
+        }
+        let k = module.function(entry.name)?;
+        let stream = self.raw_stream(entry.name)?;
+        allow_shared(k, grid.shared, self.shared_optin())?;
+        use cudarc::driver::sys;
+        // SAFETY: a plain-data union of C types; zero is a valid pattern, and the field set below is the one the
+        // attribute's id names.
+        let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+        value.programmaticStreamSerializationAllowed = 1;
+        let mut attr = sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value,
+        };
+        let config = sys::CUlaunchConfig {
+            gridDimX: grid.blocks,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: grid.threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: grid.shared,
+            hStream: stream,
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        args.with_pointers(|ptrs| {
+            // SAFETY: as in `launch` (the parameter list matches the declared entry, the values outlive the call);
+            // `config` and `attr` live across it; the caller guarantees the kernel waits for its predecessor.
+            unsafe { sys::cuLaunchKernelEx(&config, k.function.cu_function(), ptrs.as_mut_ptr(), std::ptr::null_mut()) }.result()
+        })
+        .map_err(|e| self.fail(&format!("launching {}", entry.name), e))?;
+        self.queued(entry.name);
+        Ok(())
+    }
 }

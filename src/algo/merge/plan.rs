@@ -313,6 +313,10 @@ impl<K: Element, V: Element, C: Comparator<K>> Specialise for Merge<'_, K, V, C>
         if let Some(load) = std::env::var("CUPRIM_MERGE_LOAD").ok().and_then(|v| v.parse().ok()) {
             w.constant("CUPRIM_MERGE_LOAD", load);
         }
+        #[cfg(feature = "merge-tuning")]
+        if let Some(b) = std::env::var("CUPRIM_SORT_PASS_BLOCKS").ok().and_then(|v| v.parse().ok()) {
+            w.constant("CUPRIM_PASS_MIN_BLOCKS", b);
+        }
         w.keys_values::<K, V>(self.pairs);
         w.comparator::<K, C>("Cmp", "K", self.cmp);
     }
