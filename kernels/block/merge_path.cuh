@@ -45,7 +45,7 @@ __device__ __forceinline__ u64 cuprim_partition_point(At at, u64 len, Before bef
 template <typename Cmp, typename A, typename B, typename Index>
 __device__ __forceinline__ Index cuprim_merge_path_in(A a, B b, Index diag, Index lo, Index hi) {
     while (lo < hi) {
-        const Index mid = lo + (hi - lo) / 2;
+        const Index mid = lo + ((hi - lo) >> 1);
         if (Cmp::less(b[diag - 1 - mid], a[mid])) {
             hi = mid;
         } else {

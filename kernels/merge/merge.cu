@@ -170,6 +170,22 @@ extern "C" __global__ void cuprim_merge_sort_partition(const K* __restrict__ key
     splits[t] = cuprim_merge_path<Cmp>(keys + ps, la, keys + ps + la, lb, d0 - ps);
 }
 
+// The same cuts, one warp each (cuprim_merge_path_warp: 32 probes a step,
+// about log32 of the pair's length in dependent loads against log2 for a
+// thread's bisection). Needs a block of whole warps.
+extern "C" __global__ void cuprim_merge_sort_partition_warp(const K* __restrict__ keys, u64 n, u64 run,
+                                                            u64* __restrict__ splits, u64 tiles) {
+    cuprim_grid_wait();
+    cuprim_grid_launch_dependents();
+    const u64 t = cuprim_thread_id() >> 5;
+    if (t >= tiles) return;  // the whole warp
+    const u64 d0 = t * (u64)MERGE_TILE;
+    u64 ps, la, lb;
+    merge_sort_pair(d0, n, run, ps, la, lb);
+    const u64 c = cuprim_merge_path_warp<Cmp>(keys + ps, la, keys + ps + la, lb, d0 - ps);
+    if ((threadIdx.x & 31) == 0) splits[t] = c;
+}
+
 // One output tile (blockIdx.x) of a pass with runs of `run` (a multiple of
 // MERGE_TILE, so a tile never straddles two pairs): in_k (in_v) to out_k
 // (out_v), which must not overlap.

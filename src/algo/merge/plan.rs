@@ -22,6 +22,7 @@ template!(MERGE, "merge/merge.cu", [
     "cuprim_merge_fused",
     "cuprim_merge_sort_tile",
     "cuprim_merge_sort_partition",
+    "cuprim_merge_sort_partition_warp",
     "cuprim_merge_sort_pass",
     "cuprim_merge_sort_pass_fused"
 ], headers: [MERGE_PATH, MERGE_TILE, SORT_TILE]);

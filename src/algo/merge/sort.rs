@@ -80,7 +80,10 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
 
         // SAFETY: matches `cuprim_merge_sort_partition(const K* keys, u64 n, u64 run, u64* splits, u64 tiles)`:
         // reads at most n keys, writes splits[0..tiles).
-        let partition: Entry<(Ptr<K>, u64, u64, Ptr<u64>, u64)> = unsafe { Entry::declare("cuprim_merge_sort_partition") };
+        let thread_partition: Entry<(Ptr<K>, u64, u64, Ptr<u64>, u64)> = unsafe { Entry::declare("cuprim_merge_sort_partition") };
+        // SAFETY: matches `cuprim_merge_sort_partition_warp(const K* keys, u64 n, u64 run, u64* splits, u64 tiles)`:
+        // as the partition above, one warp per cut.
+        let warp_partition: Entry<(Ptr<K>, u64, u64, Ptr<u64>, u64)> = unsafe { Entry::declare("cuprim_merge_sort_partition_warp") };
         // SAFETY: matches `cuprim_merge_sort_pass(const K* in_k, const V* in_v, u64 n, u64 run, const u64* splits,
         // K* out_k, V* out_v)`: block t reads splits[t..=t + 1] (splits[t + 1] only when t + 1 < tiles), keys (and
         // values with CUPRIM_PAIRS) among the n of the input, and writes its tile of the n outputs, which do not
@@ -119,7 +122,11 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
                 (other, caller)
             };
             tile_sort(&module, grid, src)?;
-            let cuts = Grid::new(tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK);
+            let (partition, cuts) = if warp_cuts() {
+                (warp_partition, Grid::new((tiles * 32).div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK))
+            } else {
+                (thread_partition, Grid::new(tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK))
+            };
             let dependent = dependent_passes();
             let mut run = tile;
             while run < n {
@@ -155,6 +162,17 @@ fn dependent_passes() -> bool {
         return v != "0";
     }
     true
+}
+
+/// Whether the partition launches find each cut with a warp
+/// (`cuprim_merge_sort_partition_warp`). Experiment override (feature
+/// `merge-tuning`): `CUPRIM_SORT_PARTITION=warp` or `thread`.
+fn warp_cuts() -> bool {
+    #[cfg(feature = "merge-tuning")]
+    if let Ok(v) = std::env::var("CUPRIM_SORT_PARTITION") {
+        return v == "warp";
+    }
+    false
 }
 
 #[cfg(test)]
