@@ -9,7 +9,7 @@
 mod common;
 
 use common::{assert_same, ctx, devices, random_vec, rng, small_vec, Key, Sample, TestRng};
-use cuprim::algo::merge::{sort_tile_elements, FUSED_SORT_TILES_BELOW, SMALL_TILES_BELOW};
+use cuprim::algo::merge::{sort_tile_elements, FUSED_SORT_TILES_BELOW, SMALL_TILES_BELOW, WARP_CUTS_SORT_TILES_BELOW};
 use cuprim::cmp::{Comparator, Greater, Less};
 use cuprim::prelude::*;
 use cuprim::Error;
@@ -273,9 +273,10 @@ fn several_waves_of_tiles() {
 }
 
 /// Sorts of `FUSED_SORT_TILES_BELOW` tiles or more launch a partition
-/// before each pass: f32 keys with u32 values just past that many of their
-/// tiles (keys alone stay below it), with ties (release builds only: about
-/// 11.5 million keys).
+/// before each pass, a warp per cut, and from `WARP_CUTS_SORT_TILES_BELOW`
+/// tiles a thread per cut: f32 keys (alone and with u32 values) just past
+/// each bound in the tiles of the pairs, with ties (release builds only:
+/// about 2.9 and 23 million keys).
 #[test]
 fn partition_launch_above_the_fused_bound() {
     if cfg!(debug_assertions) {
@@ -284,7 +285,8 @@ fn partition_launch_above_the_fused_bound() {
     let (mut r, seed) = rng("sort_by_partition_launch");
     let t = sort_tile_elements::<f32, u32>(true, 0);
     let devs = devices();
-    for n in common::capped(&[FUSED_SORT_TILES_BELOW as usize * t + 5]) {
+    let sizes = [FUSED_SORT_TILES_BELOW as usize * t + 5, WARP_CUTS_SORT_TILES_BELOW as usize * t + 5];
+    for n in common::capped(&sizes) {
         let keys: Vec<f32> = (0..n).map(|_| (r.next_u64() % 65) as f32 / 64.0).collect();
         let order = |a: &f32, b: &f32| (a - 0.5).abs().partial_cmp(&(b - 0.5).abs()).unwrap();
         for dev in &devs {

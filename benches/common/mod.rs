@@ -50,7 +50,15 @@ pub fn device() -> Device {
 
 /// Problem sizes: 2^20, 2^24 and 2^28 on a GPU, 2^20 alone on the host.
 pub fn sizes(dev: &Device) -> Vec<usize> {
-    let all: &[u32] = if dev.is_cuda() { &[20, 24, 28] } else { &[20] };
+    // CUPRIM_BENCH_LOG2S=22,26 measures other sizes (comma-separated log2s).
+    let listed: Option<Vec<u32>> = std::env::var("CUPRIM_BENCH_LOG2S")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect());
+    let all: &[u32] = match &listed {
+        Some(l) => l,
+        None if dev.is_cuda() => &[20, 24, 28],
+        None => &[20],
+    };
     let bound = |name: &str, default: u32| std::env::var(name).ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(default);
     let (floor, cap) = (bound("CUPRIM_BENCH_MIN_LOG2", 0), bound("CUPRIM_BENCH_MAX_LOG2", u32::MAX));
     all.iter()

@@ -230,7 +230,10 @@ pub fn tile_elements<K: Element, V: Element>(pairs: bool, len: usize) -> usize {
 }
 
 #[doc(hidden)]
-pub use plan::{FUSED_MERGE_TILES_BELOW, FUSED_SORT_TILES_BELOW, SMALL_TILES_BELOW, SORT_TILES_4352_BELOW, WARP_PARTITION_TILES};
+pub use plan::{
+    FUSED_MERGE_TILES_BELOW, FUSED_SORT_TILES_BELOW, SMALL_TILES_BELOW, SORT_TILES_4352_BELOW, WARP_CUTS_SORT_TILES_BELOW,
+    WARP_PARTITION_TILES,
+};
 
 fn merge_keys_into<K: Element, C: Comparator<K>>(a: Mem<'_, K>, b: Mem<'_, K>, out: MemMut<'_, K>, cmp: &C) -> Result<()> {
     match (a, b, out) {

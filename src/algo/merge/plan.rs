@@ -56,13 +56,50 @@ pub const WARP_PARTITION_TILES: u64 = 4096;
 pub const FUSED_MERGE_TILES_BELOW: u64 = 4096;
 
 /// Merge-sort passes of fewer tiles than this find their cuts in the pass
-/// kernel itself (`cuprim_merge_sort_pass_fused`); larger ones launch
-/// `cuprim_merge_sort_partition` before each pass. f32 by a user comparator
-/// at 2^20 / 2^24 (373 / 2185 tiles): 86.8 us / 0.992 ms against 131.9 us /
-/// 1.013 ms, but 18.14 against 16.12 ms at 2^28; with u32 values 114.8 us
-/// against 170.1 us at 2^20 (373 tiles), 2.098 against 2.023 ms at 2^24
-/// (5958 tiles) and 41.0 against 36.3 ms at 2^28 (H100, one call, `6b5ce70`).
-pub const FUSED_SORT_TILES_BELOW: u64 = 4096;
+/// kernel itself (`cuprim_merge_sort_pass_fused`); larger ones launch a
+/// partition before each pass ([`WARP_CUTS_SORT_TILES_BELOW`]). f32 by a
+/// user comparator at 2^20 (373 tiles): 77 us fused; at 2^24 (3856 tiles
+/// of 4352) 0.740 ms fused against 0.723 ms with the warp partition (H200,
+/// one call, `d952bf7`, passes at 8 blocks per SM).
+pub const FUSED_SORT_TILES_BELOW: u64 = 1024;
+
+/// Merge sorts of fewer tiles than this (and at least
+/// [`FUSED_SORT_TILES_BELOW`]) find each pass's cuts with a warp per cut
+/// (`cuprim_merge_sort_partition_warp`, 32 probes a step); larger ones with
+/// a thread per cut (`cuprim_merge_sort_partition`, a bisection), whose
+/// loads are fewer: f32 by a user comparator at 2^24 (3856 tiles) 0.728 ms
+/// against 0.758 ms, at 2^28 (34 953 tiles) 13.24 against 12.12 ms (H200,
+/// one call, `d952bf7`).
+pub const WARP_CUTS_SORT_TILES_BELOW: u64 = 8192;
+
+/// How a merge sort's passes find their tiles' cuts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SortCuts {
+    /// In the pass kernel (`cuprim_merge_sort_pass_fused`).
+    Fused,
+    /// A partition launch, a warp per cut.
+    Warp,
+    /// A partition launch, a thread per cut.
+    Thread,
+}
+
+/// The cuts of a merge sort of `tiles` tiles. Experiment overrides
+/// (feature `merge-tuning`): `CUPRIM_SORT_FUSED=1` (fused) or `0` (a
+/// partition launch), `CUPRIM_SORT_PARTITION=warp` or `thread`.
+pub(crate) fn sort_cuts(tiles: u64) -> SortCuts {
+    let fused = tiles < FUSED_SORT_TILES_BELOW;
+    let warp = tiles < WARP_CUTS_SORT_TILES_BELOW;
+    #[cfg(feature = "merge-tuning")]
+    let (fused, warp) = (
+        forced("CUPRIM_SORT_FUSED").unwrap_or(fused),
+        std::env::var("CUPRIM_SORT_PARTITION").map(|v| v == "warp").unwrap_or(warp),
+    );
+    match (fused, warp) {
+        (true, _) => SortCuts::Fused,
+        (false, true) => SortCuts::Warp,
+        (false, false) => SortCuts::Thread,
+    }
+}
 
 /// Experiment overrides (feature `merge-tuning`, for the merge bench's
 /// comparisons only): `CUPRIM_MERGE_FUSED` / `CUPRIM_SORT_FUSED` = 0 or 1
@@ -97,15 +134,6 @@ pub(crate) fn fused_merge(tiles: u64) -> bool {
         return f;
     }
     tiles < FUSED_MERGE_TILES_BELOW
-}
-
-/// Whether a merge sort of `tiles` tiles takes `cuprim_merge_sort_pass_fused`.
-pub(crate) fn fused_sort(tiles: u64) -> bool {
-    #[cfg(feature = "merge-tuning")]
-    if let Some(f) = forced("CUPRIM_SORT_FUSED") {
-        return f;
-    }
-    tiles < FUSED_SORT_TILES_BELOW
 }
 
 /// Merges and sorts of fewer elements than this take the small tiles of
@@ -169,9 +197,9 @@ pub(crate) fn merge_policy(arch: u32, slot_bytes: usize, pairs: bool, len: u64) 
 /// CUB's merge-sort shape: f32 by a user comparator at 2^24 0.808 ms
 /// against 0.837 for 512 x 15 at 4 (3 runs; CUB 0.824), 512 x 17 at 3
 /// 0.835, 256 x 15 at 8 0.838 (H200, one call, i19-load). The bound keeps
-/// them below [`FUSED_SORT_TILES_BELOW`] tiles, the fused passes measured;
-/// above it, not measured, the sort keeps the merge's tiles.
-pub const SORT_TILES_4352_BELOW: u64 = FUSED_SORT_TILES_BELOW * 4352;
+/// them below 4096 tiles, the passes measured; above it, not measured, the
+/// sort keeps the merge's tiles.
+pub const SORT_TILES_4352_BELOW: u64 = 4096 * 4352;
 
 /// The merge sort's tiles: [`merge_policy`]'s, except 4-byte keys alone
 /// between [`SMALL_TILES_BELOW`] and [`SORT_TILES_4352_BELOW`] elements.
@@ -188,6 +216,22 @@ pub(crate) fn sort_policy(arch: u32, slot_bytes: usize, pairs: bool, len: u64) -
     }
 }
 
+/// Resident blocks per SM the merge sort's pass kernels are built for: for
+/// 4-byte keys alone on sm_80 and sm_90 (2048 threads per SM), as many as
+/// fill the SM's threads (their registers then fit 32 without spills);
+/// otherwise the tile's own. f32 by a user comparator at 2^24 (256 x 17
+/// tiles, 6 blocks per SM for the tile sort): 0.740 ms with the passes at 8
+/// or 7, 0.781 ms at 6; 512 x 17 tiles 0.755 ms at 4, 0.810 ms at 3 (H200,
+/// one call, `d952bf7`).
+pub(crate) fn pass_blocks(arch: u32, policy: TilePolicy, key_bytes: usize, pairs: bool) -> u32 {
+    let full_sm = arch == 0 || arch == 80 || arch >= 90;
+    if key_bytes == 4 && !pairs && full_sm {
+        (2048 / policy.block).max(policy.min_blocks)
+    } else {
+        policy.min_blocks
+    }
+}
+
 /// One input or the output of a merge on the device: `len` keys at
 /// `keys`, and as many values at `values` (null for keys alone).
 #[derive(Clone, Copy)]
@@ -201,6 +245,9 @@ pub(crate) struct Side<K, V> {
 /// again, unused, for keys alone), comparator `C`.
 pub(crate) struct Merge<'a, K, V, C> {
     pub policy: TilePolicy,
+    /// Resident blocks per SM the merge sort's pass kernels are built for
+    /// (`CUPRIM_PASS_MIN_BLOCKS`): the tile's own, or more ([`pass_blocks`]).
+    pub pass_min_blocks: u32,
     /// Values follow the keys.
     pub pairs: bool,
     pub cmp: &'a C,
@@ -210,8 +257,10 @@ pub(crate) struct Merge<'a, K, V, C> {
 impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
     /// The keys-alone merge of `len` elements.
     pub fn keys(arch: u32, cmp: &'a C, len: u64) -> Self {
+        let policy = merge_policy(arch, size_of::<K>(), false, len);
         Merge {
-            policy: merge_policy(arch, size_of::<K>(), false, len),
+            policy,
+            pass_min_blocks: policy.min_blocks,
             pairs: false,
             cmp,
             _t: PhantomData,
@@ -220,8 +269,10 @@ impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
 
     /// The keys-alone sort of `len` elements.
     pub fn sort_keys(arch: u32, cmp: &'a C, len: u64) -> Self {
+        let policy = sort_policy(arch, size_of::<K>(), false, len);
         Merge {
-            policy: sort_policy(arch, size_of::<K>(), false, len),
+            policy,
+            pass_min_blocks: pass_blocks(arch, policy, size_of::<K>(), false),
             ..Self::keys(arch, cmp, len)
         }
     }
@@ -230,8 +281,10 @@ impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
 impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
     /// The key-value merge or sort of `len` elements.
     pub fn pairs(arch: u32, cmp: &'a C, len: u64) -> Self {
+        let policy = merge_policy(arch, size_of::<K>().max(size_of::<V>()), true, len);
         Merge {
-            policy: merge_policy(arch, size_of::<K>().max(size_of::<V>()), true, len),
+            policy,
+            pass_min_blocks: policy.min_blocks,
             pairs: true,
             cmp,
             _t: PhantomData,
@@ -252,6 +305,7 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
         tune_sort_tile(&mut policy);
         Merge {
             policy,
+            pass_min_blocks: pass_blocks(arch, policy, size_of::<K>(), false),
             pairs: false,
             cmp,
             _t: PhantomData,
@@ -314,9 +368,14 @@ impl<K: Element, V: Element, C: Comparator<K>> Specialise for Merge<'_, K, V, C>
         if let Some(load) = std::env::var("CUPRIM_MERGE_LOAD").ok().and_then(|v| v.parse().ok()) {
             w.constant("CUPRIM_MERGE_LOAD", load);
         }
+        #[allow(unused_mut)]
+        let mut pass = self.pass_min_blocks;
         #[cfg(feature = "merge-tuning")]
         if let Some(b) = std::env::var("CUPRIM_SORT_PASS_BLOCKS").ok().and_then(|v| v.parse().ok()) {
-            w.constant("CUPRIM_PASS_MIN_BLOCKS", b);
+            pass = b;
+        }
+        if pass != self.policy.min_blocks {
+            w.constant("CUPRIM_PASS_MIN_BLOCKS", pass as i64);
         }
         w.keys_values::<K, V>(self.pairs);
         w.comparator::<K, C>("Cmp", "K", self.cmp);

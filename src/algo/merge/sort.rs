@@ -3,7 +3,7 @@
 //! (`cuprim_merge_sort_tile`), then passes merge pairs of sorted runs of
 //! one tile, two tiles, ... (`cuprim_merge_sort_pass_fused`, one output
 //! tile per block, which finds the tile's cuts in its pair itself; or, by
-//! [`fused_sort`], `cuprim_merge_sort_partition`, the cuts of every output
+//! [`sort_cuts`], a partition launch, the cuts of every output
 //! tile, then `cuprim_merge_sort_pass`), ping-ponging between the caller's
 //! buffers and device scratch.
 //!
@@ -13,7 +13,7 @@
 //! expression (`sort_expr.rs`) swaps in its own tile kernel, which reads
 //! the expression; the passes are the same.
 
-use super::plan::{fused_sort, Merge, PARTITION_BLOCK};
+use super::plan::{sort_cuts, Merge, SortCuts, PARTITION_BLOCK};
 use crate::cmp::Comparator;
 use crate::device::{CudaDevice, Entry, Grid, Module, Ptr, ScratchLayout};
 use crate::element::Element;
@@ -93,13 +93,13 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
         // V* out_v)`: block t reads keys (and values with CUPRIM_PAIRS) among the n of the input and writes its
         // tile of the n outputs, which do not overlap the inputs.
         let pass_fused: Entry<(Ptr<K>, Ptr<V>, u64, u64, Ptr<K>, Ptr<V>)> = unsafe { Entry::declare("cuprim_merge_sort_pass_fused") };
-        let fused = fused_sort(tiles);
+        let how = sort_cuts(tiles);
 
         let mut layout = ScratchLayout::new();
         let (scratch_k, scratch_v, splits) = if passes > 0 {
             let k = layout.uninit_aligned::<K>(n);
             let v = self.pairs.then(|| layout.uninit_aligned::<V>(n));
-            let splits = (!fused).then(|| layout.uninit::<u64>(tiles));
+            let splits = (how != SortCuts::Fused).then(|| layout.uninit::<u64>(tiles));
             (Some(k), v, splits)
         } else {
             (None, None, None)
@@ -122,10 +122,16 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
                 (other, caller)
             };
             tile_sort(&module, grid, src)?;
-            let (partition, cuts) = if warp_cuts() {
-                (warp_partition, Grid::new((tiles * 32).div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK))
+            let (partition, cuts) = if how == SortCuts::Warp {
+                (
+                    warp_partition,
+                    Grid::new((tiles * 32).div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK),
+                )
             } else {
-                (thread_partition, Grid::new(tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK))
+                (
+                    thread_partition,
+                    Grid::new(tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK),
+                )
             };
             let dependent = dependent_passes();
             let mut run = tile;
@@ -162,17 +168,6 @@ fn dependent_passes() -> bool {
         return v != "0";
     }
     true
-}
-
-/// Whether the partition launches find each cut with a warp
-/// (`cuprim_merge_sort_partition_warp`). Experiment override (feature
-/// `merge-tuning`): `CUPRIM_SORT_PARTITION=warp` or `thread`.
-fn warp_cuts() -> bool {
-    #[cfg(feature = "merge-tuning")]
-    if let Ok(v) = std::env::var("CUPRIM_SORT_PARTITION") {
-        return v == "warp";
-    }
-    false
 }
 
 #[cfg(test)]
