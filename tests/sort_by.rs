@@ -276,7 +276,7 @@ fn several_waves_of_tiles() {
 /// before each pass, a warp per cut, and from `WARP_CUTS_SORT_TILES_BELOW`
 /// tiles a thread per cut: f32 keys (alone and with u32 values) just past
 /// each bound in the tiles of the pairs, with ties (release builds only:
-/// about 2.9 and 23 million keys).
+/// about 5.8 and 23 million keys).
 #[test]
 fn partition_launch_above_the_fused_bound() {
     if cfg!(debug_assertions) {

@@ -58,10 +58,12 @@ pub const FUSED_MERGE_TILES_BELOW: u64 = 4096;
 /// Merge-sort passes of fewer tiles than this find their cuts in the pass
 /// kernel itself (`cuprim_merge_sort_pass_fused`); larger ones launch a
 /// partition before each pass ([`WARP_CUTS_SORT_TILES_BELOW`]). f32 by a
-/// user comparator at 2^20 (373 tiles): 77 us fused; at 2^24 (3856 tiles
-/// of 4352) 0.740 ms fused against 0.723 ms with the warp partition (H200,
-/// one call, `d952bf7`, passes at 8 blocks per SM).
-pub const FUSED_SORT_TILES_BELOW: u64 = 1024;
+/// user comparator, passes at 8 blocks per SM: at 2^20 (373 tiles of
+/// 2816) 71.7 us fused against 85.4 us with the warp partition, at 2^22
+/// (964 tiles of 4352) 178.4 against 211.7 us (H200, one call, `0354fc8`);
+/// at 2^24 (3856 tiles) 0.740 ms fused against 0.723 ms (H200, one call,
+/// `d952bf7`). The bound between is not measured.
+pub const FUSED_SORT_TILES_BELOW: u64 = 2048;
 
 /// Merge sorts of fewer tiles than this (and at least
 /// [`FUSED_SORT_TILES_BELOW`]) find each pass's cuts with a warp per cut
@@ -69,7 +71,8 @@ pub const FUSED_SORT_TILES_BELOW: u64 = 1024;
 /// a thread per cut (`cuprim_merge_sort_partition`, a bisection), whose
 /// loads are fewer: f32 by a user comparator at 2^24 (3856 tiles) 0.728 ms
 /// against 0.758 ms, at 2^28 (34 953 tiles) 13.24 against 12.12 ms (H200,
-/// one call, `d952bf7`).
+/// one call, `d952bf7`); at 2^26 (8738 tiles of 7680) 3.080 against 2.919
+/// ms (H200, one call, `0354fc8`).
 pub const WARP_CUTS_SORT_TILES_BELOW: u64 = 8192;
 
 /// How a merge sort's passes find their tiles' cuts.
