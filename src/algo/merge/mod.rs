@@ -384,7 +384,7 @@ pub(crate) fn sort_pairs_by<K: Element, V: Element, C: Comparator<K>, D: DeviceD
             if let Some(opts) = radix_order::<K, C>() {
                 return crate::algo::sort::sort_device_with::<K, V>(dev, Ptr::from_raw(ptr), Some(Ptr::from_raw(vptr)), len, &opts);
             }
-            Merge::<K, V, C>::pairs(dev.arch(), cmp, len as u64).sort(dev, Ptr::from_raw(ptr), Ptr::from_raw(vptr), len as u64)
+            Merge::<K, V, C>::sort_pairs(dev.arch(), cmp, len as u64).sort(dev, Ptr::from_raw(ptr), Ptr::from_raw(vptr), len as u64)
         }
         _ => Err(Error::DeviceMismatch { op: OP }),
     }

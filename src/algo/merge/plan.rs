@@ -114,13 +114,19 @@ fn forced(var: &str) -> Option<bool> {
 }
 
 /// Experiment override (feature `merge-tuning`): `CUPRIM_SORT_TILE` =
-/// `block,items,min_blocks` gives the keys-alone merge sort that tile shape.
+/// `block,items,min_blocks` gives the keys-alone merge sort that tile shape
+/// (`CUPRIM_SORT_PAIRS_TILE` the key-value sort).
 #[cfg(feature = "merge-tuning")]
 pub(crate) fn tune_sort_tile(policy: &mut TilePolicy) {
-    if let Ok(v) = std::env::var("CUPRIM_SORT_TILE") {
+    tune_tile("CUPRIM_SORT_TILE", policy)
+}
+
+#[cfg(feature = "merge-tuning")]
+fn tune_tile(var: &str, policy: &mut TilePolicy) {
+    if let Ok(v) = std::env::var(var) {
         let f: Vec<u32> = v
             .split(',')
-            .map(|x| x.trim().parse().expect("CUPRIM_SORT_TILE: block,items,min_blocks"))
+            .map(|x| x.trim().parse().expect("tile override: block,items,min_blocks"))
             .collect();
         *policy = TilePolicy {
             block: f[0],
@@ -294,13 +300,26 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
         }
     }
 
+    /// The key-value sort of `len` elements: the merge's pair tiles (with
+    /// the feature `merge-tuning`, those of `CUPRIM_SORT_PAIRS_TILE`).
+    pub fn sort_pairs(arch: u32, cmp: &'a C, len: u64) -> Self {
+        #[allow(unused_mut)]
+        let mut plan = Self::pairs(arch, cmp, len);
+        #[cfg(feature = "merge-tuning")]
+        {
+            tune_tile("CUPRIM_SORT_PAIRS_TILE", &mut plan.policy);
+            plan.pass_min_blocks = plan.policy.min_blocks;
+        }
+        plan
+    }
+
     /// The sort of `len` elements, keys alone or (`pairs`) with values
     /// `V`: the tiles of [`sort_keys`](Merge::sort_keys) or of
     /// [`pairs`](Self::pairs) (and with the feature `merge-tuning`, the
     /// keys-alone tile `sort_by` takes).
     pub fn sorting(arch: u32, cmp: &'a C, pairs: bool, len: u64) -> Self {
         if pairs {
-            return Self::pairs(arch, cmp, len);
+            return Self::sort_pairs(arch, cmp, len);
         }
         #[allow(unused_mut)]
         let mut policy = sort_policy(arch, size_of::<K>(), false, len);
