@@ -9,7 +9,9 @@
 mod common;
 
 use common::{assert_same, ctx, devices, random_vec, rng, small_vec, Key, Sample, TestRng};
-use cuprim::algo::merge::{sort_tile_elements, FUSED_SORT_TILES_BELOW, SMALL_TILES_BELOW, WARP_CUTS_SORT_TILES_BELOW};
+use cuprim::algo::merge::{
+    sort_tile_elements, FUSED_SORT_TILES_BELOW, SMALL_TILES_BELOW, SORT_TILES_4352_BELOW, WARP_CUTS_SORT_TILES_BELOW,
+};
 use cuprim::cmp::{Comparator, Greater, Less};
 use cuprim::prelude::*;
 use cuprim::Error;
@@ -197,9 +199,10 @@ fn user_comparator_is_stable() {
     }
 }
 
-/// 4-byte keys alone change tile shape at `SMALL_TILES_BELOW` elements:
-/// sizes at both sides, and at the edges of the larger tiles above it
-/// (release builds only: a few million keys).
+/// 4-byte keys alone change tile shape at `SMALL_TILES_BELOW` and
+/// `SORT_TILES_4352_BELOW` elements: sizes at both sides of each, and at
+/// the edges of the larger tiles above the first (release builds only: up
+/// to about 18 million keys).
 #[test]
 fn tile_shapes_by_size() {
     if cfg!(debug_assertions) {
@@ -209,8 +212,9 @@ fn tile_shapes_by_size() {
     let s = SMALL_TILES_BELOW as usize;
     let t = sort_tile_elements::<f32, f32>(false, s);
     let edge = s.div_ceil(t) * t;
+    let big = SORT_TILES_4352_BELOW as usize;
     let devs = devices();
-    for n in common::capped(&[s - 1, s, edge, edge + 1]) {
+    for n in common::capped(&[s - 1, s, edge, edge + 1, big - 1, big + 7]) {
         let keys: Vec<f32> = (0..n).map(|_| (r.next_u64() % 65) as f32 / 64.0).collect();
         let order = |a: &f32, b: &f32| (a - 0.5).abs().partial_cmp(&(b - 0.5).abs()).unwrap();
         for dev in &devs {
