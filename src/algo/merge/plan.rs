@@ -61,9 +61,10 @@ pub const FUSED_MERGE_TILES_BELOW: u64 = 4096;
 /// user comparator, passes at 8 blocks per SM: at 2^20 (373 tiles of
 /// 2816) 71.7 us fused against 85.4 us with the warp partition, at 2^22
 /// (964 tiles of 4352) 178.4 against 211.7 us (H200, one call, `0354fc8`);
-/// at 2^24 (3856 tiles) 0.740 ms fused against 0.723 ms (H200, one call,
-/// `d952bf7`). The bound between is not measured.
-pub const FUSED_SORT_TILES_BELOW: u64 = 2048;
+/// at 2^23 (1928 tiles) 370.0 against 352.7 us (H200, one call,
+/// `b2aa9b2`); at 2^24 (3856 tiles) 0.740 ms fused against 0.723 ms (H200,
+/// one call, `d952bf7`). The bound lies between 964 and 1928 tiles.
+pub const FUSED_SORT_TILES_BELOW: u64 = 1536;
 
 /// Merge sorts of fewer tiles than this (and at least
 /// [`FUSED_SORT_TILES_BELOW`]) find each pass's cuts with a warp per cut
