@@ -100,12 +100,14 @@ __device__ __forceinline__ u64 cuprim_merge_path_warp(A a, u64 na, B b, u64 nb, 
 // past b, which may be another warp's slots in the merge sort's
 // warp-synchronous rounds.
 //
-// A step takes no branch: the comparator runs on the two heads whatever
-// the bounds say (both are loaded, clamped, so reading them is safe), and
-// the one head that moves is reloaded by a single shared-memory load at
-// the position the step selects (about 16 SASS instructions a step on
-// sm_90 for f32 by a user comparator, against 24 with a branch per step).
-template <typename Cmp, int ITEMS, typename K>
+// BRANCH_FREE (the default): a step takes no branch. The comparator runs on
+// the two heads whatever the bounds say (both are loaded, clamped, so
+// reading them is safe), and the one head that moves is reloaded by a single
+// shared-memory load at the position the step selects (about 16 SASS
+// instructions a step on sm_90 for f32 by a user comparator, against 24).
+// It holds a few more registers: the key-value tiles (64 registers at 4
+// blocks per SM) keep the guarded step, which does not spill there.
+template <typename Cmp, int ITEMS, typename K, bool BRANCH_FREE = true>
 __device__ __forceinline__ void cuprim_merge_serial(const K* s, int ia, int a_end, int ib, int b_end, K (&keys)[ITEMS],
                                                     int (&src)[ITEMS]) {
     const int last = b_end - 1;
@@ -114,18 +116,31 @@ __device__ __forceinline__ void cuprim_merge_serial(const K* s, int ia, int a_en
 #pragma unroll
     for (int k = 0; k < ITEMS; k++) {
         // b is taken only while it has elements (so ib stays <= b_end); a
-        // stops at a_end once both are done. Bitwise, not short-circuit:
-        // the comparison is evaluated every step.
-        const bool b_first = Cmp::less(y, x);
-        const bool take_a = (ib >= b_end) | ((ia < a_end) & !b_first);
-        keys[k] = take_a ? x : y;
-        src[k] = take_a ? ia : ib;
-        const int ia1 = min(ia + 1, a_end);
-        const int ib1 = ib + 1;
-        ia = take_a ? ia1 : ia;
-        ib = take_a ? ib : ib1;
-        const K next = s[min(take_a ? ia : ib, last)];
-        x = take_a ? next : x;
-        y = take_a ? y : next;
+        // stops at a_end once both are done.
+        if constexpr (BRANCH_FREE) {
+            // Bitwise, not short-circuit: the comparison runs every step.
+            const bool b_first = Cmp::less(y, x);
+            const bool take_a = (ib >= b_end) | ((ia < a_end) & !b_first);
+            keys[k] = take_a ? x : y;
+            src[k] = take_a ? ia : ib;
+            const int ia1 = min(ia + 1, a_end);
+            const int ib1 = ib + 1;
+            ia = take_a ? ia1 : ia;
+            ib = take_a ? ib : ib1;
+            const K next = s[min(take_a ? ia : ib, last)];
+            x = take_a ? next : x;
+            y = take_a ? y : next;
+        } else {
+            const bool take_a = ib >= b_end || (ia < a_end && !Cmp::less(y, x));
+            keys[k] = take_a ? x : y;
+            src[k] = take_a ? ia : ib;
+            if (take_a) {
+                ia += ia < a_end;
+                x = s[min(ia, last)];
+            } else {
+                ib++;
+                y = s[min(ib, last)];
+            }
+        }
     }
 }

@@ -244,7 +244,7 @@ __device__ __forceinline__ void merge_staged(K* sk, merge_layout<K> at, int la, 
     const int diag = min((int)threadIdx.x * CUPRIM_ITEMS, count);
     const int cut = cuprim_merge_path<Cmp>(sk + at.oa, la, sk + at.ob, lb, diag);
     K keys[CUPRIM_ITEMS];
-    cuprim_merge_serial<Cmp>(sk, at.oa + cut, at.oa + la, at.ob + diag - cut, at.ob + lb, keys, src);
+    cuprim_merge_serial<Cmp, CUPRIM_ITEMS, K, !CUPRIM_PAIRS>(sk, at.oa + cut, at.oa + la, at.ob + diag - cut, at.ob + lb, keys, src);
     __syncthreads();
     merge_place(sk, keys, count);
     __syncthreads();
@@ -278,7 +278,7 @@ __device__ __forceinline__ void merge_tile(unsigned char* smem, const K* __restr
     const int cut = cuprim_merge_path<Cmp>(sk + at.oa, la, sk + at.ob, lb, diag);
     K keys[CUPRIM_ITEMS];
     int src[CUPRIM_ITEMS];
-    cuprim_merge_serial<Cmp>(sk, at.oa + cut, at.oa + la, at.ob + diag - cut, at.ob + lb, keys, src);
+    cuprim_merge_serial<Cmp, CUPRIM_ITEMS, K, !CUPRIM_PAIRS>(sk, at.oa + cut, at.oa + la, at.ob + diag - cut, at.ob + lb, keys, src);
     __syncthreads();
     merge_place(sk, keys, count);
     __syncthreads();

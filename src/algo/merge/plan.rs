@@ -221,10 +221,11 @@ pub(crate) fn sort_policy(arch: u32, slot_bytes: usize, pairs: bool, len: u64) -
             items: 17,
             min_blocks: 6,
         }
-    } else if async_keys && slot_bytes == 4 && len >= SORT_TILES_4352_BELOW {
+    } else if async_keys && slot_bytes == 4 && len >= SORT_TILES_4352_BELOW && (arch == 0 || arch >= 90) {
         // 9728 per tile, one pass fewer than the merge's 7680 at 2^26 and 2^28: f32 by a user comparator in
         // 2.784 / 11.109 ms against 2.929 / 12.143 ms (512 x 17 at 3: 2.836 ms at 2^26; CUB 3.096 / 13.091 ms),
-        // passes at 4 blocks per SM (H200, two calls, 1e83b81 and b2aa9b2).
+        // passes at 4 blocks per SM (H200, two calls, 1e83b81 and b2aa9b2). sm_90 only: on sm_80 its fused pass
+        // spills 4 bytes.
         TilePolicy {
             block: 512,
             items: 19,
@@ -236,17 +237,14 @@ pub(crate) fn sort_policy(arch: u32, slot_bytes: usize, pairs: bool, len: u64) -
 }
 
 /// Resident blocks per SM the merge sort's pass kernels are built for: for
-/// 4-byte slots (keys alone, or keys and values of at most 4 bytes) on
-/// sm_80 and sm_90 (2048 threads per SM), as many as fill the SM's threads
-/// (32 registers: no spills for keys alone on sm_90, 12-20 bytes for
-/// pairs);
-/// otherwise the tile's own. f32 by a user comparator at 2^24 (256 x 17
-/// tiles, 6 blocks per SM for the tile sort): 0.740 ms with the passes at 8
-/// or 7, 0.781 ms at 6; 512 x 17 tiles 0.755 ms at 4, 0.810 ms at 3 (H200,
-/// one call, `d952bf7`). With u32 values (256 x 11 tiles, 4 blocks per SM
-/// for the tile sort) at 2^22 / 2^24 / 2^26: 0.416 / 1.656 / 6.628 ms at
-/// 8, 0.445 / 1.734 / 7.081 at 6, 0.497 / 1.957 / 8.156 at 4 (H200, one
-/// call, `1e83b81`).
+/// 4-byte keys alone on sm_80 and sm_90 (2048 threads per SM), as many as
+/// fill the SM's threads (32 registers, no spills); otherwise the tile's
+/// own. f32 by a user comparator at 2^24 (256 x 17 tiles, 6 blocks per SM
+/// for the tile sort): 0.740 ms with the passes at 8 or 7, 0.781 ms at 6;
+/// 512 x 17 tiles 0.755 ms at 4, 0.810 ms at 3 (H200, one call, `d952bf7`).
+/// Key-value passes (u32 values, 256 x 11 tiles at 4) ran faster at 8
+/// (2^24: 1.656 against 1.957 ms; H200, one call, `1e83b81`) but spill 12-64
+/// bytes above 4 blocks, so they keep the tile's.
 pub(crate) fn pass_blocks(arch: u32, policy: TilePolicy, slot_bytes: usize) -> u32 {
     let full_sm = arch == 0 || arch == 80 || arch >= 90;
     if slot_bytes == 4 && full_sm {
@@ -322,7 +320,7 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
         let mut plan = Self::pairs(arch, cmp, len);
         #[cfg(feature = "merge-tuning")]
         tune_tile("CUPRIM_SORT_PAIRS_TILE", &mut plan.policy);
-        plan.pass_min_blocks = pass_blocks(arch, plan.policy, size_of::<K>().max(size_of::<V>()));
+        plan.pass_min_blocks = plan.policy.min_blocks;
         plan
     }
 
