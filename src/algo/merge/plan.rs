@@ -207,8 +207,10 @@ pub(crate) fn merge_policy(arch: u32, slot_bytes: usize, pairs: bool, len: u64) 
 /// CUB's merge-sort shape: f32 by a user comparator at 2^24 0.808 ms
 /// against 0.837 for 512 x 15 at 4 (3 runs; CUB 0.824), 512 x 17 at 3
 /// 0.835, 256 x 15 at 8 0.838 (H200, one call, i19-load). The bound keeps
-/// them below 4096 tiles, the passes measured; above it, not measured, the
-/// sort keeps the merge's tiles.
+/// them below 4096 tiles, the passes measured; above it the sort keeps the
+/// merge's tiles. 512 x 19 tiles there (one pass fewer at 2^26 and 2^28)
+/// measured 2.784 / 11.109 ms against 2.929 / 12.143 ms (H200, `1e83b81`),
+/// but the expression form's tile kernel spills 32 bytes at that shape.
 pub const SORT_TILES_4352_BELOW: u64 = 4096 * 4352;
 
 /// The merge sort's tiles: [`merge_policy`]'s, except 4-byte keys alone
@@ -220,16 +222,6 @@ pub(crate) fn sort_policy(arch: u32, slot_bytes: usize, pairs: bool, len: u64) -
             block: 256,
             items: 17,
             min_blocks: 6,
-        }
-    } else if async_keys && slot_bytes == 4 && len >= SORT_TILES_4352_BELOW && (arch == 0 || arch >= 90) {
-        // 9728 per tile, one pass fewer than the merge's 7680 at 2^26 and 2^28: f32 by a user comparator in
-        // 2.784 / 11.109 ms against 2.929 / 12.143 ms (512 x 17 at 3: 2.836 ms at 2^26; CUB 3.096 / 13.091 ms),
-        // passes at 4 blocks per SM (H200, two calls, 1e83b81 and b2aa9b2). sm_90 only: on sm_80 its fused pass
-        // spills 4 bytes.
-        TilePolicy {
-            block: 512,
-            items: 19,
-            min_blocks: 3,
         }
     } else {
         merge_policy(arch, slot_bytes, pairs, len)
