@@ -758,9 +758,9 @@ where
 
 /// The segmented sort kernels of [`ExprOps::segmented_sorted`](crate::expr::ExprOps::segmented_sorted)
 /// over a key expression (every size class, `u32` and `u64` offsets, whose
-/// first reads are of the expression) and the collect of the elements
-/// outside the segments. (Its longest segments use [`precompile_expr_sort`]'s
-/// modules of the same expression.)
+/// first reads are of the expression), the survey of the offsets and the
+/// collect of the elements outside the segments. (Its longest segments use
+/// [`precompile_expr_sort`]'s modules of the same expression.)
 ///
 /// ```
 /// use cuprim::precompile::{precompile_expr_segsort, Target};
@@ -777,9 +777,10 @@ pub fn precompile_expr_segsort<KE: crate::expr::Expr>(target: Target<'_>, keys: 
 where
     KE::Item: Element,
 {
-    use crate::algo::segsort::plan::input_kernel_specs;
+    use crate::algo::segsort::plan::{input_kernel_specs, survey_specs};
     let mut specs = input_kernel_specs::<KE::Item, KE::Item, u32, KE>(false, Some(keys));
     specs.extend(input_kernel_specs::<KE::Item, KE::Item, u64, KE>(false, Some(keys)));
+    specs.extend(survey_specs());
     specs.push(KernelSpec::of(&tr::Collect::new(arch_of(target), keys, 1)));
     run(target, specs)
 }
@@ -809,10 +810,11 @@ where
     KE::Item: Element,
     VE::Item: Element,
 {
-    use crate::algo::segsort::plan::input_kernel_specs;
+    use crate::algo::segsort::plan::{input_kernel_specs, survey_specs};
     let both = crate::expr::zip(keys.clone(), values.clone());
     let mut specs = input_kernel_specs::<KE::Item, VE::Item, u32, _>(true, Some(&both));
     specs.extend(input_kernel_specs::<KE::Item, VE::Item, u64, _>(true, Some(&both)));
+    specs.extend(survey_specs());
     specs.push(KernelSpec::of(&tr::Collect::new(arch_of(target), &both, 2)));
     run(target, specs)
 }
@@ -1079,10 +1081,10 @@ pub fn precompile_merge_by<K: Element, V: Element, C: Comparator<K>>(target: Tar
     run(target, crate::algo::merge::plan::merge_specs::<K, V, C>(arch_of(target), &cmp))
 }
 
-/// The segmented sort kernels (every size class) for keys `K` alone and
-/// with values `V`, with `u32` and `u64` offsets. (Its longest segments
-/// use the radix sort's modules: [`precompile_sort`],
-/// [`precompile_sort_pairs`].)
+/// The segmented sort kernels (every size class, and the survey of the
+/// offsets) for keys `K` alone and with values `V`, with `u32` and `u64`
+/// offsets. (Its longest segments use the radix sort's modules:
+/// [`precompile_sort`], [`precompile_sort_pairs`].)
 ///
 /// ```
 /// use cuprim::precompile::{precompile_segsort, Target};
@@ -1096,6 +1098,7 @@ pub fn precompile_segsort<K: Element, V: Element>(target: Target<'_>) -> Result<
     specs.extend(kernel_specs::<K, K, u64>(false));
     specs.extend(kernel_specs::<K, V, u32>(true));
     specs.extend(kernel_specs::<K, V, u64>(true));
+    specs.extend(crate::algo::segsort::plan::survey_specs());
     run(target, specs)
 }
 

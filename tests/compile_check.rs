@@ -876,6 +876,20 @@ fn every_kernel_compiles_for_sm80_and_sm90() {
             entry.1.push(report.log);
         }
     }
+    // The segmented sort's survey of the offsets is its own module (one per
+    // offset type, whatever the keys: the bitonic-only sorts compile no radix
+    // module for it), from the segmented sort jobs: on every architecture.
+    for &arch in ARCHS {
+        let surveys = by_module
+            .keys()
+            .filter(|(a, module, _)| *a == arch && module.contains("segsort/segsort_survey.cu"))
+            .count();
+        if surveys != 2 {
+            failures.push(format!(
+                "sm_{arch}: {surveys} modules of kernels/segsort/segsort_survey.cu, not 2 (u32 and u64 offsets)"
+            ));
+        }
+    }
     let modules = by_module.len();
     for ((_, module, _), (name, logs)) in &by_module {
         let reported = logs.iter().find(|log| log.lines().any(|l| resource_line(l).is_some()));

@@ -3,11 +3,11 @@
 // over the keys' order-preserving form (sort/radix_sort.cuh:
 // radix_ordered, the same `total_cmp` order as the device-wide sort).
 //
-// cuprim_segsort_survey finds the longest segment and checks the offsets on
-// the device; when one tile class holds every segment, its kernel sorts
-// them all (below) with nothing read back but the survey. Otherwise the
-// host reads the offsets back, checks them and splits the segments into
-// size classes (src/algo/segsort/plan.rs):
+// cuprim_segsort_survey (segsort_survey.cu, its own module) finds the
+// longest segment and checks the offsets on the device; when one tile class
+// holds every segment, its kernel sorts them all (below) with nothing read
+// back but the survey. Otherwise the host reads the offsets back, checks
+// them and splits the segments into size classes (src/algo/segsort/plan.rs):
 // 1. cuprim_segsort_tile: one block per segment of at most SEG_TILE keys.
 //    The keys are read from global memory once, sorted by every pass in
 //    registers and shared memory, and written once. Only the bits in
@@ -183,43 +183,6 @@ __device__ __forceinline__ void seg_rank_tile(const KR (&key)[CUPRIM_ITEMS], u32
     __syncthreads();
     seg_digit_starts<RADIX, DPT>(s_wc, s_start, s_warp, tot);
     radix_positions<RADIX, CUPRIM_ITEMS>(pos, s_start, s_wc + warp * RADIX);
-}
-
-// ---------------------------------------------------------------------------
-// The offsets surveyed on the device, so the host need not read them back
-// when one tile class holds every segment: out[0] becomes the longest
-// segment's length, out[1] the number of bad offset pairs (decreasing, or
-// past n keys). out starts zeroed. Any grid of 256-thread blocks.
-// (Expression modules: out[2], out[3] too, see below.)
-
-extern "C" __global__ void __launch_bounds__(256) cuprim_segsort_survey(const I* offsets, u64 segments, u64 n, u64* out) {
-    u64 longest = 0, bad = 0;
-    for (u64 s = blockIdx.x * (u64)blockDim.x + threadIdx.x; s < segments; s += (u64)gridDim.x * blockDim.x) {
-        const u64 a = (u64)offsets[s], b = (u64)offsets[s + 1];
-        if (b < a || b > n) {
-            bad++;
-        } else if (b - a > longest) {
-            longest = b - a;
-        }
-    }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        const u64 l = __shfl_xor_sync(0xffffffffu, longest, off);
-        longest = l > longest ? l : longest;
-        bad += __shfl_xor_sync(0xffffffffu, bad, off);
-    }
-    if ((threadIdx.x & 31) == 0) {
-        if (longest) atomicMax((unsigned long long*)out, (unsigned long long)longest);
-        if (bad) atomicAdd((unsigned long long*)(out + 1), (unsigned long long)bad);
-    }
-#if CUPRIM_SEGSORT_X
-    // A sort of an expression also writes the elements before the first
-    // offset and after the last: out[2] and out[3] are those offsets.
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        out[2] = (u64)offsets[0];
-        out[3] = (u64)offsets[segments];
-    }
-#endif
 }
 
 // ---------------------------------------------------------------------------

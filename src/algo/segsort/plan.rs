@@ -1,8 +1,11 @@
 //! Plans and launches of `kernels/segsort/segsort.cu`: the size classes
 //! (tile shapes), the split of the segments into them, the one-block-per-
-//! segment kernels, and the device-wide sort of the longest segments; and
-//! of `kernels/segsort/segsort_bitonic.cu`, which takes the segments of up
-//! to 1024 keys of a sort of keys alone (at most 4 bytes, every bit).
+//! segment kernels, and the device-wide sort of the longest segments; of
+//! `kernels/segsort/segsort_bitonic.cu`, which takes the segments of up
+//! to 1024 keys of a sort of keys alone (at most 4 bytes, every bit); and
+//! of `kernels/segsort/segsort_survey.cu`, the survey of the offsets that
+//! every sort runs first (its own module: a sort whose segments all go to
+//! the bitonic kernel compiles no radix module).
 
 use super::SegArgs;
 use crate::algo::sort::plan::RADIX_SORT_COMMON;
@@ -23,7 +26,7 @@ use std::mem::size_of;
 template!(
     SEGSORT,
     "segsort/segsort.cu",
-    ["cuprim_segsort_tile", "cuprim_segsort_large", "cuprim_segsort_survey"],
+    ["cuprim_segsort_tile", "cuprim_segsort_large"],
     headers: [RADIX_SORT_COMMON]
 );
 
@@ -32,7 +35,7 @@ template!(
 template!(
     SEGSORT_X,
     "segsort/segsort.cu",
-    ["cuprim_segsort_tile_x", "cuprim_segsort_large_x", "cuprim_segsort_survey"],
+    ["cuprim_segsort_tile_x", "cuprim_segsort_large_x"],
     headers: [RADIX_SORT_COMMON]
 );
 
@@ -44,6 +47,10 @@ template!(
     ["cuprim_segsort_bitonic"],
     headers: [RADIX_SORT_COMMON]
 );
+
+// The survey of the offsets (the longest segment, bad pairs): offsets `I`
+// alone, no radix headers.
+template!(SEGSORT_SURVEY, "segsort/segsort_survey.cu", ["cuprim_segsort_survey"]);
 
 /// One tile shape of the segmented sort: `block` threads (32, 64, 128 or
 /// 256) of `items` keys each; ptxas is asked for `min_blocks` resident
@@ -185,7 +192,9 @@ impl<K: Element, V: Element, I: IndexElement, X: Node> Specialise for SegSort<'_
 
 /// Every module of keys `K` (with values `V` when `pairs`) and offsets `I`:
 /// one per size class, and for keys alone of at most 4 bytes the bitonic
-/// kernel's (with the `segsort-tuning` feature, its shuffle form too).
+/// kernel's (with the `segsort-tuning` feature, its shuffle form too). The
+/// survey every sort runs first is one module per offset type, whatever the
+/// keys: [`survey_specs`].
 pub(crate) fn kernel_specs<K: Element, V: Element, I: IndexElement>(pairs: bool) -> Vec<KernelSpec> {
     let mut specs = input_kernel_specs::<K, V, I, Leaf<'static, K>>(pairs, None);
     if !pairs && size_of::<K>() <= 4 {
@@ -679,13 +688,41 @@ pub(crate) fn sort_segments_of<K: Element, V: Element, I: IndexElement, X: Node>
     Ok(())
 }
 
+/// The survey's module (`kernels/segsort/segsort_survey.cu`): offsets `I`,
+/// nothing else (the same module for every key and value type, tile shape
+/// and input).
+pub(crate) struct SegSurvey<I> {
+    _t: PhantomData<fn() -> I>,
+}
+
+impl<I: IndexElement> SegSurvey<I> {
+    pub fn new() -> Self {
+        SegSurvey { _t: PhantomData }
+    }
+}
+
+impl<I: IndexElement> Specialise for SegSurvey<I> {
+    fn template(&self) -> &'static Template {
+        &SEGSORT_SURVEY
+    }
+
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        w.elem::<I>("I");
+    }
+}
+
+/// The survey's modules: `u32` and `u64` offsets.
+pub(crate) fn survey_specs() -> Vec<KernelSpec> {
+    vec![KernelSpec::of(&SegSurvey::<u32>::new()), KernelSpec::of(&SegSurvey::<u64>::new())]
+}
+
 /// `cuprim_segsort_survey(const I* offsets, u64 segments, u64 n, u64* out)`.
 type SurveyArgs<I> = (Ptr<I>, u64, u64, Ptr<u64>);
 
 fn survey_entry<I: IndexElement>() -> Entry<SurveyArgs<I>> {
-    // SAFETY: matches `cuprim_segsort_survey` in kernels/segsort/segsort.cu:
-    // reads offsets[0..=segments] and adds into out[0..2] (zeroed), 256
-    // threads per block; an expression module's also writes out[2..4].
+    // SAFETY: matches `cuprim_segsort_survey` in
+    // kernels/segsort/segsort_survey.cu: reads offsets[0..=segments], adds
+    // into out[0..2] (zeroed) and writes out[2..4], 256 threads per block.
     unsafe { Entry::declare("cuprim_segsort_survey") }
 }
 
@@ -723,7 +760,7 @@ pub(crate) fn sort_segments_surveyed_of<K: Element, V: Element, I: IndexElement,
     let (keys, values, input) = (target.keys, target.values, target.input);
     let pairs = values.is_some();
     let shapes = shapes(size_of::<K>(), if pairs { size_of::<V>() } else { 0 });
-    let surveyor = module::<K, V, I, X>(dev, shapes[0], pairs, input)?;
+    let surveyor = dev.module(&SegSurvey::<I>::new())?;
     let mut layout = ScratchLayout::new();
     let out = layout.zeroed::<u64>(4);
     let (longest, bad, first, last) = dev.with_scratch(&layout, |s| {
@@ -751,8 +788,10 @@ pub(crate) fn sort_segments_surveyed_of<K: Element, V: Element, I: IndexElement,
     if bad > 0 {
         return Ok(false);
     }
-    if bitonic && k == 1 {
-        // (Only in place: no expression, nothing outside the segments to write.)
+    if bitonic && k <= 1 {
+        // (Only in place: no expression, nothing outside the segments to
+        // write. Class 0 holds only empty segments here: the bitonic kernel
+        // skips them, and no radix module is compiled.)
         return launch_bitonic::<K, I>(dev, keys, offsets, Ptr::null(), segments, args).map(|()| true);
     }
     let module = module::<K, V, I, X>(dev, shapes[k], pairs, input)?;
