@@ -2,7 +2,7 @@
 
 mod common;
 
-use cuprim::ops::{Abs, BitAnd, BitOr, BitXor, Square};
+use cuprim::ops::{Abs, BitAnd, BitOr, BitXor, Negate, Square};
 use cuprim::pred::{Eq, Ge, Gt, IsNan, Lt};
 use cuprim::prelude::*;
 use rand::Rng;
@@ -321,5 +321,202 @@ fn element_to_matches_element() {
             v.min_element_to(&mut empty, &mut value),
             Err(cuprim::Error::InvalidArgument(_))
         ));
+    }
+}
+
+/// The reference of `min_element` / `max_element`, written here: the first
+/// NaN if any, else the first of the least (greatest) values, -0.0 before
+/// +0.0 for the least (after for the greatest).
+fn arg_ref<T: Element>(xs: &[T], greatest: bool) -> Option<(usize, T)> {
+    if let Some(i) = xs.iter().position(|x| x.is_nan()) {
+        return Some((i, xs[i]));
+    }
+    let neg = |x: T| x.to_f64().is_sign_negative();
+    let better = |x: T, y: T| {
+        if x != y {
+            if greatest {
+                x > y
+            } else {
+                x < y
+            }
+        } else if greatest {
+            !neg(x) && neg(y)
+        } else {
+            neg(x) && !neg(y)
+        }
+    };
+    let mut best = 0;
+    for i in 1..xs.len() {
+        if better(xs[i], xs[best]) {
+            best = i;
+        }
+    }
+    xs.get(best).map(|&x| (best, x))
+}
+
+/// Both `min_element` and `max_element` of `s` against [`arg_ref`] of `data`.
+fn check_arg<T: Element>(s: &DeviceSlice<'_, T>, data: &[T], ctx: &str) {
+    for greatest in [false, true] {
+        let got = if greatest { s.max_element() } else { s.min_element() }.unwrap();
+        let want = arg_ref(data, greatest);
+        let agree = match (got, want) {
+            (Some((i, x)), Some((j, y))) => i == j && common::same(x, y),
+            (None, None) => true,
+            _ => false,
+        };
+        assert!(agree, "greatest={greatest}: got {got:?}, want {want:?}: {ctx}");
+    }
+}
+
+/// min_element / max_element where a fold by threads and vectors can go
+/// wrong: the best value (or a NaN, or -0.0 among +0.0) tied at several
+/// places, the first of them in a later lane, vector, thread or block than
+/// another; NaNs of both signs; every element the worst value (the
+/// identity); slices at offsets 0..=8 with lengths around the vector
+/// widths, every element type.
+#[test]
+fn arg_extremes_at_the_edges() {
+    fn check<T: common::Sample>(dev: &Device) {
+        let n = 70_001;
+        let of = |x: f64| x.cast::<T>();
+        let specials = T::specials();
+        let nans: Vec<T> = specials.iter().copied().filter(|x| x.is_nan()).collect();
+        let (zero, neg_zero) = (of(0.0), of(-0.0));
+        let places: &[&[usize]] = &[
+            &[n - 1],
+            &[4097, 40_961, n - 1],
+            &[1023, 1025, 4096],
+            &[6, 5, 1023],
+            &[0, n - 1],
+            &[3, 2, 1],
+        ];
+        let mut patterns: Vec<(String, Vec<T>)> = Vec::new();
+        for &at in places {
+            // The least and the greatest value at `at`, the rest between.
+            let mut data = vec![of(5.0); n];
+            for (k, &i) in at.iter().enumerate() {
+                data[i] = if k % 2 == 0 { of(1.0) } else { of(9.0) };
+            }
+            patterns.push((format!("1 and 9 at {at:?}"), data.clone()));
+            for &i in at {
+                data[i] = of(1.0);
+            }
+            patterns.push((format!("ties of 1 at {at:?}"), data.clone()));
+            if !nans.is_empty() {
+                // NaNs (both signs, any payload) after a better value.
+                let mut data = vec![of(5.0); n];
+                data[0] = T::lowest();
+                for (k, &i) in at.iter().enumerate() {
+                    data[i] = nans[k % nans.len()];
+                }
+                patterns.push((format!("NaNs at {at:?}"), data));
+                let mut data = vec![zero; n];
+                for &i in at {
+                    data[i] = neg_zero;
+                }
+                patterns.push((format!("-0.0 at {at:?} among +0.0"), data));
+                let mut data = vec![neg_zero; n];
+                for &i in at {
+                    data[i] = zero;
+                }
+                patterns.push((format!("+0.0 at {at:?} among -0.0"), data));
+            }
+        }
+        for worst in [T::highest(), T::lowest()] {
+            patterns.push(("every element the identity".into(), vec![worst; n]));
+            let mut data = vec![worst; n];
+            data[n - 1] = of(3.0);
+            patterns.push(("the identity but the last".into(), data));
+        }
+        for (what, data) in &patterns {
+            let v = DeviceVec::from_slice(dev, data).unwrap();
+            for a in 0..=8usize {
+                for len in [1usize, 2, 3, 5, 8, 15, 16, 17, 33, 4095, 4097, n] {
+                    let b = (a + len).min(n);
+                    let ctx = format!("{dev:?} {} {what}, slice {a}..{b}", T::NAME);
+                    check_arg(&v.slice(a..b).unwrap(), &data[a..b], &ctx);
+                }
+            }
+        }
+    }
+    for dev in common::devices() {
+        check::<u8>(&dev);
+        check::<i8>(&dev);
+        check::<u32>(&dev);
+        check::<i32>(&dev);
+        check::<u64>(&dev);
+        check::<i64>(&dev);
+        check::<f16>(&dev);
+        check::<bf16>(&dev);
+        check::<f32>(&dev);
+        check::<f64>(&dev);
+    }
+}
+
+/// min_element / max_element of input expressions (a map, a permutation,
+/// a zip of slices at different offsets, read element by element) against
+/// the reference of the collected values, on random values with specials.
+#[test]
+fn arg_extremes_of_expressions() {
+    fn check<T: common::Sample + cuprim::ops::Arith>(dev: &Device) {
+        for n in [1usize, 2, 5, 17, 4097, 70_001] {
+            let (mut r, seed) = common::rng(&format!("arg-expr-{}-{n}", T::NAME));
+            let ctx = common::ctx(dev, &format!("arg_extremes_of_expressions {}", T::NAME), n, seed);
+            let data: Vec<T> = common::random_vec(&mut r, n);
+            let other: Vec<T> = common::random_vec(&mut r, n);
+            let idx: Vec<u32> = (0..n).map(|_| r.gen_range(0..n as u32)).collect();
+            let v = DeviceVec::from_slice(dev, &data).unwrap();
+            let w = DeviceVec::from_slice(dev, &other).unwrap();
+            let di = DeviceVec::from_slice(dev, &idx).unwrap();
+            for a in [0usize, 1, 3] {
+                let s = v.slice(a.min(n)..).unwrap();
+                let negated = s.transform(Negate).unwrap().to_vec().unwrap();
+                for greatest in [false, true] {
+                    let got = if greatest {
+                        s.map(Negate).max_element()
+                    } else {
+                        s.map(Negate).min_element()
+                    }
+                    .unwrap();
+                    let want = arg_ref(&negated, greatest);
+                    assert!(
+                        got.map(|p| p.0) == want.map(|p| p.0) && got.zip(want).is_none_or(|(g, w)| common::same(g.1, w.1)),
+                        "map(Negate) greatest={greatest} from {a}: got {got:?}, want {want:?}: {ctx}"
+                    );
+                }
+                // Offsets 1 and 0: one element at a time.
+                let m = n - a.min(n);
+                let (sa, sb) = (v.slice(a.min(n)..).unwrap(), w.slice(0..m).unwrap());
+                let products = sa.transform2(&sb, Mul).unwrap().to_vec().unwrap();
+                for greatest in [false, true] {
+                    let z = zip(&sa, &sb).map(Mul);
+                    let got = if greatest { z.max_element() } else { z.min_element() }.unwrap();
+                    let want = arg_ref(&products, greatest);
+                    assert_eq!(
+                        got.map(|p| p.0),
+                        want.map(|p| p.0),
+                        "zip map(Mul) greatest={greatest} from {a}: {ctx}"
+                    );
+                }
+            }
+            let gathered: Vec<T> = idx.iter().map(|&i| data[i as usize]).collect();
+            for greatest in [false, true] {
+                let p = v.permute(&di);
+                let got = if greatest { p.max_element() } else { p.min_element() }.unwrap();
+                let want = arg_ref(&gathered, greatest);
+                assert!(
+                    got.map(|p| p.0) == want.map(|p| p.0) && got.zip(want).is_none_or(|(g, w)| common::same(g.1, w.1)),
+                    "permute greatest={greatest}: got {got:?}, want {want:?}: {ctx}"
+                );
+            }
+        }
+    }
+    for dev in common::devices() {
+        check::<u8>(&dev);
+        check::<i32>(&dev);
+        check::<i64>(&dev);
+        check::<f16>(&dev);
+        check::<f32>(&dev);
+        check::<f64>(&dev);
     }
 }
