@@ -177,16 +177,12 @@ template <typename T> __device__ __forceinline__ bool cuprim_sign_bit(T a) {
 // value, -0.0 before (after) +0.0; two NaNs are tied.
 // A half value's place in the order below as one integer (smaller comes
 // first): 0 for NaN, then the order-preserving key of its sign-magnitude
-// bits (-0.0 below +0.0), reversed for the greatest-first order
-// (cuprim_half_key); no other value's is 0 (the least, -inf's, is
-// INF_BITS ^ 0x7fff). Integer registers only (comparing as float made
-// min_element spill).
-template <bool Greatest, typename T> __device__ __forceinline__ u32 cuprim_half_key(T x) {
-    const u32 key = (x.bits & 0x8000) ? (~x.bits & 0xffffu) : (x.bits | 0x8000u);
-    return Greatest ? key ^ 0xffffu : key;
-}
+// bits (-0.0 below +0.0), reversed for the greatest-first order. Integer
+// registers only (comparing as float made min_element spill).
 template <bool Greatest, typename T> __device__ __forceinline__ u32 cuprim_half_rank(T x) {
-    return (x.bits & 0x7fff) > T::INF_BITS ? 0u : cuprim_half_key<Greatest>(x);
+    if ((x.bits & 0x7fff) > T::INF_BITS) return 0;
+    const u32 key = (x.bits & 0x8000) ? (~x.bits & 0xffffu) : (x.bits | 0x8000u);
+    return Greatest ? 0x10000u - key : key + 1;
 }
 template <bool Greatest, typename T> __device__ __forceinline__ bool cuprim_ranks_before(T x, T y) {
     if constexpr (cuprim_traits<T>::is_half) {
@@ -201,28 +197,22 @@ template <bool Greatest, typename T> __device__ __forceinline__ bool cuprim_rank
 // Min / Max: NaN is contagious and -0.0 < +0.0, so the result does not
 // depend on the order operands are combined in (matches cuprim::ops::Min/Max).
 // min_element / max_element: an element's place in the order of Min (Max)
-// as one unsigned integer, smaller first, equal exactly when tied
-// (cuprim_arg_rank): the order-preserving key of the value (-0.0 before
-// +0.0 for the least), reversed for the greatest, and 0 for a float NaN,
-// which no other float's is (the least, -inf's, has every mantissa bit
-// set). cuprim_arg_key is the same without the NaN test: a NaN's key is
-// anywhere (cuprim_arg_rank_n tests a vector's NaNs once). Keys of 8-bit
-// integers stay below 256, of halves below 65536; only those of the 32-
-// and 64-bit integers reach ~0.
-template <bool Greatest, typename T> __device__ __forceinline__ auto cuprim_arg_key(T x) {
+// as one unsigned integer, smaller first, equal exactly when tied: 0 for
+// NaN, then the order-preserving key of the value (-0.0 before +0.0 for
+// the least), reversed for the greatest. One integer compare per element.
+template <bool Greatest, typename T> __device__ __forceinline__ auto cuprim_arg_rank(T x) {
     if constexpr (cuprim_traits<T>::is_half) {
-        return cuprim_half_key<Greatest>(x);
+        return cuprim_half_rank<Greatest>(x);
     } else if constexpr (cuprim_traits<T>::is_float && sizeof(T) == 4) {
-        // Least first: a negative value's bits all flipped, else the sign
-        // bit set; greatest first: the complement of that, a positive
-        // value's magnitude bits flipped (one LOP3 either way).
         const u32 b = __float_as_uint(x);
-        const u32 neg = (u32)((i32)b >> 31);
-        return Greatest ? b ^ (~neg & 0x7fffffffu) : b ^ (neg | 0x80000000u);
+        if ((b & 0x7fffffffu) > 0x7f800000u) return 0u;
+        const u32 key = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+        return Greatest ? 0xffffffffu - key : key + 1u;
     } else if constexpr (cuprim_traits<T>::is_float) {
         const u64 b = (u64)__double_as_longlong(x);
-        const u64 neg = (u64)((i64)b >> 63);
-        return Greatest ? b ^ (~neg & 0x7fffffffffffffffull) : b ^ (neg | 0x8000000000000000ull);
+        if ((b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull) return (u64)0;
+        const u64 key = (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
+        return Greatest ? 0xffffffffffffffffull - key : key + 1ull;
     } else if constexpr (sizeof(T) == 8) {
         const u64 key = (u64)x ^ (((T)-1 < (T)0) ? 0x8000000000000000ull : 0ull);
         return Greatest ? ~key : key;
@@ -230,99 +220,8 @@ template <bool Greatest, typename T> __device__ __forceinline__ auto cuprim_arg_
         // 8- and 32-bit integers, widened to u32 with their order kept.
         constexpr u32 sign = ((T)-1 < (T)0) ? (1u << (8 * sizeof(T) - 1)) : 0u;
         constexpr u32 mask = 0xffffffffu >> (32 - 8 * sizeof(T));
-        return ((u32)x & mask) ^ (Greatest ? sign ^ mask : sign);
-    }
-}
-template <bool Greatest, typename T> __device__ __forceinline__ auto cuprim_arg_rank(T x) {
-    if constexpr (cuprim_traits<T>::is_half) {
-        return cuprim_half_rank<Greatest>(x);
-    } else if constexpr (cuprim_traits<T>::is_float) {
-        return cuprim_is_nan(x) ? (decltype(cuprim_arg_key<Greatest>(x)))0 : cuprim_arg_key<Greatest>(x);
-    } else {
-        return cuprim_arg_key<Greatest>(x);
-    }
-}
-// The least 16-bit lane of N words (each two u16 lanes): min.u16x2 on
-// sm_90, whose lanes need no unpacking until the last word.
-template <int N> __device__ __forceinline__ u32 cuprim_least_u16_lane(const u32 (&w)[N]) {
-#if __CUDA_ARCH__ >= 900
-    u32 m = w[0];
-#pragma unroll
-    for (int j = 1; j < N; j++) asm("min.u16x2 %0, %1, %2;" : "=r"(m) : "r"(m), "r"(w[j]));
-    const u32 lo = m & 0xffffu, hi = m >> 16;
-    return lo < hi ? lo : hi;
-#else
-    u32 least = 0xffffffffu;
-#pragma unroll
-    for (int j = 0; j < N; j++) {
-        const u32 lo = w[j] & 0xffffu, hi = w[j] >> 16;
-        least = lo < least ? lo : least;
-        least = hi < least ? hi : least;
-    }
-    return least;
-#endif
-}
-// The least cuprim_arg_rank of N elements (a 16-byte vector's):
-// - f32 and f64: the least key, or 0 if any is NaN (one NaN test for the
-//   vector, which ptxas pairs up);
-// - halves, two per 32-bit word: both keys at once (a negative lane's
-//   magnitude bits flipped by `neg - (neg >> 15)`), a lane NaN when its
-//   magnitude plus 0x7fff - INF_BITS carries into bit 15, the least lane
-//   by cuprim_least_u16_lane;
-// - 8-bit integers, four per word: the keys by one xor, spread to 16-bit
-//   lanes;
-// - other integers: the rank of the least (greatest) value.
-template <bool Greatest, typename T, int N> __device__ __forceinline__ auto cuprim_arg_rank_n(const T (&x)[N]) {
-    if constexpr (cuprim_traits<T>::is_half && N % 2 == 0) {
-        constexpr u32 nan_carry = (0x7fffu - T::INF_BITS) * 0x10001u;
-        u32 keys[N / 2];
-        u32 nan = 0;
-#pragma unroll
-        for (int j = 0; j < N / 2; j++) {
-            const u32 w = (u32)x[2 * j].bits | ((u32)x[2 * j + 1].bits << 16);
-            const u32 neg = w & 0x80008000u;
-            keys[j] = w ^ (neg - (neg >> 15)) ^ (Greatest ? 0x7fff7fffu : 0x80008000u);
-            nan |= (w & 0x7fff7fffu) + nan_carry;
-        }
-        const u32 least = cuprim_least_u16_lane(keys);
-        return (nan & 0x80008000u) ? 0u : least;
-    } else if constexpr (sizeof(T) == 1 && N % 4 == 0) {
-        constexpr u32 sign = ((T)-1 < (T)0) ? 0x80u : 0u;
-        constexpr u32 flip = (Greatest ? sign ^ 0xffu : sign) * 0x01010101u;
-        u32 lanes[N / 2];
-#pragma unroll
-        for (int j = 0; j < N / 4; j++) {
-            const u32 w = ((u32)(u8)x[4 * j] | ((u32)(u8)x[4 * j + 1] << 8) | ((u32)(u8)x[4 * j + 2] << 16) |
-                           ((u32)(u8)x[4 * j + 3] << 24)) ^
-                          flip;
-            lanes[2 * j] = w & 0x00ff00ffu;
-            lanes[2 * j + 1] = (w >> 8) & 0x00ff00ffu;
-        }
-        return cuprim_least_u16_lane(lanes);
-    } else if constexpr (cuprim_traits<T>::is_float && !cuprim_traits<T>::is_half) {
-        auto least = cuprim_arg_key<Greatest>(x[0]);
-        bool nan = cuprim_is_nan(x[0]);
-#pragma unroll
-        for (int k = 1; k < N; k++) {
-            const auto key = cuprim_arg_key<Greatest>(x[k]);
-            least = key < least ? key : least;
-            nan = nan || cuprim_is_nan(x[k]);
-        }
-        return nan ? (decltype(least))0 : least;
-    } else if constexpr (cuprim_traits<T>::is_half) {
-        auto least = cuprim_arg_rank<Greatest>(x[0]);
-#pragma unroll
-        for (int k = 1; k < N; k++) {
-            const auto rank = cuprim_arg_rank<Greatest>(x[k]);
-            least = rank < least ? rank : least;
-        }
-        return least;
-    } else {
-        // Integers: the rank of the least (greatest) value.
-        T first = x[0];
-#pragma unroll
-        for (int k = 1; k < N; k++) first = (Greatest ? first < x[k] : x[k] < first) ? x[k] : first;
-        return cuprim_arg_rank<Greatest>(first);
+        const u32 key = ((u32)x & mask) ^ sign;
+        return Greatest ? ~key : key;
     }
 }
 // min_element / max_element: true when (bv, bi) replaces (av, ai): b comes

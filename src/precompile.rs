@@ -170,29 +170,6 @@ pub fn precompile_expr_reduce<E: crate::expr::Expr, Op: Monoid<E::Item> + Commut
     run(target, vec![KernelSpec::of(&plan), KernelSpec::of(&collect)])
 }
 
-/// The `min_element` and `max_element` kernels of an input expression of
-/// elements (what [`ExprOps::min_element`](crate::expr::ExprOps::min_element),
-/// `max_element` and their `_to` forms run).
-///
-/// ```
-/// use cuprim::precompile::{precompile_expr_extremes, Target};
-/// use cuprim::prelude::*;
-/// use cuprim::ops::Abs;
-/// let host = Device::host();
-/// let x = DeviceVec::<f32>::zeros(&host, 1)?;
-/// for report in precompile_expr_extremes(Target::Arch(90), &x.map(Abs)).unwrap_or_default() {
-///     println!("{}: {}", report.name, report.log);
-/// }
-/// # Ok::<(), cuprim::Error>(())
-/// ```
-pub fn precompile_expr_extremes<E: crate::expr::Expr>(target: Target<'_>, expr: &E) -> Result<Vec<KernelReport>>
-where
-    E::Item: Element,
-{
-    let arch = arch_of(target);
-    run(target, rd::extreme_specs_of(arch, expr))
-}
-
 /// The fused scans (inclusive and exclusive, fast and deterministic
 /// look-back) of an input expression by `op`: for a tuple expression the
 /// scan that writes each field to its own array, as

@@ -416,24 +416,6 @@ fn expr_jobs(arch: u32, jobs: &mut Vec<Job>) {
             Ok(r)
         },
     );
-    job(jobs, format!("sm_{arch} fused: min_element / max_element"), move || {
-        use cuprim::precompile::precompile_expr_extremes;
-        let host = Device::host();
-        let a = DeviceVec::<f32>::zeros(&host, 0)?;
-        let b = DeviceVec::<f32>::zeros(&host, 0)?;
-        let i = DeviceVec::<u32>::zeros(&host, 0)?;
-        let h = DeviceVec::<f16>::zeros(&host, 0)?;
-        let c = DeviceVec::<u8>::zeros(&host, 0)?;
-        let mut r = precompile_expr_extremes(t, &a.map(Abs))?;
-        r.extend(precompile_expr_extremes(t, &zip(&a, &b).map(Mul))?);
-        // Halves four to a vector (the u32 indices' width), gathered.
-        r.extend(precompile_expr_extremes(t, &h.map(Negate).permute(&i))?);
-        r.extend(precompile_expr_extremes(t, &counting(&host, 0u64, 3, 0))?);
-        // 16 elements per vector (a 1-byte buffer), each widened to 8 bytes.
-        r.extend(precompile_expr_extremes(t, &c.map(Cast::<f64>::new()))?);
-        r.extend(precompile_expr_extremes(t, &c.map(Cast::<i8>::new()))?);
-        Ok(r)
-    });
     job(
         jobs,
         format!("sm_{arch} fused: reduce_by_key (tuples unzipped), unique, run lengths, segmented, sorts"),

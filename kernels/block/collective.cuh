@@ -86,8 +86,7 @@ template <typename T> struct cuprim_kv {
 };
 
 // The same with the value's rank in the order (prelude.cuh:
-// cuprim_arg_rank), carried so that combining two compares integers and
-// ranks no element twice.
+// cuprim_arg_rank), carried so that a fold ranks each element once.
 template <typename T, typename R> struct cuprim_arg_acc {
     T v;
     u64 i;

@@ -256,57 +256,31 @@ template <typename In> constexpr int cuprim_x_items() {
     return In::WIDEST ? 16 / In::WIDEST : 4;
 }
 
-// cuprim_consume_vec over an expression: one(x, i) with x = in.load(i) for
-// the head and tail elements, vec(x, first) with x.v[k] = in.load(first + k)
-// (k < cuprim_x_items<In>()) for each body vector, every element once in
-// the grid, in cuprim_consume_vec's order (a buffer takes
-// cuprim_consume_vec itself). Buffers at different offsets from a vector
-// boundary take a scalar grid-stride loop: one(x, i) for every element.
-template <int UNROLL, bool STREAM = false, typename In, typename One, typename Vec>
-__device__ __forceinline__ void cuprim_consume_vx(const In& in, u64 n, One one, Vec vec) {
+// cuprim_consume over an expression: visit(x, i) with x = in.load(i) for
+// every i < n, once in the grid, in cuprim_consume's order (a buffer takes
+// cuprim_consume itself). Buffers at different offsets from a vector
+// boundary take a scalar grid-stride loop.
+template <int UNROLL, bool STREAM = false, typename In, typename Visit>
+__device__ __forceinline__ void cuprim_consume_x(const In& in, u64 n, Visit visit) {
     if constexpr (In::IS_BUF) {
-        cuprim_consume_vec<UNROLL, STREAM>(in.p, n, one, vec);
+        cuprim_consume<UNROLL, STREAM>(in.p, n, visit);
     } else {
         constexpr int ITEMS = cuprim_x_items<In>();
         typedef typename In::item T;
         const u32 m = in.template misalign<ITEMS>();
         if (m == CUPRIM_X_MIXED) {
-            for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) one(in.load(i), i);
+            for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) visit(in.load(i), i);
             return;
         }
         const cuprim_split<ITEMS> s(n, m == CUPRIM_X_ANY ? 0u : m);
         cuprim_split_stride<UNROLL>(
-            s, [&](u64 i) { one(in.load(i), i); }, [&](u64 v) { return in.template load_n<ITEMS>(s.index(v, 0)); },
-            [&](u64 v, const cuprim_arr<T, ITEMS>& x) { vec(x, s.index(v, 0)); });
-    }
-}
-
-// The index of the first element of the c-th body vector (from 0) that the
-// calling thread takes in cuprim_consume_vx (its vectors come in
-// grid-stride order: thread_id, then thread_id + thread_count, ...). A
-// fold can count vectors instead of carrying their indices.
-template <typename In> __device__ __forceinline__ u64 cuprim_x_vector_first(const In& in, u64 n, u64 c) {
-    constexpr int ITEMS = cuprim_x_items<In>();
-    u32 m;
-    if constexpr (In::IS_BUF) {
-        m = cuprim_misalign<ITEMS>(in.p);
-    } else {
-        m = in.template misalign<ITEMS>();
-        m = m == CUPRIM_X_ANY ? 0u : m;
-    }
-    const cuprim_split<ITEMS> s(n, m);
-    return s.index(cuprim_thread_id() + c * cuprim_thread_count(), 0);
-}
-
-// cuprim_consume over an expression: visit(x, i) with x = in.load(i) for
-// every i < n, once in the grid, in cuprim_consume_vx's order (a vector's
-// elements in order).
-template <int UNROLL, bool STREAM = false, typename In, typename Visit>
-__device__ __forceinline__ void cuprim_consume_x(const In& in, u64 n, Visit visit) {
-    cuprim_consume_vx<UNROLL, STREAM>(in, n, visit, [&](const auto& x, u64 first) {
+            s, [&](u64 i) { visit(in.load(i), i); },
+            [&](u64 v) { return in.template load_n<ITEMS>(s.index(v, 0)); },
+            [&](u64 v, const cuprim_arr<T, ITEMS>& x) {
 #pragma unroll
-        for (int k = 0; k < cuprim_x_items<In>(); k++) visit(x.v[k], first + k);
-    });
+                for (int k = 0; k < ITEMS; k++) visit(x.v[k], s.index(v, k));
+            });
+    }
 }
 
 // An input split at vector boundaries (cuprim_split) and read in vectors of

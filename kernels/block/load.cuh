@@ -246,32 +246,23 @@ __device__ __forceinline__ void cuprim_split_stride(const cuprim_split<ITEMS, AL
     if (t < s.n) one(t);
 }
 
-// Read-only form by vectors: one(x, i) with x = in[i] for the head and tail
-// elements, vec(x, first) for each body vector (x.v[k] = in[first + k],
-// k < 16 / sizeof(T)), every element once in the grid (STREAM:
-// cuprim_load_stream's streaming load). A thread takes its head element,
-// its vectors in order, then its tail element: the indices it sees only
-// grow, so a fold in one / vec has a fixed order for a given length,
-// alignment and grid. `in` is not written during the kernel.
-template <int UNROLL, bool STREAM = false, typename T, typename One, typename Vec>
-__device__ __forceinline__ void cuprim_consume_vec(const T* __restrict__ in, u64 n, One one, Vec vec) {
+// Read-only form: visit(x, i) with x = in[i], for every i < n, once in the
+// grid, 16-byte vectors in the body (STREAM: cuprim_load_stream's streaming
+// load). A thread visits its head element, its vectors' elements in order,
+// then its tail element, so a fold in visit has a fixed order for a given
+// length, alignment and grid. `in` is not written during the kernel.
+template <int UNROLL, bool STREAM = false, typename T, typename Visit>
+__device__ __forceinline__ void cuprim_consume(const T* __restrict__ in, u64 n, Visit visit) {
     constexpr int ITEMS = 16 / sizeof(T);
     typedef cuprim_vec<T, ITEMS> V;
     const cuprim_split<ITEMS> s(n, cuprim_misalign<ITEMS>(in));
     const V* __restrict__ vin = s.body(in);
     cuprim_split_stride<UNROLL>(
-        s, [&](u64 i) { one(cuprim_load_ro(in + i), i); }, [&](u64 v) { return cuprim_load_stream<STREAM>(vin + v); },
-        [&](u64 v, const V& x) { vec(x, s.index(v, 0)); });
-}
-
-// Read-only form: visit(x, i) with x = in[i], for every i < n, once in the
-// grid, in cuprim_consume_vec's order (a vector's elements in order).
-template <int UNROLL, bool STREAM = false, typename T, typename Visit>
-__device__ __forceinline__ void cuprim_consume(const T* __restrict__ in, u64 n, Visit visit) {
-    cuprim_consume_vec<UNROLL, STREAM>(in, n, visit, [&](const cuprim_vec<T, 16 / sizeof(T)>& x, u64 first) {
+        s, [&](u64 i) { visit(cuprim_load_ro(in + i), i); }, [&](u64 v) { return cuprim_load_stream<STREAM>(vin + v); },
+        [&](u64 v, const V& x) {
 #pragma unroll
-        for (int k = 0; k < 16 / (int)sizeof(T); k++) visit(x.v[k], first + k);
-    });
+            for (int k = 0; k < ITEMS; k++) visit(x.v[k], s.index(v, k));
+        });
 }
 
 // One vector of each of Ts (a tuple), for cuprim_map.

@@ -275,7 +275,7 @@ where
         write_common(self, w);
         w.typedef("P", "u64");
         // The accumulator carries the value's rank (one integer compare per
-        // combine); the value and index lead, as the host reads them.
+        // element); the value and index lead, as the host reads them.
         w.typedef(
             "A",
             if std::mem::size_of::<E::Item>() <= 4 {
@@ -289,11 +289,10 @@ where
         w.text(
             "#define CUPRIM_REDUCE_STORE(out, total, p) do { if (p) { *(T*)(out) = (total).v; *(u64*)(p) = (total).i; } else { *(out) = (total); } } while (0)",
         );
-        // Threads fold ranks by vector (reduce.cu: rd_arg_fold); the
-        // threads' and blocks' results combine by rank, then index.
         w.piece(self.greatest, |&greatest| {
             format!(
-                "#define CUPRIM_REDUCE_FOLD rd_arg_fold<{greatest}>\n\
+                "struct MapFn {{ __device__ __forceinline__ static A apply(T x, u64 i, P p) {{ (void)p; \
+                 return A{{x, i, cuprim_arg_rank<{greatest}>(x)}}; }} }};\n\
                  struct ReduceOp {{ __device__ __forceinline__ static A apply(A a, A b) {{ \
                  return (b.r < a.r || (b.r == a.r && b.i < a.i)) ? b : a; }} \
                  __device__ __forceinline__ static A identity() {{ const T x = {}; return A{{x, ~0ull, cuprim_arg_rank<{greatest}>(x)}}; }} }};",
@@ -460,20 +459,13 @@ where
 
 /// min_element and max_element of `T`, for precompile.
 pub(crate) fn extreme_specs<T: Element>(arch: u32) -> Vec<KernelSpec> {
-    extreme_specs_of(arch, &Leaf::<T>::type_only())
-}
-
-/// min_element and max_element of an input expression, for precompile.
-pub(crate) fn extreme_specs_of<E: Node>(arch: u32, input: &E) -> Vec<KernelSpec>
-where
-    E::Item: Element,
-{
+    let input = Leaf::<T>::type_only();
     [false, true]
         .into_iter()
         .map(|greatest| {
             KernelSpec::of(&Extreme {
                 arch,
-                input,
+                input: &input,
                 greatest,
                 index_out: 0,
             })
