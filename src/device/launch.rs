@@ -308,31 +308,8 @@ impl CudaDevice {
     /// Queues `entry` of `module` on the device's stream. Safe: the
     /// argument types are `entry`'s declared parameters (checked by the
     /// compiler) and every pointer comes from memory held for the call.
-    pub fn launch<A: Args>(&self, module: &Module, entry: Entry<A>, grid: Grid, mut args: A) -> Result<()> {
-        if grid.blocks == 0 {
-            return Ok(());
-        }
-        let k = module.function(entry.name)?;
-        let stream = self.raw_stream(entry.name)?;
-        allow_shared(k, grid.shared, self.shared_optin())?;
-        args.with_pointers(|ptrs| {
-            // SAFETY: `entry` was declared (unsafely, once) with this exact
-            // parameter list, so the pointer array matches the kernel's
-            // parameters; the pointed-to values live until the call returns.
-            unsafe {
-                cudarc::driver::result::launch_kernel(
-                    k.function.cu_function(),
-                    (grid.blocks, 1, 1),
-                    (grid.threads, 1, 1),
-                    grid.shared,
-                    stream,
-                    ptrs,
-                )
-            }
-        })
-        .map_err(|e| self.fail(&format!("launching {}", entry.name), e))?;
-        self.queued(entry.name);
-        Ok(())
+    pub fn launch<A: Args>(&self, module: &Module, entry: Entry<A>, grid: Grid, args: A) -> Result<()> {
+        self.queue(module, entry, grid, args, false)
     }
 
     /// Queues `entry` as [`launch`](Self::launch) does, but as a
@@ -345,14 +322,17 @@ impl CudaDevice {
     ///
     /// # Safety
     /// Every block of `entry` must call `cuprim_grid_wait()`
-    /// (`kernels/prelude.cuh`) before it touches any global memory that
+    /// (`kernels/block/load.cuh`) before it touches any global memory that
     /// earlier work on the stream reads or writes, and on every path, even
     /// one that returns early: a kernel's completion then implies its
     /// predecessor's, so dependences chain.
-    pub unsafe fn launch_dependent<A: Args>(&self, module: &Module, entry: Entry<A>, grid: Grid, mut args: A) -> Result<()> {
-        if !self.dependent_launch() {
-            return self.launch(module, entry, grid, args);
-        }
+    pub unsafe fn launch_dependent<A: Args>(&self, module: &Module, entry: Entry<A>, grid: Grid, args: A) -> Result<()> {
+        self.queue(module, entry, grid, args, self.dependent_launch())
+    }
+
+    /// The one launch path: `cuLaunchKernelEx` with programmatic stream
+    /// serialization when `dependent`, else `cuLaunchKernel`.
+    fn queue<A: Args>(&self, module: &Module, entry: Entry<A>, grid: Grid, mut args: A, dependent: bool) -> Result<()> {
         if grid.blocks == 0 {
             return Ok(());
         }
@@ -360,30 +340,45 @@ impl CudaDevice {
         let stream = self.raw_stream(entry.name)?;
         allow_shared(k, grid.shared, self.shared_optin())?;
         use cudarc::driver::sys;
-        // SAFETY: a plain-data union of C types; zero is a valid pattern, and the field set below is the one the
-        // attribute's id names.
-        let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
-        value.programmaticStreamSerializationAllowed = 1;
-        let mut attr = sys::CUlaunchAttribute {
-            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-            pad: [0; 4],
-            value,
-        };
-        let config = sys::CUlaunchConfig {
-            gridDimX: grid.blocks,
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: grid.threads,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: grid.shared,
-            hStream: stream,
-            attrs: &mut attr,
-            numAttrs: 1,
-        };
         args.with_pointers(|ptrs| {
-            // SAFETY: as in `launch` (the parameter list matches the declared entry, the values outlive the call);
-            // `config` and `attr` live across it; the caller guarantees the kernel waits for its predecessor.
+            if !dependent {
+                // SAFETY: `entry` was declared (unsafely, once) with this exact
+                // parameter list, so the pointer array matches the kernel's
+                // parameters; the pointed-to values live until the call returns.
+                return unsafe {
+                    cudarc::driver::result::launch_kernel(
+                        k.function.cu_function(),
+                        (grid.blocks, 1, 1),
+                        (grid.threads, 1, 1),
+                        grid.shared,
+                        stream,
+                        ptrs,
+                    )
+                };
+            }
+            // SAFETY: a plain-data union of C types; zero is a valid pattern, and the field set below is the one
+            // the attribute's id names.
+            let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+            value.programmaticStreamSerializationAllowed = 1;
+            let mut attr = sys::CUlaunchAttribute {
+                id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                pad: [0; 4],
+                value,
+            };
+            let config = sys::CUlaunchConfig {
+                gridDimX: grid.blocks,
+                gridDimY: 1,
+                gridDimZ: 1,
+                blockDimX: grid.threads,
+                blockDimY: 1,
+                blockDimZ: 1,
+                sharedMemBytes: grid.shared,
+                hStream: stream,
+                attrs: &mut attr,
+                numAttrs: 1,
+            };
+            // SAFETY: as the plain launch above; `config` and `attr` live across the call; the caller of
+            // `launch_dependent` guarantees the kernel waits for its predecessor.
             unsafe { sys::cuLaunchKernelEx(&config, k.function.cu_function(), ptrs.as_mut_ptr(), std::ptr::null_mut()) }.result()
         })
         .map_err(|e| self.fail(&format!("launching {}", entry.name), e))?;

@@ -133,22 +133,16 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
                     Grid::new(tiles.div_ceil(PARTITION_BLOCK as u64) as u32, PARTITION_BLOCK),
                 )
             };
-            let dependent = dependent_passes();
             let mut run = tile;
             while run < n {
                 // SAFETY (each dependent launch): the partition and both pass kernels call cuprim_grid_wait() first,
                 // in every block, before any global access (kernels/merge/merge.cu).
-                match (splits, dependent) {
-                    (Some(splits), true) => unsafe {
+                match splits {
+                    Some(splits) => unsafe {
                         dev.launch_dependent(&module, partition, cuts, (src.0, n, run, splits, tiles))?;
                         dev.launch_dependent(&module, pass, grid, (src.0, src.1, n, run, splits, dst.0, dst.1))?;
                     },
-                    (Some(splits), false) => {
-                        dev.launch(&module, partition, cuts, (src.0, n, run, splits, tiles))?;
-                        dev.launch(&module, pass, grid, (src.0, src.1, n, run, splits, dst.0, dst.1))?;
-                    }
-                    (None, true) => unsafe { dev.launch_dependent(&module, pass_fused, grid, (src.0, src.1, n, run, dst.0, dst.1))? },
-                    (None, false) => dev.launch(&module, pass_fused, grid, (src.0, src.1, n, run, dst.0, dst.1))?,
+                    None => unsafe { dev.launch_dependent(&module, pass_fused, grid, (src.0, src.1, n, run, dst.0, dst.1))? },
                 }
                 std::mem::swap(&mut src, &mut dst);
                 run = run.saturating_mul(2);
@@ -157,17 +151,6 @@ impl<K: Element, V: Element, C: Comparator<K>> Merge<'_, K, V, C> {
             Ok(())
         })
     }
-}
-
-/// Whether the passes are dependent launches (where the device has them:
-/// [`CudaDevice::launch_dependent`]). Experiment override (feature
-/// `merge-tuning`): `CUPRIM_SORT_PDL=0` launches them plainly.
-fn dependent_passes() -> bool {
-    #[cfg(feature = "merge-tuning")]
-    if let Ok(v) = std::env::var("CUPRIM_SORT_PDL") {
-        return v != "0";
-    }
-    true
 }
 
 #[cfg(test)]
