@@ -40,7 +40,8 @@
 //! little-endian f32) and `DIR/manifest.txt`, one line per matrix row: `row
 //! D k points-file queries-file`, which `benchmarks/anchors/cukd_anchor.cu`
 //! reads to time cudaKDTree on the same inputs. `CUPRIM_KNN_MATRIX=3d`
-//! keeps only the 3-D matrix, `=0` drops the matrix. With the
+//! keeps only the 3-D matrix, `=0` drops the matrix; `CUPRIM_KNN_KS=8,16,32`
+//! replaces the 3-D matrix's k values. With the
 //! `knn-tuning` feature, `knn_tune_<child|entry><L>_<points>_<queries>_k8`
 //! rows (3-D) sweep the traversal's use of the boxes and the number of
 //! box-free levels (`knn_tune_plane_*`: no boxes).
@@ -287,7 +288,11 @@ fn knn_matrix(c: &mut Criterion) {
     }
     let (n, q) = if dev.is_cuda() { (1_000_000, 1_000_000) } else { (100_000, 10_000) };
     let all = [Shape::Uniform, Shape::Clustered, Shape::Surface, Shape::Mixed];
-    matrix::<3>(c, &dev, n, q, &all, |_| vec![1, 8, 64]);
+    // CUPRIM_KNN_KS=8,16,32 replaces the 3-D matrix's k values.
+    let ks3: Vec<usize> = std::env::var("CUPRIM_KNN_KS")
+        .map(|v| v.split(',').map(|x| x.trim().parse().expect("CUPRIM_KNN_KS: k values")).collect())
+        .unwrap_or_else(|_| vec![1, 8, 64]);
+    matrix::<3>(c, &dev, n, q, &all, |_| ks3.clone());
     matrix::<3>(c, &dev, n, q, &[Shape::Shell], |_| vec![8]);
     if which == "3d" {
         return;

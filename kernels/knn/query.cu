@@ -4,7 +4,9 @@
 // L % CUPRIM_DIM; nodes below nb have the tight box of their subtree).
 // Also the Morton codes that order queries spatially.
 // Specialised on: F, CUPRIM_DIM, CUPRIM_K (see knn.cuh), CUPRIM_KNN_CHILD_BOXES,
-// CUPRIM_KNN_X (queries from an input expression KnnIn, below).
+// CUPRIM_KNN_X (queries from an input expression KnnIn, below),
+// CUPRIM_KNN_COLUMN (the candidates in a heap of CUPRIM_K slots in shared
+// memory, below, rather than KnnList).
 //
 // Traversal: depth first, every subtree with a lower bound of the squared
 // distance to its points: the distance to its box where it has one, else
@@ -30,9 +32,9 @@
 // the splitting plane and pushed with the plane bound; a node with a box
 // checks it (loaded with the node) on entry and is skipped with its whole
 // subtree when it is beyond the k-th candidate.
-template <bool RADIUS, bool EXCLUDE, bool COUNT>
+template <bool RADIUS, bool EXCLUDE, bool COUNT, typename List>
 __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
-                                        const F (&qc)[CUPRIM_DIM], u32 self, F bound, KnnList& list, u32& count, F* st_d, u32* st_n,
+                                        const F (&qc)[CUPRIM_DIM], u32 self, F bound, List& list, u32& count, F* st_d, u32* st_n,
                                         u32 stride) {
     u32 visits = 0, sp = 0, node = 0, dim = 0;
     F lb = F(0);
@@ -131,9 +133,14 @@ __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const
     }
 }
 
+#ifndef CUPRIM_KNN_COLUMN
+#define CUPRIM_KNN_COLUMN 0
+#endif
+
 // This thread's traversal stack: `depth` entries of (bound, node) in
 // columns of the dynamic shared memory, depth * blockDim * (sizeof(F) + 4)
-// bytes.
+// bytes; with CUPRIM_KNN_COLUMN the columns of its candidate heap follow,
+// CUPRIM_K * blockDim * (sizeof(F) + 4) bytes more.
 struct KnnStack {
     F* d;
     u32* n;
@@ -145,6 +152,19 @@ struct KnnStack {
         n = reinterpret_cast<u32*>(knn_smem + (size_t)depth * stride * sizeof(F)) + threadIdx.x;
     }
 };
+
+// The candidate list of the tree kernels, started on the output row (or on
+// the shared-memory columns after the stack of `depth` entries).
+#if CUPRIM_KNN_COLUMN
+typedef KnnColumnHeap KnnQueryList;
+__device__ __forceinline__ void knn_list_init(KnnQueryList& list, u32 k, F*, u32*, u32 depth) {
+    extern __shared__ __align__(16) unsigned char knn_smem[];
+    list.init(k, knn_smem + (size_t)depth * blockDim.x * (sizeof(F) + 4), CUPRIM_K);
+}
+#else
+typedef KnnList KnnQueryList;
+__device__ __forceinline__ void knn_list_init(KnnQueryList& list, u32 k, F* row_d, u32* row_i, u32) { list.init(k, row_d, row_i); }
+#endif
 
 // The queries: `const F* queries` (q x CUPRIM_DIM coordinates), or with
 // CUPRIM_KNN_X an input expression `KnnIn queries` (knn.cuh), each query
@@ -195,8 +215,8 @@ __device__ __forceinline__ void knn_query(const KnnNode* __restrict__ nodes, con
         if (COUNT) visits[t] = 0;
         return;
     }
-    KnnList list;
-    list.init(k, rd, ri);
+    KnnQueryList list;
+    knn_list_init(list, k, rd, ri, depth);
     u32 count = 0;
     const u32 v = knn_walk<false, false, COUNT>(nodes, boxes, n, nb, qc, KNN_MISSING, F(0), list, count, st.d, st.n, st.stride);
     if (COUNT) visits[t] = v;
@@ -234,8 +254,8 @@ extern "C" __global__ void cuprim_knn_radius(const KnnNode* __restrict__ nodes, 
         counts[row] = 0;
         return;
     }
-    KnnList list;
-    list.init(k, rd, ri);
+    KnnQueryList list;
+    knn_list_init(list, k, rd, ri, depth);
     u32 count = 0;
     knn_walk<true, false, false>(nodes, boxes, n, nb, qc, KNN_MISSING, bound, list, count, st.d, st.n, st.stride);
     counts[row] = count;
@@ -295,8 +315,8 @@ extern "C" __global__ void cuprim_knn_all(const KnnNode* __restrict__ nodes, con
         knn_missing_row(rd, ri, k);
         return;
     }
-    KnnList list;
-    list.init(k, rd, ri);
+    KnnQueryList list;
+    knn_list_init(list, k, rd, ri, depth);
     u32 count = 0;
     knn_walk<false, true, false>(nodes, boxes, n, nb, qc, me.idx, F(0), list, count, st.d, st.n, st.stride);
     list.finish(rd, ri, true);

@@ -21,6 +21,37 @@ pub(crate) fn query_policy(_arch: u32) -> Policy {
     }
 }
 
+/// The candidate list of the tree kernels for a k bucket (registers, or 0:
+/// a heap in global memory): from `COLUMN_HEAP_FROM` slots up, a heap in
+/// the thread's columns of shared memory instead of the register list
+/// (`kernels/knn/query.cu`). Experiment override (feature `knn-tuning`):
+/// `CUPRIM_KNN_COLUMN_FROM` = the smallest bucket (0: never).
+pub(crate) fn column_heap(bucket: u32) -> bool {
+    #[allow(unused_mut)]
+    let mut from = COLUMN_HEAP_FROM;
+    #[cfg(feature = "knn-tuning")]
+    if let Some(v) = std::env::var("CUPRIM_KNN_COLUMN_FROM").ok().and_then(|v| v.parse().ok()) {
+        from = v;
+    }
+    from > 0 && bucket >= from
+}
+
+// 32: uniform 3-D 1M x 1M, registers against the heap of two arrays (blocks of 32): k = 16 2.90 / 3.38 ms, k = 32 8.14 / 7.58, k = 64 25.75 / 20.21 (packed f32 slots since: 7.06 and 18.57); clustered-away k = 64 97.6 / 73.3 (H200, runs of 48febcf+heap).
+const COLUMN_HEAP_FROM: u32 = 32;
+
+/// Threads per block of the tree kernels with the column heap.
+/// Experiment override (feature `knn-tuning`): `CUPRIM_KNN_COLUMN_BLOCK`.
+pub(crate) fn column_block() -> u32 {
+    // 32: uniform k = 64 20.21 / 21.31 / 25.70 ms in blocks of 32 / 64 / 128, k = 32 7.58 / 7.89 / 8.21 (H200, run of 48febcf+heap): the columns, 680 B a thread at k = 64, allow about 10 warps an SM, in finer steps with smaller blocks.
+    #[allow(unused_mut)]
+    let mut block = 32;
+    #[cfg(feature = "knn-tuning")]
+    if let Some(v) = std::env::var("CUPRIM_KNN_COLUMN_BLOCK").ok().and_then(|v| v.parse().ok()) {
+        block = v;
+    }
+    block
+}
+
 /// The kd-tree traversal orders children by their boxes (loading both with
 /// the node) rather than by the splitting plane with a box check on entry.
 // false: plane order with entry checks took 1.496 / 8.15 / 2.17 ms against 1.672 / 9.66 / 2.29 ms by box order on uniform, clustered-away and mixed-away 3-D k = 8 (1M x 1M, 1 box-free level); box order won only on the torus and sphere-shell away rows (13.5 / 59.8 against 16.2 / 74.0 ms) (H100, run of ae63d3d).

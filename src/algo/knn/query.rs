@@ -3,7 +3,7 @@
 //! Morton order.
 
 use super::geometry::{depth, Coord, Point};
-use super::plan::{bucket, ptr, ptr_mut, query_policy, write_common, write_input, Rows, CHILD_BOXES};
+use super::plan::{bucket, column_block, column_heap, ptr, ptr_mut, query_policy, write_common, write_input, Rows, CHILD_BOXES};
 use crate::algo::policy::{elementwise, Policy};
 use crate::algo::sort::{SortMutOps, SortOptions};
 use crate::device::launch::KernelArg;
@@ -37,6 +37,8 @@ template!(
 /// whose k-nearest query and Morton codes read that expression of queries.
 pub(crate) struct QueryPlan<'a, P, X = Leaf<'static, f32>> {
     k_bucket: u32,
+    /// The candidates in a heap in shared memory (`plan::column_heap`).
+    column: bool,
     policy: Policy,
     child_boxes: bool,
     input: Option<&'a X>,
@@ -49,6 +51,7 @@ impl<'a, P: Point> QueryPlan<'a, P> {
     pub fn of_input<X: Node>(self, input: &'a X) -> QueryPlan<'a, P, X> {
         QueryPlan {
             k_bucket: self.k_bucket,
+            column: self.column,
             policy: self.policy,
             child_boxes: self.child_boxes,
             input: Some(input),
@@ -65,9 +68,16 @@ impl<P: Point> QueryPlan<'static, P> {
     /// `child_boxes`: order children by their boxes (else by the plane,
     /// with each box checked on entry); see `kernels/knn/query.cu`.
     pub fn with_child_boxes(arch: u32, k: usize, child_boxes: bool) -> Self {
+        let k_bucket = bucket(k);
+        let column = column_heap(k_bucket);
+        let mut policy = query_policy(arch);
+        if column {
+            policy.block = column_block();
+        }
         QueryPlan {
-            k_bucket: bucket(k),
-            policy: query_policy(arch),
+            k_bucket,
+            column,
+            policy,
             child_boxes,
             input: None,
             _p: PhantomData,
@@ -87,6 +97,9 @@ impl<P: Point, X: Node> Specialise for QueryPlan<'_, P, X> {
     fn write<W: SpecWriter>(&self, w: &mut W) {
         write_common::<P, W>(w, self.k_bucket);
         w.constant("CUPRIM_KNN_CHILD_BOXES", self.child_boxes as i64);
+        if self.column {
+            w.constant("CUPRIM_KNN_COLUMN", 1);
+        }
         if let Some(x) = self.input {
             write_input(x, w);
         }
@@ -200,14 +213,15 @@ pub(crate) enum Mode<F> {
     Radius(F, Ptr<u32>),
 }
 
-/// The block shape of the tree kernels: `items` threads with the stack of
-/// a tree of `n` nodes.
-fn tree_grid<F>(block: u32, items: u64, n: usize) -> Result<Grid> {
-    let depth = depth(n).max(1);
+/// The block shape of the tree kernels of `plan`: `items` threads with the
+/// stack of a tree of `n` nodes (and the candidate heap's columns).
+fn tree_grid<P: Point, X>(plan: &QueryPlan<'_, P, X>, items: u64, n: usize) -> Result<Grid> {
+    let block = plan.policy.block;
+    let columns = depth(n).max(1) + if plan.column { plan.k_bucket } else { 0 };
     Ok(Grid {
         blocks: u32::try_from(items.div_ceil(block as u64)).map_err(|_| Error::InvalidArgument(format!("{items} queries are too many")))?,
         threads: block,
-        shared: depth * block * (std::mem::size_of::<F>() as u32 + 4),
+        shared: columns * block * (std::mem::size_of::<P::Coord>() as u32 + 4),
     })
 }
 
@@ -245,7 +259,7 @@ pub(crate) fn run_of<P: Point, X: Node>(
     rows: Rows<P::Coord>,
 ) -> Result<()> {
     let plan = QueryPlan::<P>::with_child_boxes(dev.arch(), rows.k, tree.child_boxes);
-    let block = plan.policy.block;
+    let grid = tree_grid(&plan, q as u64, tree.n)?;
     let module = match &queries {
         Queries::Buffer(_) => dev.module(&plan)?,
         Queries::Expr(x, _) => {
@@ -277,7 +291,6 @@ pub(crate) fn run_of<P: Point, X: Node>(
     };
     let (nodes, boxes, n32, nb32, k32) = (ptr(tree.words)?, ptr(tree.boxes)?, tree.n as u32, tree.nb as u32, rows.k as u32);
     let depth = depth(tree.n).max(1);
-    let grid = tree_grid::<P::Coord>(block, q64, tree.n)?;
     let queries = match queries {
         Queries::Expr(_, a) => {
             let args = (nodes, boxes, n32, nb32, depth, a, order_ptr, q64, k32, rows.distances, rows.indices);
@@ -353,7 +366,7 @@ pub(crate) fn run_all<P: Point>(dev: &CudaDevice, tree: &Tree<'_, P::Coord>, row
     }
     let plan = QueryPlan::<P>::with_child_boxes(dev.arch(), rows.k, tree.child_boxes);
     let module = dev.module(&plan)?;
-    let grid = tree_grid::<P::Coord>(plan.policy.block, tree.n as u64, tree.n)?;
+    let grid = tree_grid(&plan, tree.n as u64, tree.n)?;
     let args = (
         ptr(tree.words)?,
         ptr(tree.boxes)?,
