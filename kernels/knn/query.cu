@@ -32,11 +32,14 @@
 // the splitting plane and pushed with the plane bound; a node with a box
 // checks it (loaded with the node) on entry and is skipped with its whole
 // subtree when it is beyond the k-th candidate.
-template <bool RADIUS, bool EXCLUDE, bool COUNT, typename List>
+//
+// The walk covers the subtree of node `start` (0: the whole tree), and with
+// SKIP all of it but the subtree of node `skip`, which it never enters.
+template <bool RADIUS, bool EXCLUDE, bool COUNT, bool SKIP = false, typename List>
 __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
                                         const F (&qc)[CUPRIM_DIM], u32 self, F bound, List& list, u32& count, F* st_d, u32* st_n,
-                                        u32 stride) {
-    u32 visits = 0, sp = 0, node = 0, dim = 0;
+                                        u32 stride, u32 start = 0, u32 skip = 0) {
+    u32 visits = 0, sp = 0, node = start, dim = (31 - __clz(start + 1)) % CUPRIM_DIM;
     F lb = F(0);
     while (true) {
         while (true) {
@@ -106,12 +109,12 @@ __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const
             const u32 far = right_first ? c : c + 1;
             const F b_near = right_first ? br : bl;
             const F b_far = right_first ? bl : br;
-            if (far < n && !(b_far > limit)) {
+            if (far < n && !(b_far > limit) && !(SKIP && far == skip)) {
                 st_d[sp * stride] = b_far;
                 st_n[sp * stride] = far;
                 sp++;
             }
-            if (near >= n || b_near > limit) break;
+            if (near >= n || b_near > limit || (SKIP && near == skip)) break;
             node = near;
             lb = b_near;
             dim = (dim + 1 == CUPRIM_DIM) ? 0 : dim + 1;
@@ -295,13 +298,18 @@ __device__ __forceinline__ u32 knn_inorder_node(u32 t, u32 n, u32 h) {
 // order: neighbouring threads hold neighbouring points, with no sort) and
 // writes the row of the node's point, its original index: the k nearest
 // other points, the point itself excluded by index. A point with a NaN
-// coordinate gets an all-missing row.
+// coordinate gets an all-missing row. The walk first covers the subtree of
+// the node's ancestor some log2(k) + 2 levels up (the node's own when it is
+// that high), where the nearest points mostly are, then the rest of the
+// tree: the nodes above that subtree meet a list already close to final,
+// not an empty one they would fill and be evicted from.
 extern "C" __global__ void cuprim_knn_all(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb, u32 depth,
                                           u32 k, F* __restrict__ out_d, u32* __restrict__ out_i) {
     KnnStack st(depth);
     const u64 t = cuprim_thread_id();
     if (t >= n) return;
-    const KnnNode me = knn_load_node(nodes, knn_inorder_node((u32)t, n, depth));
+    const u32 m = knn_inorder_node((u32)t, n, depth);
+    const KnnNode me = knn_load_node(nodes, m);
     F* rd = out_d + (u64)me.idx * k;
     u32* ri = out_i + (u64)me.idx * k;
     F qc[CUPRIM_DIM];
@@ -318,7 +326,14 @@ extern "C" __global__ void cuprim_knn_all(const KnnNode* __restrict__ nodes, con
     KnnQueryList list;
     knn_list_init(list, k, rd, ri, depth);
     u32 count = 0;
-    knn_walk<false, true, false>(nodes, boxes, n, nb, qc, me.idx, F(0), list, count, st.d, st.n, st.stride);
+    // The first subtree's root a: m's ancestor at level min(level(m),
+    // depth - 1 - (log2(k) + 2)) (the last level holds the leaves).
+    const u32 lm = 31 - __clz(m + 1);
+    const u32 up = 33 - __clz(k);
+    const u32 la = depth > up + 1 ? min(lm, depth - 1 - up) : 0;
+    const u32 a = ((m + 1) >> (lm - la)) - 1;
+    knn_walk<false, true, false>(nodes, boxes, n, nb, qc, me.idx, F(0), list, count, st.d, st.n, st.stride, a);
+    if (a != 0) knn_walk<false, true, false, true>(nodes, boxes, n, nb, qc, me.idx, F(0), list, count, st.d, st.n, st.stride, 0, a);
     list.finish(rd, ri, true);
 }
 #endif  // !CUPRIM_KNN_X
