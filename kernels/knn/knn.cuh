@@ -349,7 +349,7 @@ struct KnnList : KnnHeap<KnnPairSlots<false>> {
 
 // The heap in this thread's column of shared memory, k up to the capacity
 // the caller reserved: cheaper per offer than the register list for large
-// k (log2 k steps of a sift against k steps of an insertion, most of them
+// k (log4 k steps of a sift against k steps of an insertion, most of them
 // with a few lanes of the warp active). f32: one u64 a slot.
 template <bool PACKED> struct KnnColumnSlotsOf {
     typedef KnnPackedSlots type;
