@@ -142,31 +142,38 @@ __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const
 
 // This thread's traversal stack: `depth` entries of (bound, node) in
 // columns of the dynamic shared memory, depth * blockDim * (sizeof(F) + 4)
-// bytes; with CUPRIM_KNN_COLUMN the columns of its candidate heap follow,
-// CUPRIM_K * blockDim * (sizeof(F) + 4) bytes more.
+// bytes; with CUPRIM_KNN_COLUMN the columns of its candidate heap follow
+// (`end`), CUPRIM_K * blockDim * (sizeof(F) + 4) bytes more.
 struct KnnStack {
     F* d;
     u32* n;
     u32 stride;
-    __device__ __forceinline__ explicit KnnStack(u32 depth) {
+    u32 depth;
+    __device__ __forceinline__ explicit KnnStack(u32 depth_) : depth(depth_) {
         extern __shared__ __align__(16) unsigned char knn_smem[];
         stride = blockDim.x;
         d = reinterpret_cast<F*>(knn_smem) + threadIdx.x;
         n = reinterpret_cast<u32*>(knn_smem + (size_t)depth * stride * sizeof(F)) + threadIdx.x;
     }
+    // Where the columns after the stack's start (CUPRIM_KNN_COLUMN: the heap's).
+    __device__ __forceinline__ unsigned char* end() const {
+        extern __shared__ __align__(16) unsigned char knn_smem[];
+        return knn_smem + (size_t)depth * blockDim.x * (sizeof(F) + 4);
+    }
 };
 
 // The candidate list of the tree kernels, started on the output row (or on
-// the shared-memory columns after the stack of `depth` entries).
+// the shared-memory columns after the stack).
 #if CUPRIM_KNN_COLUMN
 typedef KnnColumnHeap KnnQueryList;
-__device__ __forceinline__ void knn_list_init(KnnQueryList& list, u32 k, F*, u32*, u32 depth) {
-    extern __shared__ __align__(16) unsigned char knn_smem[];
-    list.init(k, knn_smem + (size_t)depth * blockDim.x * (sizeof(F) + 4), CUPRIM_K);
+__device__ __forceinline__ void knn_list_init(KnnQueryList& list, u32 k, F*, u32*, const KnnStack& st) {
+    list.init(k, st.end(), CUPRIM_K);
 }
 #else
 typedef KnnList KnnQueryList;
-__device__ __forceinline__ void knn_list_init(KnnQueryList& list, u32 k, F* row_d, u32* row_i, u32) { list.init(k, row_d, row_i); }
+__device__ __forceinline__ void knn_list_init(KnnQueryList& list, u32 k, F* row_d, u32* row_i, const KnnStack&) {
+    list.init(k, row_d, row_i);
+}
 #endif
 
 // The queries: `const F* queries` (q x CUPRIM_DIM coordinates), or with
@@ -219,7 +226,7 @@ __device__ __forceinline__ void knn_query(const KnnNode* __restrict__ nodes, con
         return;
     }
     KnnQueryList list;
-    knn_list_init(list, k, rd, ri, depth);
+    knn_list_init(list, k, rd, ri, st);
     u32 count = 0;
     const u32 v = knn_walk<false, false, COUNT>(nodes, boxes, n, nb, qc, KNN_MISSING, F(0), list, count, st.d, st.n, st.stride);
     if (COUNT) visits[t] = v;
@@ -258,7 +265,7 @@ extern "C" __global__ void cuprim_knn_radius(const KnnNode* __restrict__ nodes, 
         return;
     }
     KnnQueryList list;
-    knn_list_init(list, k, rd, ri, depth);
+    knn_list_init(list, k, rd, ri, st);
     u32 count = 0;
     knn_walk<true, false, false>(nodes, boxes, n, nb, qc, KNN_MISSING, bound, list, count, st.d, st.n, st.stride);
     counts[row] = count;
@@ -324,7 +331,7 @@ extern "C" __global__ void cuprim_knn_all(const KnnNode* __restrict__ nodes, con
         return;
     }
     KnnQueryList list;
-    knn_list_init(list, k, rd, ri, depth);
+    knn_list_init(list, k, rd, ri, st);
     u32 count = 0;
     // The first subtree's root a: m's ancestor at level min(level(m),
     // depth - 1 - (log2(k) + 2)) (the last level holds the leaves).

@@ -27,12 +27,7 @@ pub(crate) fn query_policy(_arch: u32) -> Policy {
 /// (`kernels/knn/query.cu`). Experiment override (feature `knn-tuning`):
 /// `CUPRIM_KNN_COLUMN_FROM` = the smallest bucket (0: never).
 pub(crate) fn column_heap(bucket: u32) -> bool {
-    #[allow(unused_mut)]
-    let mut from = COLUMN_HEAP_FROM;
-    #[cfg(feature = "knn-tuning")]
-    if let Some(v) = std::env::var("CUPRIM_KNN_COLUMN_FROM").ok().and_then(|v| v.parse().ok()) {
-        from = v;
-    }
+    let from = tuned("CUPRIM_KNN_COLUMN_FROM", COLUMN_HEAP_FROM);
     from > 0 && bucket >= from
 }
 
@@ -42,14 +37,21 @@ const COLUMN_HEAP_FROM: u32 = 32;
 /// Threads per block of the tree kernels with the column heap.
 /// Experiment override (feature `knn-tuning`): `CUPRIM_KNN_COLUMN_BLOCK`.
 pub(crate) fn column_block() -> u32 {
-    // 32: uniform k = 64 20.21 / 21.31 / 25.70 ms in blocks of 32 / 64 / 128, k = 32 7.58 / 7.89 / 8.21 (H200, run of 48febcf+heap): the columns, 680 B a thread at k = 64, allow about 10 warps an SM, in finer steps with smaller blocks.
-    #[allow(unused_mut)]
-    let mut block = 32;
+    tuned("CUPRIM_KNN_COLUMN_BLOCK", COLUMN_BLOCK)
+}
+
+// 32: uniform k = 64 20.21 / 21.31 / 25.70 ms in blocks of 32 / 64 / 128, k = 32 7.58 / 7.89 / 8.21 (H200, run of 48febcf+heap): the columns, 680 B a thread at k = 64, allow about 10 warps an SM, in finer steps with smaller blocks.
+const COLUMN_BLOCK: u32 = 32;
+
+/// `value`, or with the feature `knn-tuning` the number in the environment
+/// variable `var` where it holds one. A default build reads nothing.
+fn tuned(var: &str, value: u32) -> u32 {
     #[cfg(feature = "knn-tuning")]
-    if let Some(v) = std::env::var("CUPRIM_KNN_COLUMN_BLOCK").ok().and_then(|v| v.parse().ok()) {
-        block = v;
+    if let Some(v) = std::env::var(var).ok().and_then(|v| v.parse().ok()) {
+        return v;
     }
-    block
+    let _ = var;
+    value
 }
 
 /// The kd-tree traversal orders children by their boxes (loading both with
