@@ -57,8 +57,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         const int valid = c1 - base < (u64)SBK_TILE ? (int)(c1 - base) : SBK_TILE;
         if (base != c0) __syncthreads();  // the previous tile's store is done with svals
         const bool whole = valid == SBK_TILE;
-        sbk_stage_x(keys, base, skeys, valid, whole);
-        sbk_stage_x(values, base, svals, valid, whole);
+        sbk_stage_both(keys, values, base, skeys, svals, valid, whole);
         __syncthreads();
 
         SegPair items[CUPRIM_ITEMS];
