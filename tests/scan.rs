@@ -729,6 +729,21 @@ fn scan_by_key_chunks_forced() {
                         want,
                         "{ctx}: runs up to {max_run}"
                     );
+                    // Views a few elements in: keys and values staged together only
+                    // where both sit at 16-byte boundaries.
+                    for (ok, ov) in [(0usize, 1usize), (1, 1), (3, 7), (4, 8)] {
+                        if n <= ov.max(ok) {
+                            continue;
+                        }
+                        let m = n - ov.max(ok);
+                        let want = reference_scan_by_key(&keys[ok..ok + m], &data[ov..ov + m], |a: i32, b: i32| a.wrapping_add(b));
+                        let (ks, vs) = (k.slice(ok..ok + m).unwrap(), v.slice(ov..ov + m).unwrap());
+                        assert_eq!(
+                            vs.scan_by_key(&ks, Add).unwrap().to_vec().unwrap(),
+                            want,
+                            "{ctx}: runs up to {max_run}, keys from {ok}, values from {ov}"
+                        );
+                    }
                 }
             }
         }
