@@ -11,7 +11,8 @@ template <typename V> __device__ __forceinline__ int sbk_pad(int i) { return i +
 
 // A thread's share of a whole tile of V as 16-byte vectors, held in
 // registers between their loads and their stores to padded shared memory,
-// so several tiles' loads can be in flight before the first store waits.
+// so the loads of two arrays' tiles (keys and values) can all be in flight
+// before the first store waits.
 template <typename V> struct SbkVecs {
     static constexpr int VEC = 16 / sizeof(V), VECS = SBK_TILE / VEC, PER = (VECS + CUPRIM_BLOCK - 1) / CUPRIM_BLOCK;
     cuprim_vec<V, VEC> x[PER];
