@@ -689,6 +689,116 @@ fn copy_if_tile_and_warp_boundaries() {
     }
 }
 
+/// copy_if and copy_if_into of views of `data` starting at each offset, against the reference
+/// (compared by `bits`); the outputs poisoned with `mid` first.
+fn check_copy_if_views<T: Element + PartialOrd>(dev: &Device, data: &[T], mid: T, offsets: &[usize], bits: impl Fn(T) -> u64, ctx: &str) {
+    let v = DeviceVec::from_slice(dev, data).unwrap();
+    for &off in offsets.iter().filter(|&&o| o <= data.len()) {
+        let ctx = format!("{ctx} n={} offset={off}", data.len());
+        let kept: Vec<u64> = data[off..].iter().copied().filter(|&x| x > mid).map(&bits).collect();
+        let s = v.slice(off..).unwrap();
+        let got: Vec<u64> = s.copy_if(Gt(mid)).unwrap().to_vec().unwrap().into_iter().map(&bits).collect();
+        assert!(got == kept, "copy_if {ctx}: {} kept, want {}", got.len(), kept.len());
+        let mut out = DeviceVec::from_slice(dev, &vec![mid; data.len() + 1]).unwrap();
+        let mut count = DeviceVec::from_slice(dev, &[u64::MAX]).unwrap();
+        s.copy_if_into(Gt(mid), &mut out, &mut count).unwrap();
+        assert_eq!(count.to_vec().unwrap(), vec![kept.len() as u64], "copy_if_into count {ctx}");
+        let out: Vec<u64> = out.to_vec().unwrap().into_iter().map(&bits).collect();
+        assert!(out[..kept.len()] == kept[..], "copy_if_into {ctx}");
+        assert!(
+            out[kept.len()..].iter().all(|&x| x == bits(mid)),
+            "copy_if_into wrote past the count {ctx}"
+        );
+    }
+}
+
+/// check_copy_if_views in u8, f16, u32, i64 and f32 of the given lengths, kept by `pattern`
+/// (0 all, 1 none, 2 random), from views at offsets that leave every kind of 16-byte
+/// misalignment; f32 NaN never kept, -0.0 and 0.0 always (bits compared).
+fn copy_if_views_of_each_type(dev: &Device, r: &mut common::TestRng, pattern: u32, lens: [usize; 5], ctx: &str) {
+    let mut flags = |n: usize| -> Vec<(bool, u32)> {
+        (0..n)
+            .map(|_| {
+                let x: u32 = r.gen();
+                (pattern == 0 || (pattern == 2 && x & 1 == 1), x)
+            })
+            .collect()
+    };
+    let f = flags(lens[0]);
+    let d8: Vec<u8> = f.iter().map(|&(k, x)| if k { 128 | x as u8 } else { 127 & x as u8 }).collect();
+    check_copy_if_views(dev, &d8, 127u8, &[0, 1, 7, 15], |x| x as u64, &format!("u8 {ctx}"));
+    // f16 in [1, 2) kept, in (-2, -1] not.
+    let f = flags(lens[1]);
+    let d16: Vec<f16> = f
+        .iter()
+        .map(|&(k, x)| f16::from_bits(if k { 0x3c00 } else { 0xbc00 } | (x as u16 & 0x3ff)))
+        .collect();
+    check_copy_if_views(dev, &d16, f16::ZERO, &[0, 3], |x| x.to_bits() as u64, &format!("f16 {ctx}"));
+    let f = flags(lens[2]);
+    let d32: Vec<u32> = f.iter().map(|&(k, x)| if k { x | 1 << 31 } else { x >> 1 }).collect();
+    check_copy_if_views(dev, &d32, u32::MAX / 2, &[0, 2], |x| x as u64, &format!("u32 {ctx}"));
+    let f = flags(lens[3]);
+    let d64: Vec<i64> = f.iter().map(|&(k, x)| if k { x as i64 + 1 } else { -(x as i64) }).collect();
+    check_copy_if_views(dev, &d64, 0i64, &[0, 1], |x| x as u64, &format!("i64 {ctx}"));
+    // f32 kept when > -1.
+    let f = flags(lens[4]);
+    let specials = [f32::NAN, -0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY];
+    let df: Vec<f32> = f
+        .iter()
+        .enumerate()
+        .map(|(i, &(k, x))| match (i % 97, k) {
+            (0, _) => specials[i / 97 % specials.len()],
+            (_, true) => (x % 1000) as f32,
+            (_, false) => -2.0 - (x % 1000) as f32,
+        })
+        .collect();
+    check_copy_if_views(dev, &df, -1.0f32, &[0, 1], |x| x.to_bits() as u64, &format!("f32 {ctx}"));
+}
+
+/// copy_if and copy_if_into of plain buffers over 16 MiB (on sm_90 the
+/// bulk-copy tiles, 24 KiB each) in 1, 2, 4 and 8-byte elements, from views
+/// at offsets that leave every kind of 16-byte misalignment (a head and a
+/// tail loaded apart, 32-element steps), with every element kept, none,
+/// and random ones; outputs poisoned first.
+#[test]
+fn copy_if_large_plain_buffers() {
+    let (mut r, seed) = rng(23);
+    for dev in common::devices() {
+        for pattern in 0..3 {
+            let lens = [
+                (1 << 24) + 4099,
+                (1 << 23) + 6001,
+                (1 << 22) + 5 * 6144 + 1,
+                (1 << 21) + 777,
+                (1 << 22) + 1000,
+            ];
+            copy_if_views_of_each_type(&dev, &mut r, pattern, lens, &format!("{dev:?} pattern={pattern} seed={seed}"));
+        }
+    }
+}
+
+/// The bulk-copy tiles of copy_if forced from one byte (feature
+/// `scan-tuning`; small inputs, so the GPU's sanitizers can run it): one
+/// element, a partial tile, one tile (6144 4-byte elements), one more, and
+/// many tiles, in every element size and misalignment.
+#[cfg(feature = "scan-tuning")]
+#[test]
+fn copy_if_bulk_forced() {
+    cuprim::algo::scan::tuning::set_select_bulk_over(Some(0));
+    let (mut r, seed) = rng(29);
+    for dev in common::devices() {
+        for pattern in 0..3 {
+            for n in [1usize, 20, 6143, 6144, 6145, 3 * 6144 + 17, 100_003] {
+                // One tile holds 24 KiB: 24576 u8, 12288 f16, 6144 u32 / f32, 3072 i64.
+                let m = |bytes: usize| if n > 6145 { n } else { n * 4 / bytes };
+                let lens = [m(1), m(2), n, m(8), n];
+                copy_if_views_of_each_type(&dev, &mut r, pattern, lens, &format!("{dev:?} pattern={pattern} seed={seed}"));
+            }
+        }
+    }
+    cuprim::algo::scan::tuning::set_select_bulk_over(None);
+}
+
 /// scan_by_key's chunk kernel forced from one element with chunks of one or
 /// two tiles (feature `scan-tuning`; small inputs, so the GPU's sanitizers
 /// can run it): random runs, one run, runs of 1, against the reference.

@@ -2,7 +2,8 @@
 //
 // Like kernels/scan.cu, but what is scanned is the number of selected
 // elements, and the look-back has a warp of its own. A block is
-// CUPRIM_BLOCK compute threads plus one look-back warp:
+// CUPRIM_BLOCK compute threads plus one look-back warp (select.cuh, shared
+// with select_bulk.cu, which copy_if of a large plain buffer takes on sm_90):
 //
 // - each compute warp loads its 32 * CUPRIM_ITEMS consecutive elements of
 //   the tile into registers (16-byte loads where the input allows), ranks
@@ -25,11 +26,9 @@
 // cuprim_x_buf<T>), T (its element), PredFn (bool apply(T x, T p)), CUPRIM_BLOCK
 // (compute threads, a multiple of 32), CUPRIM_ITEMS (at most 32).
 
-constexpr int SEL_WARPS = CUPRIM_BLOCK / 32;
-constexpr int SEL_THREADS = CUPRIM_BLOCK + 32;
 constexpr int SEL_WARP_TILE = 32 * CUPRIM_ITEMS;
 constexpr int SEL_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
-static_assert(CUPRIM_BLOCK % 32 == 0 && CUPRIM_ITEMS <= 32, "select: whole warps, at most 32 items a thread");
+static_assert(CUPRIM_ITEMS <= 32, "select: at most 32 items a thread");
 
 // Elements per load: the widest power of two of at most 16 bytes dividing CUPRIM_ITEMS.
 constexpr int sel_vec() {
@@ -47,29 +46,6 @@ constexpr int sel_count_bits() {
     return b;
 }
 constexpr int SEL_COUNT_BITS = sel_count_bits();
-
-// Counts are C: u32 below 2^32 elements (packed look-back state), else u64.
-struct CountOp {
-    __device__ __forceinline__ static C apply(C a, C b) { return a + b; }
-    __device__ __forceinline__ static C identity() { return 0; }
-};
-
-__device__ __forceinline__ void sel_bar_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void sel_bar_arrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
-__device__ __forceinline__ u32 sel_warp_sum(u32 x) {
-#if __CUDA_ARCH__ >= 800
-    return __reduce_add_sync(0xffffffffu, x);
-#else
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
-    return x;
-#endif
-}
 
 // selected[...]: the elements with PredFn(x, param), in order.
 // rejected (may be null): the others, in order.
@@ -91,22 +67,7 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
     TileState<C> state(status, aggregates, prefixes);
 
     if (warp == SEL_WARPS) {
-        // The look-back warp: the predecessors first (no need of this
-        // tile's count), then the inclusive prefix once the count is known.
-        C before = 0;
-        if (tile > 0) before = lookback_before<C, CountOp, false>(state, tile, (C)0, nullptr);
-        sel_bar_sync(2, SEL_THREADS);
-        if (tile > 0 && lane == 0) {
-            C total = 0;
-#pragma unroll
-            for (int w = 0; w < SEL_WARPS; w++) total += (C)warp_counts[w];
-            // Published after warp 0's aggregate (ordered by barrier 2), so
-            // the prefix is the tile's last word.
-            state.publish(tile, before + total, SCAN_PREFIX);
-            s_prefix = before;
-        }
-        __syncwarp();
-        sel_bar_arrive(3, SEL_THREADS);
+        sel_lookback_warp(state, tile, warp_counts, &s_prefix);
         return;
     }
 
@@ -142,17 +103,8 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
         }
     }
     const u32 wcount = sel_warp_sum(__popc(keep));
-    if (lane == 0) warp_counts[warp] = wcount;
-    sel_bar_sync(1, CUPRIM_BLOCK);
-    u32 wsel_before = 0, tile_count = 0;
-#pragma unroll
-    for (int w = 0; w < SEL_WARPS; w++) {
-        const u32 c = warp_counts[w];
-        if (w < warp) wsel_before += c;
-        tile_count += c;
-    }
-    if (warp == 0 && lane == 0) state.publish(tile, (C)tile_count, tile == 0 ? SCAN_PREFIX : SCAN_AGGREGATE);
-    sel_bar_arrive(2, SEL_THREADS);
+    u32 tile_count;
+    const u32 wsel_before = sel_share_counts(state, tile, wcount, warp_counts, tile_count);
 
     // Compact into this warp's run: a selected element at its rank among
     // the warp's selected, a rejected one after all of those, at its rank
@@ -183,11 +135,7 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
         }
         sel += round;
     }
-    __syncwarp();
-    sel_bar_sync(3, SEL_THREADS);
-
-    const C tile_prefix = tile == 0 ? (C)0 : s_prefix;
-    if (count_out != nullptr && tile == num_tiles - 1 && threadIdx.x == 0) *count_out = (u64)(tile_prefix + tile_count);
+    const C tile_prefix = sel_wait_prefix(tile, num_tiles, tile_count, &s_prefix, count_out);
     T* out = selected + (tile_prefix + wsel_before);
     for (int j = lane; j < (int)wcount; j += 32) out[j] = run[j];
     if (rejected != nullptr && wvalid > 0) {

@@ -409,9 +409,9 @@ where
 }
 
 /// Experiment hooks of the `scan-tuning` feature: a tile shape forced on
-/// the scans that follow on this thread (benches/scan_tune.rs), and the
-/// shape, chunk length and threshold of scan_by_key's chunks. Not for
-/// applications.
+/// the scans that follow on this thread (benches/scan_tune.rs), the
+/// shape, chunk length and threshold of scan_by_key's chunks, and the size
+/// from which copy_if takes its bulk-copy tiles. Not for applications.
 #[cfg(feature = "scan-tuning")]
 pub mod tuning {
     use super::TilePolicy;
@@ -420,6 +420,18 @@ pub mod tuning {
     thread_local! {
         static SHAPE: Cell<Option<(u32, u32, u32)>> = const { Cell::new(None) };
         static CHUNKS: Cell<Option<Chunks>> = const { Cell::new(None) };
+        static SELECT_BULK_OVER: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    /// Makes this thread's later copy_if calls take the bulk-copy tiles (sm_90, plain buffers)
+    /// for inputs of more than `bytes`; `None` keeps the threshold of `algo/select/plan.rs`.
+    pub fn set_select_bulk_over(bytes: Option<usize>) {
+        SELECT_BULK_OVER.with(|c| c.set(bytes));
+    }
+
+    /// This thread's forced copy_if bulk threshold.
+    pub(crate) fn select_bulk_over() -> Option<usize> {
+        SELECT_BULK_OVER.with(Cell::get)
     }
 
     /// This thread's forced (block, items, min_blocks); `None` keeps the policy's.

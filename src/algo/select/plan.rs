@@ -1,6 +1,6 @@
-//! Plan and launch of `kernels/select/select.cu`: one pass that writes the
-//! selected elements in order (and, for partition, the rejected ones) with
-//! their positions from a look-back over per-tile counts.
+//! Plan and launch of `kernels/select/select.cu` and `select_bulk.cu`: one
+//! pass that writes the selected elements in order (and, for partition, the
+//! rejected ones) with their positions from a look-back over per-tile counts.
 
 use crate::algo::lookback::{Lookback, LOOKBACK};
 use crate::algo::scan::plan::{scan_policy, TilePolicy};
@@ -14,7 +14,11 @@ use crate::jit::spec::Pred;
 use crate::jit::{template, KernelSpec, OpText, SpecWriter, Specialise, Template};
 use crate::pred::Predicate;
 
-template!(SELECT, "select/select.cu", ["cuprim_select"], headers: [LOOKBACK]);
+/// What both select kernels share.
+const SELECT_COMMON: &str = crate::jit::header!("select/select.cuh");
+
+template!(SELECT, "select/select.cu", ["cuprim_select"], headers: [LOOKBACK, SELECT_COMMON]);
+template!(SELECT_BULK, "select/select_bulk.cu", ["cuprim_select"], headers: [LOOKBACK, SELECT_COMMON]);
 
 /// copy_if / partition tiles, `block` counting the compute threads (the kernel adds a look-back
 /// warp). 4 bytes: 128x24 at 9 blocks/SM, 40 registers, the most without spills (half of 2^28 u32
@@ -33,6 +37,40 @@ pub(crate) fn select_policy(arch: u32, elem_bytes: usize) -> TilePolicy {
     TilePolicy { block, items, min_blocks }
 }
 
+/// copy_if of a plain buffer on sm_90 (`select_bulk.cu`): 24 KiB tiles of 96 compute threads at 8
+/// blocks per SM (197 KiB of shared memory). Half of 2^28 u32 kept: 512-516 us, against 522-524
+/// for 128x64 at 6, 516-534 for 64x64 at 13 and 518-534 for 256x32 at 6 (H200, one call; CUB
+/// 580); 2^24 within 1 us of each other.
+pub(crate) fn select_bulk_policy(elem_bytes: usize) -> TilePolicy {
+    TilePolicy {
+        block: 96,
+        items: (24576 / (96 * elem_bytes)) as u32,
+        min_blocks: 8,
+    }
+}
+
+/// Inputs of at most this many bytes keep the register tiles: at 2^20, u8 / u64 / u32 took 14.6 /
+/// 15.4 / 13.6-14.4 us in bulk tiles against 11.7 / 13.4 / 12.8-13.7 (H200, one call); u32 at
+/// 2^22 (16 MiB) 22.2-22.6 against 21.7-22.2; from 2^23 the bulk tiles win.
+const SELECT_BULK_MIN_BYTES: usize = 16 << 20;
+
+/// Whether `select_bulk.cu` can read `E` on `arch`: a plain buffer of 1, 2, 4, 8 or 16-byte
+/// elements, on sm_90 or later.
+fn bulk_reads<E: Node>(arch: u32) -> bool {
+    let bytes = std::mem::size_of::<E::Item>();
+    arch >= 90 && E::IS_BUF && bytes <= 16 && bytes.is_power_of_two()
+}
+
+/// Whether copy_if of `len` elements of `E` on `arch` takes the bulk copy kernel: one it can
+/// read, of over 16 MiB.
+fn takes_bulk<E: Node>(arch: u32, len: usize) -> bool {
+    #[cfg(feature = "scan-tuning")]
+    let over = crate::algo::scan::plan::tuning::select_bulk_over().unwrap_or(SELECT_BULK_MIN_BYTES);
+    #[cfg(not(feature = "scan-tuning"))]
+    let over = SELECT_BULK_MIN_BYTES;
+    bulk_reads::<E>(arch) && len.saturating_mul(std::mem::size_of::<E::Item>()) > over
+}
+
 /// Blocks per SM at most when the input reads several buffers (see [`Select::new`]).
 const SELECT_MULTI_STREAM_BLOCKS: u32 = 6;
 
@@ -44,10 +82,35 @@ pub(crate) struct Select<'a, E, P> {
     pub pred: &'a P,
     /// u64 counts (2^32 elements or more), else u32 (whose look-back state packs into one word per tile).
     pub wide: bool,
+    /// `select_bulk.cu` (copy_if alone), else `select.cu`.
+    pub bulk: bool,
+    arch: u32,
 }
 
 impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
+    /// copy_if's kernel for `input`: the bulk copy kernel where it applies
+    /// (a launch with a rejected output, partition, takes
+    /// [`registers`](Self::registers) instead).
     pub fn new(arch: u32, input: &'a E, pred: &'a P) -> Self {
+        if takes_bulk::<E>(arch, input.length()) {
+            return Self::bulk(arch, input, pred);
+        }
+        Self::registers(arch, input, pred)
+    }
+
+    fn bulk(arch: u32, input: &'a E, pred: &'a P) -> Self {
+        Select {
+            policy: select_bulk_policy(std::mem::size_of::<T>()),
+            input,
+            pred,
+            wide: input.length() as u64 > u32::MAX as u64,
+            bulk: true,
+            arch,
+        }
+    }
+
+    /// The kernel that stages tiles in registers (`select.cu`): any input, and partition.
+    pub fn registers(arch: u32, input: &'a E, pred: &'a P) -> Self {
         let mut policy = select_policy(arch, std::mem::size_of::<T>());
         if E::STREAMS > 1 {
             // Several buffers' loads in flight: f32 `zip(a, b).map(Mul)` at 9 blocks per SM spilled
@@ -59,6 +122,8 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
             input,
             pred,
             wide: input.length() as u64 > u32::MAX as u64,
+            bulk: false,
+            arch,
         }
     }
 
@@ -73,6 +138,9 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
     /// number selected there (a u64, on the device) and nothing is read back
     /// (unless the input permutes: its indices are checked).
     pub fn launch(&self, dev: &CudaDevice, selected: Ptr<T>, rejected: Ptr<T>, count_out: Option<Ptr<u64>>) -> Result<Option<usize>> {
+        if self.bulk && rejected.raw() != 0 {
+            return Self::registers(self.arch, self.input, self.pred).launch(dev, selected, rejected, count_out);
+        }
         let len = self.input.length();
         if len == 0 {
             return match count_out {
@@ -134,7 +202,11 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
 
 impl<E: Node<Item = T>, T: Element, P: Predicate<T>> Specialise for Select<'_, E, P> {
     fn template(&self) -> &'static Template {
-        &SELECT
+        if self.bulk {
+            &SELECT_BULK
+        } else {
+            &SELECT
+        }
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
         self.policy.write(w);
@@ -156,10 +228,14 @@ pub(crate) fn select_specs<T: Element, P: Predicate<T>>(arch: u32, pred: &P) -> 
 
 /// Both select modules of an input expression and `pred`, for precompile.
 pub(crate) fn select_specs_of<E: Node<Item = T>, T: Element, P: Predicate<T>>(arch: u32, input: &E, pred: &P) -> Vec<KernelSpec> {
-    let narrow = Select::new(arch, input, pred);
-    let wide = Select {
-        wide: true,
-        ..Select::new(arch, input, pred)
-    };
-    vec![KernelSpec::of(&narrow), KernelSpec::of(&wide)]
+    let mut plans = vec![Select::registers(arch, input, pred)];
+    if bulk_reads::<E>(arch) {
+        plans.push(Select::bulk(arch, input, pred));
+    }
+    let mut specs = Vec::new();
+    for plan in plans {
+        specs.push(KernelSpec::of(&plan));
+        specs.push(KernelSpec::of(&Select { wide: true, ..plan }));
+    }
+    specs
 }
