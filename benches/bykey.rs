@@ -1,7 +1,8 @@
 //! The by-key family beside CUB's rows in `shared/anchors/cub_next.cu`:
 //! sorted u32 keys in runs of 64 (`i / 64`), uniform f32 values;
 //! reduce_by_key, unique and run-length encoding, plus `copy_if_into`
-//! keeping half of random u32 (the count left on the device).
+//! keeping half of scrambled u32, u8 and u64 (the count left on the device;
+//! CUB's rows: `benchmarks/anchors/cub_keyed.cu` for u32, `cub_select.cu`).
 //!
 //! Bytes counted: what is read and written once (keys and values in, one
 //! output per run out; copy_if_into reads the input and writes half).
@@ -78,6 +79,22 @@ fn by_key_rows(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(6 * nn));
         group.bench_function(BenchmarkId::new("u32", n), |b| {
             b.iter_custom(|iters| common::time_calls(&dev, iters, || u.copy_if_into(Gt(u32::MAX / 2), &mut ko, &mut count)))
+        });
+        drop(u);
+        // The same sequence in u8 (7 + 177 i, wrapping: a permutation of 0..=255 every 256)
+        // and in u64 (7 + 0x9E3779B97F4A7C15 i, wrapping), half kept; cub_select.cu's rows.
+        let u8s = DeviceVec::sequence(&dev, n, 7u8, 177).expect("allocating");
+        let mut o8 = DeviceVec::<u8>::zeros(&dev, n).expect("allocating");
+        group.throughput(Throughput::Bytes(3 * nn / 2));
+        group.bench_function(BenchmarkId::new("u8", n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || u8s.copy_if_into(Gt(127u8), &mut o8, &mut count)))
+        });
+        drop((u8s, o8));
+        let u64s = DeviceVec::sequence(&dev, n, 7u64, 0x9E37_79B9_7F4A_7C15).expect("allocating");
+        let mut o64 = DeviceVec::<u64>::zeros(&dev, n).expect("allocating");
+        group.throughput(Throughput::Bytes(12 * nn));
+        group.bench_function(BenchmarkId::new("u64", n), |b| {
+            b.iter_custom(|iters| common::time_calls(&dev, iters, || u64s.copy_if_into(Gt(u64::MAX / 2), &mut o64, &mut count)))
         });
         group.finish();
     }
