@@ -424,7 +424,8 @@ pub mod tuning {
     }
 
     /// Makes this thread's later copy_if calls take the bulk-copy tiles (sm_90, plain buffers)
-    /// for inputs of more than `bytes`; `None` keeps the threshold of `algo/select/plan.rs`.
+    /// for inputs of more than `bytes`, whatever their length; `None` keeps the thresholds of
+    /// `algo/select/plan.rs`.
     pub fn set_select_bulk_over(bytes: Option<usize>) {
         SELECT_BULK_OVER.with(|c| c.set(bytes));
     }

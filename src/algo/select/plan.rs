@@ -40,7 +40,8 @@ pub(crate) fn select_policy(arch: u32, elem_bytes: usize) -> TilePolicy {
 /// copy_if of a plain buffer on sm_90 (`select_bulk.cu`): 24 KiB tiles of 96 compute threads at 8
 /// blocks per SM (197 KiB of shared memory). Half of 2^28 u32 kept: 512-516 us, against 522-524
 /// for 128x64 at 6, 516-534 for 64x64 at 13 and 518-534 for 256x32 at 6 (H200, one call; CUB
-/// 580); 2^24 within 1 us of each other.
+/// 580), 2^24 within 1 us of each other; u8 2^28 283-284 us against 301-305 for 128x128 at 12
+/// and 256x64 at 7 (another call).
 pub(crate) fn select_bulk_policy(elem_bytes: usize) -> TilePolicy {
     TilePolicy {
         block: 96,
@@ -49,10 +50,13 @@ pub(crate) fn select_bulk_policy(elem_bytes: usize) -> TilePolicy {
     }
 }
 
-/// Inputs of at most this many bytes keep the register tiles: at 2^20, u8 / u64 / u32 took 14.6 /
-/// 15.4 / 13.6-14.4 us in bulk tiles against 11.7 / 13.4 / 12.8-13.7 (H200, one call); u32 at
-/// 2^22 (16 MiB) 22.2-22.6 against 21.7-22.2; from 2^23 the bulk tiles win.
-const SELECT_BULK_MIN_BYTES: usize = 16 << 20;
+/// Inputs of fewer elements, or of fewer bytes, keep the register tiles: u8 at 2^21 / 2^22 took
+/// 13.2-13.6 / 20.3-21.1 us in register tiles against 15.5-15.7 / 18.0-18.5 in bulk tiles, u32 at
+/// 2^20 / 2^21 12.4-12.8 / 17.5-18.2 against 13.3-13.6 / 15.0-15.8, u64 at 2^20 / 2^21 / 2^22
+/// 13.3-14.4 / 19.3-20.5 / 33.4-33.7 against 14.5-14.9 / 19.3-20.7 / 30.2-31.2 (H200, one call,
+/// three rounds).
+const SELECT_BULK_MIN_LEN: usize = 1 << 21;
+const SELECT_BULK_MIN_BYTES: usize = 4 << 20;
 
 /// Whether `select_bulk.cu` can read `E` on `arch`: a plain buffer of 1, 2, 4, 8 or 16-byte
 /// elements, on sm_90 or later.
@@ -62,13 +66,14 @@ fn bulk_reads<E: Node>(arch: u32) -> bool {
 }
 
 /// Whether copy_if of `len` elements of `E` on `arch` takes the bulk copy kernel: one it can
-/// read, of over 16 MiB.
+/// read, of at least 2^21 elements and 4 MiB.
 fn takes_bulk<E: Node>(arch: u32, len: usize) -> bool {
+    let bytes = len.saturating_mul(std::mem::size_of::<E::Item>());
     #[cfg(feature = "scan-tuning")]
-    let over = crate::algo::scan::plan::tuning::select_bulk_over().unwrap_or(SELECT_BULK_MIN_BYTES);
-    #[cfg(not(feature = "scan-tuning"))]
-    let over = SELECT_BULK_MIN_BYTES;
-    bulk_reads::<E>(arch) && len.saturating_mul(std::mem::size_of::<E::Item>()) > over
+    if let Some(over) = crate::algo::scan::plan::tuning::select_bulk_over() {
+        return bulk_reads::<E>(arch) && bytes > over;
+    }
+    bulk_reads::<E>(arch) && len >= SELECT_BULK_MIN_LEN && bytes >= SELECT_BULK_MIN_BYTES
 }
 
 /// Blocks per SM at most when the input reads several buffers (see [`Select::new`]).
