@@ -1,6 +1,7 @@
 // What the cuprim anchors share: error checks, the median of event-timed
 // single calls, and the index hash the benches' inputs are made from
-// (benches/common's `mix`). Included by cub_sweep.cu and cub_sort_sweep.cu.
+// (benches/common's `mix`). Included by cub_sweep.cu, cub_sort_sweep.cu,
+// thrust_set.cu and cub_select.cu.
 #pragma once
 #include <algorithm>
 #include <cstdint>
