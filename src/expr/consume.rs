@@ -656,7 +656,7 @@ pub trait ExprOps: Expr {
             crate::algo::cuda_ptr_mut(&mut yes, "partition_copy")?,
             crate::algo::cuda_ptr_mut(&mut no, "partition_copy")?,
         );
-        let kept = Select::new(dev.arch(), self, &pred).run(dev, selected, rejected)?;
+        let kept = Select::registers(dev.arch(), self, &pred).run(dev, selected, rejected)?;
         yes.truncate(kept)?;
         no.truncate(n - kept)?;
         Ok((yes, no))

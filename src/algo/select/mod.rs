@@ -153,7 +153,7 @@ pub trait SelectMutOps<T: Element>: DeviceDataMut<T> {
                 };
                 let (data, selected) = (Ptr::<T>::from_raw(ptr), Ptr::<T>::from_raw(tmp_ptr));
                 let rejected = selected.add(len as u64);
-                let kept = Select::new(dev.arch(), &Leaf::<T>::raw(ptr, len), &pred).run(dev, selected, rejected)?;
+                let kept = Select::registers(dev.arch(), &Leaf::<T>::raw(ptr, len), &pred).run(dev, selected, rejected)?;
                 // The temporary holds `kept` selected, then `len - kept` rejected elements.
                 dev.copy(data, selected, kept as u64, "partition")?;
                 dev.copy(data.add(kept as u64), rejected, (len - kept) as u64, "partition")?;

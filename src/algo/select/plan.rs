@@ -89,28 +89,26 @@ pub(crate) struct Select<'a, E, P> {
     pub wide: bool,
     /// `select_bulk.cu` (copy_if alone), else `select.cu`.
     pub bulk: bool,
-    arch: u32,
 }
 
 impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
-    /// copy_if's kernel for `input`: the bulk copy kernel where it applies
-    /// (a launch with a rejected output, partition, takes
-    /// [`registers`](Self::registers) instead).
+    /// copy_if's kernel for `input`: the bulk copy kernel where it applies.
+    /// Its launches take no rejected output (partition plans with
+    /// [`registers`](Self::registers)).
     pub fn new(arch: u32, input: &'a E, pred: &'a P) -> Self {
         if takes_bulk::<E>(arch, input.length()) {
-            return Self::bulk(arch, input, pred);
+            return Self::bulk(input, pred);
         }
         Self::registers(arch, input, pred)
     }
 
-    fn bulk(arch: u32, input: &'a E, pred: &'a P) -> Self {
+    fn bulk(input: &'a E, pred: &'a P) -> Self {
         Select {
             policy: select_bulk_policy(std::mem::size_of::<T>()),
             input,
             pred,
             wide: input.length() as u64 > u32::MAX as u64,
             bulk: true,
-            arch,
         }
     }
 
@@ -128,7 +126,6 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
             pred,
             wide: input.length() as u64 > u32::MAX as u64,
             bulk: false,
-            arch,
         }
     }
 
@@ -143,9 +140,7 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
     /// number selected there (a u64, on the device) and nothing is read back
     /// (unless the input permutes: its indices are checked).
     pub fn launch(&self, dev: &CudaDevice, selected: Ptr<T>, rejected: Ptr<T>, count_out: Option<Ptr<u64>>) -> Result<Option<usize>> {
-        if self.bulk && rejected.raw() != 0 {
-            return Self::registers(self.arch, self.input, self.pred).launch(dev, selected, rejected, count_out);
-        }
+        debug_assert!(!self.bulk || rejected.raw() == 0, "select_bulk.cu writes no rejected output");
         let len = self.input.length();
         if len == 0 {
             return match count_out {
@@ -235,7 +230,7 @@ pub(crate) fn select_specs<T: Element, P: Predicate<T>>(arch: u32, pred: &P) -> 
 pub(crate) fn select_specs_of<E: Node<Item = T>, T: Element, P: Predicate<T>>(arch: u32, input: &E, pred: &P) -> Vec<KernelSpec> {
     let mut plans = vec![Select::registers(arch, input, pred)];
     if bulk_reads::<E>(arch) {
-        plans.push(Select::bulk(arch, input, pred));
+        plans.push(Select::bulk(input, pred));
     }
     let mut specs = Vec::new();
     for plan in plans {
