@@ -1,0 +1,143 @@
+// Anchor for the type sweep (benches/types.rs): CUB on the element types and
+// key distributions the other anchors leave out, at 2^20, 2^24 and 2^27
+// elements. Reduce (i64 sum, f64 max, i8 min), arg-min (f64, i32), inclusive
+// sums (u8, u64, f64), the u8 256-bin histogram and 64 even
+// u8 bins over [0, 255), radix sorts of u8, i32,
+// f32, f64 and i64 keys, pairs with 8-byte values, and u32 keys with 16
+// distinct values and already sorted.
+//
+// Inputs match benches/types.rs: a = hash(i, seed 1), b = hash(i, seed 3)
+// (anchor_mix); u8 / i8 the low byte of a, i32 a, u64 / i64 a << 32 | b,
+// f32 (a >> 8) / 2^24, f64 (a << 32 | b) >> 11 over 2^53, values
+// hash(i, seed 2) (u64 values: that << 32 | b).
+//
+// Build here (no GPU needed), run on the GPU machine:
+//   T=~/.cache/cudatk/nvidia/cu13
+//   $T/bin/nvcc -O3 -std=c++17 -arch=sm_90 -I $T/include/cccl -L $T/lib -o cub_types cub_types.cu
+// Output: CSV `op,n,us` (median of 20 event-timed calls after 3 warm-ups).
+#include <cub/cub.cuh>
+#include "anchor_timing.cuh"
+
+struct Inputs {
+    uint8_t* u8;
+    int8_t* i8;
+    int32_t* i32;
+    uint32_t* u32;
+    uint32_t* few16;
+    uint32_t* sorted;
+    uint64_t* u64;
+    int64_t* i64;
+    float* f32;
+    double* f64;
+    uint32_t* v32;
+    uint64_t* v64;
+};
+
+__global__ void fill_inputs(Inputs in, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const uint32_t a = anchor_mix((uint32_t)i, 1), b = anchor_mix((uint32_t)i, 3), v = anchor_mix((uint32_t)i, 2);
+        const uint64_t w = (uint64_t)a << 32 | b;
+        in.u8[i] = (uint8_t)a;
+        in.i8[i] = (int8_t)(uint8_t)a;
+        in.i32[i] = (int32_t)a;
+        in.u32[i] = a;
+        in.few16[i] = a & 15u;
+        in.sorted[i] = (uint32_t)i;
+        in.u64[i] = w;
+        in.i64[i] = (int64_t)w;
+        in.f32[i] = (a >> 8) * (1.0f / 16777216.0f);
+        in.f64[i] = (double)(w >> 11) * (1.0 / 9007199254740992.0);
+        in.v32[i] = v;
+        in.v64[i] = (uint64_t)v << 32 | b;
+    }
+}
+
+struct Temp {
+    void* p = nullptr;
+    size_t bytes = 0;
+    void need(size_t b) {
+        if (b <= bytes) return;
+        if (p) CHECK(cudaFree(p));
+        CHECK(cudaMalloc(&p, b));
+        bytes = b;
+    }
+};
+
+template <class T> static T* alloc(size_t n) {
+    T* p;
+    CHECK(cudaMalloc(&p, n * sizeof(T)));
+    return p;
+}
+
+// Sizes the temporary storage with `call(nullptr, bytes)`, then prints the
+// median of `call(temp, bytes)`.
+template <class Call> static void row(Temp& temp, const char* op, size_t n, Call call) {
+    size_t b = 0;
+    CHECK(call(nullptr, b));
+    temp.need(b);
+    const float ms = median_ms(
+        [&] {
+            size_t bb = temp.bytes;
+            CHECK(call(temp.p, bb));
+        },
+        20);
+    std::printf("%s,%zu,%.2f\n", op, n, 1000.0 * ms);
+}
+
+int main() {
+    const size_t most = (size_t)1 << 27;
+    Inputs in{alloc<uint8_t>(most),  alloc<int8_t>(most),   alloc<int32_t>(most), alloc<uint32_t>(most),
+              alloc<uint32_t>(most), alloc<uint32_t>(most), alloc<uint64_t>(most), alloc<int64_t>(most),
+              alloc<float>(most),    alloc<double>(most),   alloc<uint32_t>(most), alloc<uint64_t>(most)};
+    // Outputs: 8 bytes an element twice (keys and values), a few scalars.
+    char* out_k = alloc<char>(8 * most);
+    char* out_v = alloc<char>(8 * most);
+    int64_t* index = alloc<int64_t>(1);
+    char* scalar = alloc<char>(16);
+    int* hist = alloc<int>(256);
+    Temp temp;
+    std::printf("op,n,us\n");
+    for (int lg : {20, 24, 27}) {
+        const size_t n = (size_t)1 << lg;
+        const int ni = (int)n;
+        fill_inputs<<<1024, 256>>>(in, n);
+        CHECK(cudaDeviceSynchronize());
+
+        row(temp, "reduce_sum_i64", n, [&](void* t, size_t& b) { return cub::DeviceReduce::Sum(t, b, in.i64, (int64_t*)scalar, ni); });
+        row(temp, "reduce_max_f64", n, [&](void* t, size_t& b) { return cub::DeviceReduce::Max(t, b, in.f64, (double*)scalar, ni); });
+        row(temp, "reduce_min_i8", n, [&](void* t, size_t& b) { return cub::DeviceReduce::Min(t, b, in.i8, (int8_t*)scalar, ni); });
+        row(temp, "argmin_f64", n, [&](void* t, size_t& b) {
+            return cub::DeviceReduce::ArgMin(t, b, in.f64, (double*)scalar, index, (int64_t)n);
+        });
+        row(temp, "argmin_i32", n, [&](void* t, size_t& b) {
+            return cub::DeviceReduce::ArgMin(t, b, in.i32, (int32_t*)scalar, index, (int64_t)n);
+        });
+        row(temp, "scan_incl_sum_u8", n, [&](void* t, size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, in.u8, (uint8_t*)out_k, ni); });
+        row(temp, "scan_incl_sum_u64", n, [&](void* t, size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, in.u64, (uint64_t*)out_k, ni); });
+        row(temp, "scan_incl_sum_f64", n, [&](void* t, size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, in.f64, (double*)out_k, ni); });
+        row(temp, "bincount256_u8", n, [&](void* t, size_t& b) {
+            return cub::DeviceHistogram::HistogramEven(t, b, in.u8, hist, 257, 0, 256, ni);
+        });
+        row(temp, "histogram_even64_u8", n, [&](void* t, size_t& b) {
+            return cub::DeviceHistogram::HistogramEven(t, b, in.u8, hist, 65, 0, 255, ni);
+        });
+        row(temp, "sort_keys_u8", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.u8, (uint8_t*)out_k, ni); });
+        row(temp, "sort_keys_i32", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.i32, (int32_t*)out_k, ni); });
+        row(temp, "sort_keys_f32", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.f32, (float*)out_k, ni); });
+        row(temp, "sort_keys_f64", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.f64, (double*)out_k, ni); });
+        row(temp, "sort_keys_i64", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.i64, (int64_t*)out_k, ni); });
+        row(temp, "sort_keys_u32_few16", n, [&](void* t, size_t& b) {
+            return cub::DeviceRadixSort::SortKeys(t, b, in.few16, (uint32_t*)out_k, ni);
+        });
+        row(temp, "sort_keys_u32_sorted", n, [&](void* t, size_t& b) {
+            return cub::DeviceRadixSort::SortKeys(t, b, in.sorted, (uint32_t*)out_k, ni);
+        });
+        row(temp, "sort_pairs_u32_u64", n, [&](void* t, size_t& b) {
+            return cub::DeviceRadixSort::SortPairs(t, b, in.u32, (uint32_t*)out_k, in.v64, (uint64_t*)out_v, ni);
+        });
+        row(temp, "sort_pairs_u64_u64", n, [&](void* t, size_t& b) {
+            return cub::DeviceRadixSort::SortPairs(t, b, in.u64, (uint64_t*)out_k, in.v64, (uint64_t*)out_v, ni);
+        });
+    }
+    return 0;
+}
