@@ -389,6 +389,49 @@ fn u64_counts_accumulate_and_offsets() {
     }
 }
 
+/// One-byte samples, counted per value and binned at the end: into an
+/// existing histogram (u32 and u64 counts) from pieces at odd offsets, with
+/// wide bins (several values each), dropped values on both sides, and runs.
+#[test]
+fn byte_samples_accumulate() {
+    let (mut r, seed) = common::rng("byte samples");
+    let n = (1 << 21) + 5;
+    let data: Vec<i8> = (0..n).map(|i| if i % 5000 < 700 { 17 } else { r.gen::<i8>() }).collect();
+    let (lo, hi, nb) = (-100i8, 90i8, 19usize); // 10 values a bin
+    let bins = Bins::even(nb, lo, hi);
+    let edges: Vec<i8> = vec![-128, -1, 0, 1, 17, 18, 127];
+    let by_edges = Bins::edges(&edges);
+    let even = tally(&data, nb, |x| {
+        if x < lo || x >= hi {
+            nb
+        } else {
+            ((x as i32 - lo as i32) as usize * nb) / (hi as i32 - lo as i32) as usize
+        }
+    });
+    let cut = tally(&data, edges.len() - 1, |x| {
+        match edges.windows(2).position(|w| w[0] <= x && x < w[1]) {
+            Some(b) => b,
+            None => edges.len() - 1,
+        }
+    });
+    for dev in common::devices() {
+        let c = ctx(&dev, "byte samples", n, seed);
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        let mut h = Histogram::<u32>::zeros(&dev, nb).unwrap();
+        let mut h64 = Histogram::<u64>::zeros(&dev, edges.len() - 1).unwrap();
+        for (a, b) in [(0, 3), (3, 77_777), (77_777, n)] {
+            v.slice(a..b).unwrap().histogram_into(&bins, &mut h).unwrap();
+            v.slice(a..b).unwrap().histogram_into(&by_edges, &mut h64).unwrap();
+        }
+        v.histogram_into(&bins, &mut h).unwrap();
+        let doubled: Vec<u32> = even[..nb].iter().map(|&x| 2 * x as u32).collect();
+        assert_eq!(h.to_vec().unwrap(), doubled, "even bins, twice: {c}");
+        assert_eq!(h.dropped().unwrap(), 2 * even[nb], "even bins, twice: {c}");
+        assert_eq!(h64.to_vec().unwrap(), cut[..edges.len() - 1].to_vec(), "edges: {c}");
+        assert_eq!(h64.dropped().unwrap(), cut[edges.len() - 1], "edges: {c}");
+    }
+}
+
 #[test]
 fn bad_bins_are_errors() {
     for dev in common::devices() {

@@ -16,6 +16,10 @@
 //     [bin_base, bin_base + window) and the host launches once per window
 //     (a few passes over the input beat global atomics on scattered bins).
 //   CUPRIM_HIST_SHARED 0 (more bins still): global atomics directly.
+// One-byte samples have 256 values whatever the bins: their runs go to one
+// counter per value (shared, one launch for any number of bins), and the
+// bin arithmetic is done once per value and block at the end instead of
+// once per sample (as CUB does for byte samples).
 // With shared counters the dropped samples are a run like any other, in a
 // spare counter per copy (see the runs in the kernel); with global atomics
 // they are counted in a register and reduced per block. Either way they are
@@ -66,6 +70,9 @@ __device__ __forceinline__ bool hist_lt(hist_u128 a, hist_u128 b) {
 }
 
 static_assert(CUPRIM_BLOCK % 32 == 0, "histogram: whole warps");
+// One-byte samples are counted per value (see the top); the plan gives them shared counters.
+constexpr bool HIST_BYTES = sizeof(T) == 1;
+static_assert(!HIST_BYTES || CUPRIM_HIST_SHARED, "histogram: one-byte samples take shared counters");
 constexpr int HI_ITEMS = 16 / sizeof(T);
 typedef cuprim_vec<T, HI_ITEMS> HiVec;
 
@@ -244,7 +251,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     extern __shared__ __align__(16) unsigned char hist_smem[];
 #if CUPRIM_HIST_SHARED
     u32* const bins = (u32*)hist_smem;
-    const u32 stride = p.window + 2;
+    const u32 stride = HIST_BYTES ? 256 : p.window + 2;
     const u32 slots = replicas * stride;
     for (u32 i = threadIdx.x; i < slots; i += CUPRIM_BLOCK) bins[i] = 0;
     u32* const mine = bins + ((threadIdx.x >> 5) & (replicas - 1)) * stride;
@@ -279,11 +286,17 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // ends at nb and is the launch that counts them; in an earlier window
     // it holds the next window's first bin and is not read. The first run
     // (of no samples, in the never-read slot) adds 0.
-    HistRun r{p.window + 1, 0};
+    // One-byte samples: the slot is the sample's value (its bin comes at the end).
+    HistRun r{HIST_BYTES ? 0 : p.window + 1, 0};
     const u32 mine_at = (u32)__cvta_generic_to_shared(mine);
     auto add = [&](T v) {
-        const u32 w = hist_bin(v, p, edges, lut) - p.bin_base;  // wraps when below the window
-        const u32 s = w < p.window + 1 ? w : p.window + 1;
+        u32 s;
+        if constexpr (HIST_BYTES) {
+            s = (u32)(u8)v;
+        } else {
+            const u32 w = hist_bin(v, p, edges, lut) - p.bin_base;  // wraps when below the window
+            s = w < p.window + 1 ? w : p.window + 1;
+        }
         const bool ends = s != r.at;
         hist_shared_add(ends, mine_at + 4 * r.at, r.run);
         r.run = ends ? 1 : r.run + 1;
@@ -292,12 +305,39 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     hist_read(in_expr, n, add);
     hist_shared_add(r.run != 0, mine_at + 4 * r.at, r.run);
     __syncthreads();
-    for (u32 b = threadIdx.x; b < p.window; b += CUPRIM_BLOCK) {
+    if constexpr (HIST_BYTES) {
+        // Each value's count to its bin, or to the dropped samples. Values of
+        // one bin within a warp are added up first (by the lowest lane of
+        // them), so wide bins cost one global atomic each, not one per value.
+        static_assert(256 % 32 == 0, "whole warps over the values");
+        u64 dropped_here = 0;
+        for (u32 v = threadIdx.x; v < 256; v += CUPRIM_BLOCK) {
+            u32 s = 0;
+            for (u32 k = 0; k < replicas; k++) s += bins[k * stride + v];
+            const u32 b = s ? hist_bin((T)(u8)v, p, edges, lut) : 0xffffffffu;  // the sample whose byte is v (u8 or i8)
+            bins[v] = s;  // column v of copy 0: read by this thread alone above
+            const unsigned same = __match_any_sync(0xffffffffu, b);
+            __syncwarp();
+            if (b != 0xffffffffu && (threadIdx.x & 31) == (u32)__ffs(same) - 1) {
+                const u32 first = v - (threadIdx.x & 31);
+                u32 total = 0;
+                for (unsigned m = same; m; m &= m - 1) total += bins[first + __ffs(m) - 1];
+                if (b < p.nb) {
+                    atomicAdd(sums + b, (C)total);
+                } else {
+                    dropped_here += total;
+                }
+            }
+        }
+        const u64 block_dropped = cuprim_block_reduce<u64, HistAddU64, CUPRIM_BLOCK>(dropped_here);
+        if (threadIdx.x == 0 && block_dropped) atomicAdd((unsigned long long*)sum_dropped, (unsigned long long)block_dropped);
+    }
+    for (u32 b = threadIdx.x; !HIST_BYTES && b < p.window; b += CUPRIM_BLOCK) {
         u32 s = 0;
         for (u32 k = 0; k < replicas; k++) s += bins[k * stride + b];
         if (s) atomicAdd(sums + p.bin_base + b, (C)s);
     }
-    if (threadIdx.x == 0 && p.count_dropped) {
+    if (!HIST_BYTES && threadIdx.x == 0 && p.count_dropped) {
         u64 d = 0;
         for (u32 k = 0; k < replicas; k++) d += bins[k * stride + p.window];
         if (d) atomicAdd((unsigned long long*)sum_dropped, (unsigned long long)d);

@@ -183,14 +183,17 @@ impl<'a, E: Node<Item = T>, T: Element, C: Count, F: HistFloat> HistPlan<'a, E, 
     fn new(arch: u32, rule: &BinRule<T>, input: &'a E) -> Self {
         let len = input.length();
         let policy = histogram_policy(arch);
-        let passes = rule.nb.div_ceil(policy.max_shared_bins);
+        // One-byte samples are counted per value (256 shared counters) in one pass, whatever the bins.
+        let bytes = std::mem::size_of::<T>() == 1;
+        let passes = if bytes { 1 } else { rule.nb.div_ceil(policy.max_shared_bins) };
         // Windows pay a pass over the input each and a flush of every bin per
         // block: only worth it for inputs long beside the bin count.
         let shared =
             passes == 1 || (passes <= policy.max_window_passes && len as u64 >= policy.window_min_samples_per_bin as u64 * rule.nb as u64);
         let (window, passes) = if shared { (rule.nb.div_ceil(passes), passes) } else { (rule.nb, 1) };
-        // Per replica: the window's counters and two spare slots (dropped samples, other bins).
-        let slots = window + 2;
+        // Per replica: one counter per byte value, or the window's counters and two spare slots (dropped
+        // samples, other bins).
+        let slots = if bytes { 256 } else { window + 2 };
         let replicas = if shared {
             let fit = (policy.replica_bytes / (slots * 4)).clamp(1, policy.launch.block / 32);
             1 << (31 - fit.leading_zeros()) // the largest power of two <= fit
@@ -355,8 +358,10 @@ pub(crate) fn histogram_specs<T: Element, C: Count>(arch: u32) -> Vec<KernelSpec
     };
     let input = Leaf::<T>::type_only();
     let mut specs = Vec::new();
+    // One-byte samples always take shared counters.
+    let sharing: &[bool] = if std::mem::size_of::<T>() == 1 { &[true] } else { &[true, false] };
     for &mode in modes {
-        for shared in [true, false] {
+        for &shared in sharing {
             specs.push(if double_for::<T>(mode) {
                 KernelSpec::of(&HistPlan::<_, C, f64>::kernel(arch, &input, mode, shared))
             } else {
