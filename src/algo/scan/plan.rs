@@ -152,6 +152,12 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
         } else {
             scan_policy(arch, bytes)
         };
+        if unzip == 0 && bytes >= 8 && !deterministic {
+            // The exact look-back holds 8-byte elements in 32 registers: 8 blocks of 256 x 12 per SM, u64
+            // 2^24 / 2^27 95.3 / 636 us against 102.4 / 686 at the 6 the register count allowed (CUB 90.9 /
+            // 625; H200, benchmarks/runs/h200-types-86b23d5). The deterministic look-back spills there.
+            policy.min_blocks = 8;
+        }
         if E::STREAMS > 1 {
             // Several buffers' loads in flight need more than the 32 registers of 8 blocks per SM (4 bytes spilled).
             policy.min_blocks = policy.min_blocks.min(4);
@@ -510,8 +516,14 @@ mod tests {
             assert!(key.starts_with(&want), "{key}");
             assert!(!key.contains("CUPRIM_SCAN_UNZIP"), "{key}");
         }
+        // 8 bytes: 8 blocks per SM with the exact look-back, as many as the registers allow with the deterministic one.
         let f64s = scan_specs::<f64, Add>(80, &Add);
-        assert!(f64s[0].key().contains("#define CUPRIM_ITEMS 12\n#define CUPRIM_MIN_BLOCKS 1\n"));
+        assert!(f64s[0]
+            .key()
+            .contains("#define CUPRIM_ITEMS 12\n#define CUPRIM_MIN_BLOCKS 8\n#define CUPRIM_DETERMINISTIC 0\n"));
+        assert!(f64s[1]
+            .key()
+            .contains("#define CUPRIM_ITEMS 12\n#define CUPRIM_MIN_BLOCKS 1\n#define CUPRIM_DETERMINISTIC 1\n"));
 
         let (a, b) = (Leaf::<u32>::type_only(), Leaf::<f32>::type_only());
         let zip = crate::expr::zip(a, b);
