@@ -59,11 +59,15 @@ const WARP_BLOCK: u32 = 128;
 
 /// Inputs whose segments average at least this many elements take the
 /// look-back kernel: the warp-tile kernel closes a segment crossing m warp
-/// tiles with one warp folding m parts, about a microsecond per 512 parts,
-/// after the segment's last tile, which for a few huge segments is a serial
-/// tail the look-back avoids. The threshold itself is not measured on a
-/// GPU (no bench input sits near it).
-const WARP_KERNEL_MAX_AVERAGE: u64 = 1 << 16;
+/// tiles with one warp folding m parts, about 2 ns a part (f32), after the
+/// segment's last tile, which for a few huge segments is a serial tail the
+/// look-back avoids. But the look-back kernel streams at about half the
+/// warp kernel's speed, so the tail costs as much only for a segment of
+/// about 2^27 elements: f32 sums at 2^27 in segments of 2^16 / 2^20 / one
+/// segment 152 / 145 / 293 us with the warp kernel against 270 / 288 / 304
+/// (at 2^24: 37 / 37 / 51 against 52 / 54 / 58; H200, one call,
+/// benchmarks/runs/h200-dists-881fab9).
+const WARP_KERNEL_MAX_AVERAGE: u64 = 1 << 27;
 
 /// Tiles over the elements: 256 threads reading 16-byte vectors. 4-byte
 /// elements: eight vectors per thread (32 items, 72-74 registers), three
