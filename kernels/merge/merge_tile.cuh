@@ -50,12 +50,19 @@ constexpr int MERGE_SLOT = sizeof(K) > sizeof(V) ? (int)sizeof(K) : (int)sizeof(
 #error "CUPRIM_MERGE_LOAD 1 and 2 (cp.async) need sm_80"
 #endif
 
-// Only where measured: 4-byte keys alone (u32 halves at 2^24 / 2^28: 73.1 /
+// Only where measured: 4-byte keys alone, and 8-byte keys alone in the
+// merge (CUPRIM_MERGE_WIDE, set by the plan; u64 halves at 2^24 / 2^27:
+// 94.3 / 559 us in 256 x 15 tiles at 4 blocks per SM, 122.6 / 758 with
+// register loads at 512 x 7 and 2; H200, h200-dists-881fab9) (u32 halves at 2^24 / 2^28: 73.1 /
 // 805.5 us in 512 x 15 tiles at 4 blocks per SM, 80.4 / 986 with register
 // loads at 256 x 11 and 4, the most those registers allow; H100, i19-merge).
 // Pairs measured 127.3 / 1691.6 us with cp.async against 120.6 / 1639 (in
-// another call) with register loads, so they keep those, as do 8-byte keys.
-template <typename E> constexpr int MERGE_LOAD = sizeof(E) == 4 && !CUPRIM_PAIRS ? CUPRIM_MERGE_LOAD : 0;
+// another call) with register loads, so they keep those, as do the merge
+// sort's passes of 8-byte keys.
+#ifndef CUPRIM_MERGE_WIDE
+#define CUPRIM_MERGE_WIDE 0
+#endif
+template <typename E> constexpr int MERGE_LOAD = (sizeof(E) == 4 || (CUPRIM_MERGE_WIDE && sizeof(E) == 8)) && !CUPRIM_PAIRS ? CUPRIM_MERGE_LOAD : 0;
 
 // Elements of E in 16 bytes.
 template <typename E> constexpr int MERGE_VEC = 16 / (int)sizeof(E);

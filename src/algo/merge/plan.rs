@@ -202,6 +202,24 @@ pub(crate) fn merge_policy(arch: u32, slot_bytes: usize, pairs: bool, len: u64) 
     }
 }
 
+/// Whether the keys-alone merge of `key_bytes`-byte keys loads its tiles by
+/// cp.async / the bulk copy engine as 4-byte keys do (`CUPRIM_MERGE_WIDE`):
+/// 8-byte keys on sm_80 and later. The merge sort's passes keep register
+/// loads for them (not measured).
+fn wide_merge_loads(arch: u32, key_bytes: usize) -> bool {
+    key_bytes == 8 && (arch == 0 || arch >= 80)
+}
+
+/// The merge tiles of 8-byte keys alone with those loads: 3840 per tile, 30 KiB, at 4 blocks per SM (64
+/// registers on sm_90, no spills): u64 halves at 2^20 / 2^24 / 2^27 in 13.9 / 94.3 / 559 us against 16.2 / 122.6
+/// / 758 in 512 x 7 at 2 with register loads (CUB 19.0 / 95.8 / 590; 512 x 11 at 3: 14.2 / 99.7 / 556, 256 x 11
+/// at 5: 14.5 / 95.7 / 563; H200, one call, benchmarks/runs/h200-dists-881fab9).
+const WIDE_MERGE_TILE: TilePolicy = TilePolicy {
+    block: 256,
+    items: 15,
+    min_blocks: 4,
+};
+
 /// Keys-alone sorts of 4-byte keys (sm_80+) from [`SMALL_TILES_BELOW`] up
 /// to this many elements take 256 x 17 tiles (4352) at 6 blocks per SM,
 /// CUB's merge-sort shape: f32 by a user comparator at 2^24 0.808 ms
@@ -264,6 +282,8 @@ pub(crate) struct Merge<'a, K, V, C> {
     pub pass_min_blocks: u32,
     /// Values follow the keys.
     pub pairs: bool,
+    /// 8-byte keys alone reach shared memory as 4-byte ones do (`CUPRIM_MERGE_WIDE`): the merge only.
+    pub wide_loads: bool,
     pub cmp: &'a C,
     _t: PhantomData<fn() -> (K, V)>,
 }
@@ -271,11 +291,13 @@ pub(crate) struct Merge<'a, K, V, C> {
 impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
     /// The keys-alone merge of `len` elements.
     pub fn keys(arch: u32, cmp: &'a C, len: u64) -> Self {
-        let policy = merge_policy(arch, size_of::<K>(), false, len);
+        let wide_loads = wide_merge_loads(arch, size_of::<K>());
+        let policy = if wide_loads { WIDE_MERGE_TILE } else { merge_policy(arch, size_of::<K>(), false, len) };
         Merge {
             policy,
             pass_min_blocks: policy.min_blocks,
             pairs: false,
+            wide_loads,
             cmp,
             _t: PhantomData,
         }
@@ -287,6 +309,7 @@ impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
         Merge {
             policy,
             pass_min_blocks: pass_blocks(arch, policy, size_of::<K>()),
+            wide_loads: false,
             ..Self::keys(arch, cmp, len)
         }
     }
@@ -300,6 +323,7 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
             policy,
             pass_min_blocks: policy.min_blocks,
             pairs: true,
+            wide_loads: false,
             cmp,
             _t: PhantomData,
         }
@@ -332,6 +356,7 @@ impl<'a, K: Element, V: Element, C: Comparator<K>> Merge<'a, K, V, C> {
             policy,
             pass_min_blocks: pass_blocks(arch, policy, size_of::<K>()),
             pairs: false,
+            wide_loads: false,
             cmp,
             _t: PhantomData,
         }
@@ -389,6 +414,9 @@ impl<K: Element, V: Element, C: Comparator<K>> Specialise for Merge<'_, K, V, C>
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
         self.policy.write(w);
+        if self.wide_loads {
+            w.constant("CUPRIM_MERGE_WIDE", 1);
+        }
         #[cfg(feature = "merge-tuning")]
         if let Some(load) = std::env::var("CUPRIM_MERGE_LOAD").ok().and_then(|v| v.parse().ok()) {
             w.constant("CUPRIM_MERGE_LOAD", load);
