@@ -224,6 +224,33 @@ fn non_commutative_monoid_keeps_order() {
     }
 }
 
+/// Segments averaging 2^27 elements or more take the look-back kernel (on
+/// CUDA; shorter ones the warp-tile kernel): one segment of 2^27 + 5 u8
+/// values, summed (wrapping) and folded by Max, against the reference.
+#[test]
+fn one_segment_of_the_look_back_kernel() {
+    let (mut r, seed) = rng("look-back");
+    let n = (1usize << 27) + 5;
+    let data: Vec<u8> = (0..n).map(|_| r.gen()).collect();
+    let o = vec![0u64, n as u64];
+    for dev in common::devices() {
+        let context = common::ctx(&dev, "one segment of 2^27 + 5", n, seed);
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        let offsets = DeviceVec::from_slice(&dev, &o).unwrap();
+        for (name, op) in [("sum", 0), ("max", 1)] {
+            let got = match op {
+                0 => v.segmented_sum(&offsets).unwrap().to_vec().unwrap(),
+                _ => v.segmented_reduce(&offsets, Max).unwrap().to_vec().unwrap(),
+            };
+            let want = match op {
+                0 => reference(&data, &o, 0u8, |a, b| a.wrapping_add(b)),
+                _ => reference(&data, &o, 0u8, |a, b| a.max(b)),
+            };
+            assert_eq!(got, want, "{name}: {context}");
+        }
+    }
+}
+
 fn check_arg<T: Element, I: IndexElement>(dev: &Device, data: &[T], o: &[u64], context: &str) {
     let v = DeviceVec::from_slice(dev, data).unwrap();
     let offsets = DeviceVec::from_slice(dev, &offsets_as::<I>(o)).unwrap();
