@@ -59,7 +59,9 @@ fn dist_rows(c: &mut Criterion) {
                     keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo, &mut count)
                 });
                 if run != 4 {
-                    row(c, &format!("dists_unique_u32_run{run}"), 4 * nb, &mut || keys.unique_into(&mut ko, &mut count));
+                    row(c, &format!("dists_unique_u32_run{run}"), 4 * nb, &mut || {
+                        keys.unique_into(&mut ko, &mut count)
+                    });
                 }
             }
         }

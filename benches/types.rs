@@ -4,8 +4,10 @@
 //! i8 min) and arg-min (f64, i32) into device scalars, inclusive sums (u8,
 //! u64, f64) into a second buffer, the u8 256-bin count (`bincount`, which
 //! allocates its histogram) and 64 even bins of u8 over [0, 255), radix sorts of u8, i32, f32, f64 and i64 keys,
-//! pairs with u64 values, and u32 keys with 16 distinct values and already
-//! sorted.
+//! pairs with u64 values, u32 keys with 16 distinct values and already
+//! sorted, f32 keys (u32 values) in descending order, u32 keys in segments of
+//! 32 (`segmented_sort`), `copy_if_into` of u32 keeping 1% and 99%, and 256
+//! even bins of f64 samples (`histogram_into`).
 //!
 //! Inputs are the anchor's: a = hash(i, seed 1), b = hash(i, seed 3); u8 /
 //! i8 the low byte of a, i32 a, u64 / i64 a << 32 | b, f32 (a >> 8) / 2^24,
@@ -17,6 +19,7 @@ mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cuprim::algo::histogram::{Bins, Histogram};
+use cuprim::pred::Lt;
 use cuprim::prelude::*;
 use rayon::prelude::*;
 use std::time::Duration;
@@ -104,6 +107,7 @@ fn type_rows(c: &mut Criterion) {
             group.finish();
         };
         let nb = n as u64;
+        let mut count = DeviceVec::<u64>::zeros(&dev, 1).expect("allocating");
         {
             let x = DeviceVec::from_slice(&dev, &i64s).expect("allocating");
             let mut out = DeviceVec::<i64>::zeros(&dev, 1).expect("allocating");
@@ -159,6 +163,38 @@ fn type_rows(c: &mut Criterion) {
         sort_row(c, &dev, "types_sort_keys_u32_few16", &few16, &none);
         let sorted: Vec<u32> = (0..n as u32).collect();
         sort_row(c, &dev, "types_sort_keys_u32_sorted", &sorted, &none);
+        let descending: Vec<f32> = (0..n).into_par_iter().map(|i| (n - 1 - i) as f32).collect();
+        let v32 = common::hash_u32(n, 2);
+        sort_row(c, &dev, "types_sort_pairs_f32_u32_descending", &descending, &v32);
+        {
+            let offsets: Vec<u64> = (0..=n as u64 / 32).map(|i| 32 * i).collect();
+            let offsets = DeviceVec::from_slice(&dev, &offsets).expect("allocating");
+            let mut s = Sorting::new(&dev, &a, &none);
+            let mut group = c.benchmark_group("types_segmented_sort_u32_seg32");
+            group.throughput(Throughput::Elements(n as u64));
+            group.bench_function(BenchmarkId::new("keys", n), |bn| {
+                bn.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut s, Sorting::restore, |s| s.keys.segmented_sort(&offsets)))
+            });
+            group.finish();
+        }
+        {
+            let x = DeviceVec::from_slice(&dev, &a).expect("allocating");
+            let mut out = DeviceVec::<u32>::zeros(&dev, n).expect("allocating");
+            for pct in [1u64, 99] {
+                let below = ((1u64 << 32) * pct / 100) as u32;
+                row(c, &format!("types_copy_if_sel{pct}"), "u32", 4 * nb, &mut || {
+                    x.copy_if_into(Lt(below), &mut out, &mut count)
+                });
+            }
+        }
+        {
+            let x = DeviceVec::from_slice(&dev, &f64s).expect("allocating");
+            let even = Bins::even(256, 0.0f64, 1.0);
+            let mut hist = Histogram::<u32>::zeros(&dev, 256).expect("allocating");
+            row(c, "types_histogram_even256", "f64", 8 * nb, &mut || {
+                x.histogram_into(&even, &mut hist)
+            });
+        }
         sort_row(c, &dev, "types_sort_pairs_u32_u64", &a, &v64);
         sort_row(c, &dev, "types_sort_pairs_u64_u64", &wide, &v64);
     }

@@ -3,12 +3,15 @@
 // elements. Reduce (i64 sum, f64 max, i8 min), arg-min (f64, i32), inclusive
 // sums (u8, u64, f64), the u8 256-bin histogram and 64 even
 // u8 bins over [0, 255), radix sorts of u8, i32,
-// f32, f64 and i64 keys, pairs with 8-byte values, and u32 keys with 16
-// distinct values and already sorted.
+// f32, f64 and i64 keys, pairs with 8-byte values, u32 keys with 16
+// distinct values and already sorted, f32 keys (u32 values) in descending
+// order, u32 keys in segments of 32, Select::If of u32 keeping 1% and 99%,
+// and 256 even bins of f64 samples.
 //
 // Inputs match benches/types.rs: a = hash(i, seed 1), b = hash(i, seed 3)
 // (anchor_mix); u8 / i8 the low byte of a, i32 a, u64 / i64 a << 32 | b,
-// f32 (a >> 8) / 2^24, f64 (a << 32 | b) >> 11 over 2^53, values
+// f32 (a >> 8) / 2^24, descending f32 n - 1 - i, f64 (a << 32 | b) >> 11
+// over 2^53, values
 // hash(i, seed 2) (u64 values: that << 32 | b).
 //
 // Build here (no GPU needed), run on the GPU machine:
@@ -28,6 +31,7 @@ struct Inputs {
     uint64_t* u64;
     int64_t* i64;
     float* f32;
+    float* f32_desc;
     double* f64;
     uint32_t* v32;
     uint64_t* v64;
@@ -46,11 +50,21 @@ __global__ void fill_inputs(Inputs in, size_t n) {
         in.u64[i] = w;
         in.i64[i] = (int64_t)w;
         in.f32[i] = (a >> 8) * (1.0f / 16777216.0f);
+        in.f32_desc[i] = (float)(n - 1 - i);
         in.f64[i] = (double)(w >> 11) * (1.0 / 9007199254740992.0);
         in.v32[i] = v;
         in.v64[i] = (uint64_t)v << 32 | b;
     }
 }
+
+__global__ void seg_offsets(int64_t* o, size_t n, int64_t seg) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) o[i] = (int64_t)i * seg;
+}
+
+struct Below {
+    uint32_t t;
+    __device__ bool operator()(uint32_t x) const { return x < t; }
+};
 
 struct Temp {
     void* p = nullptr;
@@ -88,7 +102,9 @@ int main() {
     const size_t most = (size_t)1 << 27;
     Inputs in{alloc<uint8_t>(most),  alloc<int8_t>(most),   alloc<int32_t>(most), alloc<uint32_t>(most),
               alloc<uint32_t>(most), alloc<uint32_t>(most), alloc<uint64_t>(most), alloc<int64_t>(most),
-              alloc<float>(most),    alloc<double>(most),   alloc<uint32_t>(most), alloc<uint64_t>(most)};
+              alloc<float>(most),    alloc<float>(most),    alloc<double>(most),   alloc<uint32_t>(most),
+              alloc<uint64_t>(most)};
+    int64_t* seg_off = alloc<int64_t>(most / 32 + 1);
     // Outputs: 8 bytes an element twice (keys and values), a few scalars.
     char* out_k = alloc<char>(8 * most);
     char* out_v = alloc<char>(8 * most);
@@ -131,6 +147,28 @@ int main() {
         });
         row(temp, "sort_keys_u32_sorted", n, [&](void* t, size_t& b) {
             return cub::DeviceRadixSort::SortKeys(t, b, in.sorted, (uint32_t*)out_k, ni);
+        });
+        row(temp, "sort_pairs_f32_u32_descending", n, [&](void* t, size_t& b) {
+            return cub::DeviceRadixSort::SortPairs(t, b, in.f32_desc, (float*)out_k, in.v32, (uint32_t*)out_v, ni);
+        });
+        {
+            const int64_t segs = (int64_t)n / 32;
+            seg_offsets<<<1024, 256>>>(seg_off, (size_t)segs + 1, 32);
+            CHECK(cudaDeviceSynchronize());
+            row(temp, "segmented_sort_u32_seg32", n, [&](void* t, size_t& b) {
+                return cub::DeviceSegmentedSort::SortKeys(t, b, in.u32, (uint32_t*)out_k, (int64_t)n, segs, seg_off, seg_off + 1);
+            });
+        }
+        for (uint32_t pct : {1u, 99u}) {
+            const Below below{(uint32_t)(4294967296.0 * pct / 100.0)};
+            char name[64];
+            std::snprintf(name, sizeof name, "select_if_u32_sel%u", pct);
+            row(temp, name, n, [&](void* t, size_t& b) {
+                return cub::DeviceSelect::If(t, b, in.u32, (uint32_t*)out_k, (int*)scalar, ni, below);
+            });
+        }
+        row(temp, "histogram_even256_f64", n, [&](void* t, size_t& b) {
+            return cub::DeviceHistogram::HistogramEven(t, b, in.f64, hist, 257, 0.0, 1.0, ni);
         });
         row(temp, "sort_pairs_u32_u64", n, [&](void* t, size_t& b) {
             return cub::DeviceRadixSort::SortPairs(t, b, in.u32, (uint32_t*)out_k, in.v64, (uint64_t*)out_v, ni);

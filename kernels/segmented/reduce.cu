@@ -2,7 +2,7 @@
 // segmented_min_element / segmented_max_element. Two kernels: the block-tile
 // kernel with a look-back (cuprim_segmented_reduce, described first) and the
 // warp-tile kernel (cuprim_segmented_reduce_warp, at the end); the host
-// takes the warp-tile one unless the segments average 2^16 elements or more.
+// takes the warp-tile one unless the segments average 2^27 elements or more.
 //
 // Segment s is in[offsets[s] .. offsets[s+1]). The work is split evenly over
 // the ELEMENTS, whatever the segments look like: tile t is elements

@@ -292,7 +292,11 @@ impl<'a, K: Element, C: Comparator<K>> Merge<'a, K, K, C> {
     /// The keys-alone merge of `len` elements.
     pub fn keys(arch: u32, cmp: &'a C, len: u64) -> Self {
         let wide_loads = wide_merge_loads(arch, size_of::<K>());
-        let policy = if wide_loads { WIDE_MERGE_TILE } else { merge_policy(arch, size_of::<K>(), false, len) };
+        let policy = if wide_loads {
+            WIDE_MERGE_TILE
+        } else {
+            merge_policy(arch, size_of::<K>(), false, len)
+        };
         Merge {
             policy,
             pass_min_blocks: policy.min_blocks,

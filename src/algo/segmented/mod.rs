@@ -35,8 +35,8 @@
 //! of each segment with no block barrier; a segment that crosses warp tiles
 //! is closed by the last of its tiles to finish, which folds the tiles'
 //! parts in order (a counter per segment end, no waiting). Inputs whose
-//! segments average 2^16 elements or more (a few huge segments) take a
-//! block-tile kernel whose decoupled look-back chains the parts instead.
+//! segments average 2^27 elements or more (one or a few huge segments) take
+//! a block-tile kernel whose decoupled look-back chains the parts instead.
 //! Empty segments are written by an even share of the grid. A thread whose
 //! elements hold no boundary inside them (the usual case when segments are
 //! longer than a thread's 32 or 64 items) folds them in one plain loop. The call
