@@ -358,7 +358,8 @@ fn values_of<V: Element>(dev: &Device, n: usize, make: impl Fn(usize) -> V) {
 fn values_of_every_width() {
     for dev in devices() {
         let tile = tile_len::<u32, u64>(dev.arch().unwrap_or(90), true);
-        for n in [1, 33, tile, tile + 1, 3 * tile + 1, 100_003] {
+        // Past 2^18 keys the onesweep's large tiles (u32 keys with 8-byte values: 6912 a tile).
+        for n in [1, 33, tile, tile + 1, 3 * tile + 1, 100_003, (1 << 18) + 20_741] {
             values_of::<u8>(&dev, n, |i| (i * 7) as u8);
             values_of::<i8>(&dev, n, |i| (i * 3) as i8);
             values_of::<f16>(&dev, n, |i| f16::from_f32(i as f32));

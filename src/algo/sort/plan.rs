@@ -134,6 +134,9 @@ pub(crate) fn radix_sort(
     } else if key_bytes == 8 && value_bytes <= 4 && shortcut {
         // 384x18 shared at 2 blocks/SM (dynamic shared memory): u64/u32 1.631 / 12.876 ms at 2^24 / 2^27 against 1.689 / 13.330 for 384x14, 1.679 / 13.297 for 512x11 (H100, i23-sort-24ef478 call3).
         (384, 18, 2, true)
+    } else if key_bytes == 4 && value_bytes == 8 && shortcut {
+        // 384x18 shared at 2 blocks/SM (dynamic shared memory): u32/u64 683 / 4876 us at 2^24 / 2^27 against 729 / 5302 for 384x14, 693 / 5024 for 512x12, 713 / 5149 for 384x16 (CUB 712 / 5058; H200, h200-sweeps-a5a4265).
+        (384, 18, 2, true)
     } else if widest > 4 {
         // 384x14 shared at 2 blocks/SM: f64/u32 18.5 ms at 2^28 against 25.9 for 384x9 at 3, 0.83x CUB (H100, run 2573e23).
         (384, 14, 2, true)
