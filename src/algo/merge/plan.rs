@@ -210,13 +210,14 @@ fn wide_merge_loads(arch: u32, key_bytes: usize) -> bool {
     key_bytes == 8 && (arch == 0 || arch >= 80)
 }
 
-/// The merge tiles of 8-byte keys alone with those loads: 3840 per tile, 30 KiB, at 4 blocks per SM (64
-/// registers on sm_90, no spills): u64 halves at 2^20 / 2^24 / 2^27 in 13.9 / 94.3 / 559 us against 16.2 / 122.6
-/// / 758 in 512 x 7 at 2 with register loads (CUB 19.0 / 95.8 / 590; 512 x 11 at 3: 14.2 / 99.7 / 556, 256 x 11
-/// at 5: 14.5 / 95.7 / 563; H200, one call, benchmarks/runs/h200-dists-881fab9).
+/// The merge tiles of 8-byte keys alone with those loads: 3328 per tile, 26 KiB, at 4 blocks per SM: u64 halves
+/// at 2^20 / 2^24 / 2^27 in 14.0 / 95.9-96.7 / 560-561 us against 16.2 / 122.6 / 758 in 512 x 7 at 2 with register
+/// loads (CUB 20.5 / 97.2 / 593; H200, h200-sweeps-a5a4265/merge-tiles). 256 x 15 took the same but spills 48
+/// bytes in the module's merge-sort kernels on sm_90 (sm_80 at 256 x 11 at 5); 512 x 11 at 3 555 us at 2^27,
+/// 99.3-99.7 at 2^24; 256 x 15 at 3 578-582 at 2^27.
 const WIDE_MERGE_TILE: TilePolicy = TilePolicy {
     block: 256,
-    items: 15,
+    items: 13,
     min_blocks: 4,
 };
 
