@@ -50,15 +50,15 @@ constexpr int MERGE_SLOT = sizeof(K) > sizeof(V) ? (int)sizeof(K) : (int)sizeof(
 #error "CUPRIM_MERGE_LOAD 1 and 2 (cp.async) need sm_80"
 #endif
 
-// Only where measured: 4-byte keys alone, and 8-byte keys alone in the
-// merge (CUPRIM_MERGE_WIDE, set by the plan; u64 halves at 2^24 / 2^27:
-// 96 / 560 us in 256 x 13 tiles at 4 blocks per SM, 122.6 / 758 with
-// register loads at 512 x 7 and 2; H200, h200-sweeps-a5a4265) (u32 halves at 2^24 / 2^28: 73.1 /
+// Only where measured: 4-byte keys alone (u32 halves at 2^24 / 2^28: 73.1 /
 // 805.5 us in 512 x 15 tiles at 4 blocks per SM, 80.4 / 986 with register
-// loads at 256 x 11 and 4, the most those registers allow; H100, i19-merge).
-// Pairs measured 127.3 / 1691.6 us with cp.async against 120.6 / 1639 (in
-// another call) with register loads, so they keep those, as do the merge
-// sort's passes of 8-byte keys.
+// loads at 256 x 11 and 4, the most those registers allow; H100, i19-merge),
+// and 8-byte keys alone in the merge (CUPRIM_MERGE_WIDE, set by the plan;
+// u64 halves at 2^24 / 2^27: 96 / 560 us in 256 x 13 tiles at 4 blocks per
+// SM, 122.6 / 758 with register loads at 512 x 7 and 2; H200,
+// h200-sweeps-a5a4265). Pairs measured 127.3 / 1691.6 us with cp.async
+// against 120.6 / 1639 (in another call) with register loads, so they keep
+// those, as do the merge sort's passes of 8-byte keys.
 #ifndef CUPRIM_MERGE_WIDE
 #define CUPRIM_MERGE_WIDE 0
 #endif
