@@ -15,10 +15,9 @@
 
 mod common;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use cuprim::prelude::*;
 use rayon::prelude::*;
-use std::time::Duration;
 
 fn dist_sizes(dev: &Device) -> Vec<usize> {
     let logs: &[u32] = if dev.is_cuda() { &[20, 24, 27] } else { &[16] };
@@ -39,12 +38,7 @@ fn dist_rows(c: &mut Criterion) {
             .collect();
         drop((a, b));
         let row = |c: &mut Criterion, op: &str, bytes: u64, call: &mut dyn FnMut() -> cuprim::Result<()>| {
-            let mut group = c.benchmark_group(op);
-            group.throughput(Throughput::Bytes(bytes));
-            group.bench_function(BenchmarkId::from_parameter(n), |bn| {
-                bn.iter_custom(|iters| common::time_calls(&dev, iters, &mut *call))
-            });
-            group.finish();
+            common::device_row(c, &dev, op, BenchmarkId::from_parameter(n), bytes, call)
         };
         let nb = n as u64;
         let mut count = DeviceVec::<u64>::zeros(&dev, 1).expect("allocating");
@@ -105,17 +99,9 @@ fn dist_rows(c: &mut Criterion) {
     }
 }
 
-/// Short, as the sweep's.
-fn dists_config() -> Criterion {
-    Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(200))
-        .measurement_time(Duration::from_millis(500))
-}
-
 criterion_group! {
     name = benches;
-    config = dists_config();
+    config = common::sweep_config();
     targets = dist_rows
 }
 criterion_main!(benches);

@@ -24,42 +24,12 @@ use cuprim::prelude::*;
 use rayon::prelude::*;
 use std::time::Duration;
 
-/// Keys (and values) to sort, with the unsorted input kept beside them.
-struct Pairs<K: Element, V: Element> {
-    keys_in: DeviceVec<K>,
-    values_in: DeviceVec<V>,
-    keys: DeviceVec<K>,
-    values: DeviceVec<V>,
-}
-
-impl<K: Element, V: Element> Pairs<K, V> {
-    fn new(dev: &Device, keys: &[K], values: &[V]) -> Self {
-        let keys_in = DeviceVec::from_slice(dev, keys).expect("allocating keys");
-        let values_in = DeviceVec::from_slice(dev, values).expect("allocating values");
-        Pairs {
-            keys: keys_in.to_device_vec().expect("allocating keys"),
-            values: values_in.to_device_vec().expect("allocating values"),
-            keys_in,
-            values_in,
-        }
-    }
-
-    fn restore_keys(&mut self) -> cuprim::Result<()> {
-        self.keys.copy_from(&self.keys_in)
-    }
-
-    fn restore(&mut self) -> cuprim::Result<()> {
-        self.keys.copy_from(&self.keys_in)?;
-        self.values.copy_from(&self.values_in)
-    }
-}
-
 fn bench_pairs<K: Element>(c: &mut Criterion, dev: &Device, n: usize, elem: &str, keys: &[K], values: &[u32]) {
-    let mut p = Pairs::new(dev, keys, values);
+    let mut p = common::Pairs::new(dev, keys, values);
     let mut group = c.benchmark_group("sort_pairs");
     group.throughput(Throughput::Elements(n as u64));
     group.bench_function(BenchmarkId::new(elem, n), |b| {
-        b.iter_custom(|iters| common::time_with_setup(dev, iters, &mut p, Pairs::restore, |p| p.keys.sort_pairs(&mut p.values)))
+        b.iter_custom(|iters| common::time_with_setup(dev, iters, &mut p, common::Pairs::restore, |p| p.keys.sort_pairs(&mut p.values)))
     });
     group.finish();
 }
@@ -70,11 +40,11 @@ fn sort_rows(c: &mut Criterion) {
         let a = common::hash_u32(n, 1);
         let values = common::hash_u32(n, 2);
 
-        let mut p = Pairs::new(&dev, &a, &values[..0]);
+        let mut p = common::Pairs::new(&dev, &a, &values[..0]);
         let mut group = c.benchmark_group("sort_keys");
         group.throughput(Throughput::Elements(n as u64));
         group.bench_function(BenchmarkId::new("u32", n), |b| {
-            b.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut p, Pairs::restore_keys, |p| p.keys.sort()))
+            b.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut p, common::Pairs::restore_keys, |p| p.keys.sort()))
         });
         group.finish();
         drop(p);
@@ -91,12 +61,12 @@ fn sort_rows(c: &mut Criterion) {
         // `--features classic-sort`, as scripts/gpu-bench does).
         #[cfg(feature = "classic-sort")]
         if n == 1 << 24 || (dev.is_host() && n == 1 << 20) {
-            let mut p = Pairs::new(&dev, &a, &values);
+            let mut p = common::Pairs::new(&dev, &a, &values);
             let mut group = c.benchmark_group("sort_pairs_classic4");
             group.throughput(Throughput::Elements(n as u64));
             group.bench_function(BenchmarkId::new("u32_u32", n), |b| {
                 b.iter_custom(|iters| {
-                    common::time_with_setup(&dev, iters, &mut p, Pairs::restore, |p| {
+                    common::time_with_setup(&dev, iters, &mut p, common::Pairs::restore, |p| {
                         p.keys.sort_pairs_classic_with(&mut p.values, SortOptions::new())
                     })
                 })
@@ -132,21 +102,21 @@ fn sweep_rows(c: &mut Criterion) {
 }
 
 fn sweep_keys<K: Element>(c: &mut Criterion, dev: &Device, n: usize, elem: &str, keys: &[K]) {
-    let mut p = Pairs::new(dev, keys, &[0u32; 0]);
+    let mut p = common::Pairs::new(dev, keys, &[0u32; 0]);
     let mut group = c.benchmark_group("sort_sweep_keys");
     group.throughput(Throughput::Elements(n as u64));
     group.bench_function(BenchmarkId::new(elem, n), |b| {
-        b.iter_custom(|iters| common::time_with_setup(dev, iters, &mut p, Pairs::restore_keys, |p| p.keys.sort()))
+        b.iter_custom(|iters| common::time_with_setup(dev, iters, &mut p, common::Pairs::restore_keys, |p| p.keys.sort()))
     });
     group.finish();
 }
 
 fn sweep_pairs<K: Element>(c: &mut Criterion, dev: &Device, n: usize, elem: &str, keys: &[K], values: &[u32]) {
-    let mut p = Pairs::new(dev, keys, values);
+    let mut p = common::Pairs::new(dev, keys, values);
     let mut group = c.benchmark_group("sort_sweep_pairs");
     group.throughput(Throughput::Elements(n as u64));
     group.bench_function(BenchmarkId::new(elem, n), |b| {
-        b.iter_custom(|iters| common::time_with_setup(dev, iters, &mut p, Pairs::restore, |p| p.keys.sort_pairs(&mut p.values)))
+        b.iter_custom(|iters| common::time_with_setup(dev, iters, &mut p, common::Pairs::restore, |p| p.keys.sort_pairs(&mut p.values)))
     });
     group.finish();
 }

@@ -15,11 +15,10 @@
 
 mod common;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use cuprim::algo::histogram::{Bins, Histogram};
 use cuprim::prelude::*;
 use rayon::prelude::*;
-use std::time::Duration;
 
 fn sweep_sizes(dev: &Device) -> Vec<usize> {
     let all: Vec<u32> = if dev.is_cuda() {
@@ -53,12 +52,7 @@ fn sweep_rows(c: &mut Criterion) {
         let mut hist = Histogram::<u32>::zeros(&dev, 256).expect("allocating");
 
         let mut row = |op: &str, elem: &str, bytes: u64, call: &mut dyn FnMut() -> cuprim::Result<()>| {
-            let mut group = c.benchmark_group(op);
-            group.throughput(Throughput::Bytes(bytes));
-            group.bench_function(BenchmarkId::new(elem, n), |b| {
-                b.iter_custom(|iters| common::time_calls(&dev, iters, &mut *call))
-            });
-            group.finish();
+            common::device_row(c, &dev, op, BenchmarkId::new(elem, n), bytes, call)
         };
         let n4 = 4 * n as u64;
         row("sweep_reduce_sum", "f32", n4, &mut || f.reduce_to(Add, &mut out_f));
@@ -114,17 +108,9 @@ fn sweep_rows(c: &mut Criterion) {
     }
 }
 
-/// Shorter than [`common::config`]: the sweep has about a hundred rows.
-fn sweep_config() -> Criterion {
-    Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(200))
-        .measurement_time(Duration::from_millis(500))
-}
-
 criterion_group! {
     name = benches;
-    config = sweep_config();
+    config = common::sweep_config();
     targets = sweep_rows
 }
 criterion_main!(benches);

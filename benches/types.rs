@@ -22,56 +22,25 @@ use cuprim::algo::histogram::{Bins, Histogram};
 use cuprim::pred::Lt;
 use cuprim::prelude::*;
 use rayon::prelude::*;
-use std::time::Duration;
 
 fn type_sizes(dev: &Device) -> Vec<usize> {
     let logs: &[u32] = if dev.is_cuda() { &[20, 24, 27] } else { &[16] };
     logs.iter().map(|&l| 1usize << l).collect()
 }
 
-/// Keys to sort, with the unsorted input kept beside them (and values).
-struct Sorting<K: Element, V: Element> {
-    keys_in: DeviceVec<K>,
-    keys: DeviceVec<K>,
-    values_in: DeviceVec<V>,
-    values: DeviceVec<V>,
-}
-
-impl<K: Element, V: Element> Sorting<K, V> {
-    fn new(dev: &Device, keys: &[K], values: &[V]) -> Self {
-        let keys_in = DeviceVec::from_slice(dev, keys).expect("allocating keys");
-        let values_in = DeviceVec::from_slice(dev, values).expect("allocating values");
-        Sorting {
-            keys: keys_in.to_device_vec().expect("allocating keys"),
-            values: values_in.to_device_vec().expect("allocating values"),
-            keys_in,
-            values_in,
-        }
-    }
-
-    fn restore(&mut self) -> cuprim::Result<()> {
-        self.keys.copy_from(&self.keys_in)?;
-        if !self.values_in.is_empty() {
-            self.values.copy_from(&self.values_in)?;
-        }
-        Ok(())
-    }
-}
-
+/// A sort of `keys` (with `values` unless empty) from the unsorted input each time.
 fn sort_row<K: Element, V: Element>(c: &mut Criterion, dev: &Device, op: &str, keys: &[K], values: &[V]) {
     let n = keys.len();
-    let mut s = Sorting::new(dev, keys, values);
+    let mut s = common::Pairs::new(dev, keys, values);
     let mut group = c.benchmark_group(op);
     group.throughput(Throughput::Elements(n as u64));
     group.bench_function(BenchmarkId::new("keys", n), |b| {
         b.iter_custom(|iters| {
-            common::time_with_setup(dev, iters, &mut s, Sorting::restore, |s| {
-                if s.values_in.is_empty() {
-                    s.keys.sort()
-                } else {
-                    s.keys.sort_pairs(&mut s.values)
-                }
-            })
+            if values.is_empty() {
+                common::time_with_setup(dev, iters, &mut s, common::Pairs::restore_keys, |s| s.keys.sort())
+            } else {
+                common::time_with_setup(dev, iters, &mut s, common::Pairs::restore, |s| s.keys.sort_pairs(&mut s.values))
+            }
         })
     });
     group.finish();
@@ -99,12 +68,7 @@ fn type_rows(c: &mut Criterion) {
             .collect();
 
         let row = |c: &mut Criterion, op: &str, elem: &str, bytes: u64, call: &mut dyn FnMut() -> cuprim::Result<()>| {
-            let mut group = c.benchmark_group(op);
-            group.throughput(Throughput::Bytes(bytes));
-            group.bench_function(BenchmarkId::new(elem, n), |bn| {
-                bn.iter_custom(|iters| common::time_calls(&dev, iters, &mut *call))
-            });
-            group.finish();
+            common::device_row(c, &dev, op, BenchmarkId::new(elem, n), bytes, call)
         };
         let nb = n as u64;
         let mut count = DeviceVec::<u64>::zeros(&dev, 1).expect("allocating");
@@ -169,11 +133,15 @@ fn type_rows(c: &mut Criterion) {
         {
             let offsets: Vec<u64> = (0..=n as u64 / 32).map(|i| 32 * i).collect();
             let offsets = DeviceVec::from_slice(&dev, &offsets).expect("allocating");
-            let mut s = Sorting::new(&dev, &a, &none);
+            let mut s = common::Pairs::new(&dev, &a, &none);
             let mut group = c.benchmark_group("types_segmented_sort_u32_seg32");
             group.throughput(Throughput::Elements(n as u64));
             group.bench_function(BenchmarkId::new("keys", n), |bn| {
-                bn.iter_custom(|iters| common::time_with_setup(&dev, iters, &mut s, Sorting::restore, |s| s.keys.segmented_sort(&offsets)))
+                bn.iter_custom(|iters| {
+                    common::time_with_setup(&dev, iters, &mut s, common::Pairs::restore_keys, |s| {
+                        s.keys.segmented_sort(&offsets)
+                    })
+                })
             });
             group.finish();
         }
@@ -200,17 +168,9 @@ fn type_rows(c: &mut Criterion) {
     }
 }
 
-/// Short, as the sweep's: the bench has about sixty rows.
-fn types_config() -> Criterion {
-    Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(200))
-        .measurement_time(Duration::from_millis(500))
-}
-
 criterion_group! {
     name = benches;
-    config = types_config();
+    config = common::sweep_config();
     targets = type_rows
 }
 criterion_main!(benches);

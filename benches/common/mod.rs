@@ -20,9 +20,9 @@
 
 #![allow(dead_code)]
 
-use criterion::Criterion;
+use criterion::{BenchmarkId, Criterion, Throughput};
 use cudarc::driver::sys::CUevent_flags;
-use cuprim::Device;
+use cuprim::prelude::*;
 use rayon::prelude::*;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -74,6 +74,56 @@ pub fn config() -> Criterion {
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_millis(1500))
+}
+
+/// 10 samples, 0.2 s of warm-up, 0.5 s of measurement: for the sweeps,
+/// which have about a hundred rows each (`sweep.rs`, `types.rs`, `dists.rs`).
+pub fn sweep_config() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_millis(500))
+}
+
+/// One row of device calls: group `op`, function `id`, `bytes` of
+/// throughput, each sample [`time_calls`] of `call`.
+pub fn device_row(c: &mut Criterion, dev: &Device, op: &str, id: BenchmarkId, bytes: u64, call: &mut dyn FnMut() -> cuprim::Result<()>) {
+    let mut group = c.benchmark_group(op);
+    group.throughput(Throughput::Bytes(bytes));
+    group.bench_function(id, |b| b.iter_custom(|iters| time_calls(dev, iters, &mut *call)));
+    group.finish();
+}
+
+/// Keys (and values) to sort, with the unsorted input kept beside them:
+/// each timed sort starts from `restore` / `restore_keys` (untimed, in
+/// [`time_with_setup`]).
+pub struct Pairs<K: Element, V: Element> {
+    pub keys_in: DeviceVec<K>,
+    pub values_in: DeviceVec<V>,
+    pub keys: DeviceVec<K>,
+    pub values: DeviceVec<V>,
+}
+
+impl<K: Element, V: Element> Pairs<K, V> {
+    pub fn new(dev: &Device, keys: &[K], values: &[V]) -> Self {
+        let keys_in = DeviceVec::from_slice(dev, keys).expect("allocating keys");
+        let values_in = DeviceVec::from_slice(dev, values).expect("allocating values");
+        Pairs {
+            keys: keys_in.to_device_vec().expect("allocating keys"),
+            values: values_in.to_device_vec().expect("allocating values"),
+            keys_in,
+            values_in,
+        }
+    }
+
+    pub fn restore_keys(&mut self) -> cuprim::Result<()> {
+        self.keys.copy_from(&self.keys_in)
+    }
+
+    pub fn restore(&mut self) -> cuprim::Result<()> {
+        self.keys.copy_from(&self.keys_in)?;
+        self.values.copy_from(&self.values_in)
+    }
 }
 
 fn batch_timing() -> bool {
