@@ -37,49 +37,19 @@ __global__ void queries(uint64_t* q, size_t n, uint64_t below) {
     GRID q[i] = ((uint64_t)anchor_mix((uint32_t)i, 5) << 32 | anchor_mix((uint32_t)i, 6)) % below;
 }
 
-template <class T> static T* alloc(size_t n) {
-    T* p;
-    CHECK(cudaMalloc(&p, n * sizeof(T)));
-    return p;
-}
-
-struct Temp {
-    void* p = nullptr;
-    size_t bytes = 0;
-    void need(size_t b) {
-        if (b <= bytes) return;
-        if (p) CHECK(cudaFree(p));
-        CHECK(cudaMalloc(&p, b));
-        bytes = b;
-    }
-};
-
-template <class Call> static void row(Temp& temp, const char* op, size_t n, Call call) {
-    size_t b = 0;
-    CHECK(call(nullptr, b));
-    temp.need(b);
-    const float ms = median_ms(
-        [&] {
-            size_t bb = temp.bytes;
-            CHECK(call(temp.p, bb));
-        },
-        20);
-    std::printf("%s,%zu,%.2f\n", op, n, 1000.0 * ms);
-}
-
 int main() {
     const size_t most = (size_t)1 << 27;
-    float* f = alloc<float>(most);
-    double* d = alloc<double>(most);
-    uint32_t* k32 = alloc<uint32_t>(most);
-    uint64_t* k64 = alloc<uint64_t>(most);
-    uint64_t* sorted = alloc<uint64_t>(most);
-    uint64_t* q = alloc<uint64_t>(most);
-    char* out_k = alloc<char>(8 * most);
-    char* out_v = alloc<char>(8 * most);
-    int64_t* off = alloc<int64_t>(most / 4 + 1);
-    int64_t* count = alloc<int64_t>(1);
-    Temp temp;
+    float* f = anchor_alloc<float>(most);
+    double* d = anchor_alloc<double>(most);
+    uint32_t* k32 = anchor_alloc<uint32_t>(most);
+    uint64_t* k64 = anchor_alloc<uint64_t>(most);
+    uint64_t* sorted = anchor_alloc<uint64_t>(most);
+    uint64_t* q = anchor_alloc<uint64_t>(most);
+    char* out_k = anchor_alloc<char>(8 * most);
+    char* out_v = anchor_alloc<char>(8 * most);
+    int64_t* off = anchor_alloc<int64_t>(most / 4 + 1);
+    int64_t* count = anchor_alloc<int64_t>(1);
+    AnchorTemp temp;
     std::printf("op,n,us\n");
     for (int lg : {20, 24, 27}) {
         const size_t n = (size_t)1 << lg;
@@ -91,17 +61,17 @@ int main() {
             CHECK(cudaDeviceSynchronize());
             char name[64];
             std::snprintf(name, sizeof name, "reduce_by_key_u32_f32_run%u", run);
-            row(temp, name, n, [&](void* t, size_t& b) {
+            anchor_row(temp, name, n, [&](void* t, size_t& b) {
                 return cub::DeviceReduce::ReduceByKey(t, b, k32, (uint32_t*)out_k, f, (float*)out_v, count, cuda::std::plus<>{}, nn);
             });
             if (run != 4) {
                 std::snprintf(name, sizeof name, "unique_u32_run%u", run);
-                row(temp, name, n, [&](void* t, size_t& b) { return cub::DeviceSelect::Unique(t, b, k32, (uint32_t*)out_k, count, nn); });
+                anchor_row(temp, name, n, [&](void* t, size_t& b) { return cub::DeviceSelect::Unique(t, b, k32, (uint32_t*)out_k, count, nn); });
             }
         }
         runs64<<<1024, 256>>>(k64, n, 4);
         CHECK(cudaDeviceSynchronize());
-        row(temp, "reduce_by_key_u64_f64_run4", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "reduce_by_key_u64_f64_run4", n, [&](void* t, size_t& b) {
             return cub::DeviceReduce::ReduceByKey(t, b, k64, (uint64_t*)out_k, d, (double*)out_v, count, cuda::std::plus<>{}, nn);
         });
         for (int64_t seg : {(int64_t)4, (int64_t)64, (int64_t)65536, (int64_t)1 << 20, nn}) {
@@ -113,18 +83,18 @@ int main() {
                 std::snprintf(name, sizeof name, "segmented_sum_f32_one");
             else
                 std::snprintf(name, sizeof name, "segmented_sum_f32_seg%lld", (long long)seg);
-            row(temp, name, n, [&](void* t, size_t& b) { return cub::DeviceSegmentedReduce::Sum(t, b, f, (float*)out_v, segs, off, off + 1); });
+            anchor_row(temp, name, n, [&](void* t, size_t& b) { return cub::DeviceSegmentedReduce::Sum(t, b, f, (float*)out_v, segs, off, off + 1); });
         }
         evens<<<1024, 256>>>(sorted, n, 0);
         queries<<<1024, 256>>>(q, n, 2 * (uint64_t)n);
         CHECK(cudaDeviceSynchronize());
-        row(temp, "lower_bound_u64", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "lower_bound_u64", n, [&](void* t, size_t& b) {
             return cub::DeviceFind::LowerBound(t, b, sorted, nn, q, nn, (uint32_t*)out_k, cuda::std::less<>{});
         });
         evens<<<1024, 256>>>(sorted, n / 2, 0);
         evens<<<1024, 256>>>(q, n / 2, 1);
         CHECK(cudaDeviceSynchronize());
-        row(temp, "merge_keys_u64", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "merge_keys_u64", n, [&](void* t, size_t& b) {
             return cub::DeviceMerge::MergeKeys(t, b, sorted, nn / 2, q, nn / 2, (uint64_t*)out_k);
         });
     }

@@ -24,20 +24,8 @@ __global__ void unit_f32(const uint32_t* in, float* out, size_t n) {
         out[i] = (in[i] >> 8) * (1.0f / 16777216.0f);
 }
 
-// Grows the temporary storage to at least `bytes`.
-struct Temp {
-    void* p = nullptr;
-    size_t bytes = 0;
-    void need(size_t b) {
-        if (b <= bytes) return;
-        if (p) CHECK(cudaFree(p));
-        CHECK(cudaMalloc(&p, b));
-        bytes = b;
-    }
-};
-
 int main() {
-    Temp temp;
+    AnchorTemp temp;
     std::printf("op,n,ms\n");
     for (int lg = 12; lg <= 28; lg += 2) {
         const size_t n = size_t(1) << lg;

@@ -66,52 +66,20 @@ struct Below {
     __device__ bool operator()(uint32_t x) const { return x < t; }
 };
 
-struct Temp {
-    void* p = nullptr;
-    size_t bytes = 0;
-    void need(size_t b) {
-        if (b <= bytes) return;
-        if (p) CHECK(cudaFree(p));
-        CHECK(cudaMalloc(&p, b));
-        bytes = b;
-    }
-};
-
-template <class T> static T* alloc(size_t n) {
-    T* p;
-    CHECK(cudaMalloc(&p, n * sizeof(T)));
-    return p;
-}
-
-// Sizes the temporary storage with `call(nullptr, bytes)`, then prints the
-// median of `call(temp, bytes)`.
-template <class Call> static void row(Temp& temp, const char* op, size_t n, Call call) {
-    size_t b = 0;
-    CHECK(call(nullptr, b));
-    temp.need(b);
-    const float ms = median_ms(
-        [&] {
-            size_t bb = temp.bytes;
-            CHECK(call(temp.p, bb));
-        },
-        20);
-    std::printf("%s,%zu,%.2f\n", op, n, 1000.0 * ms);
-}
-
 int main() {
     const size_t most = (size_t)1 << 27;
-    Inputs in{alloc<uint8_t>(most),  alloc<int8_t>(most),   alloc<int32_t>(most), alloc<uint32_t>(most),
-              alloc<uint32_t>(most), alloc<uint32_t>(most), alloc<uint64_t>(most), alloc<int64_t>(most),
-              alloc<float>(most),    alloc<float>(most),    alloc<double>(most),   alloc<uint32_t>(most),
-              alloc<uint64_t>(most)};
-    int64_t* seg_off = alloc<int64_t>(most / 32 + 1);
+    Inputs in{anchor_alloc<uint8_t>(most),  anchor_alloc<int8_t>(most),   anchor_alloc<int32_t>(most), anchor_alloc<uint32_t>(most),
+              anchor_alloc<uint32_t>(most), anchor_alloc<uint32_t>(most), anchor_alloc<uint64_t>(most), anchor_alloc<int64_t>(most),
+              anchor_alloc<float>(most),    anchor_alloc<float>(most),    anchor_alloc<double>(most),   anchor_alloc<uint32_t>(most),
+              anchor_alloc<uint64_t>(most)};
+    int64_t* seg_off = anchor_alloc<int64_t>(most / 32 + 1);
     // Outputs: 8 bytes an element twice (keys and values), a few scalars.
-    char* out_k = alloc<char>(8 * most);
-    char* out_v = alloc<char>(8 * most);
-    int64_t* index = alloc<int64_t>(1);
-    char* scalar = alloc<char>(16);
-    int* hist = alloc<int>(256);
-    Temp temp;
+    char* out_k = anchor_alloc<char>(8 * most);
+    char* out_v = anchor_alloc<char>(8 * most);
+    int64_t* index = anchor_alloc<int64_t>(1);
+    char* scalar = anchor_alloc<char>(16);
+    int* hist = anchor_alloc<int>(256);
+    AnchorTemp temp;
     std::printf("op,n,us\n");
     for (int lg : {20, 24, 27}) {
         const size_t n = (size_t)1 << lg;
@@ -119,43 +87,43 @@ int main() {
         fill_inputs<<<1024, 256>>>(in, n);
         CHECK(cudaDeviceSynchronize());
 
-        row(temp, "reduce_sum_i64", n, [&](void* t, size_t& b) { return cub::DeviceReduce::Sum(t, b, in.i64, (int64_t*)scalar, ni); });
-        row(temp, "reduce_max_f64", n, [&](void* t, size_t& b) { return cub::DeviceReduce::Max(t, b, in.f64, (double*)scalar, ni); });
-        row(temp, "reduce_min_i8", n, [&](void* t, size_t& b) { return cub::DeviceReduce::Min(t, b, in.i8, (int8_t*)scalar, ni); });
-        row(temp, "argmin_f64", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "reduce_sum_i64", n, [&](void* t, size_t& b) { return cub::DeviceReduce::Sum(t, b, in.i64, (int64_t*)scalar, ni); });
+        anchor_row(temp, "reduce_max_f64", n, [&](void* t, size_t& b) { return cub::DeviceReduce::Max(t, b, in.f64, (double*)scalar, ni); });
+        anchor_row(temp, "reduce_min_i8", n, [&](void* t, size_t& b) { return cub::DeviceReduce::Min(t, b, in.i8, (int8_t*)scalar, ni); });
+        anchor_row(temp, "argmin_f64", n, [&](void* t, size_t& b) {
             return cub::DeviceReduce::ArgMin(t, b, in.f64, (double*)scalar, index, (int64_t)n);
         });
-        row(temp, "argmin_i32", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "argmin_i32", n, [&](void* t, size_t& b) {
             return cub::DeviceReduce::ArgMin(t, b, in.i32, (int32_t*)scalar, index, (int64_t)n);
         });
-        row(temp, "scan_incl_sum_u8", n, [&](void* t, size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, in.u8, (uint8_t*)out_k, ni); });
-        row(temp, "scan_incl_sum_u64", n, [&](void* t, size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, in.u64, (uint64_t*)out_k, ni); });
-        row(temp, "scan_incl_sum_f64", n, [&](void* t, size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, in.f64, (double*)out_k, ni); });
-        row(temp, "bincount256_u8", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "scan_incl_sum_u8", n, [&](void* t, size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, in.u8, (uint8_t*)out_k, ni); });
+        anchor_row(temp, "scan_incl_sum_u64", n, [&](void* t, size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, in.u64, (uint64_t*)out_k, ni); });
+        anchor_row(temp, "scan_incl_sum_f64", n, [&](void* t, size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, in.f64, (double*)out_k, ni); });
+        anchor_row(temp, "bincount256_u8", n, [&](void* t, size_t& b) {
             return cub::DeviceHistogram::HistogramEven(t, b, in.u8, hist, 257, 0, 256, ni);
         });
-        row(temp, "histogram_even64_u8", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "histogram_even64_u8", n, [&](void* t, size_t& b) {
             return cub::DeviceHistogram::HistogramEven(t, b, in.u8, hist, 65, 0, 255, ni);
         });
-        row(temp, "sort_keys_u8", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.u8, (uint8_t*)out_k, ni); });
-        row(temp, "sort_keys_i32", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.i32, (int32_t*)out_k, ni); });
-        row(temp, "sort_keys_f32", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.f32, (float*)out_k, ni); });
-        row(temp, "sort_keys_f64", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.f64, (double*)out_k, ni); });
-        row(temp, "sort_keys_i64", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.i64, (int64_t*)out_k, ni); });
-        row(temp, "sort_keys_u32_few16", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "sort_keys_u8", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.u8, (uint8_t*)out_k, ni); });
+        anchor_row(temp, "sort_keys_i32", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.i32, (int32_t*)out_k, ni); });
+        anchor_row(temp, "sort_keys_f32", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.f32, (float*)out_k, ni); });
+        anchor_row(temp, "sort_keys_f64", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.f64, (double*)out_k, ni); });
+        anchor_row(temp, "sort_keys_i64", n, [&](void* t, size_t& b) { return cub::DeviceRadixSort::SortKeys(t, b, in.i64, (int64_t*)out_k, ni); });
+        anchor_row(temp, "sort_keys_u32_few16", n, [&](void* t, size_t& b) {
             return cub::DeviceRadixSort::SortKeys(t, b, in.few16, (uint32_t*)out_k, ni);
         });
-        row(temp, "sort_keys_u32_sorted", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "sort_keys_u32_sorted", n, [&](void* t, size_t& b) {
             return cub::DeviceRadixSort::SortKeys(t, b, in.sorted, (uint32_t*)out_k, ni);
         });
-        row(temp, "sort_pairs_f32_u32_descending", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "sort_pairs_f32_u32_descending", n, [&](void* t, size_t& b) {
             return cub::DeviceRadixSort::SortPairs(t, b, in.f32_desc, (float*)out_k, in.v32, (uint32_t*)out_v, ni);
         });
         {
             const int64_t segs = (int64_t)n / 32;
             seg_offsets<<<1024, 256>>>(seg_off, (size_t)segs + 1, 32);
             CHECK(cudaDeviceSynchronize());
-            row(temp, "segmented_sort_u32_seg32", n, [&](void* t, size_t& b) {
+            anchor_row(temp, "segmented_sort_u32_seg32", n, [&](void* t, size_t& b) {
                 return cub::DeviceSegmentedSort::SortKeys(t, b, in.u32, (uint32_t*)out_k, (int64_t)n, segs, seg_off, seg_off + 1);
             });
         }
@@ -163,17 +131,17 @@ int main() {
             const Below below{(uint32_t)(4294967296.0 * pct / 100.0)};
             char name[64];
             std::snprintf(name, sizeof name, "select_if_u32_sel%u", pct);
-            row(temp, name, n, [&](void* t, size_t& b) {
+            anchor_row(temp, name, n, [&](void* t, size_t& b) {
                 return cub::DeviceSelect::If(t, b, in.u32, (uint32_t*)out_k, (int*)scalar, ni, below);
             });
         }
-        row(temp, "histogram_even256_f64", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "histogram_even256_f64", n, [&](void* t, size_t& b) {
             return cub::DeviceHistogram::HistogramEven(t, b, in.f64, hist, 257, 0.0, 1.0, ni);
         });
-        row(temp, "sort_pairs_u32_u64", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "sort_pairs_u32_u64", n, [&](void* t, size_t& b) {
             return cub::DeviceRadixSort::SortPairs(t, b, in.u32, (uint32_t*)out_k, in.v64, (uint64_t*)out_v, ni);
         });
-        row(temp, "sort_pairs_u64_u64", n, [&](void* t, size_t& b) {
+        anchor_row(temp, "sort_pairs_u64_u64", n, [&](void* t, size_t& b) {
             return cub::DeviceRadixSort::SortPairs(t, b, in.u64, (uint64_t*)out_k, in.v64, (uint64_t*)out_v, ni);
         });
     }
