@@ -2,7 +2,7 @@
 //! segmented, search and merge inputs the other benches leave out, at 2^20,
 //! 2^24 and 2^27 elements on a GPU (2^16 on the host). `reduce_by_key_into`
 //! over runs of 1, 4 and 1024 equal u32 keys (f32 values) and of 4 u64 keys
-//! (f64 values); `unique_into` over runs of 1 and 1024; `segmented_sum` of
+//! (f64 values); `unique_into` over runs of 1, 4 and 1024; `segmented_sum` of
 //! f32 in segments of 4, 64, 65536 and 2^20 and in one segment (it
 //! allocates its sums); `lower_bound` of n random u64 queries in n sorted
 //! u64 (it allocates the positions); the `merge` of two sorted u64 halves
@@ -52,11 +52,9 @@ fn dist_rows(c: &mut Criterion) {
                 row(c, &format!("dists_reduce_by_key_u32_f32_run{run}"), 8 * nb, &mut || {
                     keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo, &mut count)
                 });
-                if run != 4 {
-                    row(c, &format!("dists_unique_u32_run{run}"), 4 * nb, &mut || {
-                        keys.unique_into(&mut ko, &mut count)
-                    });
-                }
+                row(c, &format!("dists_unique_u32_run{run}"), 4 * nb, &mut || {
+                    keys.unique_into(&mut ko, &mut count)
+                });
             }
         }
         {

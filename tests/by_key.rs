@@ -37,9 +37,13 @@ enum Runs {
     Run64,
     /// Lengths 1 to 8 mostly, sometimes up to 10 000 (runs across tiles).
     Random,
+    /// Runs of 4096 over the first 60% of the input, then of one element:
+    /// the chunked kernels' pieces grow long on the sparse heads, then
+    /// overflow where they turn dense.
+    Thinning,
 }
 
-const RUNS: [Runs; 4] = [Runs::Ones, Runs::Whole, Runs::Run64, Runs::Random];
+const RUNS: [Runs; 5] = [Runs::Ones, Runs::Whole, Runs::Run64, Runs::Random, Runs::Thinning];
 
 /// Run ids 0, 1, 2, ... per element, each as a key of type `K` (neighbouring
 /// ids can become equal keys in narrow float types: the references use the
@@ -52,6 +56,8 @@ fn keys_of<K: Element>(r: &mut TestRng, n: usize, runs: Runs) -> Vec<K> {
             Runs::Ones => 1,
             Runs::Whole => n,
             Runs::Run64 => 64,
+            Runs::Thinning if out.len() < n / 10 * 6 => 4096,
+            Runs::Thinning => 1,
             Runs::Random => {
                 if r.gen_range(0..16) == 0 {
                     r.gen_range(1..10_000)
@@ -467,10 +473,11 @@ fn many_tiles_per_block() {
 }
 
 /// unique, unique_count and unique_into of a million keys or more take the
-/// chunked kernel (one chunk per resident block, heads kept in shared
-/// memory): inputs whose heads overflow a block's store (every key its own
-/// run, for 8-, 4- and 1-byte keys) read the rest of their chunk again;
-/// runs of one element, random lengths, 64 and the whole input; a slice off
+/// chunked kernel (pieces claimed in order, their length following the
+/// density of heads, heads kept in shared memory): every key its own run
+/// (8-, 4- and 1-byte keys), runs of 4096 turning into runs of one (the
+/// pieces grown on sparse heads overflow a block's store and read the rest
+/// of their piece again), random lengths, 64 and the whole input; a slice off
 /// the vector boundary, a permuted view, and a permutation out of range
 /// (an error, the keys intact). Release builds only (up to 30 million keys).
 #[test]
@@ -513,8 +520,14 @@ fn unique_by_chunks() {
         }
         if !sanitizer {
             check::<u8>(&dev, 30_000_001, Runs::Ones, "u8");
+            check::<u8>(&dev, 30_000_001, Runs::Thinning, "u8");
+            // Long enough that the pieces outgrow the heads a block keeps
+            // (half a wave's share), so the dense part overflows them.
+            check::<u32>(&dev, 20_000_003, Runs::Thinning, "u32");
         }
-        check::<f64>(&dev, if sanitizer { (1 << 20) + 1 } else { 3_000_001 }, Runs::Ones, "f64");
+        for runs in [Runs::Ones, Runs::Thinning] {
+            check::<f64>(&dev, if sanitizer { (1 << 20) + 1 } else { 3_000_001 }, runs, "f64");
+        }
         check::<f32>(&dev, (1 << 20) + 5, Runs::Random, "f32");
         // Through a permutation: the reversed keys, then an index out of range.
         let n = if sanitizer { (1 << 20) + 3 } else { 2_000_003 };

@@ -1,10 +1,15 @@
 //! Plan and launch of `kernels/bykey/unique_chunks.cu`: unique and
-//! unique_count of long inputs by contiguous chunks, one per resident
-//! block, each streamed once with its run heads kept in shared memory and
-//! one look-back per chunk. H100, u32 keys in runs of 64
-//! (`benchmarks/runs/final-536da01/`): `unique_into` 0.81x / 0.82x CUB's
-//! `DeviceSelect::Unique` at 2^24 / 2^28, where the tile kernel
-//! (`by_key.cu`) took 1.13x / 1.24x.
+//! unique_count of long inputs by contiguous pieces, claimed in order by
+//! resident blocks from one cursor, each streamed once with its run heads
+//! kept in shared memory and one look-back per piece; a piece's length
+//! follows the density of heads its block last found, so dense heads are
+//! read once too. H200, u32 keys, `unique_into` at 2^24 / 2^27 against
+//! CUB's `DeviceSelect::Unique` in the same call
+//! (`benchmarks/runs/h200-unique-pieces/`): every key distinct 64.0 / 414.6
+//! us against 58.1-60.8 / 369-375 (one chunk per resident block, whose
+//! dense heads were read twice: 65.7 / 489); runs of 4 41.5 / 237 against
+//! 47-49 / 278-282; runs of 1024 37.3 / 191 against 43-45 / 248-252 (the
+//! chunks: 35.6 / 195).
 //!
 //! Also of `kernels/bykey/reduce_chunks.cu`: reduce_by_key and run-length
 //! encoding the same way, each run's key and aggregate kept as one record
@@ -44,7 +49,7 @@ const HEAD_BYTES: usize = 46 << 10;
 /// Inputs shorter than this keep the tile kernel (`by_key.cu`): a chunk
 /// per resident block would be a few tiles. Not measured between the
 /// prototype's 2^20 (0.79x CUB) and below.
-pub(crate) const CHUNKS_FROM: usize = 1 << 20;
+const CHUNKS_FROM: usize = 1 << 20;
 
 /// One specialisation: keys `KE`, heads kept or only counted.
 pub(crate) struct UniqueChunks<'a, KE> {
@@ -65,31 +70,53 @@ where
         }
     }
 
+    /// Whether these keys take the pieces: long enough, and few enough
+    /// for the kernel's cursor (keys below 2^40, under 2^23 pieces of at
+    /// least half the heads kept; the launch adds at most a wave).
+    pub fn takes(&self) -> bool {
+        let n = self.keys.length() as u64;
+        n >= CHUNKS_FROM as u64 && n < 1 << CURSOR_ID_SHIFT && (self.cap == 0 || n / (self.cap as u64 / 2) < 1 << 23)
+    }
+
     /// Writes the run heads to `out` (when kept) and their number to
     /// `count_out`; or, with no `count_out`, reads it back (one small
     /// synchronous read) and returns it. `n >= 1`.
     pub fn run(&self, dev: &CudaDevice, out: Ptr<KE::Item>, count_out: Option<Ptr<u64>>) -> Result<Option<u64>> {
         let n = self.keys.length() as u64;
-        // Chunks of whole tiles (32 bytes of keys per thread, or whole
-        // vectors of the widest buffer; the kernel's UC_TILE is at most
-        // this) over one wave of resident blocks.
+        // The longest piece: a wave's share, in whole tiles (32 bytes of
+        // keys per thread, or whole vectors of the widest buffer; the
+        // kernel's UC_TILE divides this). (Half a share: runs of 1024 at
+        // 2^24 / 2^27 42.4 / 229 us against 37.3 / 191, H200, one call.)
         let tile = BLOCK as u64 * 32;
         let wave = (dev.sm_count() * BLOCKS_PER_SM) as u64;
-        let chunk = n.div_ceil(wave).div_ceil(tile) * tile;
-        let blocks = n.div_ceil(chunk) as u32;
+        let most = n.div_ceil(wave).div_ceil(tile) * tile;
+        // Every piece but the last is at least the kernel's first piece
+        // (whole tiles of at most half the heads kept, or `most`).
+        let least = if self.cap > 0 { (self.cap as u64 / 2).min(most) } else { most };
+        let pieces = n.div_ceil(least) + 1;
+        debug_assert!(self.takes() && pieces < 1 << 23);
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
-        let state = layout.zeroed::<u64>(blocks as u64);
+        let state = layout.zeroed::<u64>(pieces);
+        let cursor = layout.zeroed::<u64>(1);
         let slot = layout.uninit::<u64>(1);
-        // SAFETY: matches `cuprim_unique_chunks(const In0 keys, u64 n, u64 chunk, K* out, u64* count_out, u64*
-        // state)`, In0 the struct whose fields the ExprArgs hold: block b reads keys [b chunk, (b + 1) chunk) below
-        // n and the key before them, writes at most as many heads to out (none when UC_CAP is 0) and, the last
-        // block, count_out[0]; state[0..blocks) zeroed.
-        let entry: Entry<(ExprArgs, u64, u64, Ptr<KE::Item>, Ptr<u64>, Ptr<u64>)> = unsafe { Entry::declare("cuprim_unique_chunks") };
+        // SAFETY: matches `cuprim_unique_chunks(const In0 keys, u64 n, u64 most, K* out, u64* count_out, u64* state,
+        // u64* cursor)`, In0 the struct whose fields the ExprArgs hold: the blocks claim pieces of keys below n
+        // (each of at least `least` elements but the last, so fewer than `pieces` of them, their numbers and
+        // starts packed in the zeroed cursor), read them and the key before each, write at most as many heads to
+        // out (none when UC_CAP is 0) and, the last piece, count_out[0]; state[0..pieces) zeroed.
+        let entry: Entry<(ExprArgs, u64, u64, Ptr<KE::Item>, Ptr<u64>, Ptr<u64>, Ptr<u64>)> =
+            unsafe { Entry::declare("cuprim_unique_chunks") };
+        let blocks = wave.min(n.div_ceil(least)) as u32;
         dev.with_scratch(&layout, |s| {
             let count = count_out.unwrap_or(s.at(slot));
             launch_checked(dev, self.keys, |k| {
-                dev.launch(&module, entry, Grid::new(blocks, BLOCK), (k, n, chunk, out, count, s.at(state)))
+                dev.launch(
+                    &module,
+                    entry,
+                    Grid::new(blocks, BLOCK),
+                    (k, n, most, out, count, s.at(state), s.at(cursor)),
+                )
             })?;
             match count_out {
                 Some(_) => Ok(None),
@@ -98,6 +125,10 @@ where
         })
     }
 }
+
+/// The kernel's cursor packs a piece's number above this bit and its first
+/// key below (`UC_ID_SHIFT`).
+const CURSOR_ID_SHIFT: u32 = 40;
 
 impl<KE: Node> Specialise for UniqueChunks<'_, KE>
 where

@@ -450,8 +450,9 @@ where
     };
     let mut out = DeviceVec::<KE::Item>::alloc_uninit(keys.device_ref(), keys.length())?;
     let o = crate::algo::cuda_ptr_mut(&mut out, "unique")?;
-    let runs = if keys.length() >= chunks::CHUNKS_FROM {
-        chunks::UniqueChunks::new(keys, true).run(dev, o, None)?
+    let pieces = chunks::UniqueChunks::new(keys, true);
+    let runs = if pieces.takes() {
+        pieces.run(dev, o, None)?
     } else {
         let none = Leaf::type_only();
         keys_plan(dev, Mode::Unique, keys, &none).run(dev, o, [0; 3], None)?
@@ -469,8 +470,9 @@ where
     let Some(dev) = cuda_of(keys) else {
         return Ok(host_heads(keys, NotEqual)?.1.len());
     };
-    let runs = if keys.length() >= chunks::CHUNKS_FROM {
-        chunks::UniqueChunks::new(keys, false).run(dev, Ptr::null(), None)?
+    let pieces = chunks::UniqueChunks::new(keys, false);
+    let runs = if pieces.takes() {
+        pieces.run(dev, Ptr::null(), None)?
     } else {
         let none = Leaf::type_only();
         keys_plan(dev, Mode::Count, keys, &none).run(dev, Ptr::null(), [0; 3], None)?
@@ -500,8 +502,9 @@ where
         }
         (Some(dev), o, c) => {
             let (o, c) = (out_ptr(OP, o)?, out_ptr(OP, c)?);
-            if keys.length() >= chunks::CHUNKS_FROM {
-                return chunks::UniqueChunks::new(keys, true).run(dev, o, Some(c)).map(|_| ());
+            let pieces = chunks::UniqueChunks::new(keys, true);
+            if pieces.takes() {
+                return pieces.run(dev, o, Some(c)).map(|_| ());
             }
             let none = Leaf::type_only();
             keys_plan(dev, Mode::Unique, keys, &none).run(dev, o, [0; 3], Some(c)).map(|_| ())
