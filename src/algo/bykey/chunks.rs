@@ -5,11 +5,11 @@
 //! follows the density of heads its block last found, so dense heads are
 //! read once too. H200, u32 keys, `unique_into` at 2^24 / 2^27 against
 //! CUB's `DeviceSelect::Unique` in the same call
-//! (`benchmarks/runs/h200-unique-pieces/`): every key distinct 64.0 / 414.6
-//! us against 58.1-60.8 / 369-375 (one chunk per resident block, whose
-//! dense heads were read twice: 65.7 / 489); runs of 4 41.5 / 237 against
-//! 47-49 / 278-282; runs of 1024 37.3 / 191 against 43-45 / 248-252 (the
-//! chunks: 35.6 / 195).
+//! (`benchmarks/runs/h200-unique-pieces/call11`): every key distinct 66.9 /
+//! 394.2 us against 60.0 / 368.8 (one chunk per resident block, whose dense
+//! heads were read twice: 65.7 / 489); runs of 4 43.1 / 243.3 against 48.0 /
+//! 279.7; runs of 1024 37.9 / 192.2 against 43.8 / 248.0 (the chunks: 35.6 /
+//! 195).
 //!
 //! Also of `kernels/bykey/reduce_chunks.cu`: reduce_by_key and run-length
 //! encoding the same way, each run's key and aggregate kept as one record
@@ -37,14 +37,25 @@ use std::marker::PhantomData;
 
 template!(UNIQUE_CHUNKS, "bykey/unique_chunks.cu", ["cuprim_unique_chunks"], headers: [crate::algo::lookback::CHUNK_LOOKBACK]);
 
-/// Threads per block, blocks per SM and the heads a block keeps in shared
-/// memory: 256 threads of 32 bytes of keys each, 4 blocks per SM, 46 KiB
-/// of heads (4-byte keys: 11 776), the prototype's best of six shapes
+/// Threads per block and blocks per SM: 256 threads of 32 bytes of keys
+/// each, 4 blocks per SM, the prototype's best of six shapes
 /// (`benchmarks/runs/i22-unique-chunks/`: 256 x 8 u32 at 4 blocks per SM
 /// with 12 288 heads, 420.6 us at 2^28 against 446.1 for 512 x 8 at 2).
 const BLOCK: u32 = 256;
 const BLOCKS_PER_SM: u32 = 4;
-const HEAD_BYTES: usize = 46 << 10;
+
+/// Bytes of heads a block keeps (dynamic shared memory): 55 KiB where an
+/// SM has 228 KiB (sm_90, sm_100: four blocks), else 46 KiB (the static
+/// array's size before; other architectures not measured). H200, u32 keys
+/// all distinct at 2^27, one call: 391 us against 404 with 46 KiB
+/// (`benchmarks/runs/h200-unique-pieces/call10`).
+fn head_bytes(arch: u32) -> usize {
+    if (90..110).contains(&arch) {
+        55 << 10
+    } else {
+        46 << 10
+    }
+}
 
 /// Inputs shorter than this keep the tile kernel (`by_key.cu`): a chunk
 /// per resident block would be a few tiles. Not measured between the
@@ -62,11 +73,16 @@ impl<'a, KE: Node> UniqueChunks<'a, KE>
 where
     KE::Item: Element,
 {
-    /// `write`: unique (the heads written) or unique_count.
-    pub fn new(keys: &'a KE, write: bool) -> Self {
+    /// `write`: unique (the heads written) or unique_count, on a GPU of
+    /// compute capability `arch`.
+    pub fn new(keys: &'a KE, write: bool, arch: u32) -> Self {
         UniqueChunks {
             keys,
-            cap: if write { HEAD_BYTES / std::mem::size_of::<KE::Item>() } else { 0 },
+            cap: if write {
+                head_bytes(arch) / std::mem::size_of::<KE::Item>()
+            } else {
+                0
+            },
         }
     }
 
@@ -90,8 +106,9 @@ where
         let tile = BLOCK as u64 * 32;
         let wave = (dev.sm_count() * BLOCKS_PER_SM) as u64;
         let most = n.div_ceil(wave).div_ceil(tile) * tile;
-        // Every piece but the last is at least the kernel's first piece
-        // (whole tiles of at most half the heads kept, or `most`).
+        // Every piece but the last is at least the kernel's shortest (the
+        // most keys whose heads fit, whole lanes' items: over half the heads
+        // kept), or `most`.
         let least = if self.cap > 0 { (self.cap as u64 / 2).min(most) } else { most };
         let pieces = n.div_ceil(least) + 1;
         debug_assert!(self.takes() && pieces < 1 << 23);
@@ -111,12 +128,12 @@ where
         dev.with_scratch(&layout, |s| {
             let count = count_out.unwrap_or(s.at(slot));
             launch_checked(dev, self.keys, |k| {
-                dev.launch(
-                    &module,
-                    entry,
-                    Grid::new(blocks, BLOCK),
-                    (k, n, most, out, count, s.at(state), s.at(cursor)),
-                )
+                let shared = (self.cap * std::mem::size_of::<KE::Item>()).max(16) as u32;
+                let grid = Grid {
+                    shared,
+                    ..Grid::new(blocks, BLOCK)
+                };
+                dev.launch(&module, entry, grid, (k, n, most, out, count, s.at(state), s.at(cursor)))
             })?;
             match count_out {
                 Some(_) => Ok(None),
@@ -148,14 +165,14 @@ where
     }
 }
 
-/// The two modules of keys `KE` (unique and unique_count), for precompile.
-pub(crate) fn chunk_specs<KE: Node>(keys: &KE) -> [KernelSpec; 2]
+/// The two modules of keys `KE` (unique and unique_count) for `arch`, for precompile.
+pub(crate) fn chunk_specs<KE: Node>(keys: &KE, arch: u32) -> [KernelSpec; 2]
 where
     KE::Item: Element,
 {
     [
-        KernelSpec::of(&UniqueChunks::new(keys, true)),
-        KernelSpec::of(&UniqueChunks::new(keys, false)),
+        KernelSpec::of(&UniqueChunks::new(keys, true, arch)),
+        KernelSpec::of(&UniqueChunks::new(keys, false, arch)),
     ]
 }
 

@@ -450,7 +450,7 @@ where
     };
     let mut out = DeviceVec::<KE::Item>::alloc_uninit(keys.device_ref(), keys.length())?;
     let o = crate::algo::cuda_ptr_mut(&mut out, "unique")?;
-    let pieces = chunks::UniqueChunks::new(keys, true);
+    let pieces = chunks::UniqueChunks::new(keys, true, dev.arch());
     let runs = if pieces.takes() {
         pieces.run(dev, o, None)?
     } else {
@@ -470,7 +470,7 @@ where
     let Some(dev) = cuda_of(keys) else {
         return Ok(host_heads(keys, NotEqual)?.1.len());
     };
-    let pieces = chunks::UniqueChunks::new(keys, false);
+    let pieces = chunks::UniqueChunks::new(keys, false, dev.arch());
     let runs = if pieces.takes() {
         pieces.run(dev, Ptr::null(), None)?
     } else {
@@ -502,7 +502,7 @@ where
         }
         (Some(dev), o, c) => {
             let (o, c) = (out_ptr(OP, o)?, out_ptr(OP, c)?);
-            let pieces = chunks::UniqueChunks::new(keys, true);
+            let pieces = chunks::UniqueChunks::new(keys, true, dev.arch());
             if pieces.takes() {
                 return pieces.run(dev, o, Some(c)).map(|_| ());
             }

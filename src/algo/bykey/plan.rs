@@ -351,7 +351,7 @@ where
             arch, mode, keys, &none, &Min, NotEqual, 0, false,
         )));
     }
-    specs.extend(super::chunks::chunk_specs(keys));
+    specs.extend(super::chunks::chunk_specs(keys, arch));
     specs.extend(super::chunks::length_chunk_specs(keys));
     specs.extend(both(ByKey::<_, _, VE::Item, _, _>::new(
         arch,
