@@ -13,12 +13,12 @@
 // from the piece before. It is as long as that density says would fill
 // three quarters of UC_CAP, between the most keys whose heads always fit
 // UC_CAP and `most` keys (sparse heads: about one piece per block, as many
-// look-backs as blocks; dense ones: pieces that fit, each key read once). A piece whose heads still overflow UC_CAP (the
-// density rose) keeps those of the tiles before the overflow and, once its
-// offset is known, reads the rest of the piece again, each tile's heads
-// staged in the (then free) heads array and written as one contiguous run
-// of slots. unique_count (UC_CAP 0) keeps no heads: its pieces are `most`
-// keys long.
+// look-backs as blocks; dense ones: pieces that fit, each key read once).
+// A piece whose heads still overflow UC_CAP (the density rose) keeps those
+// of the tiles before the overflow and, once its offset is known, reads the
+// rest of the piece again, each tile's heads staged in the (then free)
+// heads array and written as one contiguous run of slots. unique_count
+// (UC_CAP 0) keeps no heads: its pieces are `most` keys long.
 //
 // Element i is a run head when i == 0 or KeyEq::differ(keys[i - 1],
 // keys[i]); each lane tests UC_ITEMS consecutive keys (one warp scan places
@@ -125,14 +125,14 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         return total;
     };
 
-    // Thread 0: the length of the next claim, as long as `heads` heads in
+    // Thread 0: the length of the next claim, as long as `found` heads in
     // `span` keys say fills three quarters of UC_CAP, in whole tiles, at
     // least UC_FIT, at most `most`. (In float: a 64-bit division's
     // registers spilled the u8 keys' kernel. Rounded to lanes' items
     // instead of tiles, runs of 4 at 2^27 took 248 against 241 us, H200.)
-    auto plan = [&](u64 span, u32 heads) {
+    auto plan = [&](u64 span, u32 found) {
         const float fill = (float)span * (0.75f * UC_CAP);
-        u64 len = heads == 0 || fill / (float)heads >= (float)most ? most : (u64)(fill / (float)heads);
+        u64 len = found == 0 || fill / (float)found >= (float)most ? most : (u64)(fill / (float)found);
         len = len / UC_TILE * UC_TILE;
         len = len < UC_FIT ? UC_FIT : len;
         s_len = len < most ? len : most;
@@ -147,8 +147,8 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         const u64 at = (u64)blockIdx.x * (n / gridDim.x) / UC_TILE * UC_TILE;
         c1 = n - at < UC_TILE ? n : at + UC_TILE;
         load(at, c1, x, xb);
-        const u32 heads = rank(at, x, xb, 0, [](u32, const K&) {});
-        if (threadIdx.x == 0) plan(c1 - at, heads);
+        const u32 sampled = rank(at, x, xb, 0, [](u32, const K&) {});
+        if (threadIdx.x == 0) plan(c1 - at, sampled);
     }
     // Thread 0: a claim of s_len keys, and the piece it gives.
     auto claim = [&]() -> u64 {
