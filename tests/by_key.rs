@@ -522,7 +522,7 @@ fn unique_by_chunks() {
             check::<u8>(&dev, 30_000_001, Runs::Ones, "u8");
             check::<u8>(&dev, 30_000_001, Runs::Thinning, "u8");
             // Long enough that the pieces outgrow the heads a block keeps
-            // (half a wave's share), so the dense part overflows them.
+            // (a wave's share), so the dense part overflows them.
             check::<u32>(&dev, 20_000_003, Runs::Thinning, "u32");
         }
         for runs in [Runs::Ones, Runs::Thinning] {
