@@ -331,12 +331,12 @@ fn element_to_matches_element() {
 /// equal least / greatest elements among others.
 #[test]
 fn arg_extremes_of_equal_elements() {
-    fn constant<T: Element + Copy + std::fmt::Debug>(dev: &Device, x: T, n: usize, same: impl Fn(T, T) -> bool) {
+    fn constant<T: Element + Copy + std::fmt::Debug>(dev: &Device, x: T, n: usize) {
         let v = DeviceVec::filled(dev, n, x).unwrap();
         let ctx = format!("{n} x {x:?} on {dev:?}");
         for (got, what) in [(v.min_element().unwrap(), "min"), (v.max_element().unwrap(), "max")] {
             let (i, y) = got.unwrap_or_else(|| panic!("{what} of {ctx}: none"));
-            assert!(i == 0 && same(x, y), "{what}_element of {ctx}: ({i}, {y:?})");
+            assert!(i == 0 && common::same(x, y), "{what}_element of {ctx}: ({i}, {y:?})");
         }
         let mut index = DeviceVec::from_slice(dev, &[7u64]).unwrap();
         let mut value = DeviceVec::from_slice(dev, &[x]).unwrap();
@@ -345,28 +345,27 @@ fn arg_extremes_of_equal_elements() {
         v.max_element_to(&mut index, &mut value).unwrap();
         assert_eq!(index.to_vec().unwrap(), vec![0], "max_element_to of {ctx}");
     }
-    let bits = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
     for dev in common::devices() {
         for n in [1usize, 5, 4097, 70_001, (1 << 20) + 5] {
             for x in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -0.0] {
-                constant(&dev, x, n, bits);
+                constant(&dev, x, n);
             }
             for x in [f64::INFINITY, f64::NEG_INFINITY] {
-                constant(&dev, x, n, |a: f64, b: f64| a.to_bits() == b.to_bits());
+                constant(&dev, x, n);
             }
             for x in [half::f16::INFINITY, half::f16::NEG_INFINITY] {
-                constant(&dev, x, n, |a: half::f16, b: half::f16| a.to_bits() == b.to_bits());
+                constant(&dev, x, n);
             }
             for x in [i8::MAX, i8::MIN] {
-                constant(&dev, x, n, |a, b| a == b);
+                constant(&dev, x, n);
             }
             for x in [u8::MAX, 0] {
-                constant(&dev, x, n, |a, b| a == b);
+                constant(&dev, x, n);
             }
             for x in [i32::MAX, i32::MIN] {
-                constant(&dev, x, n, |a, b| a == b);
+                constant(&dev, x, n);
             }
-            constant(&dev, u64::MAX, n, |a, b| a == b);
+            constant(&dev, u64::MAX, n);
             // The least and the greatest each at three places among others.
             let (mut r, _) = common::rng(&format!("arg-equal-{n}"));
             let mut data: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect();
