@@ -454,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 //
 // Warp tile w is elements [w * SR_WTILE, (w+1) * SR_WTILE) (32 lanes of
 // CUPRIM_WARP_ITEMS; a whole, aligned tile of a buffer is read coalesced and
-// handed to the lanes through shared memory, see sr_wtranspose),
+// handed to the lanes through shared memory, see sr_wstage),
 // w = blockIdx.x * SR_WARP_WARPS + warp. One warp search (a probe
 // around the guess, both keys from the same 32 offsets when they fall in it)
 // gives the tile's offsets [lo, hi); the lanes walk their items as above; a
@@ -590,82 +590,79 @@ __device__ __forceinline__ void sr_finish(const SegPair* parts_tail, const SegPa
     if (lane == 0) sr_emit(out, out_idx, offsets, seg, ReduceOp::apply(v, cuprim_load_cg(parts_head + t1).v));
 }
 
-// The lanes' elements of a whole warp tile, read coalesced: lane l holding
-// the consecutive items l * SR_WITEMS .. would make each 16-byte load of the
-// warp touch 32 lines (the L1 wavefront rate, not DRAM, then bounds the
-// kernel: ncu 93% L1 at 2^28), so vector q * 32 + l goes to lane l first
-// (sr_wload_striped) and the warp trades them through shared memory
-// (sr_wtranspose) before the walk. The shared index is XOR-swizzled so
-// that both the striped stores and the lanes' own reads are free of bank
-// conflicts. (H100, f32 at 2^28, one call: segments of 1024 364 / 360 us
-// against 397 without, the mixture 488 / 484 against 563; ncu L1 41%.)
+// Every warp tile goes through the warp's stage in shared memory. Lane l
+// walks the consecutive items l * SR_WITEMS .., but reading them so would
+// make each 16-byte load of the warp touch 32 lines (the L1 wavefront rate,
+// not DRAM, then bounds the kernel: ncu 93% L1 at 2^28), so the tile is read
+// coalesced, vector q * 32 + l by lane l, into the stage, where lane l's
+// items are its vectors l * SR_WVECS ... A whole, aligned tile of a buffer
+// goes there by cp.async: no register holds the tile, so the kernel fits in
+// few registers and more warps keep loads in flight. The stage's vector
+// index is XOR-swizzled so that both the coalesced stores and the lanes' own
+// reads are free of bank conflicts. (H100, f32 at 2^28, one call: the
+// coalesced stage took segments of 1024 to 364 / 360 us against 397, the
+// mixture 488 / 484 against 563; ncu L1 41%.)
 constexpr int SR_WVECS = SR_WITEMS / SR_VEC;
+constexpr bool SR_WPOW2 = (SR_WVECS & (SR_WVECS - 1)) == 0;
 __device__ __forceinline__ u32 sr_swizzle(u32 v) {
-    if constexpr (SR_WVECS >= 8) {
+    if constexpr (!SR_WPOW2) {
+        return v;
+    } else if constexpr (SR_WVECS >= 8) {
         return v ^ ((v / SR_WVECS) & 7u);
     } else {
         return v ^ ((v / 8u) & (u32)(SR_WVECS - 1));
     }
 }
 
-// Inputs read so: a buffer, or an expression whose widest buffer is T's
-// width (a vector of T is then one 16-byte load of each such buffer, e.g.
+// Item k of lane `lane` in the stage.
+__device__ __forceinline__ T sr_witem(const SrVec* stage, u32 lane, u32 k) {
+    return stage[sr_swizzle(lane * SR_WVECS + k / SR_VEC)].v[k % SR_VEC];
+}
+
+// Inputs read by vectors: a buffer, or an expression whose widest buffer is
+// T's width (a vector of T is then one 16-byte load of each such buffer, e.g.
 // the 4-byte flags of an f32 predicate; their count of segments of 1024
 // at 2^28, with the f32 tiles as well: 306 us against 1060, the buffer's
 // sum 270, H200, one call).
-template <typename X> constexpr bool sr_wstages() {
-    return SR_WVECS >= 2 && X::WIDEST == (int)sizeof(T);
+template <typename X> constexpr bool sr_wvectors() {
+    return X::WIDEST == (int)sizeof(T);
 }
 
-template <typename X> __device__ __forceinline__ void sr_wload_striped(const X& in, u64 base, T (&x)[SR_WITEMS]) {
+// Warp tile `base`'s elements (those below n; T() past them) into the
+// warp's stage. A buffer's whole, aligned tile is copied asynchronously:
+// the caller waits (cuprim_cp_async_wait, then __syncwarp) before reading.
+template <typename X> __device__ __forceinline__ void sr_wstage(const X& in, u64 base, u64 n, SrVec* stage) {
     const u32 lane = threadIdx.x & 31;
-    if constexpr (X::IS_BUF) {
-        // (Kept apart from the expressions' form, which compiles otherwise
-        // for a buffer: with it the arg-extremes of f32 at 2^28 took 645 us
-        // against 616, H200, one call.)
-        const SrVec* vin = (const SrVec*)(in.p + base);
+    const bool whole = n - base >= SR_WTILE;
+    if constexpr (X::IS_BUF && sizeof(SrVec) == 16) {
+        if (whole && cuprim_aligned_to<SrVec>(in.p + base)) {
+            const SrVec* vin = (const SrVec*)(in.p + base);
 #pragma unroll
-        for (int q = 0; q < SR_WVECS; q++) {
-            const SrVec v = cuprim_load_ro(vin + q * 32 + lane);
-#pragma unroll
-            for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
+            for (int q = 0; q < SR_WVECS; q++) cuprim_cp_async<16>(stage + sr_swizzle(q * 32 + lane), vin + q * 32 + lane);
+            return;
         }
-    } else if constexpr (sr_wstages<X>()) {
+    } else if constexpr (!X::IS_BUF && sr_wvectors<X>()) {
+        if (whole && in.template misalign<SR_VEC>() == 0) {  // (base is a multiple of SR_VEC)
 #pragma unroll
-        for (int q = 0; q < SR_WVECS; q++) {
-            const cuprim_arr<T, SR_VEC> v = in.template load_n<SR_VEC>(base + (u64)(q * 32 + lane) * SR_VEC);
+            for (int q = 0; q < SR_WVECS; q++) {
+                const cuprim_arr<T, SR_VEC> v = in.template load_n<SR_VEC>(base + (u64)(q * 32 + lane) * SR_VEC);
+                SrVec w;
 #pragma unroll
-            for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
+                for (int k = 0; k < SR_VEC; k++) w.v[k] = v.v[k];
+                stage[sr_swizzle(q * 32 + lane)] = w;
+            }
+            return;
         }
     }
-}
-
-// Whether every buffer of `in` is at a vector boundary at the tile's start.
-template <typename X> __device__ __forceinline__ bool sr_wvectors_at(const X& in, u64 base) {
-    if constexpr (!sr_wstages<X>()) {
-        return false;
-    } else if constexpr (X::IS_BUF) {
-        return cuprim_aligned_to<SrVec>(in.p + base);
-    } else {
-        return in.template misalign<SR_VEC>() == 0;  // (base is a multiple of SR_VEC)
-    }
-}
-
-__device__ __forceinline__ void sr_wtranspose(SrVec* stage, T (&x)[SR_WITEMS]) {
-    const u32 lane = threadIdx.x & 31;
-#pragma unroll
-    for (int q = 0; q < SR_WVECS; q++) {
-        SrVec v;
-#pragma unroll
-        for (int k = 0; k < SR_VEC; k++) v.v[k] = x[q * SR_VEC + k];
-        stage[sr_swizzle(q * 32 + lane)] = v;
-    }
-    __syncwarp();
-#pragma unroll
-    for (int q = 0; q < SR_WVECS; q++) {
-        const SrVec v = stage[sr_swizzle(lane * SR_WVECS + q)];
-#pragma unroll
-        for (int k = 0; k < SR_VEC; k++) x[q * SR_VEC + k] = v.v[k];
+    // Anything else (a partial or unaligned tile, an expression of other
+    // widths): one element per load, coalesced; item i of the tile is item
+    // i % SR_WITEMS of lane i / SR_WITEMS.
+    const u64 count = whole ? SR_WTILE : n - base;
+    T* flat = (T*)stage;
+#pragma unroll 8
+    for (u32 i = lane; i < (u32)SR_WTILE; i += 32) {
+        const u32 owner = i / SR_WITEMS, k = i % SR_WITEMS;
+        flat[sr_swizzle(owner * SR_WVECS + k / SR_VEC) * SR_VEC + k % SR_VEC] = i < count ? in.load(base + i) : T();
     }
 }
 
@@ -680,15 +677,9 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_
 
     const u64 a = base + (u64)lane * SR_WITEMS;
     const int count = a < n ? (n - a < (u64)SR_WITEMS ? (int)(n - a) : SR_WITEMS) : 0;
-    T x[SR_WITEMS];
-    // Whole, aligned tiles read coalesced (warp-uniform), the rest as before.
-    constexpr bool SR_WSTAGE = sr_wstages<In>();
-    __shared__ __align__(16) unsigned char sr_wstage[SR_WSTAGE ? SR_WARP_WARPS * 32 * SR_WVECS * sizeof(SrVec) : 16];
-    const bool striped = SR_WSTAGE && live && n - base >= SR_WTILE && sr_wvectors_at(in, base);
-    if (striped)
-        sr_wload_striped(in, base, x);
-    else
-        sr_load<SR_WITEMS>(in, a, count, x);
+    __shared__ SrVec sr_wstages[SR_WARP_WARPS * 32 * SR_WVECS];
+    SrVec* const stage = sr_wstages + warp * 32 * SR_WVECS;
+    if (live) sr_wstage(in, base, n, stage);
 
     const u64 te = live ? (n - base < SR_WTILE ? n : base + SR_WTILE) : n;
     u64 lo = 0, hi = 0, w0 = 0, w1 = 0, wv = 0;
@@ -724,7 +715,8 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_
     }
     const u64 at0 = __shfl_sync(0xffffffffu, wv, (int)((j0 - w0) & 31));
     const u64 at1 = __shfl_sync(0xffffffffu, wv, (int)((j0 + 1 - w0) & 31));
-    if (striped) sr_wtranspose((SrVec*)sr_wstage + (u32)warp * 32 * SR_WVECS, x);
+    cuprim_cp_async_wait();
+    __syncwarp();
 
     // The walk, as in cuprim_segmented_reduce.
     bool restarted = false, has_head = false;
@@ -745,10 +737,18 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_
         }
         if (next1 >= a + count) {
             restarted = at_start;
-            run = MapFn::apply(x[0], a);
 #pragma unroll
-            for (int k = 1; k < SR_WITEMS; k++)
-                if (k < count) run = ReduceOp::apply(run, MapFn::apply(x[k], a + k));
+            for (int q = 0; q < SR_WVECS; q++) {
+                const SrVec v = stage[sr_swizzle(lane * SR_WVECS + q)];
+#pragma unroll
+                for (int k = 0; k < SR_VEC; k++) {
+                    const int i = q * SR_VEC + k;
+                    if (i == 0)
+                        run = MapFn::apply(v.v[0], a);
+                    else if (i < count)
+                        run = ReduceOp::apply(run, MapFn::apply(v.v[k], a + i));
+                }
+            }
             if (next1 == a + count && j1 >= 1) {
                 if (restarted) {
                     sr_emit(out, out_idx, offsets, j1 - 1, run);
@@ -759,8 +759,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_
                 }
             }
         } else {
-            // (Rare: the elements are read again, L1 / L2 hits, so that x is
-            // only indexed by constants and stays in registers.)
+            // (Rare: a boundary inside the lane's items.)
             bool fresh = true;
 #pragma unroll 1
             for (int k = 0; k <= SR_WITEMS; k++) {
@@ -788,7 +787,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_
                     }
                 }
                 if (k < count) {
-                    const A y = MapFn::apply(in.load(p), p);
+                    const A y = MapFn::apply(sr_witem(stage, lane, k), p);
                     run = fresh ? y : ReduceOp::apply(run, y);
                     fresh = false;
                 }

@@ -37,15 +37,19 @@ fn warp_items(policy: TilePolicy, elem_bytes: usize) -> u32 {
     }
 }
 
-/// Resident threads per SM the warp-tile kernel is compiled for: two
-/// 256-thread blocks' worth with the doubled items of 4-byte elements (at
-/// most 128 registers; 127 used for f32 on sm_90 with the coalesced loads,
-/// no spills; 32 KiB of shared memory per block), three for 2-byte ones
-/// (f16 sums spilled 8 bytes on sm_80 at 64 registers), else the look-back
-/// kernel's. Other shapes not measured on a GPU.
+/// Resident threads per SM the warp-tile kernel is compiled for. 4-byte
+/// elements: six 128-thread blocks (their tiles staged in 32 KiB of shared
+/// memory each; at most 80 registers, 55 used by the f32 sum on sm_90, none
+/// spilled; H200, one call, against four blocks of 127 registers holding
+/// the tile: f32 segments of 65536 at 2^27 141 us against 152, the arg-min
+/// in segments of 1024 at 2^28 516 against 614, the mixture at 2^28 346
+/// against 407); three 256-thread
+/// blocks' worth for 2-byte ones (f16 sums spilled 8 bytes on sm_80 at 64
+/// registers when the tile lived in registers), else the look-back kernel's.
+/// Other shapes not measured on a GPU.
 fn warp_threads_per_sm(policy: TilePolicy, elem_bytes: usize) -> u32 {
     match elem_bytes {
-        4 => 512,
+        4 => 768,
         2 => 768,
         _ => policy.min_blocks * policy.block,
     }
