@@ -643,7 +643,9 @@ template <typename X> __device__ __forceinline__ void sr_wstage(const X& in, u64
         }
     } else if constexpr (!X::IS_BUF && sr_wvectors<X>()) {
         if (whole && in.template misalign<SR_VEC>() == 0) {  // (base is a multiple of SR_VEC)
-#pragma unroll
+            // Eight vectors a buffer in flight at a time: all sixteen of an
+            // f32 tile spilled the arg-extremes of a zip of two buffers.
+#pragma unroll 8
             for (int q = 0; q < SR_WVECS; q++) {
                 const cuprim_arr<T, SR_VEC> v = in.template load_n<SR_VEC>(base + (u64)(q * 32 + lane) * SR_VEC);
                 SrVec w;
