@@ -415,6 +415,7 @@ impl<T: Storable> DeviceVec<T> {
         if self.device.is_host() {
             return Err(Error::Unsupported("a host-backend DeviceVec has no CudaSlice".into()));
         }
+        self.forget_checks();
         self.lend()?;
         self.publish().during("handing the buffer to cudarc")?;
         self.foreign_stream = false;
@@ -473,6 +474,7 @@ impl<T: Storable> DeviceVec<T> {
         if self.device.is_host() {
             return None;
         }
+        self.forget_checks();
         let mut lent = interop::LENT_READ | interop::LENT_WRITE;
         if self.lend().is_err() {
             return None;
@@ -602,11 +604,21 @@ impl<T: Storable> DeviceVec<T> {
     /// Before cuprim writes: wait for cudarc's reads and writes through
     /// views, and mark the write event stale.
     fn before_write(&mut self) {
+        self.forget_checks();
         let state = self.interop.get_mut();
         if *state & (interop::LENT_READ | interop::LENT_WRITE) != 0 {
             self.wait_for_cudarc_uses();
         }
         *self.interop.get_mut() = interop::DIRTY;
+    }
+
+    /// Forgets what kernels checked of this buffer's contents (offsets
+    /// found valid): it is about to be written, handed over or freed.
+    fn forget_checks(&self) {
+        if let (Some(c), Buf::Cuda { ptr, len, alloc_bytes, .. }) = (self.device.cuda_ref(), &self.buf) {
+            let bytes = (*len * std::mem::size_of::<T>()).max(*alloc_bytes);
+            c.checked_offsets().forget(*ptr, bytes as u64);
+        }
     }
 
     #[cold]
@@ -635,6 +647,7 @@ impl<T: Storable> DeviceVec<T> {
 
 impl<T: Storable> Drop for DeviceVec<T> {
     fn drop(&mut self) {
+        self.forget_checks();
         // A buffer adopted from another stream is freed on that stream
         // (after waiting for its events, with tracking): order that after
         // our queued work. Our own buffers are freed on our stream, in order.
@@ -843,12 +856,16 @@ impl<T: Storable> raw::SealedMut<T> for DeviceSliceMut<'_, T> {
     fn mem_mut(&mut self) -> MemMut<'_, T> {
         match &mut self.mem {
             MemMut::Host(s) => MemMut::Host(s),
-            MemMut::Cuda { dev, ptr, len, .. } => MemMut::Cuda {
-                dev,
-                ptr: *ptr,
-                len: *len,
-                _p: PhantomData,
-            },
+            MemMut::Cuda { dev, ptr, len, .. } => {
+                // About to be written: what kernels checked of it is stale.
+                dev.checked_offsets().forget(*ptr, (*len * std::mem::size_of::<T>()) as u64);
+                MemMut::Cuda {
+                    dev,
+                    ptr: *ptr,
+                    len: *len,
+                    _p: PhantomData,
+                }
+            }
         }
     }
 }

@@ -133,6 +133,47 @@ fn cudarc_writes_through_a_mutable_view() {
     assert_eq!(v.slice(4000..).unwrap().to_vec().unwrap(), data[4000..].to_vec());
 }
 
+/// Segment offsets a call found valid are checked again after cudarc writes
+/// them through a mutable view, or after a round trip through cudarc.
+#[test]
+fn cudarc_writes_to_checked_offsets() {
+    let Some((dev, _ctx)) = gpu("cudarc_writes_to_checked_offsets") else {
+        return;
+    };
+    let stream = dev.cuda_stream().unwrap().clone();
+    let v = DeviceVec::from_slice(&dev, &[1u32; 100]).unwrap();
+    let mut offsets = DeviceVec::from_slice(&dev, &[0u64, 40, 100]).unwrap();
+    for _ in 0..2 {
+        assert_eq!(v.segmented_sum(&offsets).unwrap().to_vec().unwrap(), vec![40, 60]);
+    }
+    {
+        let mut view = offsets.as_cuda_view_mut().unwrap();
+        stream.memcpy_htod(&[0u64, 140, 100], &mut view).unwrap();
+    }
+    let r = v.segmented_sum(&offsets);
+    assert!(
+        matches!(r, Err(Error::InvalidArgument(_))),
+        "after a cudarc write: {:?}",
+        r.map(|x| x.to_vec())
+    );
+    {
+        let mut view = offsets.as_cuda_view_mut().unwrap();
+        stream.memcpy_htod(&[0u64, 40, 100], &mut view).unwrap();
+    }
+    for _ in 0..2 {
+        assert_eq!(v.segmented_sum(&offsets).unwrap().to_vec().unwrap(), vec![40, 60]);
+    }
+    let mut slice = offsets.into_cuda_slice().unwrap();
+    stream.memcpy_htod(&[0u64, 100, 40], &mut slice).unwrap();
+    let offsets = DeviceVec::from_cuda_slice(&dev, slice).unwrap();
+    let r = v.segmented_sum(&offsets);
+    assert!(
+        matches!(r, Err(Error::InvalidArgument(_))),
+        "after a round trip: {:?}",
+        r.map(|x| x.to_vec())
+    );
+}
+
 /// A buffer from a cudarc context of the same GPU can be adopted by the
 /// device cuprim made itself (they share the primary context); the host
 /// backend cannot adopt one.

@@ -433,6 +433,74 @@ fn bad_offsets_are_errors() {
     }
 }
 
+/// Offsets a call found valid are not waited on again until their memory is
+/// written: every way of writing them (a host upload, a cuprim kernel, a
+/// mutable slice, the vector dropped and its memory reused) makes the next
+/// call check them again, on every kernel (warp tiles, and the look-back
+/// kernel of one huge segment), and through a view too.
+#[test]
+fn offsets_checked_again_after_any_write() {
+    for dev in common::devices() {
+        let n = 10_000usize;
+        let data: Vec<u32> = (0..n as u32).collect();
+        let v = DeviceVec::from_slice(&dev, &data).unwrap();
+        let good = vec![0u64, 3, 5000, 10_000];
+        let bad = vec![0u64, 5000, 3, 10_000];
+        let expect = reference(&data, &good, 0, |a, b| a.wrapping_add(b));
+        let sum = |o: &DeviceVec<u64>| v.segmented_sum(o).and_then(|r| r.to_vec());
+        let is_bad = |r: cuprim::Result<Vec<u32>>, what: &str| {
+            assert!(matches!(r, Err(Error::InvalidArgument(_))), "{dev:?} {what}: {r:?}");
+        };
+        let mut offsets = DeviceVec::from_slice(&dev, &good).unwrap();
+        for _ in 0..3 {
+            assert_eq!(sum(&offsets).unwrap(), expect, "{dev:?}");
+        }
+        // Valid for 10 000 elements, not for 9000.
+        let short = v.slice(..9000).unwrap();
+        assert!(short.segmented_sum(&offsets).is_err(), "{dev:?} a shorter input");
+        offsets.copy_from_host(&bad).unwrap();
+        is_bad(sum(&offsets), "after an upload");
+        offsets.copy_from_host(&good).unwrap();
+        assert_eq!(sum(&offsets).unwrap(), expect, "{dev:?}");
+        offsets.slice_mut(1..3).unwrap().copy_from_host(&[5000, 3]).unwrap();
+        is_bad(sum(&offsets), "after a write to a mutable slice");
+        offsets.copy_from_host(&good).unwrap();
+        assert_eq!(sum(&offsets).unwrap(), expect, "{dev:?}");
+        offsets.fill(20_000).unwrap();
+        is_bad(sum(&offsets), "after a fill");
+        // A view of the offsets, then the vector written.
+        offsets.copy_from_host(&good).unwrap();
+        let tail = reference(&data, &good[1..], 0, |a, b| a.wrapping_add(b));
+        for _ in 0..2 {
+            assert_eq!(
+                v.segmented_sum(&offsets.slice(1..).unwrap()).unwrap().to_vec().unwrap(),
+                tail,
+                "{dev:?}"
+            );
+        }
+        offsets.slice_mut(..).unwrap().copy_from_host(&bad).unwrap();
+        let r = v.segmented_sum(&offsets.slice(1..).unwrap()).and_then(|r| r.to_vec());
+        is_bad(r, "a view after a write to its vector");
+        // The memory dropped and reused (the buffer pool hands it back).
+        offsets.copy_from_host(&good).unwrap();
+        assert_eq!(sum(&offsets).unwrap(), expect, "{dev:?}");
+        drop(offsets);
+        let again = DeviceVec::from_slice(&dev, &bad).unwrap();
+        is_bad(sum(&again), "a new vector in reused memory");
+        // One huge segment takes the look-back kernel: the same there.
+        let big: Vec<u8> = vec![1; (1 << 27) + 5];
+        let big = DeviceVec::from_slice(&dev, &big).unwrap();
+        let mut one = DeviceVec::from_slice(&dev, &[0u64, big.len() as u64]).unwrap();
+        for _ in 0..2 {
+            let r = big.segmented_reduce(&one, Max).unwrap().to_vec().unwrap();
+            assert_eq!(r, vec![1u8], "{dev:?}");
+        }
+        one.copy_from_host(&[1, 0]).unwrap();
+        let r = big.segmented_reduce(&one, Max);
+        assert!(matches!(r, Err(Error::InvalidArgument(_))), "{dev:?} the look-back kernel: {r:?}");
+    }
+}
+
 #[test]
 fn mismatched_devices() {
     let Some(gpu) = common::cuda() else {

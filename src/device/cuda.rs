@@ -5,6 +5,7 @@
 //! Algorithm files see only the methods here and in [`launch`](super::launch):
 //! no field, and no cudarc `sys` / `result` call.
 
+use super::checked::CheckedOffsets;
 use super::launch::{Counter, Ptr, ScratchLayout};
 use super::pool::{self, KeptBuffers};
 use crate::error::{DriverContext, Error, Result};
@@ -51,6 +52,8 @@ pub(crate) struct CudaDevice {
     pinned: Mutex<PinnedBytes>,
     /// Deterministic mode for float scans (see `Device::set_deterministic`).
     deterministic: AtomicBool,
+    /// Segment offsets found valid and not written since.
+    checked_offsets: CheckedOffsets,
     /// Kernel-fault tracking (see [`Health`]).
     health: Health,
 }
@@ -270,6 +273,7 @@ impl CudaDevice {
             kept_buffers: Mutex::new(KeptBuffers::default()),
             pinned: Mutex::new(pinned),
             deterministic: AtomicBool::new(true),
+            checked_offsets: CheckedOffsets::default(),
             health: Health::default(),
         })
     }
@@ -277,6 +281,12 @@ impl CudaDevice {
     /// Compute capability as `major * 10 + minor`.
     pub fn arch(&self) -> u32 {
         self.arch
+    }
+
+    /// Segment offsets a kernel found valid, until their memory is written
+    /// (see [`CheckedOffsets`]).
+    pub fn checked_offsets(&self) -> &CheckedOffsets {
+        &self.checked_offsets
     }
 
     /// Whether [`launch_dependent`](Self::launch_dependent) overlaps

@@ -4,6 +4,7 @@
 //! one stream all work is ordered on, the module cache, a small error-flag
 //! buffer) or the host backend (rayon on the CPU, with the same semantics).
 
+mod checked;
 pub(crate) mod cuda;
 pub(crate) mod launch;
 mod pool;

@@ -30,7 +30,8 @@
 //!
 //! # Speed
 //! On CUDA it is one kernel over the elements, whatever the segment sizes:
-//! each warp reads a fixed tile of elements with 16-byte loads, finds the
+//! each warp stages a fixed tile of elements in shared memory (asynchronous
+//! 16-byte copies for a buffer), finds the
 //! segment boundaries in it by searching the offsets, and reduces its part
 //! of each segment with no block barrier; a segment that crosses warp tiles
 //! is closed by the last of its tiles to finish, which folds the tiles'
@@ -39,9 +40,17 @@
 //! a block-tile kernel whose decoupled look-back chains the parts instead.
 //! Empty segments are written by an even share of the grid. A thread whose
 //! elements hold no boundary inside them (the usual case when segments are
-//! longer than a thread's 32 or 64 items) folds them in one plain loop. The call
-//! waits for the kernel to read the bad-offsets flag (a page-locked word the
-//! kernel stores to, where the driver maps one: no copy after the kernel).
+//! longer than a thread's 32 or 64 items) folds them in one plain loop.
+//!
+//! The first call over some offsets waits for the kernel to read the
+//! bad-offsets flag (a page-locked word the kernel stores to, where the
+//! driver maps one: no copy after the kernel). Offsets it finds valid are
+//! remembered by address until their memory is written (any cuprim write to
+//! the vector or a mutable slice of it, a mutable cudarc view, the vector
+//! handed to cudarc or dropped): later calls of `segmented_reduce`,
+//! `segmented_sum` and the arg-extremes over them, on an input at least as
+//! long that does not permute, queue the kernel and return without waiting.
+//! The kernel checks them anyway and never follows a bad one.
 //!
 //! # Floating point
 //! A segment's elements are combined in their order (non-commutative
