@@ -47,9 +47,9 @@
 //! driver maps one: no copy after the kernel). Offsets it finds valid are
 //! remembered by address until their memory is written (any cuprim write to
 //! the vector or a mutable slice of it, a mutable cudarc view, the vector
-//! handed to cudarc or dropped): later calls of `segmented_reduce`,
-//! `segmented_sum` and the arg-extremes over them, on an input at least as
-//! long that does not permute, queue the kernel and return without waiting.
+//! handed to cudarc or dropped): later calls over them (any of this
+//! module's), on an input at least as long that does not permute, queue the
+//! kernel and return without waiting.
 //! The kernel checks them anyway and never follows a bad one.
 //!
 //! # Floating point
