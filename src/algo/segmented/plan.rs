@@ -43,10 +43,10 @@ fn warp_items(policy: TilePolicy, elem_bytes: usize) -> u32 {
 /// spilled; H200, one call, against four blocks of 127 registers holding
 /// the tile: f32 segments of 65536 at 2^27 141 us against 152, the arg-min
 /// in segments of 1024 at 2^28 516 against 614, the mixture at 2^28 346
-/// against 407); three 256-thread
-/// blocks' worth for 2-byte ones (f16 sums spilled 8 bytes on sm_80 at 64
-/// registers when the tile lived in registers), else the look-back kernel's.
-/// Other shapes not measured on a GPU.
+/// against 407). 2-byte elements: three 256-thread blocks' worth (f16 sums
+/// spilled 8 bytes on sm_80 at 64 registers when the tile lived in
+/// registers). Others: the look-back kernel's. Other shapes not measured on
+/// a GPU.
 fn warp_threads_per_sm(policy: TilePolicy, elem_bytes: usize) -> u32 {
     match elem_bytes {
         4 => 768,
