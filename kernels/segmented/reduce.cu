@@ -614,9 +614,9 @@ __device__ __forceinline__ u32 sr_swizzle(u32 v) {
     }
 }
 
-// Item k of lane `lane` in the stage.
-__device__ __forceinline__ T sr_witem(const SrVec* stage, u32 lane, u32 k) {
-    return stage[sr_swizzle(lane * SR_WVECS + k / SR_VEC)].v[k % SR_VEC];
+// Where item k of lane `lane` lives in the stage, counted in elements.
+__device__ __forceinline__ u32 sr_wslot(u32 lane, u32 k) {
+    return sr_swizzle(lane * SR_WVECS + k / SR_VEC) * SR_VEC + k % SR_VEC;
 }
 
 // Inputs read by vectors: a buffer, or an expression whose widest buffer is
@@ -664,7 +664,7 @@ template <typename X> __device__ __forceinline__ void sr_wstage(const X& in, u64
 #pragma unroll 8
     for (u32 i = lane; i < (u32)SR_WTILE; i += 32) {
         const u32 owner = i / SR_WITEMS, k = i % SR_WITEMS;
-        flat[sr_swizzle(owner * SR_WVECS + k / SR_VEC) * SR_VEC + k % SR_VEC] = i < count ? in.load(base + i) : T();
+        flat[sr_wslot(owner, k)] = i < count ? in.load(base + i) : T();
     }
 }
 
@@ -789,7 +789,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_WARP_BLOCK, CUPRIM_WARP_MIN_
                     }
                 }
                 if (k < count) {
-                    const A y = MapFn::apply(sr_witem(stage, lane, k), p);
+                    const A y = MapFn::apply(((const T*)stage)[sr_wslot(lane, k)], p);
                     run = fresh ? y : ReduceOp::apply(run, y);
                     fresh = false;
                 }

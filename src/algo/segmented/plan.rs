@@ -5,7 +5,7 @@
 use crate::algo::lookback::{Lookback, LOOKBACK};
 use crate::algo::reduce::plan::arg_identity;
 use crate::algo::scan::plan::TilePolicy;
-use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
+use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, Scratch, ScratchLayout};
 use crate::element::{Element, IndexElement};
 use crate::error::{Error, Result};
 use crate::expr::args::{ArgWriter, ExprArgs};
@@ -375,44 +375,46 @@ pub(crate) fn run<K: SegmentedKernel>(
     let pair_bytes = (acc_bytes + 4).next_multiple_of(acc_align.max(4));
     let mut layout = ScratchLayout::new();
     let lookback = Lookback::place(&mut layout, tiles as u64, pair_bytes);
-    let spare = layout.uninit::<u32>(1);
     let counter = dev.counter(Counter::ScanTile);
-    let word = flagged(k, dev, (offsets, segments), |flag| {
-        let mut a = ArgWriter::new(flag.map_or(0, Ptr::raw));
-        k.input().write_args(&mut a);
-        let input = a.finish()?;
-        dev.with_scratch(&layout, |s| {
-            let flag = flag.unwrap_or(s.at(spare));
-            let (status, aggregates, prefixes) = lookback.args(&s);
-            let args = (
-                input, n, offsets, segments, out, out_idx, flag, status, aggregates, prefixes, counter, tiles, per, scale,
-            );
-            dev.launch(&module, entry::<K::Out, K::I>(), Grid::new(tiles, policy.block), args)
-        })
+    let word = flagged(k, dev, (offsets, segments), layout, |input, flag, s| {
+        let (status, aggregates, prefixes) = lookback.args(&s);
+        let args = (
+            input, n, offsets, segments, out, out_idx, flag, status, aggregates, prefixes, counter, tiles, per, scale,
+        );
+        dev.launch(&module, entry::<K::Out, K::I>(), Grid::new(tiles, policy.block), args)
     })?;
     permute_error(k, word)
 }
 
-/// Runs `launch` with the flag word its kernel stores to (1 a permuted
-/// input's bad index, 2 bad offsets), waits and returns the word. Offsets a
-/// kernel found valid before, and not written since, need no wait when the
-/// input does not permute: `launch` then gets `None` (the kernel stores to a
-/// scratch word nobody reads, and cannot: the offsets are valid) and the
-/// word is 0. Offsets found valid are remembered for the next call.
+/// Runs `launch` in scratch laid out as `layout`, with the input's kernel
+/// argument and the flag word its kernel stores to (1 a permuted input's bad
+/// index, 2 bad offsets), waits and returns the word. Offsets a kernel found
+/// valid before, and not written since, need no wait when the input does not
+/// permute: the kernel then gets a scratch word nobody reads (and stores
+/// nothing: the offsets are valid) and the word is 0. Offsets found valid
+/// are remembered for the next call.
 fn flagged<K: SegmentedKernel>(
     k: &K,
     dev: &CudaDevice,
     (offsets, segments): (Ptr<K::I>, u64),
-    launch: impl FnOnce(Option<Ptr<u32>>) -> Result<()>,
+    mut layout: ScratchLayout,
+    launch: impl FnOnce(ExprArgs, Ptr<u32>, Scratch) -> Result<()>,
 ) -> Result<u32> {
+    let spare = layout.uninit::<u32>(1);
+    let queue = |flag: Option<Ptr<u32>>| {
+        let mut a = ArgWriter::new(flag.map_or(0, Ptr::raw));
+        k.input().write_args(&mut a);
+        let input = a.finish()?;
+        dev.with_scratch(&layout, |s| launch(input, flag.unwrap_or(s.at(spare)), s))
+    };
     let n = k.input().length() as u64;
     let bytes = (segments + 1) * std::mem::size_of::<K::I>() as u64;
     let known = dev.checked_offsets();
     if !<K::In as Node>::CHECKED && known.known_valid(offsets.raw(), bytes, n) {
-        launch(None)?;
+        queue(None)?;
         return Ok(0);
     }
-    let ((), word) = dev.checked_store_word(|flag| launch(Some(flag)))?;
+    let ((), word) = dev.checked_store_word(|flag| queue(Some(flag)))?;
     // (Both faults store to one word: only a clean word vouches for the offsets.)
     if word == 0 {
         known.remember(offsets.raw(), bytes, n);
@@ -444,30 +446,23 @@ fn run_warp<K: SegmentedKernel>(
     let counters = layout.zeroed::<u32>(wtiles);
     let tails = layout.uninit_aligned::<u8>(wtiles * pair_bytes);
     let heads = layout.uninit_aligned::<u8>(wtiles * pair_bytes);
-    let spare = layout.uninit::<u32>(1);
-    let word = flagged(k, dev, (offsets, segments), |flag| {
-        let mut a = ArgWriter::new(flag.map_or(0, Ptr::raw));
-        k.input().write_args(&mut a);
-        let input = a.finish()?;
-        dev.with_scratch(&layout, |s| {
-            let flag = flag.unwrap_or(s.at(spare));
-            let args = (
-                input,
-                n,
-                offsets,
-                segments,
-                out,
-                out_idx,
-                flag,
-                s.at(tails),
-                s.at(heads),
-                s.at(counters),
-                wtiles,
-                per,
-                scale,
-            );
-            dev.launch(&module, warp_entry::<K::Out, K::I>(), Grid::new(blocks, WARP_BLOCK), args)
-        })
+    let word = flagged(k, dev, (offsets, segments), layout, |input, flag, s| {
+        let args = (
+            input,
+            n,
+            offsets,
+            segments,
+            out,
+            out_idx,
+            flag,
+            s.at(tails),
+            s.at(heads),
+            s.at(counters),
+            wtiles,
+            per,
+            scale,
+        );
+        dev.launch(&module, warp_entry::<K::Out, K::I>(), Grid::new(blocks, WARP_BLOCK), args)
     })?;
     permute_error(k, word)
 }
