@@ -224,6 +224,36 @@ template <bool Greatest, typename T> __device__ __forceinline__ auto cuprim_arg_
         return Greatest ? ~key : key;
     }
 }
+// A cheaper rank for min_element / max_element's first look at an element
+// (block/collective.cuh: cuprim_arg_fold): strictly increasing wherever
+// cuprim_arg_rank is, with the NaNs (all tied there) over the lowest values
+// in some order. A float's is its order-preserving key, reversed for the
+// greatest and moved so that the NaNs of both signs wrap to the bottom: three
+// instructions and no branch. Other types' is their rank.
+template <bool Greatest, typename T> __device__ __forceinline__ auto cuprim_arg_coarse(T x) {
+    if constexpr (cuprim_traits<T>::is_float && !cuprim_traits<T>::is_half && sizeof(T) == 4) {
+        const u32 b = __float_as_uint(x);
+        const u32 key = b ^ ((u32)((i32)b >> 31) | 0x80000000u);
+        return (Greatest ? ~key : key) + 0x007fffffu;
+    } else if constexpr (cuprim_traits<T>::is_float && !cuprim_traits<T>::is_half) {
+        const u64 b = (u64)__double_as_longlong(x);
+        const u64 key = b ^ ((u64)((i64)b >> 63) | 0x8000000000000000ull);
+        return (Greatest ? ~key : key) + 0x000fffffffffffffull;
+    } else {
+        return cuprim_arg_rank<Greatest>(x);
+    }
+}
+// The least coarse rank from which equal coarse ranks mean tied elements:
+// an infinity's for a float (below it, NaNs), every rank for other types.
+template <typename T> __device__ __forceinline__ constexpr auto cuprim_arg_coarse_exact() {
+    if constexpr (cuprim_traits<T>::is_float && !cuprim_traits<T>::is_half && sizeof(T) == 4) {
+        return 0x00fffffeu;
+    } else if constexpr (cuprim_traits<T>::is_float && !cuprim_traits<T>::is_half) {
+        return 0x001ffffffffffffeull;
+    } else {
+        return (decltype(cuprim_arg_rank<false>(T{})))0;
+    }
+}
 // min_element / max_element: true when (bv, bi) replaces (av, ai): b comes
 // first in the order, or ties with a at a lower index.
 template <bool Greatest, typename T> __device__ __forceinline__ bool cuprim_arg_wins(T av, u64 ai, T bv, u64 bi) {

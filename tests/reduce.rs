@@ -395,3 +395,96 @@ fn arg_extremes_of_equal_elements() {
         }
     }
 }
+
+/// min_element / max_element (and `min_element_to`) of floats mixing every
+/// kind of value: NaNs of both signs and many payloads, zeros of both signs,
+/// infinities, the finite extremes and many repeated values, at several
+/// densities, on aligned and misaligned views, against a plain reference:
+/// the first NaN, else the first least (greatest) value, -0.0 before +0.0
+/// for the least and +0.0 before -0.0 for the greatest.
+#[test]
+fn arg_extremes_of_special_floats() {
+    macro_rules! check {
+        ($t:ty, $u:ty, $dev:expr, $r:expr, $seed:expr) => {{
+            let (dev, r, seed) = ($dev, $r, $seed);
+            let quiet: $u = 1 << (<$t>::MANTISSA_DIGITS - 2);
+            let sign: $u = 1 << (<$u>::BITS - 1);
+            let nan = |r: &mut common::TestRng| {
+                let payload: $u = r.gen::<$u>() & (quiet - 1);
+                let s = if r.gen_bool(0.5) { sign } else { 0 };
+                <$t>::from_bits(<$t>::INFINITY.to_bits() | quiet | payload | s)
+            };
+            let specials = [
+                0.0,
+                -0.0,
+                <$t>::INFINITY,
+                <$t>::NEG_INFINITY,
+                <$t>::MAX,
+                <$t>::MIN,
+                <$t>::from_bits(1),
+            ];
+            // The least / greatest in Min's and Max's order, first index on ties.
+            let reference = |data: &[$t], greatest: bool| -> Option<usize> {
+                if let Some(i) = data.iter().position(|x| x.is_nan()) {
+                    return Some(i);
+                }
+                let mut best: Option<usize> = None;
+                for (i, &x) in data.iter().enumerate() {
+                    let better = match best {
+                        None => true,
+                        Some(b) => {
+                            let y = data[b];
+                            if greatest {
+                                x > y || (x == y && y.is_sign_negative() && !x.is_sign_negative())
+                            } else {
+                                x < y || (x == y && x.is_sign_negative() && !y.is_sign_negative())
+                            }
+                        }
+                    };
+                    if better {
+                        best = Some(i);
+                    }
+                }
+                best
+            };
+            for n in common::capped(&[1usize, 7, 4097, 70_001, (1 << 20) + 5]) {
+                for (nan_rate, special_rate) in [(0.0, 0.0), (0.0, 0.3), (1.0 / n as f64, 0.1), (0.01, 0.3), (0.5, 0.5)] {
+                    let data: Vec<$t> = (0..n + 3)
+                        .map(|_| {
+                            if r.gen_bool(nan_rate) {
+                                nan(r)
+                            } else if r.gen_bool(special_rate) {
+                                specials[r.gen_range(0..specials.len())]
+                            } else {
+                                r.gen_range(-50i32..50) as $t
+                            }
+                        })
+                        .collect();
+                    let v = DeviceVec::from_slice(&dev, &data).unwrap();
+                    for offset in [0usize, 1, 3] {
+                        let part = &data[offset..offset + n];
+                        let s = v.slice(offset..offset + n).unwrap();
+                        let ctx = format!(
+                            "{} n={n} offset={offset} NaN rate {nan_rate} seed={seed} on {dev:?}",
+                            stringify!($t)
+                        );
+                        let (min_i, max_i) = (reference(part, false), reference(part, true));
+                        assert_eq!(s.min_element().unwrap().map(|p| p.0), min_i, "min_element {ctx}");
+                        assert_eq!(s.max_element().unwrap().map(|p| p.0), max_i, "max_element {ctx}");
+                        let mut index = DeviceVec::from_slice(&dev, &[u64::MAX - 1]).unwrap();
+                        let mut value = DeviceVec::from_slice(&dev, &[1.5 as $t]).unwrap();
+                        s.min_element_to(&mut index, &mut value).unwrap();
+                        let i = index.to_vec().unwrap()[0] as usize;
+                        assert_eq!(Some(i), min_i, "min_element_to {ctx}");
+                        assert!(common::same(value.to_vec().unwrap()[0], part[i]), "min_element_to's value {ctx}");
+                    }
+                }
+            }
+        }};
+    }
+    for dev in common::devices() {
+        let (mut r, seed) = common::rng("arg-special-floats");
+        check!(f32, u32, &dev, &mut r, seed);
+        check!(f64, u64, &dev, &mut r, seed);
+    }
+}

@@ -93,6 +93,64 @@ template <typename T, typename R> struct cuprim_arg_acc {
     R r;
 };
 
+// min_element / max_element's fold of one thread's elements, which come in
+// index order (cuprim_consume_vecs_x): one(x, i) folds an element, vec(x, i)
+// a vector of them (x.v[k] is element i + k). A vector is first ranked
+// coarsely (the least cuprim_arg_coarse of its elements, about four
+// instructions an element) and looked at again only when that beats the
+// best so far: its first element of that rank is the new best, or, for a
+// NaN's rank (NaNs tie, the first wins), each element is folded exactly.
+// Later elements never win a tie, except against the identity (index ~0).
+template <bool Greatest, typename A, typename MapFn, typename Op> struct cuprim_arg_fold {
+    typedef decltype(A::v) T;
+    typedef decltype(cuprim_arg_coarse<Greatest>(T{})) C;
+    A acc;
+    C best;  // cuprim_arg_coarse of acc.v
+    __device__ __forceinline__ cuprim_arg_fold() : acc(Op::identity()) {
+        best = cuprim_arg_coarse<Greatest>(acc.v);
+    }
+    template <typename P> __device__ __forceinline__ void one(const T& x, u64 i, P p) {
+        acc = Op::apply(acc, MapFn::apply(x, i, p));
+        best = cuprim_arg_coarse<Greatest>(acc.v);
+    }
+    template <typename V, typename P> __device__ __forceinline__ void vec(const V& x, u64 i, P p) {
+        // In groups of at most four: a byte vector's sixteen coarse ranks
+        // at once spilled.
+        constexpr int N = sizeof(x.v) / sizeof(x.v[0]);
+        constexpr int G = N < 4 ? N : 4;
+#pragma unroll
+        for (int g = 0; g < N; g += G) group<G>(x.v + g, i + g, p);
+    }
+    template <int N, typename P> __device__ __forceinline__ void group(const T* x, u64 i, P p) {
+        C c[N];
+        C least;
+#pragma unroll
+        for (int k = 0; k < N; k++) {
+            c[k] = cuprim_arg_coarse<Greatest>(x[k]);
+            least = k == 0 ? c[k] : min(least, c[k]);
+        }
+        if (least < best || (least == best && acc.i == ~0ull)) {
+            if (least >= cuprim_arg_coarse_exact<T>()) {
+                T v = x[N - 1];
+                u32 at = N - 1;
+#pragma unroll
+                for (int k = N - 2; k >= 0; k--) {
+                    if (c[k] == least) {
+                        v = x[k];
+                        at = k;
+                    }
+                }
+                acc = MapFn::apply(v, i + at, p);
+                best = least;
+            } else {
+#pragma unroll
+                for (int k = 0; k < N; k++) acc = Op::apply(acc, MapFn::apply(x[k], i + k, p));
+                best = cuprim_arg_coarse<Greatest>(acc.v);
+            }
+        }
+    }
+};
+
 // __shfl_sync for a value of any size: every lane gets lane `src`'s value.
 template <typename V> __device__ __forceinline__ V cuprim_shfl(const V& v, int src) {
     return cuprim_shfl_words(v, [src](unsigned w) { return __shfl_sync(0xffffffffu, w, src); });

@@ -259,28 +259,35 @@ template <typename In> constexpr int cuprim_x_items() {
 // cuprim_consume over an expression: visit(x, i) with x = in.load(i) for
 // every i < n, once in the grid, in cuprim_consume's order (a buffer takes
 // cuprim_consume itself). Buffers at different offsets from a vector
-// boundary take a scalar grid-stride loop.
-template <int UNROLL, bool STREAM = false, typename In, typename Visit>
-__device__ __forceinline__ void cuprim_consume_x(const In& in, u64 n, Visit visit) {
+// boundary take a scalar grid-stride loop. cuprim_consume_vecs_x visits the
+// body's vectors whole, as cuprim_consume_vecs does (x.v[k] is element
+// i + k of vec(x, i)).
+template <int UNROLL, bool STREAM = false, typename In, typename One, typename Vec>
+__device__ __forceinline__ void cuprim_consume_vecs_x(const In& in, u64 n, One one, Vec vec) {
     if constexpr (In::IS_BUF) {
-        cuprim_consume<UNROLL, STREAM>(in.p, n, visit);
+        cuprim_consume_vecs<UNROLL, STREAM>(in.p, n, one, vec);
     } else {
         constexpr int ITEMS = cuprim_x_items<In>();
         typedef typename In::item T;
         const u32 m = in.template misalign<ITEMS>();
         if (m == CUPRIM_X_MIXED) {
-            for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) visit(in.load(i), i);
+            for (u64 i = cuprim_thread_id(); i < n; i += cuprim_thread_count()) one(in.load(i), i);
             return;
         }
         const cuprim_split<ITEMS> s(n, m == CUPRIM_X_ANY ? 0u : m);
         cuprim_split_stride<UNROLL>(
-            s, [&](u64 i) { visit(in.load(i), i); },
-            [&](u64 v) { return in.template load_n<ITEMS>(s.index(v, 0)); },
-            [&](u64 v, const cuprim_arr<T, ITEMS>& x) {
-#pragma unroll
-                for (int k = 0; k < ITEMS; k++) visit(x.v[k], s.index(v, k));
-            });
+            s, [&](u64 i) { one(in.load(i), i); }, [&](u64 v) { return in.template load_n<ITEMS>(s.index(v, 0)); },
+            [&](u64 v, const cuprim_arr<T, ITEMS>& x) { vec(x, s.index(v, 0)); });
     }
+}
+
+template <int UNROLL, bool STREAM = false, typename In, typename Visit>
+__device__ __forceinline__ void cuprim_consume_x(const In& in, u64 n, Visit visit) {
+    cuprim_consume_vecs_x<UNROLL, STREAM>(in, n, visit, [&](const auto& x, u64 i) {
+        constexpr int ITEMS = sizeof(x.v) / sizeof(x.v[0]);
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) visit(x.v[k], i + k);
+    });
 }
 
 // An input split at vector boundaries (cuprim_split) and read in vectors of

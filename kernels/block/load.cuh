@@ -251,18 +251,27 @@ __device__ __forceinline__ void cuprim_split_stride(const cuprim_split<ITEMS, AL
 // load). A thread visits its head element, its vectors' elements in order,
 // then its tail element, so a fold in visit has a fixed order for a given
 // length, alignment and grid. `in` is not written during the kernel.
-template <int UNROLL, bool STREAM = false, typename T, typename Visit>
-__device__ __forceinline__ void cuprim_consume(const T* __restrict__ in, u64 n, Visit visit) {
+// cuprim_consume_vecs is the same walk with the body's vectors visited whole:
+// one(x, i) for a head or tail element, vec(x, i) for a vector x (x.v[k] is
+// element i + k); cuprim_consume visits each element of a vector in turn.
+template <int UNROLL, bool STREAM = false, typename T, typename One, typename Vec>
+__device__ __forceinline__ void cuprim_consume_vecs(const T* __restrict__ in, u64 n, One one, Vec vec) {
     constexpr int ITEMS = 16 / sizeof(T);
     typedef cuprim_vec<T, ITEMS> V;
     const cuprim_split<ITEMS> s(n, cuprim_misalign<ITEMS>(in));
     const V* __restrict__ vin = s.body(in);
     cuprim_split_stride<UNROLL>(
-        s, [&](u64 i) { visit(cuprim_load_ro(in + i), i); }, [&](u64 v) { return cuprim_load_stream<STREAM>(vin + v); },
-        [&](u64 v, const V& x) {
+        s, [&](u64 i) { one(cuprim_load_ro(in + i), i); }, [&](u64 v) { return cuprim_load_stream<STREAM>(vin + v); },
+        [&](u64 v, const V& x) { vec(x, s.index(v, 0)); });
+}
+
+template <int UNROLL, bool STREAM = false, typename T, typename Visit>
+__device__ __forceinline__ void cuprim_consume(const T* __restrict__ in, u64 n, Visit visit) {
+    cuprim_consume_vecs<UNROLL, STREAM>(in, n, visit, [&](const auto& x, u64 i) {
+        constexpr int ITEMS = sizeof(x.v) / sizeof(x.v[0]);
 #pragma unroll
-            for (int k = 0; k < ITEMS; k++) visit(x.v[k], s.index(v, k));
-        });
+        for (int k = 0; k < ITEMS; k++) visit(x.v[k], i + k);
+    });
 }
 
 // One vector of each of Ts (a tuple), for cuprim_map.

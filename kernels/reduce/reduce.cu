@@ -15,7 +15,9 @@
 // is cuprim_x_buf<T>, the same bytes as a pointer), T (its element), P (the
 // parameter), A (accumulator), MapFn (A apply(T x, u64 i, P p)), ReduceOp
 // (A apply(A, A), A identity()), and optionally CUPRIM_REDUCE_STORE (void store(A* out, A total, P p): how
-// the result is written; by default *out = total).
+// the result is written; by default *out = total) and CUPRIM_VECTOR_FOLD
+// (a VectorFold type that folds a thread's elements itself: one(x, i, p),
+// vec(x, i, p) and its result in acc).
 
 constexpr bool RD_STREAM = CUPRIM_STREAM_LOADS != 0;
 
@@ -31,9 +33,18 @@ __device__ __forceinline__ void rd_store(A* out, const A& total, P param) {
 // CUPRIM_MIN_BLOCKS resident blocks per SM: the grid is sized for exactly that.
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_reduce(CUPRIM_INPUT In in, u64 n, P param, A* __restrict__ partials, u32* ticket, A* __restrict__ out) {
+#ifdef CUPRIM_VECTOR_FOLD
+    // The specialisation folds whole vectors itself (min/max_element:
+    // block/collective.cuh, cuprim_arg_fold).
+    VectorFold fold;
+    cuprim_consume_vecs_x<CUPRIM_UNROLL, RD_STREAM>(
+        in, n, [&](const T& x, u64 i) { fold.one(x, i, param); }, [&](const auto& x, u64 i) { fold.vec(x, i, param); });
+    A acc = fold.acc;
+#else
     A acc = ReduceOp::identity();
     cuprim_consume_x<CUPRIM_UNROLL, RD_STREAM>(
         in, n, [&](const T& x, u64 i) { acc = ReduceOp::apply(acc, MapFn::apply(x, i, param)); });
+#endif
 
     acc = cuprim_block_reduce<A, ReduceOp, CUPRIM_BLOCK>(acc);
     if (gridDim.x == 1) {

@@ -275,7 +275,8 @@ where
         write_common(self, w);
         w.typedef("P", "u64");
         // The accumulator carries the value's rank (one integer compare per
-        // element); the value and index lead, as the host reads them.
+        // fold); the value and index lead, as the host reads them. Each
+        // thread's vectors are first ranked coarsely (cuprim_arg_fold).
         w.typedef(
             "A",
             if std::mem::size_of::<E::Item>() <= 4 {
@@ -299,6 +300,14 @@ where
                 arg_identity::<E::Item>(greatest).cuda_literal(),
             )
         });
+        // Elements of 4 and 8 bytes are ranked coarsely a group at a time
+        // first (cuprim_arg_fold); narrower ones' rank is as cheap, and their
+        // 8 or 16 an access spilled there.
+        if std::mem::size_of::<E::Item>() >= 4 {
+            w.piece(self.greatest, |&greatest| {
+                format!("typedef cuprim_arg_fold<{greatest}, A, MapFn, ReduceOp> VectorFold;\n#define CUPRIM_VECTOR_FOLD 1")
+            });
+        }
     }
 }
 
