@@ -850,3 +850,82 @@ fn scan_by_key_chunks_forced() {
     }
     tuning::set_chunks(None);
 }
+
+/// Affine maps x -> a * x + b on u16, packed (a << 16 | b) in a u32, composed
+/// left to right: a non-commutative 4-byte operator.
+#[derive(Clone, Copy, Debug)]
+struct Compose16;
+impl cuprim::ops::BinaryOp<u32> for Compose16 {
+    fn apply(&self, f: u32, g: u32) -> u32 {
+        let (fa, fb) = ((f >> 16) as u16, f as u16);
+        let (ga, gb) = ((g >> 16) as u16, g as u16);
+        ((ga.wrapping_mul(fa) as u32) << 16) | ga.wrapping_mul(fb).wrapping_add(gb) as u32
+    }
+    fn cuda_expr(&self) -> String {
+        "((u32)(unsigned short)((b >> 16) * (a >> 16)) << 16) | (u32)(unsigned short)((b >> 16) * (a & 0xffffu) + (b & 0xffffu))".into()
+    }
+}
+impl cuprim::ops::Associative for Compose16 {}
+impl cuprim::ops::Monoid<u32> for Compose16 {
+    fn identity(&self) -> u32 {
+        1 << 16
+    }
+}
+
+/// Scans of 4-byte elements over more tiles than the device holds at once
+/// (several waves of blocks, each tile's prefix met at every depth of the
+/// look-back): a non-commutative operator (order kept across tiles), sums of
+/// u32 (exact) and f32 (within a tolerance of an f64 reference, the same bits
+/// run to run), inclusive, exclusive and in place, on whole buffers and on
+/// views at odd offsets (tiles not 16-byte aligned).
+#[test]
+fn long_scans_of_four_byte_elements() {
+    for dev in common::devices() {
+        for n in common::capped(&[(1 << 23) + 777, (1 << 22) + 5120 * 3 + 1]) {
+            let (mut r, seed) = rng(n as u64 + 101);
+            let ctx = format!("{dev:?} n={n} seed={seed}");
+            let data: Vec<u32> = (0..n).map(|_| r.gen()).collect();
+            let v = DeviceVec::from_slice(&dev, &data).unwrap();
+            let want = reference_scan(&data, 1 << 16, false, |a, b| Compose16.apply(a, b));
+            assert_eq!(v.scan(Compose16).unwrap().to_vec().unwrap(), want, "compose {ctx}");
+            let want = reference_scan(&data, 1 << 16, true, |a, b| Compose16.apply(a, b));
+            assert_eq!(
+                v.scan_exclusive(Compose16).unwrap().to_vec().unwrap(),
+                want,
+                "compose exclusive {ctx}"
+            );
+
+            let small: Vec<u32> = data.iter().map(|&x| x & 0xff).collect();
+            let mut w = DeviceVec::from_slice(&dev, &small).unwrap();
+            for offset in [1usize, 3] {
+                let part = &small[offset..n - 2];
+                let want = reference_scan(part, 0, false, |a: u32, b| a.wrapping_add(b));
+                let got = w.slice(offset..n - 2).unwrap().scan(Add).unwrap().to_vec().unwrap();
+                assert_eq!(got, want, "u32 sum at offset {offset} {ctx}");
+            }
+            w.scan_exclusive_in_place(Add).unwrap();
+            assert_eq!(
+                w.to_vec().unwrap(),
+                reference_scan(&small, 0, true, |a: u32, b| a.wrapping_add(b)),
+                "u32 exclusive in place {ctx}"
+            );
+
+            let floats: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect();
+            let f = DeviceVec::from_slice(&dev, &floats).unwrap();
+            let got = f.scan(Add).unwrap().to_vec().unwrap();
+            let again = f.scan(Add).unwrap().to_vec().unwrap();
+            assert!(
+                got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "f32 scan bits differ run to run {ctx}"
+            );
+            let mut exact = 0.0f64;
+            let mut abs = 0.0f64;
+            for (i, (&x, &g)) in floats.iter().zip(&got).enumerate() {
+                exact += x as f64;
+                abs += (x as f64).abs();
+                let tol = ((i as f64 + 1.0).sqrt() + 16.0) * f32::EPSILON as f64 * abs;
+                assert!((g as f64 - exact).abs() <= tol, "f32 scan at {i}: {g} against {exact} {ctx}");
+            }
+        }
+    }
+}
