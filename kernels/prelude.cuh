@@ -245,7 +245,7 @@ template <bool Greatest, typename T> __device__ __forceinline__ auto cuprim_arg_
 }
 // The least coarse rank from which equal coarse ranks mean tied elements:
 // an infinity's for a float (below it, NaNs), every rank for other types.
-template <typename T> __device__ __forceinline__ constexpr auto cuprim_arg_coarse_exact() {
+template <typename T> __device__ __forceinline__ constexpr auto cuprim_arg_coarse_exact_from() {
     if constexpr (cuprim_traits<T>::is_float && !cuprim_traits<T>::is_half && sizeof(T) == 4) {
         return 0x00fffffeu;
     } else if constexpr (cuprim_traits<T>::is_float && !cuprim_traits<T>::is_half) {

@@ -95,12 +95,13 @@ template <typename T, typename R> struct cuprim_arg_acc {
 
 // min_element / max_element's fold of one thread's elements, which come in
 // index order (cuprim_consume_vecs_x): one(x, i) folds an element, vec(x, i)
-// a vector of them (x.v[k] is element i + k). A vector is first ranked
-// coarsely (the least cuprim_arg_coarse of its elements, about four
-// instructions an element) and looked at again only when that beats the
-// best so far: its first element of that rank is the new best, or, for a
-// NaN's rank (NaNs tie, the first wins), each element is folded exactly.
-// Later elements never win a tie, except against the identity (index ~0).
+// a vector of them (x.v[k] is element i + k). A vector's elements go in
+// groups of at most four; a group is first ranked coarsely (the least
+// cuprim_arg_coarse of its elements, about four instructions an element)
+// and looked at again only when that beats the best so far: its first
+// element of that rank is the new best, or, for a NaN's rank (NaNs tie, the
+// first wins), each element is folded exactly. Later elements never win a
+// tie, except against the identity (index ~0).
 template <bool Greatest, typename A, typename MapFn, typename Op> struct cuprim_arg_fold {
     typedef decltype(A::v) T;
     typedef decltype(cuprim_arg_coarse<Greatest>(T{})) C;
@@ -130,7 +131,7 @@ template <bool Greatest, typename A, typename MapFn, typename Op> struct cuprim_
             least = k == 0 ? c[k] : min(least, c[k]);
         }
         if (least < best || (least == best && acc.i == ~0ull)) {
-            if (least >= cuprim_arg_coarse_exact<T>()) {
+            if (least >= cuprim_arg_coarse_exact_from<T>()) {
                 T v = x[N - 1];
                 u32 at = N - 1;
 #pragma unroll

@@ -275,8 +275,7 @@ where
         write_common(self, w);
         w.typedef("P", "u64");
         // The accumulator carries the value's rank (one integer compare per
-        // fold); the value and index lead, as the host reads them. Each
-        // thread's vectors are first ranked coarsely (cuprim_arg_fold).
+        // fold); the value and index lead, as the host reads them.
         w.typedef(
             "A",
             if std::mem::size_of::<E::Item>() <= 4 {
