@@ -851,27 +851,6 @@ fn scan_by_key_chunks_forced() {
     tuning::set_chunks(None);
 }
 
-/// Affine maps x -> a * x + b on u16, packed (a << 16 | b) in a u32, composed
-/// left to right: a non-commutative 4-byte operator.
-#[derive(Clone, Copy, Debug)]
-struct Compose16;
-impl cuprim::ops::BinaryOp<u32> for Compose16 {
-    fn apply(&self, f: u32, g: u32) -> u32 {
-        let (fa, fb) = ((f >> 16) as u16, f as u16);
-        let (ga, gb) = ((g >> 16) as u16, g as u16);
-        ((ga.wrapping_mul(fa) as u32) << 16) | ga.wrapping_mul(fb).wrapping_add(gb) as u32
-    }
-    fn cuda_expr(&self) -> String {
-        "((u32)(unsigned short)((b >> 16) * (a >> 16)) << 16) | (u32)(unsigned short)((b >> 16) * (a & 0xffffu) + (b & 0xffffu))".into()
-    }
-}
-impl cuprim::ops::Associative for Compose16 {}
-impl cuprim::ops::Monoid<u32> for Compose16 {
-    fn identity(&self) -> u32 {
-        1 << 16
-    }
-}
-
 /// Scans of 4-byte elements over more tiles than the device holds at once
 /// (several waves of blocks, each tile's prefix met at every depth of the
 /// look-back): a non-commutative operator (order kept across tiles), sums of
@@ -886,11 +865,11 @@ fn long_scans_of_four_byte_elements() {
             let ctx = format!("{dev:?} n={n} seed={seed}");
             let data: Vec<u32> = (0..n).map(|_| r.gen()).collect();
             let v = DeviceVec::from_slice(&dev, &data).unwrap();
-            let want = reference_scan(&data, 1 << 16, false, |a, b| Compose16.apply(a, b));
-            assert_eq!(v.scan(Compose16).unwrap().to_vec().unwrap(), want, "compose {ctx}");
-            let want = reference_scan(&data, 1 << 16, true, |a, b| Compose16.apply(a, b));
+            let want = reference_scan(&data, 1 << 16, false, |a, b| common::Compose16.apply(a, b));
+            assert_eq!(v.scan(common::Compose16).unwrap().to_vec().unwrap(), want, "compose {ctx}");
+            let want = reference_scan(&data, 1 << 16, true, |a, b| common::Compose16.apply(a, b));
             assert_eq!(
-                v.scan_exclusive(Compose16).unwrap().to_vec().unwrap(),
+                v.scan_exclusive(common::Compose16).unwrap().to_vec().unwrap(),
                 want,
                 "compose exclusive {ctx}"
             );

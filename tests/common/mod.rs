@@ -601,6 +601,27 @@ impl cuprim::ops::Monoid<u64> for Compose {
     }
 }
 
+/// Affine maps x -> a * x + b on u16, packed (a << 16 | b) in a u32, composed
+/// left to right: the same monoid on 4-byte values.
+#[derive(Clone, Copy, Debug)]
+pub struct Compose16;
+impl cuprim::ops::BinaryOp<u32> for Compose16 {
+    fn apply(&self, f: u32, g: u32) -> u32 {
+        let (fa, fb) = ((f >> 16) as u16, f as u16);
+        let (ga, gb) = ((g >> 16) as u16, g as u16);
+        ((ga.wrapping_mul(fa) as u32) << 16) | ga.wrapping_mul(fb).wrapping_add(gb) as u32
+    }
+    fn cuda_expr(&self) -> String {
+        "((u32)(unsigned short)((b >> 16) * (a >> 16)) << 16) | (u32)(unsigned short)((b >> 16) * (a & 0xffffu) + (b & 0xffffu))".into()
+    }
+}
+impl cuprim::ops::Associative for Compose16 {}
+impl cuprim::ops::Monoid<u32> for Compose16 {
+    fn identity(&self) -> u32 {
+        1 << 16
+    }
+}
+
 /// (min, max) of f32 pairs: a tuple monoid (keyed reductions, tuple scans).
 #[derive(Clone, Copy, Debug)]
 pub struct MinMax;
