@@ -283,11 +283,7 @@ __device__ __forceinline__ void cuprim_consume_vecs_x(const In& in, u64 n, One o
 
 template <int UNROLL, bool STREAM = false, typename In, typename Visit>
 __device__ __forceinline__ void cuprim_consume_x(const In& in, u64 n, Visit visit) {
-    cuprim_consume_vecs_x<UNROLL, STREAM>(in, n, visit, [&](const auto& x, u64 i) {
-        constexpr int ITEMS = sizeof(x.v) / sizeof(x.v[0]);
-#pragma unroll
-        for (int k = 0; k < ITEMS; k++) visit(x.v[k], i + k);
-    });
+    cuprim_consume_vecs_x<UNROLL, STREAM>(in, n, visit, cuprim_each_element(visit));
 }
 
 // An input split at vector boundaries (cuprim_split) and read in vectors of

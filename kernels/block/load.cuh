@@ -265,13 +265,19 @@ __device__ __forceinline__ void cuprim_consume_vecs(const T* __restrict__ in, u6
         [&](u64 v, const V& x) { vec(x, s.index(v, 0)); });
 }
 
-template <int UNROLL, bool STREAM = false, typename T, typename Visit>
-__device__ __forceinline__ void cuprim_consume(const T* __restrict__ in, u64 n, Visit visit) {
-    cuprim_consume_vecs<UNROLL, STREAM>(in, n, visit, [&](const auto& x, u64 i) {
+// The vector visit of the consume loops for an element visit:
+// visit(x.v[k], i + k) for each element of the vector x at element i.
+template <typename Visit> __device__ __forceinline__ auto cuprim_each_element(Visit& visit) {
+    return [&](const auto& x, u64 i) {
         constexpr int ITEMS = sizeof(x.v) / sizeof(x.v[0]);
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) visit(x.v[k], i + k);
-    });
+    };
+}
+
+template <int UNROLL, bool STREAM = false, typename T, typename Visit>
+__device__ __forceinline__ void cuprim_consume(const T* __restrict__ in, u64 n, Visit visit) {
+    cuprim_consume_vecs<UNROLL, STREAM>(in, n, visit, cuprim_each_element(visit));
 }
 
 // One vector of each of Ts (a tuple), for cuprim_map.
