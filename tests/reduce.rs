@@ -20,6 +20,31 @@ fn same_float(a: f64, b: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
 }
 
+/// What min_element (max_element) returns, as (index, value): the first NaN,
+/// else the first least (greatest) element, -0.0 before +0.0 for the least
+/// and after it for the greatest.
+fn arg_extreme<T: Element + Copy>(data: &[T], greatest: bool) -> Option<(usize, T)> {
+    if let Some(i) = data.iter().position(|x| x.is_nan()) {
+        return Some((i, data[i]));
+    }
+    let negative_zero = |x: T| x == T::default() && bytemuck::bytes_of(&x) != bytemuck::bytes_of(&T::default());
+    let mut best: Option<usize> = None;
+    for (i, &x) in data.iter().enumerate() {
+        let better = best.is_none_or(|b| {
+            let y = data[b];
+            if greatest {
+                x > y || (x == y && negative_zero(y) && !negative_zero(x))
+            } else {
+                x < y || (x == y && negative_zero(x) && !negative_zero(y))
+            }
+        });
+        if better {
+            best = Some(i);
+        }
+    }
+    best.map(|i| (i, data[i]))
+}
+
 macro_rules! int_reductions {
     ($($name:ident: $t:ty),* $(,)?) => {$(
         #[test]
@@ -47,10 +72,8 @@ macro_rules! int_reductions {
                     // Ties: a small value range makes repeats certain.
                     let small: Vec<$t> = (0..n).map(|_| r.gen_range(0..5) as $t).collect();
                     let s = DeviceVec::from_slice(&dev, &small).unwrap();
-                    let min_ref = small.iter().copied().enumerate().min_by_key(|&(i, x)| (x, i)).map(|(i, x)| (i, x));
-                    let max_ref = small.iter().copied().enumerate().max_by_key(|&(i, x)| (x, std::cmp::Reverse(i))).map(|(i, x)| (i, x));
-                    assert_eq!(s.min_element().unwrap(), min_ref, "min_element {ctx}");
-                    assert_eq!(s.max_element().unwrap(), max_ref, "max_element {ctx}");
+                    assert_eq!(s.min_element().unwrap(), arg_extreme(&small, false), "min_element {ctx}");
+                    assert_eq!(s.max_element().unwrap(), arg_extreme(&small, true), "max_element {ctx}");
                     assert_eq!(s.count(Eq(3 as $t)).unwrap(), small.iter().filter(|&&x| x == 3 as $t).count(), "count {ctx}");
                     assert_eq!(s.find_first(Eq(4 as $t)).unwrap(), small.iter().position(|&x| x == 4 as $t), "find_first {ctx}");
                     assert_eq!(s.any(Gt(3 as $t)).unwrap(), small.iter().any(|&x| x > 3 as $t), "any {ctx}");
@@ -106,12 +129,7 @@ macro_rules! float_reductions {
                     assert_eq!(w.count(IsNan).unwrap(), with_nan.iter().filter(|x| x.is_nan()).count(), "count NaN {ctx}");
                     assert_eq!(w.find_first(IsNan).unwrap(), with_nan.iter().position(|x| x.is_nan()), "find NaN {ctx}");
                     // The first NaN, else the least value (-0.0 before +0.0), lowest index.
-                    let min_ref = match with_nan.iter().position(|x| x.is_nan()) {
-                        Some(i) => Some((i, with_nan[i])),
-                        None => with_nan.iter().copied().enumerate().min_by(|a, b| {
-                            a.1.partial_cmp(&b.1).unwrap().then(b.1.is_sign_negative().cmp(&a.1.is_sign_negative())).then(a.0.cmp(&b.0))
-                        }),
-                    };
+                    let min_ref = arg_extreme(&with_nan, false);
                     let got_me = w.min_element().unwrap();
                     assert_eq!(got_me.map(|p| p.0), min_ref.map(|p| p.0), "min_element index {ctx}");
                     assert!(got_me.zip(min_ref).map_or(got_me.is_none() && min_ref.is_none(), |(g, m)| same_float(g.1 as f64, m.1 as f64)), "min_element value {ctx}");
@@ -225,11 +243,7 @@ fn views_at_every_offset() {
                 );
                 let want = part.iter().position(|&x| x == of(77));
                 assert_eq!(s.find_first(Eq(of(77))).unwrap(), want, "find_first {ctx}");
-                let min = part.iter().enumerate().fold(None, |m: Option<(usize, T)>, (i, &x)| match m {
-                    Some((_, y)) if y <= x => m,
-                    _ => Some((i, x)),
-                });
-                assert_eq!(s.min_element().unwrap(), min, "min_element {ctx}");
+                assert_eq!(s.min_element().unwrap(), arg_extreme(part, false), "min_element {ctx}");
                 if let Some(&first) = part.first() {
                     let want = part.iter().copied().fold(first, |m, x| if x > m { x } else { m });
                     assert_eq!(s.max().unwrap(), want, "max {ctx}");
@@ -423,30 +437,6 @@ fn arg_extremes_of_special_floats() {
                 <$t>::MIN,
                 <$t>::from_bits(1),
             ];
-            // The least / greatest in Min's and Max's order, first index on ties.
-            let reference = |data: &[$t], greatest: bool| -> Option<usize> {
-                if let Some(i) = data.iter().position(|x| x.is_nan()) {
-                    return Some(i);
-                }
-                let mut best: Option<usize> = None;
-                for (i, &x) in data.iter().enumerate() {
-                    let better = match best {
-                        None => true,
-                        Some(b) => {
-                            let y = data[b];
-                            if greatest {
-                                x > y || (x == y && y.is_sign_negative() && !x.is_sign_negative())
-                            } else {
-                                x < y || (x == y && x.is_sign_negative() && !y.is_sign_negative())
-                            }
-                        }
-                    };
-                    if better {
-                        best = Some(i);
-                    }
-                }
-                best
-            };
             for n in common::capped(&[1usize, 7, 4097, 70_001, (1 << 20) + 5]) {
                 for (nan_rate, special_rate) in [(0.0, 0.0), (0.0, 0.3), (1.0 / n as f64, 0.1), (0.01, 0.3), (0.5, 0.5)] {
                     let data: Vec<$t> = (0..n + 3)
@@ -468,7 +458,7 @@ fn arg_extremes_of_special_floats() {
                             "{} n={n} offset={offset} NaN rate {nan_rate} seed={seed} on {dev:?}",
                             stringify!($t)
                         );
-                        let (min_i, max_i) = (reference(part, false), reference(part, true));
+                        let (min_i, max_i) = (arg_extreme(part, false).map(|p| p.0), arg_extreme(part, true).map(|p| p.0));
                         assert_eq!(s.min_element().unwrap().map(|p| p.0), min_i, "min_element {ctx}");
                         assert_eq!(s.max_element().unwrap().map(|p| p.0), max_i, "max_element {ctx}");
                         let mut index = DeviceVec::from_slice(&dev, &[u64::MAX - 1]).unwrap();
