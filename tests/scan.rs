@@ -91,6 +91,22 @@ macro_rules! int_scans {
 
 int_scans!(scan_u8: u8, scan_i8: i8, scan_u32: u32, scan_i32: i32, scan_u64: u64, scan_i64: i64);
 
+/// A float inclusive sum scan against an f64 running sum: each element within
+/// (log2(n) + 40 + sqrt(i)) ulps (`eps`) of the prefix's sum of magnitudes
+/// (tree within a tile, chain across tiles).
+fn check_sum_scan<T: Copy + Into<f64>>(data: &[T], got: &[T], eps: f64, ctx: &str) {
+    assert_eq!(got.len(), data.len(), "scan length {ctx}");
+    let (mut exact, mut abs) = (0f64, 0f64);
+    let log_n = (data.len().max(2) as f64).log2();
+    for (i, (&x, &g)) in data.iter().zip(got).enumerate() {
+        exact += x.into();
+        abs += x.into().abs();
+        let tol = (log_n + 40.0 + (i as f64).sqrt()) * eps * abs;
+        let g: f64 = g.into();
+        assert!((g - exact).abs() <= tol, "element {i}: {g} vs {exact} {ctx}");
+    }
+}
+
 macro_rules! float_scans {
     ($($name:ident: $t:ty, $eps:expr),* $(,)?) => {$(
         #[test]
@@ -104,16 +120,7 @@ macro_rules! float_scans {
                     for deterministic in [false, true] {
                         dev.set_deterministic(deterministic);
                         let got = v.scan(Add).unwrap().to_vec().unwrap();
-                        // Tolerance per element: (log2(n) + 40 + sqrt(i)) ulps of the
-                        // prefix's sum of magnitudes (tree within a tile, chain across tiles).
-                        let (mut exact, mut abs) = (0f64, 0f64);
-                        let log_n = (n.max(2) as f64).log2();
-                        for i in 0..n {
-                            exact += data[i] as f64;
-                            abs += (data[i] as f64).abs();
-                            let tol = (log_n + 40.0 + (i as f64).sqrt()) * $eps * abs;
-                            assert!((got[i] as f64 - exact).abs() <= tol, "element {i}: {} vs {exact} {ctx} det={deterministic}", got[i]);
-                        }
+                        check_sum_scan(&data, &got, $eps, &format!("{ctx} det={deterministic}"));
                         if deterministic {
                             for _ in 0..3 {
                                 let again = v.scan(Add).unwrap().to_vec().unwrap();
@@ -897,14 +904,7 @@ fn long_scans_of_four_byte_elements() {
                 got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
                 "f32 scan bits differ run to run {ctx}"
             );
-            let mut exact = 0.0f64;
-            let mut abs = 0.0f64;
-            for (i, (&x, &g)) in floats.iter().zip(&got).enumerate() {
-                exact += x as f64;
-                abs += (x as f64).abs();
-                let tol = ((i as f64 + 1.0).sqrt() + 16.0) * f32::EPSILON as f64 * abs;
-                assert!((g as f64 - exact).abs() <= tol, "f32 scan at {i}: {g} against {exact} {ctx}");
-            }
+            check_sum_scan(&floats, &got, f32::EPSILON as f64, &format!("f32 {ctx}"));
         }
     }
 }
