@@ -1210,3 +1210,70 @@ fn point_expressions_collected_and_reduced() {
         }
     }
 }
+
+/// Queries near the centre of a thin sphere shell: every point is nearly
+/// equidistant, so a walk visits most of the tree, past the budget after
+/// which the CUDA backend shares a query's walk among a block's threads
+/// (`kernels/knn/query.cu`, `cuprim_knn_split`). Mixed with queries near
+/// the shell (walked alone), a NaN query, duplicate and NaN points; every
+/// list size (registers, the heap in shared memory, the heap in the
+/// output row), f32 and f64, D = 2 and 3, queries from a buffer and from
+/// an expression.
+#[test]
+fn long_walks_split_across_a_block() {
+    fn centred<F: TestCoord, const D: usize>(r: &mut TestRng, points: &[[F; D]], q: usize) -> Vec<[F; D]> {
+        let mut out: Vec<[F; D]> = (0..q)
+            .map(|i| match i % 4 {
+                // Near the surface: an ordinary walk.
+                0 => {
+                    let p = points[(r.next_u32() as usize) % points.len()];
+                    std::array::from_fn(|j| F::of(p[j].to_f64() + 1e-3 * gauss(r)))
+                }
+                _ => std::array::from_fn(|_| F::of(0.5 + 0.01 * (unit(r) - 0.5))),
+            })
+            .collect();
+        out[1] = [F::of(0.5); D];
+        out[2][0] = F::of(f64::NAN);
+        out
+    }
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_split");
+        let what = format!("shell, seed={seed}");
+        let mut p = make_hard::<f32, 3>(&mut r, 40_009, Hard::Shell);
+        for j in 0..40 {
+            p[40_000 - j] = p[j % 7];
+        }
+        p[123][1] = f32::NAN;
+        let q = centred(&mut r, &p, 600);
+        let tree = KdTree::build(&DeviceVec::from_slice(&dev, &p).unwrap()).unwrap();
+        let centre = DeviceVec::from_slice(&dev, &q[3..4]).unwrap();
+        let visits = tree.mean_visits(&centre, 8).unwrap();
+        assert!(
+            visits > 8192.0,
+            "a centre query visits {visits} nodes, not far past the split budget: {what}"
+        );
+        let lists = oracle_lists(&p, &q, None);
+        for k in [1, 4, 8, 16, 32, 64, 100] {
+            check_with(&dev, &p, &q, &lists, k, &what);
+        }
+        let cols: Vec<DeviceVec<f32>> = (0..3).map(|j| DeviceVec::from_slice(&dev, &column(&q, j)).unwrap()).collect();
+        let got = tree.query_from(zip3(&cols[0], &cols[1], &cols[2]), 8).unwrap();
+        let (wi, wd) = rows(&lists, 8);
+        let what_x = format!("{what}, queries from an expression on {dev:?}");
+        assert_rows(
+            &got.indices.to_vec().unwrap(),
+            &got.distances.to_vec().unwrap(),
+            &wi,
+            &wd,
+            8,
+            &what_x,
+        );
+
+        let p = make_hard::<f64, 3>(&mut r, 30_011, Hard::Shell);
+        let q = centred(&mut r, &p, 300);
+        check_all(&dev, &p, &q, 8, &format!("{what}, f64"));
+        let p = make_hard::<f32, 2>(&mut r, 30_011, Hard::Shell);
+        let q = centred(&mut r, &p, 300);
+        check_all(&dev, &p, &q, 8, &format!("{what}, a circle"));
+    }
+}

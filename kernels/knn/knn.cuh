@@ -17,6 +17,12 @@
 
 #define KNN_MISSING 0xffffffffu
 
+// A coordinate's bits, and back.
+__device__ __forceinline__ u32 knn_bits(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ u64 knn_bits(double x) { return (u64)__double_as_longlong(x); }
+__device__ __forceinline__ float knn_of_bits(u32 b) { return __uint_as_float(b); }
+__device__ __forceinline__ double knn_of_bits(u64 b) { return __longlong_as_double((long long)b); }
+
 // Points of an input expression (src/expr/; CUPRIM_KNN_X, build.cu and
 // query.cu): KnnIn yields cuprim_arr<F, CUPRIM_DIM> (points of any
 // dimension), or F, cuprim_t2<F, F> or cuprim_t3<F, F, F> (CUPRIM_DIM 1 to
@@ -45,10 +51,6 @@ __device__ __forceinline__ F knn_pick(cuprim_t2<F, F> x, u32 dim) { return dim =
 __device__ __forceinline__ F knn_pick(cuprim_t3<F, F, F> x, u32 dim) { return dim == 0 ? x.a0 : dim == 1 ? x.a1 : x.a2; }
 // Of a point of any dimension: the coordinates' bits masked and or-ed (a
 // chain of selects became an indexed local array, a stack frame).
-__device__ __forceinline__ u32 knn_bits(float x) { return __float_as_uint(x); }
-__device__ __forceinline__ u64 knn_bits(double x) { return (u64)__double_as_longlong(x); }
-__device__ __forceinline__ float knn_of_bits(u32 b) { return __uint_as_float(b); }
-__device__ __forceinline__ double knn_of_bits(u64 b) { return __longlong_as_double((long long)b); }
 __device__ __forceinline__ F knn_pick(const cuprim_arr<F, CUPRIM_DIM>& x, u32 dim) {
     typedef decltype(knn_bits(F(0))) B;
     B r = 0;
@@ -206,6 +208,18 @@ struct KnnList {
         if (knn_less(d2, i, d[0], id[0])) {
             d[0] = d2;
             id[0] = i;
+        }
+    }
+
+    // Writes the k slots, ascending, to dd[j * stride] and ii[j * stride].
+    __device__ __forceinline__ void spill(F* __restrict__ dd, u32* __restrict__ ii, u32 stride) const {
+        const int skip = CUPRIM_K - (int)k;
+#pragma unroll
+        for (int j = 0; j < CUPRIM_K; j++) {
+            if (j >= skip) {
+                dd[(j - skip) * stride] = d[j];
+                ii[(j - skip) * stride] = id[j];
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 // i has children 2i+1 and 2i+2; the split dimension of a node at level L is
 // L % CUPRIM_DIM; nodes below nb have the tight box of their subtree).
 // Also the Morton codes that order queries spatially.
-// Specialised on: F, CUPRIM_DIM, CUPRIM_K (see knn.cuh), CUPRIM_KNN_CHILD_BOXES,
+// Specialised on: F, CUPRIM_DIM, CUPRIM_K (see knn.cuh), CUPRIM_KNN_BOX_ORDER_AFTER,
 // CUPRIM_KNN_X (queries from an input expression KnnIn, below),
 // CUPRIM_KNN_COLUMN (the candidates in a heap of CUPRIM_K slots in shared
 // memory, below, rather than KnnList).
@@ -12,8 +12,8 @@
 // distance to its points: the distance to its box where it has one, else
 // (the last level) the larger of its parent's bound and, for the far child,
 // the squared distance to the splitting plane. The child on the query's
-// side is visited first (see CUPRIM_KNN_CHILD_BOXES below for the
-// alternative, box order), the other is pushed with its bound on a stack in
+// side is visited first (or, past some visits, the nearer by its box: see
+// knn_walk), the other is pushed with its bound on a stack in
 // shared memory (one column per thread, `depth` entries: the levels on the
 // stack strictly increase, so it never holds more). A subtree is skipped,
 // when pushed, popped or entered, only when its bound is strictly greater
@@ -26,44 +26,50 @@
 // to `list` (RADIUS: only those within `bound`, counted in `count`).
 // Returns the number of nodes visited when COUNT (else 0).
 //
-// CUPRIM_KNN_CHILD_BOXES 1: at a node whose children have boxes, both
-// children's boxes are loaded (with the node) and the nearer is visited
-// first, the other pushed with its box distance. 0: children are ordered by
-// the splitting plane and pushed with the plane bound; a node with a box
-// checks it (loaded with the node) on entry and is skipped with its whole
-// subtree when it is beyond the k-th candidate.
+// Plane order: children are ordered by the splitting plane and pushed with
+// the plane bound; a node with a box checks it (loaded with the node) on
+// entry and is skipped with its whole subtree when it is beyond the k-th
+// candidate. Box order, once the walk has visited more than `box_after`
+// nodes: at a node whose children have boxes, both children's boxes are
+// loaded (with the node) and the nearer is visited first, the other pushed
+// with its box distance. Box order costs more loads a visit but prunes
+// better far from the points (long walks); either way every bound is a
+// lower bound of the distances it stands for.
 //
 // The walk covers the subtree of node `start` (0: the whole tree), and with
 // SKIP all of it but the subtree of node `skip`, which it never enters.
+// It gives up, returning KNN_ABANDONED, when it would visit more than
+// `budget` nodes.
+#define KNN_NO_BUDGET 0xffffffffu
+#define KNN_ABANDONED 0xffffffffu
 template <bool RADIUS, bool EXCLUDE, bool COUNT, bool SKIP = false, typename List>
 __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
                                         const F (&qc)[CUPRIM_DIM], u32 self, F bound, List& list, u32& count, F* st_d, u32* st_n,
-                                        u32 stride, u32 start = 0, u32 skip = 0) {
+                                        u32 stride, u32 start = 0, u32 skip = 0, u32 budget = KNN_NO_BUDGET,
+                                        u32 box_after = CUPRIM_KNN_BOX_ORDER_AFTER) {
     u32 visits = 0, sp = 0, node = start, dim = (31 - __clz(start + 1)) % CUPRIM_DIM;
     F lb = F(0);
     while (true) {
         while (true) {
-            if (COUNT) visits++;
+            // (A walk visits each node at most once: never past KNN_NO_BUDGET.)
+            if (++visits > budget) return KNN_ABANDONED;
             const u32 c = 2 * node + 1;
             // Every load of this visit is issued before any is waited for.
             const KnnNode nd = knn_load_node(nodes, node);
-#if CUPRIM_KNN_CHILD_BOXES
-            const bool boxed = c < nb;  // then both children exist and have boxes
-            KnnBox box_l, box_r;
-            if (boxed) {
+            const bool by_boxes = visits > box_after;
+            const bool child_boxed = by_boxes && c < nb;  // then both children exist and have boxes
+            const bool entry_boxed = !by_boxes && node < nb;
+            KnnBox box_l, box_r, box_m;
+            if (child_boxed) {
                 box_l = knn_load_box(boxes, c);
                 box_r = knn_load_box(boxes, c + 1);
             }
-#else
-            const bool boxed = node < nb;
-            KnnBox box_m;
-            if (boxed) box_m = knn_load_box(boxes, node);
-            if (boxed) {
+            if (entry_boxed) box_m = knn_load_box(boxes, node);
+            if (entry_boxed) {
                 const F b = knn_box_dist(qc, box_m);
                 if (b > (RADIUS ? bound : list.worst_d())) break;
                 lb = b;
             }
-#endif
             F diffs[CUPRIM_DIM];
             F acc = F(0);
 #pragma unroll
@@ -85,14 +91,11 @@ __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const
             const F limit = RADIUS ? bound : list.worst_d();
             F bl, br;
             bool right_first;
-#if CUPRIM_KNN_CHILD_BOXES
-            if (boxed) {
+            if (child_boxed) {
                 bl = knn_box_dist(qc, box_l);
                 br = knn_box_dist(qc, box_r);
                 right_first = br < bl;
-            } else
-#endif
-            {
+            } else {
                 F diff = diffs[0];
 #pragma unroll
                 for (int j = 1; j < CUPRIM_DIM; j++) {
@@ -131,7 +134,7 @@ __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const
                 break;
             }
         }
-        if (!found) return visits;
+        if (!found) return COUNT ? visits : 0;
         dim = (31 - __clz(node + 1)) % CUPRIM_DIM;
     }
 }
@@ -208,11 +211,14 @@ __device__ __forceinline__ bool knn_load_query(KNN_QUERIES_REF, u64 row, F (&qc)
 // The k nearest tree points of each query (rows of `out_*` in the caller's
 // query order; `order`, when not null, is the order to process them in).
 // COUNT: visits[t] = nodes visited by the t-th query processed (the cost
-// estimate of KnnMethod::Auto).
+// estimate of KnnMethod::Auto). A query whose walk would visit more than
+// `budget` nodes is left to cuprim_knn_split: its row goes to the list
+// `hard_rows` (hard[0] of them), its output row is not written.
 template <bool COUNT>
 __device__ __forceinline__ void knn_query(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb, u32 depth,
                                           KNN_QUERIES_REF, const u32* __restrict__ order, u64 q, u32 k,
-                                          F* __restrict__ out_d, u32* __restrict__ out_i, u32* __restrict__ visits) {
+                                          F* __restrict__ out_d, u32* __restrict__ out_i, u32* __restrict__ visits, u32 budget,
+                                          u32* __restrict__ hard, u32* __restrict__ hard_rows) {
     KnnStack st(depth);
     const u64 t = cuprim_thread_id();
     if (t >= q) return;
@@ -228,15 +234,163 @@ __device__ __forceinline__ void knn_query(const KnnNode* __restrict__ nodes, con
     KnnQueryList list;
     knn_list_init(list, k, rd, ri, st);
     u32 count = 0;
-    const u32 v = knn_walk<false, false, COUNT>(nodes, boxes, n, nb, qc, KNN_MISSING, F(0), list, count, st.d, st.n, st.stride);
+    const u32 v =
+        knn_walk<false, false, COUNT>(nodes, boxes, n, nb, qc, KNN_MISSING, F(0), list, count, st.d, st.n, st.stride, 0, 0, budget);
+    if (v == KNN_ABANDONED) {
+        hard_rows[atomicAdd(hard, 1u)] = (u32)row;
+        return;
+    }
     if (COUNT) visits[t] = v;
     list.finish(rd, ri, true);
 }
 
+// `budget`, `hard` and `hard_rows`: see knn_query (KNN_NO_BUDGET: none,
+// and the lists are not used; the host gives a budget only where rows fit
+// in u32 and CUPRIM_K > 0).
 extern "C" __global__ void cuprim_knn_query(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
                                             u32 depth, KNN_QUERIES, const u32* __restrict__ order, u64 q, u32 k,
-                                            F* __restrict__ out_d, u32* __restrict__ out_i) {
-    knn_query<false>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, nullptr);
+                                            F* __restrict__ out_d, u32* __restrict__ out_i, u32 budget, u32* __restrict__ hard,
+                                            u32* __restrict__ hard_rows) {
+    knn_query<false>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, nullptr, budget, hard, hard_rows);
+}
+
+// The bound the threads of a block share while they split one query's
+// walk: the least k-th distance any of them holds (as bits: the bits of a
+// non-negative F order as its value), by which each prunes besides its
+// own. Each thread's list holds k real candidates or +inf ones, so a point
+// among the query's k nearest is never beyond that bound: no thread prunes
+// it, and the thread that meets it keeps it.
+typedef decltype(knn_bits(F(0))) KnnBits;
+template <typename List>
+struct KnnSharedBound {
+    List& list;
+    KnnBits* bound;
+    __device__ __forceinline__ F worst_d() const {
+        const F own = list.worst_d(), all = knn_of_bits(*(volatile KnnBits*)bound);
+        return all < own ? all : own;
+    }
+    __device__ __forceinline__ void offer(F d2, u32 i) {
+        const F before = list.worst_d();
+        list.offer(d2, i);
+        const F after = list.worst_d();
+        if (after < before) atomicMin(bound, knn_bits(after));
+    }
+};
+
+#if CUPRIM_K > 0
+// Ranks a thread's list for the merge: ascending, the j-th best readable
+// by knn_ranked (the heap sorted in place; the register list spilled to
+// the thread's stack columns, which hold at least CUPRIM_K entries here).
+#if CUPRIM_KNN_COLUMN
+__device__ __forceinline__ void knn_rank(KnnQueryList& list, const KnnStack&) { list.sort(); }
+__device__ __forceinline__ KnnCand knn_ranked(const KnnQueryList& list, const KnnStack&, u32 j) { return list.h.load(j); }
+#else
+__device__ __forceinline__ void knn_rank(KnnQueryList& list, const KnnStack& st) { list.spill(st.d, st.n, st.stride); }
+__device__ __forceinline__ KnnCand knn_ranked(const KnnQueryList&, const KnnStack& st, u32 j) {
+    return KnnCand{st.d[j * st.stride], st.n[j * st.stride]};
+}
+#endif
+
+// (d, i) of lane `who` against the candidate c of lane w: c becomes the
+// lesser, ties (only ever between missing slots) to the lower lane.
+__device__ __forceinline__ void knn_take_least(KnnCand& c, u32& w, KnnCand o, u32 ow) {
+    if (knn_less(o.d, o.i, c.d, c.i) || (!knn_less(c.d, c.i, o.d, o.i) && ow < w)) {
+        c = o;
+        w = ow;
+    }
+}
+#endif
+
+// The queries cuprim_knn_query left (hard[0] rows at hard_rows), a block
+// each, taken by ticket (hard[1], zero before cuprim_knn_query) until none
+// is left. The block's threads share the walk: each takes the next of the
+// subtrees rooted at level `level` (with the node above it of the same
+// position, if any) until none is left, walked with its list (kept across
+// its subtrees) and the block's shared bound; then the block merges its
+// lists into the query's row, k rounds of taking the least head. The
+// result is the one a single walk gives: every list holds each of the k
+// nearest it met.
+// Dynamic shared memory: the stack of `depth` >= max(tree depth, CUPRIM_K)
+// entries, as cuprim_knn_query's.
+extern "C" __global__ void cuprim_knn_split(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
+                                            u32 depth, KNN_QUERIES, u32* __restrict__ hard, const u32* __restrict__ hard_rows,
+                                            u32 level, u32 k, F* __restrict__ out_d, u32* __restrict__ out_i) {
+#if CUPRIM_K > 0
+    KnnStack st(depth);
+    __shared__ KnnBits bound;
+    __shared__ u32 ticket, winner, next;
+    __shared__ KnnCand warp_best[32];
+    __shared__ u32 warp_who[32];
+    const u32 count = *(volatile u32*)hard;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const u32 subtrees = 1u << level, first = subtrees - 1;
+    while (true) {
+        if (threadIdx.x == 0) {
+            ticket = atomicAdd(hard + 1, 1u);
+            bound = knn_bits(knn_inf(F(0)));
+            next = 0;
+        }
+        __syncthreads();
+        const u32 h = ticket;
+        if (h >= count) return;
+        const u64 row = hard_rows[h];
+        F qc[CUPRIM_DIM];
+        knn_load_query(queries, row, qc);  // no NaN: cuprim_knn_query took it
+        KnnQueryList list;
+        knn_list_init(list, k, nullptr, nullptr, st);
+        KnnSharedBound<KnnQueryList> shared{list, &bound};
+        u32 unused = 0;
+        for (u32 s = atomicAdd(&next, 1u); s < subtrees; s = atomicAdd(&next, 1u)) {
+            if (s < first) {
+                // A node above the level: offered alone.
+                const KnnNode nd = knn_load_node(nodes, s);
+                F acc = F(0);
+#pragma unroll
+                for (int j = 0; j < CUPRIM_DIM; j++) {
+                    const F e = qc[j] - nd.c[j];
+                    acc = knn_fma(e, e, acc);
+                }
+                shared.offer(acc, nd.idx);
+            }
+            const u32 r = first + s;
+            if (r >= n) continue;
+            if (r < nb && knn_box_dist(qc, knn_load_box(boxes, r)) > shared.worst_d()) continue;
+            // Box order throughout: these walks are the long ones.
+            knn_walk<false, false, false>(nodes, boxes, n, nb, qc, KNN_MISSING, F(0), shared, unused, st.d, st.n, st.stride, r, 0,
+                                          KNN_NO_BUDGET, 0);
+        }
+        knn_rank(list, st);
+        u32 pos = 0;
+        F* rd = out_d + row * k;
+        u32* ri = out_i + row * k;
+        for (u32 j = 0; j < k; j++) {
+            KnnCand c = pos < k ? knn_ranked(list, st, pos) : KnnCand{knn_inf(F(0)), KNN_MISSING};
+            const KnnCand mine = c;
+            u32 w = threadIdx.x;
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) {
+                const KnnCand other{__shfl_xor_sync(0xffffffffu, c.d, o), __shfl_xor_sync(0xffffffffu, c.i, o)};
+                knn_take_least(c, w, other, __shfl_xor_sync(0xffffffffu, w, o));
+            }
+            if (lane == 0) {
+                warp_best[warp] = c;
+                warp_who[warp] = w;
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                for (u32 x = 1; x < warps; x++) knn_take_least(c, w, warp_best[x], warp_who[x]);
+                winner = w;
+            }
+            __syncthreads();
+            if (threadIdx.x == winner) {
+                rd[j] = knn_sqrt(mine.d);
+                ri[j] = mine.i;
+                pos++;
+            }
+        }
+        __syncthreads();
+    }
+#endif
 }
 
 #if !CUPRIM_KNN_X
@@ -244,7 +398,7 @@ extern "C" __global__ void cuprim_knn_query(const KnnNode* __restrict__ nodes, c
 extern "C" __global__ void cuprim_knn_visits(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
                                              u32 depth, const F* __restrict__ queries, const u32* __restrict__ order, u64 q, u32 k,
                                              F* __restrict__ out_d, u32* __restrict__ out_i, u32* __restrict__ visits) {
-    knn_query<true>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, visits);
+    knn_query<true>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, visits, KNN_NO_BUDGET, nullptr, nullptr);
 }
 
 // Radius search: the (at most k) nearest tree points whose squared distance

@@ -61,16 +61,23 @@
 //! one (the gaps per axis, fma-chained in dimension order like the
 //! distance, so the bound never exceeds a rounded point distance), else
 //! the larger of the parent's bound and, on the far side, the squared
-//! distance to the splitting plane. The child on the query's side of the
-//! plane is visited first, the other waits on a stack in shared memory
-//! with its bound; a node with a box checks it on entry (the box is loaded
-//! beside the node). A subtree is skipped only when its bound is strictly
-//! greater than the current k-th candidate, so ties (equal distance, lower
-//! index) are never lost. Boxes make queries far from dense data cheap: a
-//! plane through empty space prunes nothing, the box of a distant cluster
-//! prunes all of it. The candidate list is a sorted array in registers for
-//! `k <= 64` (`k <= 32` for `f64`; sizes 1, 4, 8, 16, 32, 64 compiled on
+//! distance to the splitting plane. Where the children have boxes, both
+//! are loaded beside the node and the nearer is visited first (elsewhere
+//! the child on the query's side of the plane); the other waits on a stack
+//! in shared memory with its bound. A subtree is skipped only when its
+//! bound is strictly greater than the current k-th candidate, so ties
+//! (equal distance, lower index) are never lost. Boxes make queries far
+//! from dense data cheap: a plane through empty space prunes nothing, the
+//! box of a distant cluster prunes all of it. The candidate list is a
+//! sorted array in registers for `k <= 16`, a max-heap in the thread's
+//! columns of shared memory up to 64 (sizes 1, 4, 8, 16, 32, 64 compiled on
 //! demand) and a max-heap in the output row beyond that.
+//! A walk that passes a budget of visits (a query near the centre of a
+//! sphere of points is about equally far from all of them) is given up and
+//! queued; a second kernel then takes the queued queries a block each, its
+//! threads walking the subtrees below one level in turn, pruning by the
+//! least k-th candidate any of them holds, and merging their lists. So a
+//! few long walks do not hold the whole launch, and the rows are the same.
 //! Large query sets are first put in Morton order along the tree's
 //! bounding box ([`QueryOrder`]), so neighbouring threads walk similar paths.
 //! [`KdTree::all_nearest`] (all-k-nearest, Brown 2015 ch. 7) runs the same
@@ -491,8 +498,9 @@ pub struct KdTree<P: Point> {
     device: Device,
     nodes: Nodes<P>,
     len: usize,
-    /// How the device traversal uses the boxes (`plan::CHILD_BOXES`).
-    child_boxes: bool,
+    /// Visits after which the device traversal orders children by their
+    /// boxes (`plan::box_order_after`).
+    box_after: u32,
     _p: PhantomData<P>,
 }
 
@@ -523,8 +531,8 @@ impl<P: Point> KdTree<P> {
 
     /// [`build`](KdTree::build) with boxes above the last `free` full
     /// levels (1 or more) and the traversal's use of them (`child_boxes`:
-    /// order children by their boxes, else by the plane with a box check on
-    /// entry): the tuning sweep of `benches/knn.rs`.
+    /// order children by their boxes throughout, else by the plane with a
+    /// box check on entry throughout): the tuning sweep of `benches/knn.rs`.
     #[cfg(feature = "knn-tuning")]
     #[doc(hidden)]
     pub fn build_tuned(points: &impl DeviceData<P>, free: u32, child_boxes: bool) -> Result<Self> {
@@ -532,7 +540,7 @@ impl<P: Point> KdTree<P> {
             return Err(Error::InvalidArgument("free levels must be 1 or more".into()));
         }
         let mut tree = Self::build_boxed(points, free)?;
-        tree.child_boxes = child_boxes;
+        tree.box_after = if child_boxes { 0 } else { u32::MAX };
         Ok(tree)
     }
 
@@ -550,7 +558,7 @@ impl<P: Point> KdTree<P> {
             device: points.device().clone(),
             nodes,
             len: n,
-            child_boxes: plan::CHILD_BOXES,
+            box_after: plan::box_order_after(),
             _p: PhantomData,
         })
     }
@@ -625,7 +633,7 @@ impl<P: Point> KdTree<P> {
             device,
             nodes,
             len: n,
-            child_boxes: plan::CHILD_BOXES,
+            box_after: plan::box_order_after(),
             _p: PhantomData,
         })
     }
@@ -797,7 +805,7 @@ impl<P: Point> KdTree<P> {
             boxes: &built.boxes,
             nb: built.nb,
             n: self.len,
-            child_boxes: self.child_boxes,
+            box_after: self.box_after,
         }
     }
 
@@ -1047,8 +1055,8 @@ mod tests {
                 format!("// template: knn/build.cu\n{common}#define CUPRIM_K 1\n#define CUPRIM_NODE_BYTES 16\n"),
                 format!(
                     "// template: knn/query.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n\
-                     #define CUPRIM_KNN_CHILD_BOXES {}\n",
-                    plan::CHILD_BOXES as i64
+                     #define CUPRIM_KNN_BOX_ORDER_AFTER {}\n",
+                    plan::box_order_after()
                 ),
                 format!(
                     "// template: knn/brute.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n\

@@ -34,6 +34,26 @@ pub(crate) fn column_heap(bucket: u32) -> bool {
 // 32: uniform 3-D 1M x 1M, registers against the heap of two arrays (blocks of 32): k = 16 2.90 / 3.38 ms, k = 32 8.14 / 7.58, k = 64 25.75 / 20.21 (packed f32 slots since: 7.06 and 18.57); clustered-away k = 64 97.6 / 73.3 (H200, runs of 48febcf+heap).
 const COLUMN_HEAP_FROM: u32 = 32;
 
+/// Nodes a k-nearest query's walk may visit in the one-thread-per-query
+/// kernel before it is left to the split kernel, where a block shares it.
+/// Experiment override (feature `knn-tuning`): `CUPRIM_KNN_SPLIT_BUDGET`.
+pub(crate) fn split_budget() -> u32 {
+    tuned("CUPRIM_KNN_SPLIT_BUDGET", SPLIT_BUDGET)
+}
+
+// 4096: shell-away 3-D k = 8 (1M x 1M) 64.1 ms without the split, 54.1 / 30.4 / 20.0 / 24.5 with budgets 2048 / 4096 / 8192 / 16384, torus-away 11.9 against 16.7 / 11.0 / 12.1 / 12.0 (plane order, fanout 4-8); in box order fanout 16: 12.34 / 6.72 ms at 4096 (H200, this session's runs 1-2).
+const SPLIT_BUDGET: u32 = 4096;
+
+/// Subtrees per thread the split kernel shares a walk into (rounded down
+/// to a power of two of subtrees, at most the tree's last full level).
+/// Experiment override (feature `knn-tuning`): `CUPRIM_KNN_SPLIT_FANOUT`.
+pub(crate) fn split_fanout() -> u32 {
+    tuned("CUPRIM_KNN_SPLIT_FANOUT", SPLIT_FANOUT).max(1)
+}
+
+// 16: shell-away 3-D k = 8 at budget 4096 29.9 / 25.3 / 22.7 ms with fanouts 4 / 8 / 16, torus-away 10.99 / 10.88 / 10.71 (plane order; box order 14.8 / 13.2 / 12.3 and 6.92 / 6.84 / 6.72) (H200, this session's run 2).
+const SPLIT_FANOUT: u32 = 16;
+
 /// Threads per block of the tree kernels with the column heap.
 /// Experiment override (feature `knn-tuning`): `CUPRIM_KNN_COLUMN_BLOCK`.
 pub(crate) fn column_block() -> u32 {
@@ -54,10 +74,16 @@ fn tuned(var: &str, value: u32) -> u32 {
     value
 }
 
-/// The kd-tree traversal orders children by their boxes (loading both with
-/// the node) rather than by the splitting plane with a box check on entry.
-// false: plane order with entry checks took 1.496 / 8.15 / 2.17 ms against 1.672 / 9.66 / 2.29 ms by box order on uniform, clustered-away and mixed-away 3-D k = 8 (1M x 1M, 1 box-free level); box order won only on the torus and sphere-shell away rows (13.5 / 59.8 against 16.2 / 74.0 ms) (H100, run of ae63d3d).
-pub(crate) const CHILD_BOXES: bool = false;
+/// The visits after which a kd-tree walk orders children by their boxes
+/// (loading both with the node) rather than by the splitting plane with a
+/// box check on entry. Experiment override (feature `knn-tuning`):
+/// `CUPRIM_KNN_BOX_ORDER_AFTER`.
+pub(crate) fn box_order_after() -> u32 {
+    tuned("CUPRIM_KNN_BOX_ORDER_AFTER", BOX_ORDER_AFTER)
+}
+
+// 0 (box order throughout): 3-D k = 8, 1M x 1M, uniform / clustered-away / torus-away / shell-away 1.097 / 4.83 / 6.87 / 12.99 ms, against 1.213 / 5.69 / 10.77 / 22.61 in plane order and 1.33 / 5.06 / 7.92 / 14.77 switching after 128 visits (H200, this session's run 3, with the split).
+const BOX_ORDER_AFTER: u32 = 0;
 
 /// Brute force for points of `point_bytes` bytes: (queries per block,
 /// points per shared tile).

@@ -3,11 +3,14 @@
 //! Morton order.
 
 use super::geometry::{depth, Coord, Point};
-use super::plan::{bucket, column_block, column_heap, ptr, ptr_mut, query_policy, write_common, write_input, Rows, CHILD_BOXES};
+use super::plan::{
+    box_order_after, bucket, column_block, column_heap, ptr, ptr_mut, query_policy, split_budget, split_fanout, write_common, write_input,
+    Rows,
+};
 use crate::algo::policy::{elementwise, Policy};
 use crate::algo::sort::{SortMutOps, SortOptions};
 use crate::device::launch::KernelArg;
-use crate::device::{CudaDevice, Device, Entry, Grid, Ptr};
+use crate::device::{CudaDevice, Device, Entry, Grid, Module, Ptr, ScratchLayout};
 use crate::error::{Error, Result};
 use crate::expr::args::ExprArgs;
 use crate::expr::node::Node;
@@ -19,16 +22,23 @@ use std::marker::PhantomData;
 template!(
     KNN_QUERY,
     "knn/query.cu",
-    ["cuprim_knn_query", "cuprim_knn_visits", "cuprim_knn_radius", "cuprim_knn_all", "cuprim_knn_morton"],
+    [
+        "cuprim_knn_query",
+        "cuprim_knn_split",
+        "cuprim_knn_visits",
+        "cuprim_knn_radius",
+        "cuprim_knn_all",
+        "cuprim_knn_morton"
+    ],
     headers: [header!("knn/knn.cuh")]
 );
 
 // The same file with the queries an input expression (CUPRIM_KNN_X): the
-// k-nearest query and the Morton codes only.
+// k-nearest query (with its split) and the Morton codes only.
 template!(
     KNN_QUERY_X,
     "knn/query.cu",
-    ["cuprim_knn_query", "cuprim_knn_morton"],
+    ["cuprim_knn_query", "cuprim_knn_split", "cuprim_knn_morton"],
     headers: [header!("knn/knn.cuh")]
 );
 
@@ -40,7 +50,7 @@ pub(crate) struct QueryPlan<'a, P, X = Leaf<'static, f32>> {
     /// The candidates in a heap in shared memory (`plan::column_heap`).
     column: bool,
     policy: Policy,
-    child_boxes: bool,
+    box_after: u32,
     input: Option<&'a X>,
     _p: PhantomData<P>,
 }
@@ -48,12 +58,12 @@ pub(crate) struct QueryPlan<'a, P, X = Leaf<'static, f32>> {
 impl<'a, P: Point> QueryPlan<'a, P> {
     /// The module reading the queries from the expression `input` (whose
     /// items are `P`'s `PointValue`).
-    pub fn of_input<X: Node>(self, input: &'a X) -> QueryPlan<'a, P, X> {
+    pub fn of_input<X: Node>(&self, input: &'a X) -> QueryPlan<'a, P, X> {
         QueryPlan {
             k_bucket: self.k_bucket,
             column: self.column,
             policy: self.policy,
-            child_boxes: self.child_boxes,
+            box_after: self.box_after,
             input: Some(input),
             _p: PhantomData,
         }
@@ -62,12 +72,13 @@ impl<'a, P: Point> QueryPlan<'a, P> {
 
 impl<P: Point> QueryPlan<'static, P> {
     pub fn new(arch: u32, k: usize) -> Self {
-        Self::with_child_boxes(arch, k, CHILD_BOXES)
+        Self::with_box_order(arch, k, box_order_after())
     }
 
-    /// `child_boxes`: order children by their boxes (else by the plane,
-    /// with each box checked on entry); see `kernels/knn/query.cu`.
-    pub fn with_child_boxes(arch: u32, k: usize, child_boxes: bool) -> Self {
+    /// `box_after`: the visits after which a walk orders children by their
+    /// boxes (before: by the plane, with each box checked on entry); see
+    /// `kernels/knn/query.cu`.
+    pub fn with_box_order(arch: u32, k: usize, box_after: u32) -> Self {
         let k_bucket = bucket(k);
         let column = column_heap(k_bucket);
         let mut policy = query_policy(arch);
@@ -78,7 +89,7 @@ impl<P: Point> QueryPlan<'static, P> {
             k_bucket,
             column,
             policy,
-            child_boxes,
+            box_after,
             input: None,
             _p: PhantomData,
         }
@@ -96,7 +107,7 @@ impl<P: Point, X: Node> Specialise for QueryPlan<'_, P, X> {
 
     fn write<W: SpecWriter>(&self, w: &mut W) {
         write_common::<P, W>(w, self.k_bucket);
-        w.constant("CUPRIM_KNN_CHILD_BOXES", self.child_boxes as i64);
+        w.constant("CUPRIM_KNN_BOX_ORDER_AFTER", self.box_after as i64);
         if self.column {
             w.constant("CUPRIM_KNN_COLUMN", 1);
         }
@@ -106,19 +117,49 @@ impl<P: Point, X: Node> Specialise for QueryPlan<'_, P, X> {
     }
 }
 
-/// `cuprim_knn_query(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i)`.
+/// `cuprim_knn_query(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, budget, hard, hard_rows)`.
 #[allow(clippy::type_complexity)]
-fn nearest<F: Coord, A: KernelArg>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, A, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>)> {
+fn nearest<F: Coord, A: KernelArg>() -> Entry<(
+    Ptr<u32>,
+    Ptr<u32>,
+    u32,
+    u32,
+    u32,
+    A,
+    Ptr<u32>,
+    u64,
+    u32,
+    Ptr<F>,
+    Ptr<u32>,
+    u32,
+    Ptr<u32>,
+    Ptr<u32>,
+)> {
     // SAFETY: cuprim_knn_query(const KnnNode* nodes, const KnnBox* boxes, u32
     // n, u32 nb, u32 depth, queries, const u32* order, u64 q, u32 k,
-    // F* out_d, u32* out_i) in kernels/knn/query.cu reads n node records, nb
-    // boxes, q queries and, when order is not null, q row ids below the rows
-    // of out_*; writes those rows of k; its traversal stack (depth entries
-    // per thread, never more) is the dynamic shared memory, depth * blockDim
-    // * (sizeof(F) + 4) bytes. `queries` is `const F*` (A = Ptr<F>) in the
-    // buffer module, the expression KnnIn (A = ExprArgs, q elements) in the
-    // module of one (see `Queries`).
+    // F* out_d, u32* out_i, u32 budget, u32* hard, u32* hard_rows) in
+    // kernels/knn/query.cu reads n node records, nb boxes, q queries and,
+    // when order is not null, q row ids below the rows of out_*; writes
+    // those rows of k (but, with a budget other than u32::MAX, those of the
+    // queries it counts in hard[0] and lists in hard_rows, at most q); its
+    // traversal stack (depth entries per thread, never more) is the dynamic
+    // shared memory, depth * blockDim * (sizeof(F) + 4) bytes. `queries` is
+    // `const F*` (A = Ptr<F>) in the buffer module, the expression KnnIn
+    // (A = ExprArgs, q elements) in the module of one (see `Queries`).
     unsafe { Entry::declare("cuprim_knn_query") }
+}
+
+/// `cuprim_knn_split(nodes, boxes, n, nb, depth, queries, hard, hard_rows, level, k, out_d, out_i)`.
+#[allow(clippy::type_complexity)]
+fn split<F: Coord, A: KernelArg>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, A, Ptr<u32>, Ptr<u32>, u32, u32, Ptr<F>, Ptr<u32>)> {
+    // SAFETY: cuprim_knn_split(const KnnNode* nodes, const KnnBox* boxes,
+    // u32 n, u32 nb, u32 depth, queries, u32* hard, const u32* hard_rows,
+    // u32 level, u32 k, F* out_d, u32* out_i) reads the tree as
+    // cuprim_knn_query does, hard[0] and the rows it counts in hard_rows
+    // (each below q), takes tickets in hard[1], and writes those rows of
+    // out_*; its dynamic shared memory is cuprim_knn_query's with `depth`
+    // at least max(tree depth, CUPRIM_K).
+    unsafe { Entry::declare("cuprim_knn_split") }
 }
 
 /// `cuprim_knn_visits(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, visits)`.
@@ -201,8 +242,8 @@ pub(crate) struct Tree<'a, F: Coord> {
     pub boxes: &'a DeviceVec<u32>,
     pub nb: usize,
     pub n: usize,
-    /// The traversal's use of the boxes (`QueryPlan::with_child_boxes`).
-    pub child_boxes: bool,
+    /// The traversal's use of the boxes (`QueryPlan::with_box_order`).
+    pub box_after: u32,
 }
 
 /// What a query launch computes.
@@ -258,7 +299,7 @@ pub(crate) fn run_of<P: Point, X: Node>(
     mode: Mode<P::Coord>,
     rows: Rows<P::Coord>,
 ) -> Result<()> {
-    let plan = QueryPlan::<P>::with_child_boxes(dev.arch(), rows.k, tree.child_boxes);
+    let plan = QueryPlan::<P>::with_box_order(dev.arch(), rows.k, tree.box_after);
     let grid = tree_grid(&plan, q as u64, tree.n)?;
     let module = match &queries {
         Queries::Buffer(_) => dev.module(&plan)?,
@@ -293,30 +334,14 @@ pub(crate) fn run_of<P: Point, X: Node>(
     let depth = depth(tree.n).max(1);
     let queries = match queries {
         Queries::Expr(_, a) => {
-            let args = (nodes, boxes, n32, nb32, depth, a, order_ptr, q64, k32, rows.distances, rows.indices);
-            dev.launch(&module, nearest::<P::Coord, _>(), grid, args)?;
+            nearest_split(dev, &module, &plan, tree, grid, a, order_ptr, q64, rows)?;
             drop(order);
             return Ok(());
         }
         Queries::Buffer(p) => p.cast::<P::Coord>(),
     };
     match mode {
-        Mode::Nearest(None) => {
-            let args = (
-                nodes,
-                boxes,
-                n32,
-                nb32,
-                depth,
-                queries,
-                order_ptr,
-                q64,
-                k32,
-                rows.distances,
-                rows.indices,
-            );
-            dev.launch(&module, nearest::<P::Coord, _>(), grid, args)?;
-        }
+        Mode::Nearest(None) => nearest_split(dev, &module, &plan, tree, grid, queries, order_ptr, q64, rows)?,
         Mode::Nearest(Some(visits)) => {
             let args = (
                 nodes,
@@ -358,13 +383,103 @@ pub(crate) fn run_of<P: Point, X: Node>(
     Ok(())
 }
 
+/// The k-nearest launch, one thread per query (`grid`), with the queries
+/// whose walk runs past [`split_budget`] nodes done again by
+/// `cuprim_knn_split`, a block each, its threads sharing the walk (so that
+/// a few long walks do not hold the kernel's tail); the rows are the same.
+#[allow(clippy::too_many_arguments)]
+fn nearest_split<P: Point, X, A: KernelArg>(
+    dev: &CudaDevice,
+    module: &Module,
+    plan: &QueryPlan<'_, P, X>,
+    tree: &Tree<'_, P::Coord>,
+    grid: Grid,
+    queries: A,
+    order: Ptr<u32>,
+    q: u64,
+    rows: Rows<P::Coord>,
+) -> Result<()> {
+    let (nodes, boxes, n32, nb32, k32) = (ptr(tree.words)?, ptr(tree.boxes)?, tree.n as u32, tree.nb as u32, rows.k as u32);
+    let depth = depth(tree.n).max(1);
+    let budget = split_budget();
+    // The split's rows are u32, and the heap in global memory (k > 64) has no split.
+    if plan.k_bucket == 0 || q > u32::MAX as u64 || tree.n <= budget as usize {
+        let args = (
+            nodes,
+            boxes,
+            n32,
+            nb32,
+            depth,
+            queries,
+            order,
+            q,
+            k32,
+            rows.distances,
+            rows.indices,
+            u32::MAX,
+            Ptr::null(),
+            Ptr::null(),
+        );
+        return dev.launch(module, nearest::<P::Coord, A>(), grid, args);
+    }
+    let block = plan.policy.block;
+    // The split's stack also holds a register list's k slots for the merge.
+    let stack = depth.max(plan.k_bucket);
+    let columns = stack + if plan.column { plan.k_bucket } else { 0 };
+    let mut shape = Grid {
+        blocks: 1,
+        threads: block,
+        shared: columns * block * (std::mem::size_of::<P::Coord>() as u32 + 4),
+    };
+    shape.blocks = (dev.sm_count() * dev.occupancy(module, split::<P::Coord, A>(), shape)?).min(q as u32);
+    let level = (split_fanout() * block).ilog2().min(depth - 1);
+    let mut layout = ScratchLayout::new();
+    let counters = layout.zeroed::<u32>(2);
+    let hard_rows = layout.uninit::<u32>(q);
+    dev.with_scratch(&layout, |s| {
+        let (hard, listed) = (s.at(counters), s.at(hard_rows));
+        let args = (
+            nodes,
+            boxes,
+            n32,
+            nb32,
+            depth,
+            queries,
+            order,
+            q,
+            k32,
+            rows.distances,
+            rows.indices,
+            budget,
+            hard,
+            listed,
+        );
+        dev.launch(module, nearest::<P::Coord, A>(), grid, args)?;
+        let args = (
+            nodes,
+            boxes,
+            n32,
+            nb32,
+            stack,
+            queries,
+            hard,
+            listed,
+            level,
+            k32,
+            rows.distances,
+            rows.indices,
+        );
+        dev.launch(module, split::<P::Coord, A>(), shape, args)
+    })
+}
+
 /// All-k-nearest over the tree's own points: one row per point (`tree.n`
 /// rows of `rows.k`), in the points' original order.
 pub(crate) fn run_all<P: Point>(dev: &CudaDevice, tree: &Tree<'_, P::Coord>, rows: Rows<P::Coord>) -> Result<()> {
     if tree.n == 0 {
         return Ok(());
     }
-    let plan = QueryPlan::<P>::with_child_boxes(dev.arch(), rows.k, tree.child_boxes);
+    let plan = QueryPlan::<P>::with_box_order(dev.arch(), rows.k, tree.box_after);
     let module = dev.module(&plan)?;
     let grid = tree_grid(&plan, tree.n as u64, tree.n)?;
     let args = (
