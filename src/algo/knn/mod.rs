@@ -498,9 +498,10 @@ pub struct KdTree<P: Point> {
     device: Device,
     nodes: Nodes<P>,
     len: usize,
-    /// Visits after which the device traversal orders children by their
-    /// boxes (`plan::box_order_after`).
-    box_after: u32,
+    /// A tuned tree's child order for the device traversal (visits after
+    /// which it orders children by their boxes); `None`: the plan's
+    /// (`plan::box_order_after`).
+    box_after: Option<u32>,
     _p: PhantomData<P>,
 }
 
@@ -540,7 +541,7 @@ impl<P: Point> KdTree<P> {
             return Err(Error::InvalidArgument("free levels must be 1 or more".into()));
         }
         let mut tree = Self::build_boxed(points, free)?;
-        tree.box_after = if child_boxes { 0 } else { u32::MAX };
+        tree.box_after = Some(if child_boxes { 0 } else { u32::MAX });
         Ok(tree)
     }
 
@@ -558,7 +559,7 @@ impl<P: Point> KdTree<P> {
             device: points.device().clone(),
             nodes,
             len: n,
-            box_after: plan::box_order_after(),
+            box_after: None,
             _p: PhantomData,
         })
     }
@@ -633,7 +634,7 @@ impl<P: Point> KdTree<P> {
             device,
             nodes,
             len: n,
-            box_after: plan::box_order_after(),
+            box_after: None,
             _p: PhantomData,
         })
     }
@@ -1056,7 +1057,7 @@ mod tests {
                 format!(
                     "// template: knn/query.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n\
                      #define CUPRIM_KNN_BOX_ORDER_AFTER {}\n",
-                    plan::box_order_after()
+                    plan::box_order_after(3, false)
                 ),
                 format!(
                     "// template: knn/brute.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n\

@@ -4,8 +4,8 @@
 
 use super::geometry::{depth, Coord, Point};
 use super::plan::{
-    box_order_after, bucket, column_block, column_heap, ptr, ptr_mut, query_policy, split_budget, split_fanout, write_common, write_input,
-    Rows,
+    box_order_after, bucket, column_block, column_heap, ptr, ptr_mut, query_policy, split_budget, split_fanout, splits, write_common,
+    write_input, Rows,
 };
 use crate::algo::policy::{elementwise, Policy};
 use crate::algo::sort::{SortMutOps, SortOptions};
@@ -24,6 +24,7 @@ template!(
     "knn/query.cu",
     [
         "cuprim_knn_query",
+        "cuprim_knn_query_capped",
         "cuprim_knn_split",
         "cuprim_knn_visits",
         "cuprim_knn_radius",
@@ -38,7 +39,7 @@ template!(
 template!(
     KNN_QUERY_X,
     "knn/query.cu",
-    ["cuprim_knn_query", "cuprim_knn_split", "cuprim_knn_morton"],
+    ["cuprim_knn_query", "cuprim_knn_query_capped", "cuprim_knn_split", "cuprim_knn_morton"],
     headers: [header!("knn/knn.cuh")]
 );
 
@@ -72,13 +73,13 @@ impl<'a, P: Point> QueryPlan<'a, P> {
 
 impl<P: Point> QueryPlan<'static, P> {
     pub fn new(arch: u32, k: usize) -> Self {
-        Self::with_box_order(arch, k, box_order_after())
+        Self::with_box_order(arch, k, None)
     }
 
     /// `box_after`: the visits after which a walk orders children by their
-    /// boxes (before: by the plane, with each box checked on entry); see
-    /// `kernels/knn/query.cu`.
-    pub fn with_box_order(arch: u32, k: usize, box_after: u32) -> Self {
+    /// boxes (before: by the plane, with each box checked on entry; see
+    /// `kernels/knn/query.cu`), or `None` for [`box_order_after`]'s.
+    pub fn with_box_order(arch: u32, k: usize, box_after: Option<u32>) -> Self {
         let k_bucket = bucket(k);
         let column = column_heap(k_bucket);
         let mut policy = query_policy(arch);
@@ -89,7 +90,7 @@ impl<P: Point> QueryPlan<'static, P> {
             k_bucket,
             column,
             policy,
-            box_after,
+            box_after: box_after.unwrap_or_else(|| box_order_after(P::DIM, column)),
             input: None,
             _p: PhantomData,
         }
@@ -117,9 +118,24 @@ impl<P: Point, X: Node> Specialise for QueryPlan<'_, P, X> {
     }
 }
 
-/// `cuprim_knn_query(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, budget, hard, hard_rows)`.
+/// `cuprim_knn_query(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i)`.
 #[allow(clippy::type_complexity)]
-fn nearest<F: Coord, A: KernelArg>() -> Entry<(
+fn nearest<F: Coord, A: KernelArg>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, A, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>)> {
+    // SAFETY: cuprim_knn_query(const KnnNode* nodes, const KnnBox* boxes, u32
+    // n, u32 nb, u32 depth, queries, const u32* order, u64 q, u32 k,
+    // F* out_d, u32* out_i) in kernels/knn/query.cu reads n node records, nb
+    // boxes, q queries and, when order is not null, q row ids below the rows
+    // of out_*; writes those rows of k; its traversal stack (depth entries
+    // per thread, never more) is the dynamic shared memory, depth * blockDim
+    // * (sizeof(F) + 4) bytes. `queries` is `const F*` (A = Ptr<F>) in the
+    // buffer module, the expression KnnIn (A = ExprArgs, q elements) in the
+    // module of one (see `Queries`).
+    unsafe { Entry::declare("cuprim_knn_query") }
+}
+
+/// `cuprim_knn_query_capped(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, budget, hard, hard_rows)`.
+#[allow(clippy::type_complexity)]
+fn nearest_capped<F: Coord, A: KernelArg>() -> Entry<(
     Ptr<u32>,
     Ptr<u32>,
     u32,
@@ -135,18 +151,10 @@ fn nearest<F: Coord, A: KernelArg>() -> Entry<(
     Ptr<u32>,
     Ptr<u32>,
 )> {
-    // SAFETY: cuprim_knn_query(const KnnNode* nodes, const KnnBox* boxes, u32
-    // n, u32 nb, u32 depth, queries, const u32* order, u64 q, u32 k,
-    // F* out_d, u32* out_i, u32 budget, u32* hard, u32* hard_rows) in
-    // kernels/knn/query.cu reads n node records, nb boxes, q queries and,
-    // when order is not null, q row ids below the rows of out_*; writes
-    // those rows of k (but, with a budget other than u32::MAX, those of the
-    // queries it counts in hard[0] and lists in hard_rows, at most q); its
-    // traversal stack (depth entries per thread, never more) is the dynamic
-    // shared memory, depth * blockDim * (sizeof(F) + 4) bytes. `queries` is
-    // `const F*` (A = Ptr<F>) in the buffer module, the expression KnnIn
-    // (A = ExprArgs, q elements) in the module of one (see `Queries`).
-    unsafe { Entry::declare("cuprim_knn_query") }
+    // SAFETY: as cuprim_knn_query, with u32 budget, u32* hard and u32*
+    // hard_rows last: it leaves the rows of the queries it counts in
+    // hard[0] (atomically) and lists in hard_rows (at most q) unwritten.
+    unsafe { Entry::declare("cuprim_knn_query_capped") }
 }
 
 /// `cuprim_knn_split(nodes, boxes, n, nb, depth, queries, hard, hard_rows, level, k, out_d, out_i)`.
@@ -243,7 +251,7 @@ pub(crate) struct Tree<'a, F: Coord> {
     pub nb: usize,
     pub n: usize,
     /// The traversal's use of the boxes (`QueryPlan::with_box_order`).
-    pub box_after: u32,
+    pub box_after: Option<u32>,
 }
 
 /// What a query launch computes.
@@ -383,8 +391,8 @@ pub(crate) fn run_of<P: Point, X: Node>(
     Ok(())
 }
 
-/// The k-nearest launch, one thread per query (`grid`), with the queries
-/// whose walk runs past [`split_budget`] nodes done again by
+/// The k-nearest launch, one thread per query (`grid`), with (where
+/// [`splits`]) the queries whose walk runs past [`split_budget`] nodes done again by
 /// `cuprim_knn_split`, a block each, its threads sharing the walk (so that
 /// a few long walks do not hold the kernel's tail); the rows are the same.
 #[allow(clippy::too_many_arguments)]
@@ -402,24 +410,10 @@ fn nearest_split<P: Point, X, A: KernelArg>(
     let (nodes, boxes, n32, nb32, k32) = (ptr(tree.words)?, ptr(tree.boxes)?, tree.n as u32, tree.nb as u32, rows.k as u32);
     let depth = depth(tree.n).max(1);
     let budget = split_budget();
-    // The split's rows are u32, and the heap in global memory (k > 64) has no split.
-    if plan.k_bucket == 0 || q > u32::MAX as u64 || tree.n <= budget as usize {
-        let args = (
-            nodes,
-            boxes,
-            n32,
-            nb32,
-            depth,
-            queries,
-            order,
-            q,
-            k32,
-            rows.distances,
-            rows.indices,
-            u32::MAX,
-            Ptr::null(),
-            Ptr::null(),
-        );
+    // The split's rows are u32, and it takes the register lists only (the
+    // heaps' walks gain nothing from it).
+    if !splits(plan.k_bucket, plan.column) || q > u32::MAX as u64 || tree.n <= budget as usize {
+        let args = (nodes, boxes, n32, nb32, depth, queries, order, q, k32, rows.distances, rows.indices);
         return dev.launch(module, nearest::<P::Coord, A>(), grid, args);
     }
     let block = plan.policy.block;
@@ -454,7 +448,7 @@ fn nearest_split<P: Point, X, A: KernelArg>(
             hard,
             listed,
         );
-        dev.launch(module, nearest::<P::Coord, A>(), grid, args)?;
+        dev.launch(module, nearest_capped::<P::Coord, A>(), grid, args)?;
         let args = (
             nodes,
             boxes,
