@@ -255,8 +255,8 @@ extern "C" __global__ void cuprim_knn_query(const KnnNode* __restrict__ nodes, c
 }
 
 // cuprim_knn_query leaving the walks longer than `budget` (see knn_query)
-// to cuprim_knn_split. The host gives a budget only where rows fit in u32
-// and CUPRIM_K > 0 (the split's lists).
+// to cuprim_knn_split. The host launches it only where the split follows:
+// rows that fit in u32, a register list (src/algo/knn/plan.rs, `splits`).
 extern "C" __global__ void cuprim_knn_query_capped(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
                                                    u32 depth, KNN_QUERIES, const u32* __restrict__ order, u64 q, u32 k,
                                                    F* __restrict__ out_d, u32* __restrict__ out_i, u32 budget,
@@ -301,8 +301,8 @@ __device__ __forceinline__ KnnCand knn_ranked(const KnnQueryList&, const KnnStac
 }
 #endif
 
-// (d, i) of lane `who` against the candidate c of lane w: c becomes the
-// lesser, ties (only ever between missing slots) to the lower lane.
+// Candidate o of thread ow against candidate c of thread w: c becomes the
+// lesser, ties (only ever between missing slots) to the lower thread.
 __device__ __forceinline__ void knn_take_least(KnnCand& c, u32& w, KnnCand o, u32 ow) {
     if (knn_less(o.d, o.i, c.d, c.i) || (!knn_less(c.d, c.i, o.d, o.i) && ow < w)) {
         c = o;
