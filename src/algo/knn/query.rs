@@ -342,14 +342,14 @@ pub(crate) fn run_of<P: Point, X: Node>(
     let depth = depth(tree.n).max(1);
     let queries = match queries {
         Queries::Expr(_, a) => {
-            nearest_split(dev, &module, &plan, tree, grid, a, order_ptr, q64, rows)?;
+            nearest_split(dev, device, &module, &plan, tree, grid, a, order_ptr, q64, rows)?;
             drop(order);
             return Ok(());
         }
         Queries::Buffer(p) => p.cast::<P::Coord>(),
     };
     match mode {
-        Mode::Nearest(None) => nearest_split(dev, &module, &plan, tree, grid, queries, order_ptr, q64, rows)?,
+        Mode::Nearest(None) => nearest_split(dev, device, &module, &plan, tree, grid, queries, order_ptr, q64, rows)?,
         Mode::Nearest(Some(visits)) => {
             let args = (
                 nodes,
@@ -398,6 +398,7 @@ pub(crate) fn run_of<P: Point, X: Node>(
 #[allow(clippy::too_many_arguments)]
 fn nearest_split<P: Point, X, A: KernelArg>(
     dev: &CudaDevice,
+    device: &Device,
     module: &Module,
     plan: &QueryPlan<'_, P, X>,
     tree: &Tree<'_, P::Coord>,
@@ -427,11 +428,15 @@ fn nearest_split<P: Point, X, A: KernelArg>(
     };
     shape.blocks = (dev.sm_count() * dev.occupancy(module, split::<P::Coord, A>(), shape)?).min(q as u32);
     let level = (split_fanout() * block).ilog2().min(depth - 1);
+    // The list of rows is the call's own (freed in stream order, as the
+    // Morton order is), not the device's scratch arena, which would keep
+    // 4 bytes a query after a large call; the two counters are scratch.
+    let mut rows_left = DeviceVec::<u32>::alloc_uninit(device, q as usize)?;
+    let listed = ptr_mut(&mut rows_left)?;
     let mut layout = ScratchLayout::new();
     let counters = layout.zeroed::<u32>(2);
-    let hard_rows = layout.uninit::<u32>(q);
     dev.with_scratch(&layout, |s| {
-        let (hard, listed) = (s.at(counters), s.at(hard_rows));
+        let hard = s.at(counters);
         let args = (
             nodes,
             boxes,
