@@ -431,7 +431,9 @@ extern "C" __global__ void cuprim_knn_radius(const KnnNode* __restrict__ nodes, 
     KnnQueryList list;
     knn_list_init(list, k, rd, ri, st);
     u32 count = 0;
-    knn_walk<true, false, false>(nodes, boxes, n, nb, qc, KNN_MISSING, bound, list, count, st.d, st.n, st.stride);
+    // Plane order, as before box order was measured for the k-nearest walks.
+    knn_walk<true, false, false>(nodes, boxes, n, nb, qc, KNN_MISSING, bound, list, count, st.d, st.n, st.stride, 0, 0, KNN_NO_BUDGET,
+                                 KNN_PLANE_ORDER);
     counts[row] = count;
     list.finish(rd, ri, true);
 }

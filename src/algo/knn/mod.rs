@@ -63,9 +63,10 @@
 //! the larger of the parent's bound and, on the far side, the squared
 //! distance to the splitting plane. Where the children have boxes, both
 //! are loaded beside the node and the nearer is visited first (elsewhere
-//! the child on the query's side of the plane; the 3-D heap below orders
-//! by the plane throughout, with a box check on entry); the other waits on
-//! a stack in shared memory with its bound. A subtree is skipped only when its
+//! the child on the query's side of the plane; the 3-D heap, the heap in
+//! the output row and radius search order by the plane throughout, with a
+//! box check on entry); the other waits on a stack in shared memory with
+//! its bound. A subtree is skipped only when its
 //! bound is strictly greater than the current k-th candidate, so ties
 //! (equal distance, lower index) are never lost. Boxes make queries far
 //! from dense data cheap: a plane through empty space prunes nothing, the
@@ -1058,7 +1059,7 @@ mod tests {
                 format!(
                     "// template: knn/query.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n\
                      #define CUPRIM_KNN_BOX_ORDER_AFTER {}\n",
-                    plan::box_order_after(3, false)
+                    plan::box_order_after(3, 8, false)
                 ),
                 format!(
                     "// template: knn/brute.cu\n{common}#define CUPRIM_K 8\n#define CUPRIM_NODE_BYTES 16\n\

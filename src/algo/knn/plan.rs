@@ -86,10 +86,15 @@ fn tuned(var: &str, value: u32) -> u32 {
 /// with a candidate list of `bucket` slots (`column`: the heap in shared
 /// memory) orders children by their boxes (loading both with the node)
 /// rather than by the splitting plane with a box check on entry: 0 (box
-/// order throughout), but for the heap in 3-D, u32::MAX (plane order).
+/// order throughout), but u32::MAX (plane order) for the heap in 3-D and
+/// for the heap in the output row (k > 64, not measured in box order).
 /// Experiment override (feature `knn-tuning`): `CUPRIM_KNN_BOX_ORDER_AFTER`.
-pub(crate) fn box_order_after(dim: usize, column: bool) -> u32 {
-    let after = if column && dim == 3 { u32::MAX } else { BOX_ORDER_AFTER };
+pub(crate) fn box_order_after(dim: usize, bucket: u32, column: bool) -> u32 {
+    let after = if bucket == 0 || (column && dim == 3) {
+        u32::MAX
+    } else {
+        BOX_ORDER_AFTER
+    };
     tuned("CUPRIM_KNN_BOX_ORDER_AFTER", after)
 }
 

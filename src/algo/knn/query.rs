@@ -90,7 +90,7 @@ impl<P: Point> QueryPlan<'static, P> {
             k_bucket,
             column,
             policy,
-            box_after: box_after.unwrap_or_else(|| box_order_after(P::DIM, column)),
+            box_after: box_after.unwrap_or_else(|| box_order_after(P::DIM, k_bucket, column)),
             input: None,
             _p: PhantomData,
         }
