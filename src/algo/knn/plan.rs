@@ -41,13 +41,13 @@ pub(crate) fn split_budget() -> u32 {
     tuned("CUPRIM_KNN_SPLIT_BUDGET", SPLIT_BUDGET)
 }
 
-// 4096: shell-away 3-D k = 8 (1M x 1M) 64.1 ms without the split, 54.1 / 30.4 / 20.0 / 24.5 with budgets 2048 / 4096 / 8192 / 16384, torus-away 11.9 against 16.7 / 11.0 / 12.1 / 12.0 (plane order, fanout 4-8); in box order fanout 16: 12.34 / 6.72 ms at 4096 (H200, this session's runs 1-2).
+// 4096: shell-away 3-D k = 8 (1M x 1M) 64.1 ms without the split, 54.1 / 30.4 / 20.0 / 24.5 with budgets 2048 / 4096 / 8192 / 16384, torus-away 11.9 against 16.7 / 11.0 / 12.1 / 12.0 (plane order, fanout 4-8); in box order fanout 16: 12.34 / 6.72 ms at 4096 (H200, h200-knn-split-d567acd calls 1-2).
 const SPLIT_BUDGET: u32 = 4096;
 
 /// Whether the queries of a candidate list of `bucket` slots (`column`:
 /// the heap in shared memory) leave their long walks to the split kernel:
 /// the register lists only.
-// Heaps: 3-D k = 64 surface-away 47.2 ms split against 45.4 not, clustered-away 49.6 / 48.7, 8-D uniform 212 / 40.9 (H200, this session's run 5): each of a block's lists fills k slots before it prunes.
+// Heaps: 3-D k = 64 surface-away 47.2 ms split against 45.4 not, clustered-away 49.6 / 48.7, 8-D uniform 212 / 40.9 (H200, h200-knn-split-d567acd call 5): each of a block's lists fills k slots before it prunes.
 pub(crate) fn splits(bucket: u32, column: bool) -> bool {
     bucket > 0 && !column
 }
@@ -59,7 +59,7 @@ pub(crate) fn split_fanout() -> u32 {
     tuned("CUPRIM_KNN_SPLIT_FANOUT", SPLIT_FANOUT).max(1)
 }
 
-// 16: shell-away 3-D k = 8 at budget 4096 29.9 / 25.3 / 22.7 ms with fanouts 4 / 8 / 16, torus-away 10.99 / 10.88 / 10.71 (plane order; box order 14.8 / 13.2 / 12.3 and 6.92 / 6.84 / 6.72) (H200, this session's run 2).
+// 16: shell-away 3-D k = 8 at budget 4096 29.9 / 25.3 / 22.7 ms with fanouts 4 / 8 / 16, torus-away 10.99 / 10.88 / 10.71 (plane order; box order 14.8 / 13.2 / 12.3 and 6.92 / 6.84 / 6.72) (H200, h200-knn-split-d567acd call 2).
 const SPLIT_FANOUT: u32 = 16;
 
 /// Threads per block of the tree kernels with the column heap.
@@ -98,7 +98,7 @@ pub(crate) fn box_order_after(dim: usize, bucket: u32, column: bool) -> u32 {
     tuned("CUPRIM_KNN_BOX_ORDER_AFTER", after)
 }
 
-// 0: 3-D k = 8, 1M x 1M, uniform / clustered-away / torus-away / shell-away 1.097 / 4.83 / 6.87 / 12.99 ms, against 1.213 / 5.69 / 10.77 / 22.61 in plane order and 1.33 / 5.06 / 7.92 / 14.77 switching after 128 visits (H200, this session's run 3, with the split); box order also wins at k = 1 in 2-D, 3-D and 8-D and at k = 64 in 2-D and 8-D, the heap in 3-D keeps plane order (uniform / clustered-away k = 64 16.6 / 61.2 ms against 17.7 / 76.1 in box order; H200, run 6).
+// 0: 3-D k = 8, 1M x 1M, uniform / clustered-away / torus-away / shell-away 1.097 / 4.83 / 6.87 / 12.99 ms, against 1.213 / 5.69 / 10.77 / 22.61 in plane order and 1.33 / 5.06 / 7.92 / 14.77 switching after 128 visits (H200, h200-knn-split-d567acd call 3, with the split); box order also wins at k = 1 in 2-D, 3-D and 8-D and at k = 64 in 2-D and 8-D, the heap in 3-D keeps plane order (uniform / clustered-away k = 64 16.6 / 61.2 ms against 17.7 / 76.1 in box order; H200, call 6).
 const BOX_ORDER_AFTER: u32 = 0;
 
 /// Brute force for points of `point_bytes` bytes: (queries per block,
