@@ -354,13 +354,7 @@ extern "C" __global__ void cuprim_knn_split(const KnnNode* __restrict__ nodes, c
             if (s < first) {
                 // A node above the level: offered alone.
                 const KnnNode nd = knn_load_node(nodes, s);
-                F acc = F(0);
-#pragma unroll
-                for (int j = 0; j < CUPRIM_DIM; j++) {
-                    const F e = qc[j] - nd.c[j];
-                    acc = knn_fma(e, e, acc);
-                }
-                shared.offer(acc, nd.idx);
+                shared.offer(knn_dist2(qc, nd.c), nd.idx);
             }
             const u32 r = first + s;
             if (r >= n) continue;
