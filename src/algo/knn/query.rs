@@ -254,6 +254,20 @@ pub(crate) struct Tree<'a, F: Coord> {
     pub box_after: Option<u32>,
 }
 
+impl<F: Coord> Tree<'_, F> {
+    /// The parameters every tree kernel starts with: (nodes, boxes, n, nb,
+    /// depth), the depth being the stack's entries a thread needs.
+    fn args(&self) -> Result<(Ptr<u32>, Ptr<u32>, u32, u32, u32)> {
+        Ok((
+            ptr(self.words)?,
+            ptr(self.boxes)?,
+            self.n as u32,
+            self.nb as u32,
+            depth(self.n).max(1),
+        ))
+    }
+}
+
 /// What a query launch computes.
 pub(crate) enum Mode<F> {
     /// k nearest; with `Some(visits)`, the nodes each query visited.
@@ -338,8 +352,7 @@ pub(crate) fn run_of<P: Point, X: Node>(
         (Some(o), None) => ptr(o)?,
         (None, None) => Ptr::null(),
     };
-    let (nodes, boxes, n32, nb32, k32) = (ptr(tree.words)?, ptr(tree.boxes)?, tree.n as u32, tree.nb as u32, rows.k as u32);
-    let depth = depth(tree.n).max(1);
+    let ((nodes, boxes, n32, nb32, depth), k32) = (tree.args()?, rows.k as u32);
     let queries = match queries {
         Queries::Expr(_, a) => {
             nearest_split(dev, device, &module, &plan, tree, grid, a, order_ptr, q64, rows)?;
@@ -408,8 +421,7 @@ fn nearest_split<P: Point, X, A: KernelArg>(
     q: u64,
     rows: Rows<P::Coord>,
 ) -> Result<()> {
-    let (nodes, boxes, n32, nb32, k32) = (ptr(tree.words)?, ptr(tree.boxes)?, tree.n as u32, tree.nb as u32, rows.k as u32);
-    let depth = depth(tree.n).max(1);
+    let ((nodes, boxes, n32, nb32, depth), k32) = (tree.args()?, rows.k as u32);
     let budget = split_budget();
     // The split's rows are u32, and it takes the register lists only (the
     // heaps' walks gain nothing from it).
@@ -481,15 +493,7 @@ pub(crate) fn run_all<P: Point>(dev: &CudaDevice, tree: &Tree<'_, P::Coord>, row
     let plan = QueryPlan::<P>::with_box_order(dev.arch(), rows.k, tree.box_after);
     let module = dev.module(&plan)?;
     let grid = tree_grid(&plan, tree.n as u64, tree.n)?;
-    let args = (
-        ptr(tree.words)?,
-        ptr(tree.boxes)?,
-        tree.n as u32,
-        tree.nb as u32,
-        depth(tree.n).max(1),
-        rows.k as u32,
-        rows.distances,
-        rows.indices,
-    );
+    let (nodes, boxes, n32, nb32, depth) = tree.args()?;
+    let args = (nodes, boxes, n32, nb32, depth, rows.k as u32, rows.distances, rows.indices);
     dev.launch(&module, all::<P::Coord>(), grid, args)
 }
