@@ -1218,7 +1218,7 @@ fn point_expressions_collected_and_reduced() {
 /// the shell (walked alone), a NaN query, duplicate and NaN points; every
 /// list size (registers, the heap in shared memory, the heap in the
 /// output row), f32 and f64, D = 2 and 3, queries from a buffer and from
-/// an expression.
+/// an expression (and a tree built from one: `check_from_expressions`).
 #[test]
 fn long_walks_split_across_a_block() {
     fn centred<F: TestCoord, const D: usize>(r: &mut TestRng, points: &[[F; D]], q: usize) -> Vec<[F; D]> {
@@ -1256,17 +1256,14 @@ fn long_walks_split_across_a_block() {
         for k in [1, 4, 8, 16, 32, 64, 100] {
             check_with(&dev, &p, &q, &lists, k, &what);
         }
-        let cols: Vec<DeviceVec<f32>> = (0..3).map(|j| DeviceVec::from_slice(&dev, &column(&q, j)).unwrap()).collect();
-        let got = tree.query_from(zip3(&cols[0], &cols[1], &cols[2]), 8).unwrap();
-        let (wi, wd) = rows(&lists, 8);
-        let what_x = format!("{what}, queries from an expression on {dev:?}");
-        assert_rows(
-            &got.indices.to_vec().unwrap(),
-            &got.distances.to_vec().unwrap(),
-            &wi,
-            &wd,
+        check_from_expressions(
+            &dev,
+            &p,
+            &q,
             8,
-            &what_x,
+            |c| KdTree::build_from(zip3(&c[0], &c[1], &c[2])),
+            |t, c, k| t.query_from(zip3(&c[0], &c[1], &c[2]), k),
+            &what,
         );
 
         let p = make_hard::<f64, 3>(&mut r, 30_011, Hard::Shell);
