@@ -241,7 +241,11 @@ __device__ __forceinline__ void knn_query(const KnnNode* __restrict__ nodes, con
         knn_walk<false, false, COUNT>(nodes, boxes, n, nb, qc, KNN_MISSING, F(0), list, count, st.d, st.n, st.stride, 0, 0,
                                       CAPPED ? budget : KNN_NO_BUDGET);
     if (CAPPED && v == KNN_ABANDONED) {
-        hard_rows[atomicAdd(hard, 1u)] = (u32)row;
+        // A slot past q would need counts left over by a call that failed
+        // between its two launches: that row is then left unwritten, not
+        // memory past the list.
+        const u32 slot = atomicAdd(hard, 1u);
+        if (slot < q) hard_rows[slot] = (u32)row;
         return;
     }
     if (COUNT) visits[t] = v;
@@ -311,9 +315,10 @@ __device__ __forceinline__ void knn_take_least(KnnCand& c, u32& w, KnnCand o, u3
 }
 #endif
 
-// The queries cuprim_knn_query left (hard[0] rows at hard_rows), a block
-// each, taken by ticket (hard[1], zero before cuprim_knn_query) until none
-// is left. The block's threads share the walk: each takes the next of the
+// The queries cuprim_knn_query_capped left (hard[0] rows at hard_rows, at
+// most q), a block each, taken by ticket (hard[1]) until none is left. The
+// three counters are the device's (zero between calls): the last block to
+// finish (hard[2] counts them) clears them for the next call. The block's threads share the walk: each takes the next of the
 // subtrees rooted at level `level` (with the node above it of the same
 // position, if any) until none is left, walked with its list (kept across
 // its subtrees) and the block's shared bound; then the block merges its
@@ -324,14 +329,14 @@ __device__ __forceinline__ void knn_take_least(KnnCand& c, u32& w, KnnCand o, u3
 // entries, as cuprim_knn_query's.
 extern "C" __global__ void cuprim_knn_split(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
                                             u32 depth, KNN_QUERIES, u32* __restrict__ hard, const u32* __restrict__ hard_rows,
-                                            u32 level, u32 k, F* __restrict__ out_d, u32* __restrict__ out_i) {
+                                            u32 q, u32 level, u32 k, F* __restrict__ out_d, u32* __restrict__ out_i) {
 #if CUPRIM_K > 0
     KnnStack st(depth);
     __shared__ KnnBits bound;
     __shared__ u32 ticket, winner, next;
     __shared__ KnnCand warp_best[32];
     __shared__ u32 warp_who[32];
-    const u32 count = *(volatile u32*)hard;
+    const u32 count = min(*(volatile u32*)hard, q);
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     const u32 subtrees = 1u << level, first = subtrees - 1;
     while (true) {
@@ -342,7 +347,17 @@ extern "C" __global__ void cuprim_knn_split(const KnnNode* __restrict__ nodes, c
         }
         __syncthreads();
         const u32 h = ticket;
-        if (h >= count) return;
+        if (h >= count) {
+            if (threadIdx.x == 0) {
+                __threadfence();  // this block's ticket before its count of blocks done
+                if (atomicAdd(hard + 2, 1u) == gridDim.x - 1) {
+                    hard[0] = 0;
+                    hard[1] = 0;
+                    hard[2] = 0;
+                }
+            }
+            return;
+        }
         const u64 row = hard_rows[h];
         F qc[CUPRIM_DIM];
         knn_load_query(queries, row, qc);  // no NaN: cuprim_knn_query took it

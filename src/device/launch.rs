@@ -92,6 +92,9 @@ pub(crate) enum Counter {
     HistogramTicket = 11,
     /// The set operations' tile counter.
     SetTile = 12,
+    /// kNN's long walks (three slots): the rows left to the split kernel,
+    /// its tickets and its blocks done.
+    KnnHard = 13,
 }
 
 /// A typed region of a [`ScratchLayout`].

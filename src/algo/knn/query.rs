@@ -10,7 +10,7 @@ use super::plan::{
 use crate::algo::policy::{elementwise, Policy};
 use crate::algo::sort::{SortMutOps, SortOptions};
 use crate::device::launch::KernelArg;
-use crate::device::{CudaDevice, Device, Entry, Grid, Module, Ptr, ScratchLayout};
+use crate::device::{Counter, CudaDevice, Device, Entry, Grid, Module, Ptr};
 use crate::error::{Error, Result};
 use crate::expr::args::ExprArgs;
 use crate::expr::node::Node;
@@ -157,16 +157,31 @@ fn nearest_capped<F: Coord, A: KernelArg>() -> Entry<(
     unsafe { Entry::declare("cuprim_knn_query_capped") }
 }
 
-/// `cuprim_knn_split(nodes, boxes, n, nb, depth, queries, hard, hard_rows, level, k, out_d, out_i)`.
+/// `cuprim_knn_split(nodes, boxes, n, nb, depth, queries, hard, hard_rows, q, level, k, out_d, out_i)`.
 #[allow(clippy::type_complexity)]
-fn split<F: Coord, A: KernelArg>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, A, Ptr<u32>, Ptr<u32>, u32, u32, Ptr<F>, Ptr<u32>)> {
+fn split<F: Coord, A: KernelArg>() -> Entry<(
+    Ptr<u32>,
+    Ptr<u32>,
+    u32,
+    u32,
+    u32,
+    A,
+    Ptr<u32>,
+    Ptr<u32>,
+    u32,
+    u32,
+    u32,
+    Ptr<F>,
+    Ptr<u32>,
+)> {
     // SAFETY: cuprim_knn_split(const KnnNode* nodes, const KnnBox* boxes,
     // u32 n, u32 nb, u32 depth, queries, u32* hard, const u32* hard_rows,
-    // u32 level, u32 k, F* out_d, u32* out_i) reads the tree as
-    // cuprim_knn_query does, hard[0] and the rows it counts in hard_rows
-    // (each below q), takes tickets in hard[1], and writes those rows of
-    // out_*; its dynamic shared memory is cuprim_knn_query's with `depth`
-    // at least max(tree depth, CUPRIM_K).
+    // u32 q, u32 level, u32 k, F* out_d, u32* out_i) reads the tree as
+    // cuprim_knn_query does, hard[0] and the first min(hard[0], q) rows of
+    // hard_rows (each below q), takes tickets in hard[1], counts its blocks
+    // in hard[2] (its last block zeroes all three), and writes those rows
+    // of out_*; its dynamic shared memory is cuprim_knn_query's with
+    // `depth` at least max(tree depth, CUPRIM_K).
     unsafe { Entry::declare("cuprim_knn_split") }
 }
 
@@ -423,9 +438,10 @@ fn nearest_split<P: Point, X, A: KernelArg>(
 ) -> Result<()> {
     let ((nodes, boxes, n32, nb32, depth), k32) = (tree.args()?, rows.k as u32);
     let budget = split_budget();
-    // The split's rows are u32, and it takes the register lists only (the
-    // heaps' walks gain nothing from it).
-    if !splits(plan.k_bucket, plan.column) || q > u32::MAX as u64 || tree.n <= budget as usize {
+    // The split's rows are u32 (and its tickets, at most q plus a ticket a
+    // block, too), and it takes the register lists only (the heaps' walks
+    // gain nothing from it).
+    if !splits(plan.k_bucket, plan.column) || q >= 1 << 31 || tree.n <= budget as usize {
         let args = (nodes, boxes, n32, nb32, depth, queries, order, q, k32, rows.distances, rows.indices);
         return dev.launch(module, nearest::<P::Coord, A>(), grid, args);
     }
@@ -442,46 +458,44 @@ fn nearest_split<P: Point, X, A: KernelArg>(
     let level = (split_fanout() * block).ilog2().min(depth - 1);
     // The list of rows is the call's own (freed in stream order, as the
     // Morton order is), not the device's scratch arena, which would keep
-    // 4 bytes a query after a large call; the two counters are scratch.
+    // 4 bytes a query after a large call. The counters are the device's
+    // (zero between calls; the split's last block clears them): no memset.
     let mut rows_left = DeviceVec::<u32>::alloc_uninit(device, q as usize)?;
     let listed = ptr_mut(&mut rows_left)?;
-    let mut layout = ScratchLayout::new();
-    let counters = layout.zeroed::<u32>(2);
-    dev.with_scratch(&layout, |s| {
-        let hard = s.at(counters);
-        let args = (
-            nodes,
-            boxes,
-            n32,
-            nb32,
-            depth,
-            queries,
-            order,
-            q,
-            k32,
-            rows.distances,
-            rows.indices,
-            budget,
-            hard,
-            listed,
-        );
-        dev.launch(module, nearest_capped::<P::Coord, A>(), grid, args)?;
-        let args = (
-            nodes,
-            boxes,
-            n32,
-            nb32,
-            stack,
-            queries,
-            hard,
-            listed,
-            level,
-            k32,
-            rows.distances,
-            rows.indices,
-        );
-        dev.launch(module, split::<P::Coord, A>(), shape, args)
-    })
+    let hard = dev.counter(Counter::KnnHard);
+    let args = (
+        nodes,
+        boxes,
+        n32,
+        nb32,
+        depth,
+        queries,
+        order,
+        q,
+        k32,
+        rows.distances,
+        rows.indices,
+        budget,
+        hard,
+        listed,
+    );
+    dev.launch(module, nearest_capped::<P::Coord, A>(), grid, args)?;
+    let args = (
+        nodes,
+        boxes,
+        n32,
+        nb32,
+        stack,
+        queries,
+        hard,
+        listed,
+        q as u32,
+        level,
+        k32,
+        rows.distances,
+        rows.indices,
+    );
+    dev.launch(module, split::<P::Coord, A>(), shape, args)
 }
 
 /// All-k-nearest over the tree's own points: one row per point (`tree.n`
