@@ -141,6 +141,12 @@ __device__ __forceinline__ void cuprim_cp_async_wait() {
 #endif
 }
 
+// A hint to L2 to fetch the line holding p (no register waits on it; an
+// address of the caller's own buffer).
+__device__ __forceinline__ void cuprim_prefetch_l2(const void* p) {
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 // A 16-byte load of read-only data. STREAM: one that streams past L1 and
 // asks L2 for the whole 256-byte neighbourhood; otherwise cuprim_load_ro.
 template <bool STREAM = false, typename V> __device__ __forceinline__ V cuprim_load_stream(const V* p) {

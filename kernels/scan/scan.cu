@@ -165,6 +165,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #if CUPRIM_SCAN_UNZIP
     const scan_out_fields<T> out(out0, out1, out2);
 #endif
+    scan_prefetch_input(in, SCAN_TILE, n);
     const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
     const u64 base = (u64)tile * SCAN_TILE;
     const u64 remaining = n - base;

@@ -59,6 +59,7 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
     __shared__ C s_prefix;
     __shared__ u32 s_tile;
 
+    scan_prefetch_input(in, SEL_TILE, n);
     const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
     const u64 base = (u64)tile * SEL_TILE;
     const u64 remaining = n - base;
