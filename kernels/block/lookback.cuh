@@ -352,3 +352,78 @@ __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* stat
     prefix = *s_prefix;
     return true;
 }
+
+// block_scan_lookback for launches of at most BLOCK * FLAT_PER tiles, all
+// of whose blocks are often resident at once: no chain of prefixes. The
+// block publishes its tile's total as an aggregate; then thread i waits for
+// the aggregates of tiles FLAT_PER * i to FLAT_PER * i + FLAT_PER - 1 (those
+// before its own tile), all loads issued before the first wait, and folds
+// them in order; the threads' folds are combined by an ordered tree in each
+// warp and in warp order across warps. A tile's prefix is then a fixed
+// function of its index and the aggregates (the same bits every run, in
+// either mode) and waits for no predecessor's own look-back: the chain of
+// prefixes a one-wave launch would otherwise publish one after another.
+// Same contract as block_scan_lookback; shared memory: warp_totals and
+// warp_parts (BLOCK / 32 values each).
+template <typename V, typename Op, int BLOCK, int FLAT_PER, bool DETERMINISTIC>
+__device__ __forceinline__ bool block_scan_flat(V value, u32 tile, u32* status, V* aggregates, V* prefixes, V* warp_totals,
+                                                V* warp_parts, V& before, bool& has_before, V& prefix, const V* seed = nullptr) {
+    constexpr int WARPS = BLOCK / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    TileState<V> state(status, aggregates, prefixes);
+    const V x = warp_inclusive_scan<V, Op>(value);
+    if (lane == 31) warp_totals[warp] = x;
+    const V before_in_warp = cuprim_shfl_up(x, 1);
+    __syncthreads();
+    if (warp == 0) {
+        const V w = warp_inclusive_scan<V, Op>(lane < WARPS ? warp_totals[lane] : Op::identity());
+        if (lane < WARPS) warp_totals[lane] = w;  // now inclusive; read after the next barrier
+        V total = cuprim_shfl_down(w, WARPS - 1);
+        if (seed != nullptr && tile == 0) total = Op::apply(*seed, total);
+        if (lane == 0) state.publish(tile, total, SCAN_AGGREGATE);
+    }
+    // This thread's run of predecessors.
+    const u32 from = threadIdx.x * FLAT_PER;
+    const int count = from < tile ? (int)min((u32)FLAT_PER, tile - from) : 0;
+    V got[FLAT_PER];
+    u32 st[FLAT_PER];
+#pragma unroll
+    for (int k = 0; k < FLAT_PER; k++) st[k] = k < count ? state.peek(from + k, got[k]) : SCAN_EMPTY;
+    V part = Op::identity();
+#pragma unroll
+    for (int k = 0; k < FLAT_PER; k++) {
+        if (k < count) {
+            if (st[k] == SCAN_EMPTY) lookback_wait(state, from + k, got[k]);
+            part = k ? Op::apply(part, got[k]) : got[k];
+        }
+    }
+    // Ordered tree over the warp's lanes with a run (a prefix of the lanes).
+    const int runs = (int)((tile + FLAT_PER - 1) / FLAT_PER);  // threads with a run: 0 .. runs - 1
+    const int lanes = runs - warp * 32;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const V y = cuprim_shfl_down(part, off);
+        if (lane + off < lanes) part = Op::apply(part, y);
+    }
+    if (lane == 0) warp_parts[warp] = part;
+    __syncthreads();
+    has_before = false;
+    if (warp > 0) {
+        before = warp_totals[warp - 1];
+        has_before = true;
+    }
+    if (lane > 0) {
+        before = has_before ? Op::apply(before, before_in_warp) : before_in_warp;
+        has_before = true;
+    }
+    if (tile == 0) {
+        if (seed == nullptr) return false;
+        prefix = *seed;
+        return true;
+    }
+    // Warps 0 .. ceil(runs / 32) - 1 hold runs, in tile order.
+    V p = warp_parts[0];
+    for (int w = 1; w * 32 < runs; w++) p = Op::apply(p, warp_parts[w]);
+    prefix = DETERMINISTIC ? lookback_settle(p) : p;
+    return true;
+}
