@@ -148,22 +148,17 @@ template <typename A, typename B, typename C> struct scan_out_fields<cuprim_t3<A
 // machine code is the same instruction for instruction.
 #if CUPRIM_SCAN_UNZIP == 0
 #define CUPRIM_SCAN_OUT T* out
-#define CUPRIM_SCAN_OUT_ARGS out
 #else
 static_assert(CUPRIM_SCAN_UNZIP == 2 || CUPRIM_SCAN_UNZIP == 3, "unzips a pair or a triple");
 #define CUPRIM_SCAN_OUT void *out0, void *out1, void *out2
-#define CUPRIM_SCAN_OUT_ARGS out0, out1, out2
 #endif
 
-// The whole kernel; FLAT: the look-back of a launch of at most
-// CUPRIM_BLOCK * CUPRIM_SCAN_FLAT_PER tiles (block_scan_flat), its own
-// entry point (the two look-backs in one kernel spilled f32 Max on sm_80).
-template <bool FLAT>
-__device__ __forceinline__ void scan_kernel(const In& in, CUPRIM_SCAN_OUT, u64 n, int exclusive, u32* status, T* aggregates,
-                                            T* prefixes, u32* tile_counter, u32 num_tiles, const T* __restrict__ seed) {
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_scan(CUPRIM_INPUT In in, CUPRIM_SCAN_OUT, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
+                u32* tile_counter, u32 num_tiles, const T* __restrict__ seed) {
     __shared__ ScanVec smem[SCAN_TILE / SCAN_VEC];
-    __shared__ T warp_totals[SCAN_WARPS], warp_parts[FLAT ? SCAN_WARPS : 1];
-    __shared__ T staged[CUPRIM_DETERMINISTIC && !FLAT ? 32 * LOOKBACK_WINDOWS : 1];
+    __shared__ T warp_totals[SCAN_WARPS];
+    __shared__ T staged[CUPRIM_DETERMINISTIC ? 32 * LOOKBACK_WINDOWS : 1];
     __shared__ T s_prefix;
     __shared__ u32 s_tile;
 
@@ -208,15 +203,9 @@ __device__ __forceinline__ void scan_kernel(const In& in, CUPRIM_SCAN_OUT, u64 n
     // Block scan of thread totals and the tile's prefix from the look-back.
     T before, tile_prefix;
     bool has_before;
-    bool has_tile_prefix;
-    if constexpr (FLAT) {
-        has_tile_prefix = block_scan_flat<T, ScanOp, CUPRIM_BLOCK, CUPRIM_SCAN_FLAT_PER, CUPRIM_DETERMINISTIC>(
-            thread_total, tile, status, aggregates, prefixes, warp_totals, warp_parts, before, has_before, tile_prefix, seed);
-    } else {
-        has_tile_prefix = block_scan_lookback<T, ScanOp, CUPRIM_BLOCK, CUPRIM_DETERMINISTIC>(
-            thread_total, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before,
-            tile_prefix, seed);
-    }
+    const bool has_tile_prefix = block_scan_lookback<T, ScanOp, CUPRIM_BLOCK, CUPRIM_DETERMINISTIC>(
+        thread_total, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before,
+        tile_prefix, seed);
 
     // This thread's first element's exclusive prefix: tile prefix, then
     // earlier threads -- each only where it exists.
@@ -261,15 +250,3 @@ __device__ __forceinline__ void scan_kernel(const In& in, CUPRIM_SCAN_OUT, u64 n
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_scan(CUPRIM_INPUT In in, CUPRIM_SCAN_OUT, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
-                u32* tile_counter, u32 num_tiles, const T* __restrict__ seed) {
-    scan_kernel<false>(in, CUPRIM_SCAN_OUT_ARGS, n, exclusive, status, aggregates, prefixes, tile_counter, num_tiles, seed);
-}
-
-// cuprim_scan for launches of at most CUPRIM_BLOCK * CUPRIM_SCAN_FLAT_PER tiles.
-extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_scan_flat(CUPRIM_INPUT In in, CUPRIM_SCAN_OUT, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
-                     u32* tile_counter, u32 num_tiles, const T* __restrict__ seed) {
-    scan_kernel<true>(in, CUPRIM_SCAN_OUT_ARGS, n, exclusive, status, aggregates, prefixes, tile_counter, num_tiles, seed);
-}

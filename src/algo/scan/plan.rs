@@ -12,7 +12,7 @@ use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::Monoid;
 use crate::value::Value;
 
-template!(SCAN, "scan/scan.cu", ["cuprim_scan", "cuprim_scan_flat"], headers: [LOOKBACK]);
+template!(SCAN, "scan/scan.cu", ["cuprim_scan"], headers: [LOOKBACK]);
 template!(SCAN_BY_KEY, "scan/scan_by_key.cu", ["cuprim_scan_by_key"], headers: [LOOKBACK, SBK_COMMON]);
 
 /// The staging, pairs and store both scan_by_key kernels share.
@@ -120,12 +120,6 @@ pub(crate) fn scan_by_key_policy(_arch: u32, elem_bytes: usize, len: usize) -> T
     }
 }
 
-/// Predecessors' aggregates each thread of `cuprim_scan_flat` reads, so launches of up to
-/// 4 tiles a thread (1024 of 256 x 28 f32, 2^22.8 elements) take it: in-place f32 sums at
-/// 2^20 / 2^22 / 2^23 10.8-12.4 / 19.4-20.1 / 28.0-29.2 us against 11.4-13.7 / 20.8-23.2 /
-/// 28.2-30.4 chained (CUB 14.5 / 20.5-20.6 / -; H200, benchmarks/runs/h200-scan-prefetch call 5).
-pub(crate) const SCAN_FLAT_PER: i64 = 4;
-
 /// Windows of 32 predecessors the deterministic look-back stages in shared memory at a time:
 /// 16 measured 0.893 ms against 1.290 for 8 (f32 inclusive 2^28, H100, run e62df8c).
 pub(crate) const LOOKBACK_WINDOWS: i64 = 16;
@@ -181,17 +175,6 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
         }
     }
 
-    /// The kernel for `tiles` tiles: `cuprim_scan_flat` (each tile waits for every
-    /// predecessor's aggregate, no chain of prefixes) up to [`SCAN_FLAT_PER`] tiles a
-    /// thread, else `cuprim_scan`.
-    fn entry(&self, tiles: u32) -> &'static str {
-        if tiles as u64 <= self.policy.block as u64 * SCAN_FLAT_PER as u64 {
-            "cuprim_scan_flat"
-        } else {
-            "cuprim_scan"
-        }
-    }
-
     /// The tiles of the input and the look-back scratch for them.
     fn layout(&self, len: usize) -> Result<(u32, ScratchLayout, Lookback)> {
         let tiles = self.policy.tiles("scan", len)?;
@@ -216,8 +199,7 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
         let (tiles, layout, lookback) = self.layout(len)?;
         let module = dev.module(self)?;
         // SAFETY: matches `cuprim_scan(const In in, T* out, u64 n, int exclusive, u32* status,
-        // T* aggregates, T* prefixes, u32* tile_counter, u32 num_tiles, const T* seed)` and
-        // `cuprim_scan_flat` (the same parameters; taken only up to its tiles), `In` being
+        // T* aggregates, T* prefixes, u32* tile_counter, u32 num_tiles, const T* seed)`, `In` being
         // the struct whose fields ExprArgs holds: one block per tile over n elements of in and out,
         // look-back arrays of num_tiles entries, the counter left at zero, seed null or one element.
         let entry: Entry<(
@@ -231,7 +213,7 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
             Ptr<u32>,
             u32,
             Ptr<E::Item>,
-        )> = unsafe { Entry::declare(self.entry(tiles)) };
+        )> = unsafe { Entry::declare("cuprim_scan") };
         let counter = dev.counter(Counter::ScanTile);
         dev.with_scratch(&layout, |s| {
             let (status, aggregates, prefixes) = lookback.args(&s);
@@ -266,7 +248,7 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
         }
         let (tiles, layout, lookback) = self.layout(len)?;
         let module = dev.module(self)?;
-        // SAFETY: matches the unzipping `cuprim_scan` / `cuprim_scan_flat(const In in, void* out0, void* out1, void* out2,
+        // SAFETY: matches the unzipping `cuprim_scan(const In in, void* out0, void* out1, void* out2,
         // u64 n, int exclusive, u32* status, T* aggregates, T* prefixes, u32* tile_counter,
         // u32 num_tiles, const T* seed)` (CUPRIM_SCAN_UNZIP set, as for every tuple item), `In` the
         // struct whose fields ExprArgs holds: one block per tile over n elements, each field of T to
@@ -285,7 +267,7 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
             Ptr<u32>,
             u32,
             Ptr<u8>,
-        )> = unsafe { Entry::declare(self.entry(tiles)) };
+        )> = unsafe { Entry::declare("cuprim_scan") };
         let counter = dev.counter(Counter::ScanTile);
         let [o0, o1, o2] = outs.map(Ptr::<u8>::from_raw);
         dev.with_scratch(&layout, |s| {
@@ -319,7 +301,6 @@ impl<E: Node, Op: Monoid<E::Item>> Specialise for Scan<'_, E, Op> {
         self.policy.write(w);
         w.constant("CUPRIM_DETERMINISTIC", self.deterministic as i64);
         w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
-        w.constant("CUPRIM_SCAN_FLAT_PER", SCAN_FLAT_PER);
         // Defined only for tuples, so the element scans keep their text.
         if self.unzip > 0 {
             w.constant("CUPRIM_SCAN_UNZIP", self.unzip as i64);
@@ -529,7 +510,7 @@ mod tests {
         let keys: Vec<&str> = specs.iter().map(|s| s.key()).collect();
         let head = "// template: scan/scan.cu\n#define CUPRIM_BLOCK 256\n#define CUPRIM_ITEMS 28\n#define CUPRIM_MIN_BLOCKS 7\n";
         let tail =
-            "#define CUPRIM_LOOKBACK_WINDOWS 16\n#define CUPRIM_SCAN_FLAT_PER 4\ntypedef cuprim_x_buf<float> cuprim_e0;\ntypedef cuprim_e0 In;\ntypedef In::item T;\n";
+            "#define CUPRIM_LOOKBACK_WINDOWS 16\ntypedef cuprim_x_buf<float> cuprim_e0;\ntypedef cuprim_e0 In;\ntypedef In::item T;\n";
         for (key, det) in keys.iter().zip([0, 1]) {
             let want = format!("{head}#define CUPRIM_DETERMINISTIC {det}\n{tail}");
             assert!(key.starts_with(&want), "{key}");
