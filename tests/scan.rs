@@ -908,3 +908,59 @@ fn long_scans_of_four_byte_elements() {
         }
     }
 }
+
+/// Scans of about a thousand tiles (256 x 28 four-byte, 256 x 12 eight-byte
+/// elements: more than one wave of blocks, look-backs many windows deep),
+/// exactly 1024 tiles, one element more, and a partial last tile: f32 and
+/// f64 sums within a tolerance, the same bits run to run and through an
+/// expression of the buffer; a non-commutative operator (order kept) and u64
+/// sums of a view at an odd offset, exact.
+#[test]
+fn scans_of_about_a_thousand_tiles() {
+    for dev in common::devices() {
+        for (four, eight) in [
+            (1024 * 7168, 1024 * 3072),
+            (1024 * 7168 + 1, 1024 * 3072 + 1),
+            (1025 * 7168 - 3, 1025 * 3072 - 3),
+        ] {
+            let (mut r, seed) = rng(four as u64 + 7);
+            let ctx = format!("{dev:?} n={four}/{eight} seed={seed}");
+            let floats: Vec<f32> = (0..four).map(|_| r.gen_range(-1.0f32..1.0)).collect();
+            let f = DeviceVec::from_slice(&dev, &floats).unwrap();
+            let got = f.scan(Add).unwrap().to_vec().unwrap();
+            check_sum_scan(&floats, &got, f32::EPSILON as f64, &format!("f32 {ctx}"));
+            let again = f.map(cuprim::ops::Identity).scan(Add).unwrap().to_vec().unwrap();
+            assert!(
+                got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "f32 scan bits differ between runs / the expression {ctx}"
+            );
+            let words: Vec<u32> = (0..four).map(|_| r.gen()).collect();
+            let w = DeviceVec::from_slice(&dev, &words).unwrap();
+            let want = reference_scan(&words, 1 << 16, true, |a, b| common::Compose16.apply(a, b));
+            assert_eq!(
+                w.scan_exclusive(common::Compose16).unwrap().to_vec().unwrap(),
+                want,
+                "compose {ctx}"
+            );
+
+            let doubles: Vec<f64> = (0..eight).map(|_| r.gen_range(-1.0f64..1.0)).collect();
+            let d = DeviceVec::from_slice(&dev, &doubles).unwrap();
+            let got = d.scan(Add).unwrap().to_vec().unwrap();
+            check_sum_scan(&doubles, &got, f64::EPSILON, &format!("f64 {ctx}"));
+            let again = d.scan(Add).unwrap().to_vec().unwrap();
+            assert!(
+                got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "f64 bits run to run {ctx}"
+            );
+            let longs: Vec<u64> = (0..eight).map(|_| r.gen::<u64>() >> 8).collect();
+            let l = DeviceVec::from_slice(&dev, &longs).unwrap();
+            let part = &longs[5..];
+            let want = reference_scan(part, 0, false, |a: u64, b| a.wrapping_add(b));
+            assert_eq!(
+                l.slice(5..eight).unwrap().scan(Add).unwrap().to_vec().unwrap(),
+                want,
+                "u64 at offset 5 {ctx}"
+            );
+        }
+    }
+}
