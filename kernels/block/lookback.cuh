@@ -245,8 +245,8 @@ __device__ __forceinline__ V lookback_before(TileState<V>& state, u32 tile, V fi
 // `bytes` bytes in tiles of `tile_bytes`: the block asks L2 for tile
 // blockIdx.x while thread 0 waits for its ticket. Tickets come near launch
 // order and every tile is some block's, so the ticket's loads mostly find
-// their lines on the way. Only for inputs larger than L2 keeps from call to
-// call, where the hints are wasted.
+// their lines on the way. Only for inputs larger than what L2 keeps from
+// call to call: there the hints are wasted.
 // 32 MiB: f32 / u32 in-place sums 2^24 54.5-57.5 / 54.2-55.9 us against 59.9-62.6 / 58.2-61.1 without, 2^26 164 / 165 against 183 / 184; at 2^20-2^22 (in L2) 0.5-2 us slower (H200, benchmarks/runs/h200-scan-prefetch).
 constexpr u64 PREFETCH_FROM_BYTES = 32ull << 20;
 __device__ __forceinline__ void scan_prefetch_tile(const void* data, u64 tile_bytes, u64 bytes) {

@@ -68,10 +68,10 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
     __shared__ C s_prefix;
     __shared__ u32 s_tile;
 
+    scan_prefetch_input(in, SB_TILE, n);
     const u32 bar = sb_smem_addr(&bar_mem);
     if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
     // The ticket's barrier also makes the initialised mbarrier visible.
-    scan_prefetch_input(in, SB_TILE, n);
     const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
     const u64 base = (u64)tile * SB_TILE;
     const u64 remaining = n - base;
