@@ -318,13 +318,13 @@ __device__ __forceinline__ void knn_take_least(KnnCand& c, u32& w, KnnCand o, u3
 // The queries cuprim_knn_query_capped left (hard[0] rows at hard_rows, at
 // most q), a block each, taken by ticket (hard[1]) until none is left. The
 // three counters are the device's (zero between calls): the last block to
-// finish (hard[2] counts them) clears them for the next call. The block's threads share the walk: each takes the next of the
-// subtrees rooted at level `level` (with the node above it of the same
-// position, if any) until none is left, walked with its list (kept across
-// its subtrees) and the block's shared bound; then the block merges its
-// lists into the query's row, k rounds of taking the least head. The
-// result is the one a single walk gives: every list holds each of the k
-// nearest it met.
+// finish (hard[2] counts them) clears them for the next call. The block's
+// threads share the walk: each takes the next of the subtrees rooted at
+// level `level` (with the node above it of the same position, if any)
+// until none is left, walked with its list (kept across its subtrees) and
+// the block's shared bound; then the block merges its lists into the
+// query's row, k rounds of taking the least head. The result is the one a
+// single walk gives: every list holds each of the k nearest it met.
 // Dynamic shared memory: the stack of `depth` >= max(tree depth, CUPRIM_K)
 // entries, as cuprim_knn_query's.
 extern "C" __global__ void cuprim_knn_split(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
