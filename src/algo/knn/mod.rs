@@ -66,20 +66,21 @@
 //! the child on the query's side of the plane; the 3-D heap, the heap in
 //! the output row and radius search order by the plane throughout, with a
 //! box check on entry); the other waits on a stack in shared memory with
-//! its bound. A subtree is skipped only when its
-//! bound is strictly greater than the current k-th candidate, so ties
-//! (equal distance, lower index) are never lost. Boxes make queries far
-//! from dense data cheap: a plane through empty space prunes nothing, the
-//! box of a distant cluster prunes all of it. The candidate list is a
+//! its bound. A subtree is skipped only when its bound is strictly greater
+//! than the current k-th candidate, so ties (equal distance, lower index)
+//! are never lost. Boxes make queries far from dense data cheap: a plane
+//! through empty space prunes nothing, the box of a distant cluster prunes
+//! all of it. The candidate list is a
 //! sorted array in registers for `k <= 16`, a max-heap in the thread's
 //! columns of shared memory up to 64 (sizes 1, 4, 8, 16, 32, 64 compiled on
 //! demand) and a max-heap in the output row beyond that.
 //! With a register list, a walk that passes a budget of visits (a query
 //! near the centre of a sphere of points is about equally far from all of
-//! them) is given up and queued; a second kernel then takes the queued queries a block each, its
-//! threads walking the subtrees below one level in turn, pruning by the
-//! least k-th candidate any of them holds, and merging their lists. So a
-//! few long walks do not hold the whole launch, and the rows are the same.
+//! them) is given up and queued; a second kernel then takes the queued
+//! queries a block each, its threads walking the subtrees below one level
+//! in turn, pruning by the least k-th candidate any of them holds, and
+//! merging their lists. So a few long walks do not hold the whole launch,
+//! and the rows are the same.
 //! Large query sets are first put in Morton order along the tree's
 //! bounding box ([`QueryOrder`]), so neighbouring threads walk similar paths.
 //! [`KdTree::all_nearest`] (all-k-nearest, Brown 2015 ch. 7) runs the same
