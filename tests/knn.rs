@@ -1274,3 +1274,53 @@ fn long_walks_split_across_a_block() {
         check_all(&dev, &p, &q, 8, &format!("{what}, a circle"));
     }
 }
+
+/// The warps' packets of queries (`cuprim_knn_packet`, trees past the
+/// split's budget): trees whose last level is empty, full or partial, every
+/// tree dimension from 1 to 16, f32 and f64, k = 1 to 16, clusters and
+/// duplicates, with NaN, far and on-point queries among ordinary ones, in
+/// Morton order and as given (where a warp's queries are scattered).
+#[test]
+fn packets_of_queries_on_every_tree_shape() {
+    fn queries<F: TestCoord, const D: usize>(r: &mut TestRng, points: &[[F; D]], q: usize, dist: Dist) -> Vec<[F; D]> {
+        let mut out = make::<F, D>(r, q, dist);
+        out[3] = points[17];
+        out[5] = points[points.len() - 1];
+        out[8][0] = F::of(f64::NAN);
+        out[13] = [F::of(1e6); D];
+        out
+    }
+    for dev in devices() {
+        let (mut r, seed) = rng("knn_packets");
+        for n in [4097usize, 8191, 8192, 16_385] {
+            for dist in [Dist::Uniform, Dist::Duplicates] {
+                let what = format!("{dist:?} 1-D, seed={seed}");
+                let p = make::<f32, 1>(&mut r, n, dist);
+                let q = queries(&mut r, &p, 77, dist);
+                let lists = oracle_lists(&p, &q, None);
+                for k in [1, 5, 16] {
+                    check_with(&dev, &p, &q, &lists, k, &what);
+                }
+            }
+        }
+        let what = format!("clustered 2-D, seed={seed}");
+        let p = make::<f32, 2>(&mut r, 12_289, Dist::Clustered);
+        let q = queries(&mut r, &p, 130, Dist::Clustered);
+        let lists = oracle_lists(&p, &q, None);
+        for k in [1, 8, 16] {
+            check_with(&dev, &p, &q, &lists, k, &what);
+        }
+        let p = make::<f32, 4>(&mut r, 9_000, Dist::Uniform);
+        let q = queries(&mut r, &p, 100, Dist::Uniform);
+        check_all(&dev, &p, &q, 8, &format!("uniform 4-D, seed={seed}"));
+        let p = make::<f32, 16>(&mut r, 5_000, Dist::Clustered);
+        let q = queries(&mut r, &p, 70, Dist::Clustered);
+        check_all(&dev, &p, &q, 16, &format!("clustered 16-D, seed={seed}"));
+        let p = make::<f64, 16>(&mut r, 4_500, Dist::Uniform);
+        let q = queries(&mut r, &p, 40, Dist::Uniform);
+        check_all(&dev, &p, &q, 8, &format!("uniform 16-D f64, seed={seed}"));
+        let p = make::<f64, 3>(&mut r, 33_000, Dist::Duplicates);
+        let q = queries(&mut r, &p, 90, Dist::Duplicates);
+        check_all(&dev, &p, &q, 16, &format!("duplicates 3-D f64, seed={seed}"));
+    }
+}

@@ -268,6 +268,202 @@ extern "C" __global__ void cuprim_knn_query_capped(const KnnNode* __restrict__ n
     knn_query<false, true>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, nullptr, budget, hard, hard_rows);
 }
 
+// Packets: the k-nearest walks of a warp's 32 queries (neighbours in Morton
+// order) begin together. The warp descends from the root to one subtree at
+// the bucket level `level_b` (at each node the child nearer by most lanes'
+// box distances) and offers every node of that bucket to every lane: the
+// nodes are staged in shared memory 32 at a time (the implicit layout keeps
+// each level of a subtree in one run), each loaded once for the warp. Every
+// lane then holds k candidates near its query, and the warp compares their
+// distances with the spread of its queries (the squared diagonal of their
+// bounding box, times `spread_pct` / 100):
+// - Most lanes' k-th candidate nearer than that: the queries need
+//   different parts of the tree. Each lane finishes alone, knn_walk over
+//   all of the tree but that bucket, pruning from its first node.
+// - Else (queries far from the points, whose walks share most nodes): the
+//   warp walks the rest of the tree together, knn_packet_walk, and gives
+//   up after `packet_budget` visits, the lanes then starting over alone.
+// Either way every node is offered to a lane once, so the rows are those of
+// the single walks (the k nearest by (squared distance, index) are found
+// whatever the order of the offers).
+#define KNN_PACKET_WARPS 4
+#define KNN_FULL_MASK 0xffffffffu
+
+#if CUPRIM_K > 0 && !CUPRIM_KNN_COLUMN
+// The child of `node` (whose children have boxes) that most lanes
+// wanting a neighbour find nearer; `want`: this lane's vote counts.
+__device__ __forceinline__ u32 knn_packet_nearer(const KnnBox* __restrict__ boxes, u32 node, const F (&qc)[CUPRIM_DIM], bool want,
+                                                 F& bl, F& br) {
+    const u32 c = 2 * node + 1;
+    bl = knn_box_dist(qc, knn_load_box(boxes, c));
+    br = knn_box_dist(qc, knn_load_box(boxes, c + 1));
+    const u32 right = __popc(__ballot_sync(KNN_FULL_MASK, want && br < bl));
+    return 2 * right > __popc(__ballot_sync(KNN_FULL_MASK, want)) ? c + 1 : c;
+}
+
+// Offers every node of the subtree of `node` to every lane. Position p of
+// the subtree is node p + 1 - 2^j of its level j = log2(p + 1), whose first
+// node is (node + 1) * 2^j - 1; the nodes that exist are a prefix of the
+// positions (a left-balanced tree's last level is a prefix).
+__device__ __forceinline__ void knn_packet_bucket(const KnnNode* __restrict__ nodes, u32 n, u32 node, const F (&qc)[CUPRIM_DIM],
+                                                  KnnList& list, KnnNode* stage) {
+    const u32 lane = threadIdx.x & 31;
+    for (u32 base = 0;; base += 32) {
+        const u32 p = base + lane;
+        const u32 j = 31 - __clz(p + 1);
+        const u64 at = (((u64)node + 1) << j) - 1 + (p + 1 - (1u << j));
+        const u32 count = __popc(__ballot_sync(KNN_FULL_MASK, at < n));
+        if (at < n) stage[lane] = knn_load_node(nodes, (u32)at);
+        __syncwarp();
+#pragma unroll 4
+        for (u32 s = 0; s < count; s++) {
+            const KnnNode nd = stage[s];
+            list.offer(knn_dist2(qc, nd.c), nd.idx);
+        }
+        __syncwarp();
+        if (count < 32) return;
+    }
+}
+
+// The warp's walk of the whole tree but the subtree of `skip` (at level
+// level_b), over a tree whose nodes above level_b have boxed children:
+// each visited node above level_b offers its point to every lane, a child
+// is entered when its box is within some wanting lane's k-th candidate
+// (the nearer by the lanes' majority first), the other waits on a stack of
+// node ids held one per lane (at most one entry a level, so at most 31)
+// and is taken on pop only while some lane still needs it; a node at
+// level_b is a bucket, offered whole. False when it gave up past `budget`
+// visits (a bucket counts one).
+__device__ __forceinline__ bool knn_packet_walk(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n,
+                                                u32 level_b, u32 budget, u32 skip, const F (&qc)[CUPRIM_DIM], bool want,
+                                                KnnList& list, KnnNode* stage) {
+    const u32 lane = threadIdx.x & 31;
+    u32 visits = 0, sp = 0, node = 0, stack = 0;
+    while (true) {
+        // `node` is needed by some lane.
+        if (++visits > budget) return false;
+        if (31 - __clz(node + 1) >= level_b) {
+            knn_packet_bucket(nodes, n, node, qc, list, stage);
+        } else {
+            const KnnNode nd = knn_load_node(nodes, node);
+            list.offer(knn_dist2(qc, nd.c), nd.idx);
+            F bl, br;
+            const u32 near = knn_packet_nearer(boxes, node, qc, want, bl, br);
+            const bool right = (near & 1u) == 0;  // children are 2m + 1 and 2m + 2
+            const u32 far = right ? near - 1 : near + 1;
+            const F limit = list.worst_d();
+            const F b_near = right ? br : bl, b_far = right ? bl : br;
+            if (far != skip && __any_sync(KNN_FULL_MASK, want && !(b_far > limit))) {
+                if (lane == sp) stack = far;
+                sp++;
+            }
+            if (near != skip && __any_sync(KNN_FULL_MASK, want && !(b_near > limit))) {
+                node = near;
+                continue;
+            }
+        }
+        bool found = false;
+        while (sp > 0) {
+            sp--;
+            const u32 cand = __shfl_sync(KNN_FULL_MASK, stack, sp);
+            const F b = knn_box_dist(qc, knn_load_box(boxes, cand));
+            if (__any_sync(KNN_FULL_MASK, want && !(b > list.worst_d()))) {
+                node = cand;
+                found = true;
+                break;
+            }
+        }
+        if (!found) return true;
+    }
+}
+
+// The squared diagonal of the bounding box of the wanting lanes' queries.
+__device__ __forceinline__ F knn_packet_spread(const F (&qc)[CUPRIM_DIM], bool want) {
+    F acc = F(0);
+#pragma unroll
+    for (int j = 0; j < CUPRIM_DIM; j++) {
+        F lo = want ? qc[j] : knn_inf(F(0)), hi = want ? qc[j] : -knn_inf(F(0));
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const F l = __shfl_xor_sync(KNN_FULL_MASK, lo, o), h = __shfl_xor_sync(KNN_FULL_MASK, hi, o);
+            lo = l < lo ? l : lo;
+            hi = h > hi ? h : hi;
+        }
+        const F e = hi - lo;
+        acc = knn_fma(e, e, acc);
+    }
+    return acc;
+}
+#endif
+
+// cuprim_knn_query_capped with each warp's walks begun as a packet (see
+// above; `level_b` > 0, the bucket level, with two boxed children for
+// every node above it). Blocks of KNN_PACKET_WARPS warps; the host
+// launches it only for register lists (no heap in shared memory), where
+// the split follows.
+extern "C" __global__ void
+    cuprim_knn_packet(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb, u32 depth, KNN_QUERIES,
+                      const u32* __restrict__ order, u64 q, u32 k, F* __restrict__ out_d, u32* __restrict__ out_i, u32 budget,
+                      u32* __restrict__ hard, u32* __restrict__ hard_rows, u32 level_b, u32 packet_budget, u32 spread_pct) {
+#if CUPRIM_K > 0 && !CUPRIM_KNN_COLUMN
+    __shared__ KnnNode stage[KNN_PACKET_WARPS][32];
+    KnnStack st(depth);
+    const u64 t = cuprim_thread_id();
+    if ((t & ~31ull) >= q) return;  // the whole warp past the queries
+    const bool live = t < q;
+    const u64 row = live ? (order ? (u64)order[t] : t) : 0;
+    F* rd = out_d + row * k;
+    u32* ri = out_i + row * k;
+    F qc[CUPRIM_DIM];
+    bool want = false;
+    if (live) {
+        want = !knn_load_query(queries, row, qc) && n > 0;
+    } else {
+#pragma unroll
+        for (int j = 0; j < CUPRIM_DIM; j++) qc[j] = F(0);
+    }
+    if (!__any_sync(KNN_FULL_MASK, want)) {
+        if (live) knn_missing_row(rd, ri, k);
+        return;
+    }
+    KnnNode* mine = stage[threadIdx.x >> 5];
+    u32 bucket = 0;
+    F bl, br;
+    while (31 - __clz(bucket + 1) < level_b) bucket = knn_packet_nearer(boxes, bucket, qc, want, bl, br);
+    KnnList list;
+    list.init(k, nullptr, nullptr);
+    knn_packet_bucket(nodes, n, bucket, qc, list, mine);
+    const F spread = knn_packet_spread(qc, want) * ((F)(spread_pct & 0x7fffffffu) / F(100));
+    const F gap = (spread_pct >> 31) ? knn_box_dist(qc, knn_load_box(boxes, bucket)) : list.worst_d();
+    const u32 far = __ballot_sync(KNN_FULL_MASK, want && gap > spread);
+    u32 skip = bucket;
+    if (2 * __popc(far) > __popc(__ballot_sync(KNN_FULL_MASK, want))) {
+        if (knn_packet_walk(nodes, boxes, n, level_b, packet_budget, bucket, qc, want, list, mine)) {
+            if (want) list.finish(rd, ri, true);
+            else if (live) knn_missing_row(rd, ri, k);
+            return;
+        }
+        // Gave up: each lane starts over, alone.
+        list.init(k, nullptr, nullptr);
+        skip = KNN_MISSING;
+    }
+    if (!want) {
+        if (live) knn_missing_row(rd, ri, k);
+        return;
+    }
+    u32 count = 0;
+    const u32 v = knn_walk<false, false, false, true>(nodes, boxes, n, nb, qc, KNN_MISSING, F(0), list, count, st.d, st.n, st.stride,
+                                                      0, skip, budget);
+    if (v == KNN_ABANDONED) {
+        // As in knn_query: a slot past q is never written.
+        const u32 slot = atomicAdd(hard, 1u);
+        if (slot < q) hard_rows[slot] = (u32)row;
+        return;
+    }
+    list.finish(rd, ri, true);
+#endif
+}
+
 // The bound the threads of a block share while they split one query's
 // walk: the least k-th distance any of them holds (as bits: the bits of a
 // non-negative F order as its value), by which each prunes besides its
