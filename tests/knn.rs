@@ -1275,13 +1275,13 @@ fn long_walks_split_across_a_block() {
     }
 }
 
-/// The warps' packets of queries (`cuprim_knn_packet`, trees past the
-/// split's budget): trees whose last level is empty, full or partial, every
-/// tree dimension from 1 to 16, f32 and f64, k = 1 to 16, clusters and
-/// duplicates, with NaN, far and on-point queries among ordinary ones, in
-/// Morton order and as given (where a warp's queries are scattered).
+/// Trees past the split's budget (where the capped walk and the split
+/// run), whose last level is empty, full or partial, every tree dimension
+/// from 1 to 16, f32 and f64, k = 1 to 16, clusters and duplicates, with
+/// NaN, far and on-point queries among ordinary ones, in Morton order and
+/// as given.
 #[test]
-fn packets_of_queries_on_every_tree_shape() {
+fn capped_walks_on_every_tree_shape() {
     fn queries<F: TestCoord, const D: usize>(r: &mut TestRng, points: &[[F; D]], q: usize, dist: Dist) -> Vec<[F; D]> {
         let mut out = make::<F, D>(r, q, dist);
         out[3] = points[17];
@@ -1291,7 +1291,7 @@ fn packets_of_queries_on_every_tree_shape() {
         out
     }
     for dev in devices() {
-        let (mut r, seed) = rng("knn_packets");
+        let (mut r, seed) = rng("knn_tree_shapes");
         for n in [4097usize, 8191, 8192, 16_385] {
             for dist in [Dist::Uniform, Dist::Duplicates] {
                 let what = format!("{dist:?} 1-D, seed={seed}");

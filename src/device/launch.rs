@@ -213,7 +213,6 @@ args_tuple!(A B C D E F G H I J K L M);
 args_tuple!(A B C D E F G H I J K L M N);
 args_tuple!(A B C D E F G H I J K L M N O);
 args_tuple!(A B C D E F G H I J K L M N O P);
-args_tuple!(A B C D E F G H I J K L M N O P Q);
 
 /// An `extern "C"` kernel and the Rust types of its parameters.
 pub(crate) struct Entry<A> {

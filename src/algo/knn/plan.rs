@@ -62,42 +62,6 @@ pub(crate) fn split_fanout() -> u32 {
 // 16: shell-away 3-D k = 8 at budget 4096 29.9 / 25.3 / 22.7 ms with fanouts 4 / 8 / 16, torus-away 10.99 / 10.88 / 10.71 (plane order; box order 14.8 / 13.2 / 12.3 and 6.92 / 6.84 / 6.72) (H200, h200-knn-split-d567acd call 2).
 const SPLIT_FANOUT: u32 = 16;
 
-/// Full levels at the bottom of the tree that a warp's packet of queries
-/// takes whole, brute force, as one bucket (`cuprim_knn_packet`); 0: no
-/// packets. Experiment override (feature `knn-tuning`):
-/// `CUPRIM_KNN_PACKET_LEVELS`.
-pub(crate) fn packet_levels() -> u32 {
-    tuned("CUPRIM_KNN_PACKET_LEVELS", PACKET_LEVELS)
-}
-
-// (to be measured)
-const PACKET_LEVELS: u32 = 5;
-
-/// Visits (a bucket counts one) after which a warp's packet gives its
-/// queries to their single walks. Experiment override (feature
-/// `knn-tuning`): `CUPRIM_KNN_PACKET_BUDGET`.
-pub(crate) fn packet_budget() -> u32 {
-    tuned("CUPRIM_KNN_PACKET_BUDGET", PACKET_BUDGET)
-}
-
-// (to be measured)
-const PACKET_BUDGET: u32 = 1024;
-
-/// The spread of a warp's queries, in percent, past which its packet
-/// walks together: where most lanes' k-th candidate in the first bucket is
-/// farther than the squared diagonal of the queries' bounding box times
-/// this. Experiment override (feature `knn-tuning`):
-/// `CUPRIM_KNN_PACKET_SPREAD`.
-pub(crate) fn packet_spread() -> u32 {
-    tuned("CUPRIM_KNN_PACKET_SPREAD", PACKET_SPREAD)
-}
-
-// (to be measured)
-const PACKET_SPREAD: u32 = 100;
-
-/// Threads per block of `cuprim_knn_packet` (KNN_PACKET_WARPS warps).
-pub(crate) const PACKET_BLOCK: u32 = 128;
-
 /// Threads per block of the tree kernels with the column heap.
 /// Experiment override (feature `knn-tuning`): `CUPRIM_KNN_COLUMN_BLOCK`.
 pub(crate) fn column_block() -> u32 {

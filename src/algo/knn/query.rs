@@ -4,8 +4,8 @@
 
 use super::geometry::{depth, Coord, Point};
 use super::plan::{
-    box_order_after, bucket, column_block, column_heap, packet_budget, packet_levels, packet_spread, ptr, ptr_mut, query_policy, split_budget,
-    split_fanout, splits, write_common, write_input, Rows, PACKET_BLOCK,
+    box_order_after, bucket, column_block, column_heap, ptr, ptr_mut, query_policy, split_budget, split_fanout, splits, write_common,
+    write_input, Rows,
 };
 use crate::algo::policy::{elementwise, Policy};
 use crate::algo::sort::{SortMutOps, SortOptions};
@@ -25,7 +25,6 @@ template!(
     [
         "cuprim_knn_query",
         "cuprim_knn_query_capped",
-        "cuprim_knn_packet",
         "cuprim_knn_split",
         "cuprim_knn_visits",
         "cuprim_knn_radius",
@@ -40,13 +39,7 @@ template!(
 template!(
     KNN_QUERY_X,
     "knn/query.cu",
-    [
-        "cuprim_knn_query",
-        "cuprim_knn_query_capped",
-        "cuprim_knn_packet",
-        "cuprim_knn_split",
-        "cuprim_knn_morton"
-    ],
+    ["cuprim_knn_query", "cuprim_knn_query_capped", "cuprim_knn_split", "cuprim_knn_morton"],
     headers: [header!("knn/knn.cuh")]
 );
 
@@ -162,34 +155,6 @@ fn nearest_capped<F: Coord, A: KernelArg>() -> Entry<(
     // hard_rows last: it leaves the rows of the queries it counts in
     // hard[0] (atomically) and lists in hard_rows (at most q) unwritten.
     unsafe { Entry::declare("cuprim_knn_query_capped") }
-}
-
-/// `cuprim_knn_packet(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, budget, hard, hard_rows, level_b, packet_budget, spread_pct)`.
-#[allow(clippy::type_complexity)]
-fn nearest_packet<F: Coord, A: KernelArg>() -> Entry<(
-    Ptr<u32>,
-    Ptr<u32>,
-    u32,
-    u32,
-    u32,
-    A,
-    Ptr<u32>,
-    u64,
-    u32,
-    Ptr<F>,
-    Ptr<u32>,
-    u32,
-    Ptr<u32>,
-    Ptr<u32>,
-    u32,
-    u32,
-    u32,
-)> {
-    // SAFETY: as cuprim_knn_query_capped, with u32 level_b, u32
-    // packet_budget and u32 spread_pct last; blocks of exactly KNN_PACKET_WARPS * 32 =
-    // PACKET_BLOCK threads (its static staging area is per warp), and every
-    // node above level_b has two boxed children (`packet_level`).
-    unsafe { Entry::declare("cuprim_knn_packet") }
 }
 
 /// `cuprim_knn_split(nodes, boxes, n, nb, depth, queries, hard, hard_rows, q, level, k, out_d, out_i)`.
@@ -514,14 +479,7 @@ fn nearest_split<P: Point, X, A: KernelArg>(
         hard,
         listed,
     );
-    match packet_level(tree.n, tree.nb) {
-        Some(level) if block == PACKET_BLOCK && !plan.column => {
-            let (a, b, c, d, e, f, g, h, i, j, k, l, m, o) = args;
-            let args = (a, b, c, d, e, f, g, h, i, j, k, l, m, o, level, packet_budget(), packet_spread());
-            dev.launch(module, nearest_packet::<P::Coord, A>(), grid, args)?
-        }
-        _ => dev.launch(module, nearest_capped::<P::Coord, A>(), grid, args)?,
-    }
+    dev.launch(module, nearest_capped::<P::Coord, A>(), grid, args)?;
     let args = (
         nodes,
         boxes,
@@ -538,21 +496,6 @@ fn nearest_split<P: Point, X, A: KernelArg>(
         rows.indices,
     );
     dev.launch(module, split::<P::Coord, A>(), shape, args)
-}
-
-/// The level of the buckets of `cuprim_knn_packet` in a tree of `n` nodes
-/// of which `nb` have boxes: [`packet_levels`] full levels above the
-/// bottom, but no lower than where both children of every node above it
-/// have boxes; `None` without packets, or where that is the root.
-fn packet_level(n: usize, nb: usize) -> Option<u32> {
-    let levels = packet_levels();
-    if levels == 0 {
-        return None;
-    }
-    let full = (n + 1).ilog2();
-    let boxed = (nb + 1).ilog2();
-    let level = full.saturating_sub(levels).min(boxed.saturating_sub(1));
-    (level > 0).then_some(level)
 }
 
 /// All-k-nearest over the tree's own points: one row per point (`tree.n`
