@@ -50,29 +50,39 @@ __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const
                                         u32 box_after = CUPRIM_KNN_BOX_ORDER_AFTER) {
     u32 visits = 0, sp = 0, node = start, dim = (31 - __clz(start + 1)) % CUPRIM_DIM;
     F lb = F(0);
+    // One loop: visit `node`, then take the next, its nearer child where
+    // that is needed, else the deepest stacked subtree still within reach.
+    // (Nested loops, descend then pop, held the lanes that finished a
+    // descent until the warp's longest had: 11 of 32 lanes active on average
+    // in 3-D k = 8. Here a lane that pops visits its node with the lanes
+    // that descend.)
     while (true) {
-        while (true) {
-            // (A walk visits each node at most once: never past KNN_NO_BUDGET.)
-            if (++visits > budget) return KNN_ABANDONED;
-            const u32 c = 2 * node + 1;
-            // Every load of this visit is issued before any is waited for.
-            const KnnNode nd = knn_load_node(nodes, node);
-            // (box_after 0 is tested apart: the count alone may wrap, so the
-            // compiler could not drop it.)
-            const bool by_boxes = box_after == 0 || visits > box_after;
-            const bool child_boxed = by_boxes && c < nb;  // then both children exist and have boxes
-            const bool entry_boxed = !by_boxes && node < nb;
-            KnnBox box_l, box_r, box_m;
-            if (child_boxed) {
-                box_l = knn_load_box(boxes, c);
-                box_r = knn_load_box(boxes, c + 1);
-            }
-            if (entry_boxed) box_m = knn_load_box(boxes, node);
-            if (entry_boxed) {
-                const F b = knn_box_dist(qc, box_m);
-                if (b > (RADIUS ? bound : list.worst_d())) break;
+        // (A walk visits each node at most once: never past KNN_NO_BUDGET.)
+        if (++visits > budget) return KNN_ABANDONED;
+        const u32 c = 2 * node + 1;
+        // Every load of this visit is issued before any is waited for.
+        const KnnNode nd = knn_load_node(nodes, node);
+        // (box_after 0 is tested apart: the count alone may wrap, so the
+        // compiler could not drop it.)
+        const bool by_boxes = box_after == 0 || visits > box_after;
+        const bool child_boxed = by_boxes && c < nb;  // then both children exist and have boxes
+        const bool entry_boxed = !by_boxes && node < nb;
+        KnnBox box_l, box_r, box_m;
+        if (child_boxed) {
+            box_l = knn_load_box(boxes, c);
+            box_r = knn_load_box(boxes, c + 1);
+        }
+        if (entry_boxed) box_m = knn_load_box(boxes, node);
+        bool next = false, entered = true;
+        if (entry_boxed) {
+            const F b = knn_box_dist(qc, box_m);
+            if (b > (RADIUS ? bound : list.worst_d())) {
+                entered = false;
+            } else {
                 lb = b;
             }
+        }
+        if (entered) {
             F diffs[CUPRIM_DIM];
             F acc = F(0);
 #pragma unroll
@@ -90,55 +100,59 @@ __device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const
                     list.offer(acc, nd.idx);
                 }
             }
-            if (c >= n) break;
-            const F limit = RADIUS ? bound : list.worst_d();
-            F bl, br;
-            bool right_first;
-            if (child_boxed) {
-                bl = knn_box_dist(qc, box_l);
-                br = knn_box_dist(qc, box_r);
-                right_first = br < bl;
-            } else {
-                F diff = diffs[0];
+            if (c < n) {
+                const F limit = RADIUS ? bound : list.worst_d();
+                F bl, br;
+                bool right_first;
+                if (child_boxed) {
+                    bl = knn_box_dist(qc, box_l);
+                    br = knn_box_dist(qc, box_r);
+                    right_first = br < bl;
+                } else {
+                    F diff = diffs[0];
 #pragma unroll
-                for (int j = 1; j < CUPRIM_DIM; j++) {
-                    if (dim == (u32)j) diff = diffs[j];
+                    for (int j = 1; j < CUPRIM_DIM; j++) {
+                        if (dim == (u32)j) diff = diffs[j];
+                    }
+                    const F d2 = diff * diff;
+                    // A NaN plane (NaN split coordinate) bounds nothing: the parent's bound.
+                    const F plane = d2 > lb ? d2 : lb;
+                    right_first = diff > F(0);
+                    bl = right_first ? plane : lb;
+                    br = right_first ? lb : plane;
                 }
-                const F d2 = diff * diff;
-                // A NaN plane (NaN split coordinate) bounds nothing: the parent's bound.
-                const F plane = d2 > lb ? d2 : lb;
-                right_first = diff > F(0);
-                bl = right_first ? plane : lb;
-                br = right_first ? lb : plane;
-            }
-            const u32 near = right_first ? c + 1 : c;
-            const u32 far = right_first ? c : c + 1;
-            const F b_near = right_first ? br : bl;
-            const F b_far = right_first ? bl : br;
-            if (far < n && !(b_far > limit) && !(SKIP && far == skip)) {
-                st_d[sp * stride] = b_far;
-                st_n[sp * stride] = far;
-                sp++;
-            }
-            if (near >= n || b_near > limit || (SKIP && near == skip)) break;
-            node = near;
-            lb = b_near;
-            dim = (dim + 1 == CUPRIM_DIM) ? 0 : dim + 1;
-        }
-        bool found = false;
-        while (sp > 0) {
-            sp--;
-            const F b = st_d[sp * stride];
-            const F limit = RADIUS ? bound : list.worst_d();
-            if (!(b > limit)) {
-                node = st_n[sp * stride];
-                lb = b;
-                found = true;
-                break;
+                const u32 near = right_first ? c + 1 : c;
+                const u32 far = right_first ? c : c + 1;
+                const F b_near = right_first ? br : bl;
+                const F b_far = right_first ? bl : br;
+                if (far < n && !(b_far > limit) && !(SKIP && far == skip)) {
+                    st_d[sp * stride] = b_far;
+                    st_n[sp * stride] = far;
+                    sp++;
+                }
+                if (!(near >= n || b_near > limit || (SKIP && near == skip))) {
+                    node = near;
+                    lb = b_near;
+                    dim = (dim + 1 == CUPRIM_DIM) ? 0 : dim + 1;
+                    next = true;
+                }
             }
         }
-        if (!found) return COUNT ? visits : 0;
-        dim = (31 - __clz(node + 1)) % CUPRIM_DIM;
+        if (!next) {
+            while (sp > 0) {
+                sp--;
+                const F b = st_d[sp * stride];
+                const F limit = RADIUS ? bound : list.worst_d();
+                if (!(b > limit)) {
+                    node = st_n[sp * stride];
+                    lb = b;
+                    next = true;
+                    break;
+                }
+            }
+            if (!next) return COUNT ? visits : 0;
+            dim = (31 - __clz(node + 1)) % CUPRIM_DIM;
+        }
     }
 }
 
