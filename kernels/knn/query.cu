@@ -43,65 +43,54 @@
 #define KNN_NO_BUDGET 0xffffffffu
 #define KNN_ABANDONED 0xffffffffu
 #define KNN_PLANE_ORDER 0xffffffffu  // a `box_after` no walk passes
-// A walk between two visits: the node to visit next, its bound and split
-// dimension, the stack's depth and the visits made.
-struct KnnWalker {
-    u32 node, dim, sp, visits;
-    F lb;
-    __device__ __forceinline__ explicit KnnWalker(u32 start)
-        : node(start), dim((31 - __clz(start + 1)) % CUPRIM_DIM), sp(0), visits(0), lb(F(0)) {}
-};
-
-// One visit of a walk (the walk's parameters as knn_walk's): offers
-// w.node, then moves w to the next node, the nearer child where that is
-// needed, else the deepest stacked subtree still within reach. False when
-// there is none: the walk is over. (The caller counts the visits.)
-template <bool RADIUS, bool EXCLUDE, bool SKIP, typename List>
-__device__ __forceinline__ bool knn_step(KnnWalker& w, const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n,
-                                         u32 nb, const F (&qc)[CUPRIM_DIM], u32 self, F bound, List& list, u32& count, F* st_d,
-                                         u32* st_n, u32 stride, u32 skip, u32 box_after) {
-    const u32 c = 2 * w.node + 1;
-    // Every load of this visit is issued before any is waited for.
-    const KnnNode nd = knn_load_node(nodes, w.node);
-    // (box_after 0 is tested apart: the count alone may wrap, so the
-    // compiler could not drop it.)
-    const bool by_boxes = box_after == 0 || w.visits > box_after;
-    const bool child_boxed = by_boxes && c < nb;  // then both children exist and have boxes
-    const bool entry_boxed = !by_boxes && w.node < nb;
-    KnnBox box_l, box_r, box_m;
-    if (child_boxed) {
-        box_l = knn_load_box(boxes, c);
-        box_r = knn_load_box(boxes, c + 1);
-    }
-    if (entry_boxed) box_m = knn_load_box(boxes, w.node);
-    bool entered = true;
-    if (entry_boxed) {
-        const F b = knn_box_dist(qc, box_m);
-        if (b > (RADIUS ? bound : list.worst_d())) {
-            entered = false;
-        } else {
-            w.lb = b;
-        }
-    }
-    if (entered) {
-        F diffs[CUPRIM_DIM];
-        F acc = F(0);
+template <bool RADIUS, bool EXCLUDE, bool COUNT, bool SKIP = false, typename List>
+__device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
+                                        const F (&qc)[CUPRIM_DIM], u32 self, F bound, List& list, u32& count, F* st_d, u32* st_n,
+                                        u32 stride, u32 start = 0, u32 skip = 0, u32 budget = KNN_NO_BUDGET,
+                                        u32 box_after = CUPRIM_KNN_BOX_ORDER_AFTER) {
+    u32 visits = 0, sp = 0, node = start, dim = (31 - __clz(start + 1)) % CUPRIM_DIM;
+    F lb = F(0);
+    while (true) {
+        while (true) {
+            // (A walk visits each node at most once: never past KNN_NO_BUDGET.)
+            if (++visits > budget) return KNN_ABANDONED;
+            const u32 c = 2 * node + 1;
+            // Every load of this visit is issued before any is waited for.
+            const KnnNode nd = knn_load_node(nodes, node);
+            // (box_after 0 is tested apart: the count alone may wrap, so the
+            // compiler could not drop it.)
+            const bool by_boxes = box_after == 0 || visits > box_after;
+            const bool child_boxed = by_boxes && c < nb;  // then both children exist and have boxes
+            const bool entry_boxed = !by_boxes && node < nb;
+            KnnBox box_l, box_r, box_m;
+            if (child_boxed) {
+                box_l = knn_load_box(boxes, c);
+                box_r = knn_load_box(boxes, c + 1);
+            }
+            if (entry_boxed) box_m = knn_load_box(boxes, node);
+            if (entry_boxed) {
+                const F b = knn_box_dist(qc, box_m);
+                if (b > (RADIUS ? bound : list.worst_d())) break;
+                lb = b;
+            }
+            F diffs[CUPRIM_DIM];
+            F acc = F(0);
 #pragma unroll
-        for (int j = 0; j < CUPRIM_DIM; j++) {
-            diffs[j] = qc[j] - nd.c[j];
-            acc = knn_fma(diffs[j], diffs[j], acc);
-        }
-        if (!EXCLUDE || nd.idx != self) {
-            if (RADIUS) {
-                if (acc <= bound) {
-                    count++;
+            for (int j = 0; j < CUPRIM_DIM; j++) {
+                diffs[j] = qc[j] - nd.c[j];
+                acc = knn_fma(diffs[j], diffs[j], acc);
+            }
+            if (!EXCLUDE || nd.idx != self) {
+                if (RADIUS) {
+                    if (acc <= bound) {
+                        count++;
+                        list.offer(acc, nd.idx);
+                    }
+                } else {
                     list.offer(acc, nd.idx);
                 }
-            } else {
-                list.offer(acc, nd.idx);
             }
-        }
-        if (c < n) {
+            if (c >= n) break;
             const F limit = RADIUS ? bound : list.worst_d();
             F bl, br;
             bool right_first;
@@ -113,59 +102,43 @@ __device__ __forceinline__ bool knn_step(KnnWalker& w, const KnnNode* __restrict
                 F diff = diffs[0];
 #pragma unroll
                 for (int j = 1; j < CUPRIM_DIM; j++) {
-                    if (w.dim == (u32)j) diff = diffs[j];
+                    if (dim == (u32)j) diff = diffs[j];
                 }
                 const F d2 = diff * diff;
                 // A NaN plane (NaN split coordinate) bounds nothing: the parent's bound.
-                const F plane = d2 > w.lb ? d2 : w.lb;
+                const F plane = d2 > lb ? d2 : lb;
                 right_first = diff > F(0);
-                bl = right_first ? plane : w.lb;
-                br = right_first ? w.lb : plane;
+                bl = right_first ? plane : lb;
+                br = right_first ? lb : plane;
             }
             const u32 near = right_first ? c + 1 : c;
             const u32 far = right_first ? c : c + 1;
             const F b_near = right_first ? br : bl;
             const F b_far = right_first ? bl : br;
             if (far < n && !(b_far > limit) && !(SKIP && far == skip)) {
-                st_d[w.sp * stride] = b_far;
-                st_n[w.sp * stride] = far;
-                w.sp++;
+                st_d[sp * stride] = b_far;
+                st_n[sp * stride] = far;
+                sp++;
             }
-            if (!(near >= n || b_near > limit || (SKIP && near == skip))) {
-                w.node = near;
-                w.lb = b_near;
-                w.dim = (w.dim + 1 == CUPRIM_DIM) ? 0 : w.dim + 1;
-                return true;
+            if (near >= n || b_near > limit || (SKIP && near == skip)) break;
+            node = near;
+            lb = b_near;
+            dim = (dim + 1 == CUPRIM_DIM) ? 0 : dim + 1;
+        }
+        bool found = false;
+        while (sp > 0) {
+            sp--;
+            const F b = st_d[sp * stride];
+            const F limit = RADIUS ? bound : list.worst_d();
+            if (!(b > limit)) {
+                node = st_n[sp * stride];
+                lb = b;
+                found = true;
+                break;
             }
         }
-    }
-    while (w.sp > 0) {
-        w.sp--;
-        const F b = st_d[w.sp * stride];
-        if (!(b > (RADIUS ? bound : list.worst_d()))) {
-            w.node = st_n[w.sp * stride];
-            w.lb = b;
-            w.dim = (31 - __clz(w.node + 1)) % CUPRIM_DIM;
-            return true;
-        }
-    }
-    return false;
-}
-
-template <bool RADIUS, bool EXCLUDE, bool COUNT, bool SKIP = false, typename List>
-__device__ __forceinline__ u32 knn_walk(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
-                                        const F (&qc)[CUPRIM_DIM], u32 self, F bound, List& list, u32& count, F* st_d, u32* st_n,
-                                        u32 stride, u32 start = 0, u32 skip = 0, u32 budget = KNN_NO_BUDGET,
-                                        u32 box_after = CUPRIM_KNN_BOX_ORDER_AFTER) {
-    // One loop of visits. (Nested loops, descend then pop, measured the
-    // same for the register lists, 3% slower with the heaps, 4% faster in
-    // all_nearest.)
-    KnnWalker w(start);
-    while (true) {
-        // (A walk visits each node at most once: never past KNN_NO_BUDGET.)
-        if (++w.visits > budget) return KNN_ABANDONED;
-        if (!knn_step<RADIUS, EXCLUDE, SKIP>(w, nodes, boxes, n, nb, qc, self, bound, list, count, st_d, st_n, stride, skip, box_after))
-            return COUNT ? w.visits : 0;
+        if (!found) return COUNT ? visits : 0;
+        dim = (31 - __clz(node + 1)) % CUPRIM_DIM;
     }
 }
 
@@ -279,92 +252,10 @@ __device__ __forceinline__ void knn_query(const KnnNode* __restrict__ nodes, con
     list.finish(rd, ri, true);
 }
 
-// The k nearest of the queries as knn_query (COUNT false) finds them, but
-// a lane that finishes a walk takes the next query at once, so a warp's
-// lanes do not wait for its longest walk (3-D k = 8: 11 of 32 lanes
-// active on average when each thread had one query). The warps take
-// chunks of KNN_CHUNK queries in processing order from the counter
-// chunks[0] (one atomic a chunk; neighbouring queries stay together), a
-// lane starting a query whenever it is idle and the chunk has one. The
-// counters are the device's (zero between calls): the last block to
-// finish (chunks[1] counts them) clears both. Any grid size is correct;
-// the host launches about one resident wave.
-#define KNN_CHUNK 64
-#define KNN_NO_CHUNK 0xffffffffu
-#define KNN_FULL_MASK 0xffffffffu
-template <bool CAPPED>
-__device__ __forceinline__ void knn_query_lanes(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
-                                                u32 depth, KNN_QUERIES_REF, const u32* __restrict__ order, u64 q, u32 k,
-                                                F* __restrict__ out_d, u32* __restrict__ out_i, u32 budget, u32* __restrict__ hard,
-                                                u32* __restrict__ hard_rows, u32* __restrict__ chunks) {
-    KnnStack st(depth);
-    const u32 lane = threadIdx.x & 31, below = (1u << lane) - 1;
-    // This warp's chunk (KNN_NO_CHUNK: none left) and its next query in it.
-    u32 chunk = 0, next = KNN_CHUNK;
-    bool busy = false;
-    KnnQueryList list;
-    KnnWalker w(0);
-    F qc[CUPRIM_DIM];
-    u64 row = 0;
-    u32 count = 0;
-    while (true) {
-        const u32 idle = __ballot_sync(KNN_FULL_MASK, !busy);
-        if (idle != 0) {
-            if (next >= KNN_CHUNK && chunk != KNN_NO_CHUNK) {
-                u32 c = 0;
-                if (lane == 0) c = atomicAdd(chunks, 1u);
-                c = __shfl_sync(KNN_FULL_MASK, c, 0);
-                chunk = (u64)c * KNN_CHUNK < q ? c : KNN_NO_CHUNK;
-                next = 0;
-            }
-            if (!busy && chunk != KNN_NO_CHUNK) {
-                const u32 at = next + __popc(idle & below);
-                const u64 t = (u64)chunk * KNN_CHUNK + at;
-                if (at < KNN_CHUNK && t < q) {
-                    row = order ? (u64)order[t] : t;
-                    F* rd = out_d + row * k;
-                    u32* ri = out_i + row * k;
-                    if (knn_load_query(queries, row, qc) || n == 0) {
-                        knn_missing_row(rd, ri, k);
-                    } else {
-                        knn_list_init(list, k, rd, ri, st);
-                        w = KnnWalker(0);
-                        busy = true;
-                    }
-                }
-            }
-            next += __popc(idle);
-            if (chunk == KNN_NO_CHUNK && !__any_sync(KNN_FULL_MASK, busy)) break;
-        }
-        if (busy) {
-            if (++w.visits > budget) {
-                if (CAPPED) {
-                    // As in knn_query: a slot past q is never written.
-                    const u32 slot = atomicAdd(hard, 1u);
-                    if (slot < q) hard_rows[slot] = (u32)row;
-                }
-                busy = false;
-            } else if (!knn_step<false, false, false>(w, nodes, boxes, n, nb, qc, KNN_MISSING, F(0), list, count, st.d, st.n, st.stride,
-                                                      0, CUPRIM_KNN_BOX_ORDER_AFTER)) {
-                list.finish(out_d + row * k, out_i + row * k, true);
-                busy = false;
-            }
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();  // this block's chunk tickets before its count of blocks done
-        if (atomicAdd(chunks + 1, 1u) == gridDim.x - 1) {
-            chunks[0] = 0;
-            chunks[1] = 0;
-        }
-    }
-}
-
 extern "C" __global__ void cuprim_knn_query(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
                                             u32 depth, KNN_QUERIES, const u32* __restrict__ order, u64 q, u32 k,
-                                            F* __restrict__ out_d, u32* __restrict__ out_i, u32* __restrict__ chunks) {
-    knn_query_lanes<false>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, KNN_NO_BUDGET, nullptr, nullptr, chunks);
+                                            F* __restrict__ out_d, u32* __restrict__ out_i) {
+    knn_query<false, false>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, nullptr, KNN_NO_BUDGET, nullptr, nullptr);
 }
 
 // cuprim_knn_query leaving the walks longer than `budget` (see knn_query)
@@ -373,8 +264,8 @@ extern "C" __global__ void cuprim_knn_query(const KnnNode* __restrict__ nodes, c
 extern "C" __global__ void cuprim_knn_query_capped(const KnnNode* __restrict__ nodes, const KnnBox* __restrict__ boxes, u32 n, u32 nb,
                                                    u32 depth, KNN_QUERIES, const u32* __restrict__ order, u64 q, u32 k,
                                                    F* __restrict__ out_d, u32* __restrict__ out_i, u32 budget,
-                                                   u32* __restrict__ hard, u32* __restrict__ hard_rows, u32* __restrict__ chunks) {
-    knn_query_lanes<true>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, budget, hard, hard_rows, chunks);
+                                                   u32* __restrict__ hard, u32* __restrict__ hard_rows) {
+    knn_query<false, true>(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, nullptr, budget, hard, hard_rows);
 }
 
 // The bound the threads of a block share while they split one query's

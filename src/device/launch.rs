@@ -95,9 +95,6 @@ pub(crate) enum Counter {
     /// kNN's long walks (three slots): the rows left to the split kernel,
     /// its tickets and its blocks done.
     KnnHard = 13,
-    /// The kNN query's chunks of queries (two slots): the next chunk and
-    /// the blocks done.
-    KnnChunks = 16,
 }
 
 /// A typed region of a [`ScratchLayout`].

@@ -118,9 +118,9 @@ impl<P: Point, X: Node> Specialise for QueryPlan<'_, P, X> {
     }
 }
 
-/// `cuprim_knn_query(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, chunks)`.
+/// `cuprim_knn_query(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i)`.
 #[allow(clippy::type_complexity)]
-fn nearest<F: Coord, A: KernelArg>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, A, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>, Ptr<u32>)> {
+fn nearest<F: Coord, A: KernelArg>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32, A, Ptr<u32>, u64, u32, Ptr<F>, Ptr<u32>)> {
     // SAFETY: cuprim_knn_query(const KnnNode* nodes, const KnnBox* boxes, u32
     // n, u32 nb, u32 depth, queries, const u32* order, u64 q, u32 k,
     // F* out_d, u32* out_i) in kernels/knn/query.cu reads n node records, nb
@@ -129,13 +129,11 @@ fn nearest<F: Coord, A: KernelArg>() -> Entry<(Ptr<u32>, Ptr<u32>, u32, u32, u32
     // per thread, never more) is the dynamic shared memory, depth * blockDim
     // * (sizeof(F) + 4) bytes. `queries` is `const F*` (A = Ptr<F>) in the
     // buffer module, the expression KnnIn (A = ExprArgs, q elements) in the
-    // module of one (see `Queries`). `chunks` is two of the device's
-    // counters (zero between calls), which its last block clears; any grid
-    // covers all q queries.
+    // module of one (see `Queries`).
     unsafe { Entry::declare("cuprim_knn_query") }
 }
 
-/// `cuprim_knn_query_capped(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, budget, hard, hard_rows, chunks)`.
+/// `cuprim_knn_query_capped(nodes, boxes, n, nb, depth, queries, order, q, k, out_d, out_i, budget, hard, hard_rows)`.
 #[allow(clippy::type_complexity)]
 fn nearest_capped<F: Coord, A: KernelArg>() -> Entry<(
     Ptr<u32>,
@@ -152,12 +150,10 @@ fn nearest_capped<F: Coord, A: KernelArg>() -> Entry<(
     u32,
     Ptr<u32>,
     Ptr<u32>,
-    Ptr<u32>,
 )> {
     // SAFETY: as cuprim_knn_query, with u32 budget, u32* hard and u32*
-    // hard_rows before `chunks`: it leaves the rows of the queries it
-    // counts in hard[0] (atomically) and lists in hard_rows (at most q)
-    // unwritten.
+    // hard_rows last: it leaves the rows of the queries it counts in
+    // hard[0] (atomically) and lists in hard_rows (at most q) unwritten.
     unsafe { Entry::declare("cuprim_knn_query_capped") }
 }
 
@@ -445,16 +441,8 @@ fn nearest_split<P: Point, X, A: KernelArg>(
     // The split's rows are u32 (and its tickets, at most q plus a ticket a
     // block, too), and it takes the register lists only (the heaps' walks
     // gain nothing from it).
-    // The queries' kernels take chunks of queries until none is left: about
-    // one resident wave of blocks.
-    let chunks = dev.counter(Counter::KnnChunks);
-    let wave = |blocks_per_sm: u32| Grid {
-        blocks: grid.blocks.min(dev.sm_count() * blocks_per_sm),
-        ..grid
-    };
     if !splits(plan.k_bucket, plan.column) || q >= 1 << 31 || tree.n <= budget as usize {
-        let args = (nodes, boxes, n32, nb32, depth, queries, order, q, k32, rows.distances, rows.indices, chunks);
-        let grid = wave(dev.occupancy(module, nearest::<P::Coord, A>(), grid)?);
+        let args = (nodes, boxes, n32, nb32, depth, queries, order, q, k32, rows.distances, rows.indices);
         return dev.launch(module, nearest::<P::Coord, A>(), grid, args);
     }
     let block = plan.policy.block;
@@ -490,9 +478,7 @@ fn nearest_split<P: Point, X, A: KernelArg>(
         budget,
         hard,
         listed,
-        chunks,
     );
-    let grid = wave(dev.occupancy(module, nearest_capped::<P::Coord, A>(), grid)?);
     dev.launch(module, nearest_capped::<P::Coord, A>(), grid, args)?;
     let args = (
         nodes,
