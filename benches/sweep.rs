@@ -20,7 +20,13 @@ use cuprim::algo::histogram::{Bins, Histogram};
 use cuprim::prelude::*;
 use rayon::prelude::*;
 
+/// Every even power of two from 2^12 to 2^28 on a GPU, or the sizes in
+/// `CUPRIM_SWEEP_SIZES` (comma-separated; `cub_sweep` takes the same list
+/// as arguments).
 fn sweep_sizes(dev: &Device) -> Vec<usize> {
+    if let Ok(list) = std::env::var("CUPRIM_SWEEP_SIZES") {
+        return list.split(',').map(|x| x.trim().parse().expect("CUPRIM_SWEEP_SIZES: sizes")).collect();
+    }
     let all: Vec<u32> = if dev.is_cuda() {
         (12..=28).step_by(2).collect()
     } else {

@@ -9,7 +9,7 @@
 // Build here (no GPU needed), run on the GPU machine:
 //   T=~/.cache/cudatk/nvidia/cu13
 //   $T/bin/nvcc -O3 -std=c++17 -arch=sm_90 -I $T/include/cccl -L $T/lib -o cub_sweep cub_sweep.cu
-// Output: CSV `op,n,ms`.
+// Output: CSV `op,n,ms`. Arguments, if any, replace the sizes.
 #include <cub/cub.cuh>
 #include "anchor_timing.cuh"
 
@@ -24,11 +24,16 @@ __global__ void unit_f32(const uint32_t* in, float* out, size_t n) {
         out[i] = (in[i] >> 8) * (1.0f / 16777216.0f);
 }
 
-int main() {
+int main(int argc, char** argv) {
     AnchorTemp temp;
+    // Sizes: the arguments (benches/sweep.rs' CUPRIM_SWEEP_SIZES), else
+    // every even power of two from 2^12 to 2^28.
+    std::vector<size_t> sizes;
+    for (int a = 1; a < argc; a++) sizes.push_back(std::strtoull(argv[a], nullptr, 10));
+    if (sizes.empty())
+        for (int lg = 12; lg <= 28; lg += 2) sizes.push_back(size_t(1) << lg);
     std::printf("op,n,ms\n");
-    for (int lg = 12; lg <= 28; lg += 2) {
-        const size_t n = size_t(1) << lg;
+    for (const size_t n : sizes) {
         uint32_t *keys, *out_u, *index;
         float *f, *f_sorted, *f_one, *out_f;
         int* hist;
