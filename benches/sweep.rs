@@ -25,7 +25,10 @@ use rayon::prelude::*;
 /// as arguments).
 fn sweep_sizes(dev: &Device) -> Vec<usize> {
     if let Ok(list) = std::env::var("CUPRIM_SWEEP_SIZES") {
-        return list.split(',').map(|x| x.trim().parse().expect("CUPRIM_SWEEP_SIZES: sizes")).collect();
+        return list
+            .split(',')
+            .map(|x| x.trim().parse().expect("CUPRIM_SWEEP_SIZES: sizes"))
+            .collect();
     }
     let all: Vec<u32> = if dev.is_cuda() {
         (12..=28).step_by(2).collect()
