@@ -1282,45 +1282,35 @@ fn long_walks_split_across_a_block() {
 /// as given.
 #[test]
 fn capped_walks_on_every_tree_shape() {
-    fn queries<F: TestCoord, const D: usize>(r: &mut TestRng, points: &[[F; D]], q: usize, dist: Dist) -> Vec<[F; D]> {
-        let mut out = make::<F, D>(r, q, dist);
-        out[3] = points[17];
-        out[5] = points[points.len() - 1];
-        out[8][0] = F::of(f64::NAN);
-        out[13] = [F::of(1e6); D];
-        out
+    /// n points and q queries of `dist` (among them a NaN, a far and two
+    /// on-point queries), checked for each k.
+    fn case<F: TestCoord, const D: usize>(dev: &Device, r: &mut TestRng, n: usize, q: usize, dist: Dist, ks: &[usize], seed: u64)
+    where
+        [F; D]: Point<Coord = F>,
+    {
+        let p = make::<F, D>(r, n, dist);
+        let mut queries = make::<F, D>(r, q, dist);
+        queries[3] = p[17];
+        queries[5] = p[n - 1];
+        queries[8][0] = F::of(f64::NAN);
+        queries[13] = [F::of(1e6); D];
+        let lists = oracle_lists(&p, &queries, None);
+        let what = format!("{dist:?} {D}-D {}, seed={seed}", std::any::type_name::<F>());
+        for &k in ks {
+            check_with(dev, &p, &queries, &lists, k, &what);
+        }
     }
     for dev in devices() {
         let (mut r, seed) = rng("knn_tree_shapes");
         for n in [4097usize, 8191, 8192, 16_385] {
             for dist in [Dist::Uniform, Dist::Duplicates] {
-                let what = format!("{dist:?} 1-D, seed={seed}");
-                let p = make::<f32, 1>(&mut r, n, dist);
-                let q = queries(&mut r, &p, 77, dist);
-                let lists = oracle_lists(&p, &q, None);
-                for k in [1, 5, 16] {
-                    check_with(&dev, &p, &q, &lists, k, &what);
-                }
+                case::<f32, 1>(&dev, &mut r, n, 77, dist, &[1, 5, 16], seed);
             }
         }
-        let what = format!("clustered 2-D, seed={seed}");
-        let p = make::<f32, 2>(&mut r, 12_289, Dist::Clustered);
-        let q = queries(&mut r, &p, 130, Dist::Clustered);
-        let lists = oracle_lists(&p, &q, None);
-        for k in [1, 8, 16] {
-            check_with(&dev, &p, &q, &lists, k, &what);
-        }
-        let p = make::<f32, 4>(&mut r, 9_000, Dist::Uniform);
-        let q = queries(&mut r, &p, 100, Dist::Uniform);
-        check_all(&dev, &p, &q, 8, &format!("uniform 4-D, seed={seed}"));
-        let p = make::<f32, 16>(&mut r, 5_000, Dist::Clustered);
-        let q = queries(&mut r, &p, 70, Dist::Clustered);
-        check_all(&dev, &p, &q, 16, &format!("clustered 16-D, seed={seed}"));
-        let p = make::<f64, 16>(&mut r, 4_500, Dist::Uniform);
-        let q = queries(&mut r, &p, 40, Dist::Uniform);
-        check_all(&dev, &p, &q, 8, &format!("uniform 16-D f64, seed={seed}"));
-        let p = make::<f64, 3>(&mut r, 33_000, Dist::Duplicates);
-        let q = queries(&mut r, &p, 90, Dist::Duplicates);
-        check_all(&dev, &p, &q, 16, &format!("duplicates 3-D f64, seed={seed}"));
+        case::<f32, 2>(&dev, &mut r, 12_289, 130, Dist::Clustered, &[1, 8, 16], seed);
+        case::<f32, 4>(&dev, &mut r, 9_000, 100, Dist::Uniform, &[8], seed);
+        case::<f32, 16>(&dev, &mut r, 5_000, 70, Dist::Clustered, &[16], seed);
+        case::<f64, 16>(&dev, &mut r, 4_500, 40, Dist::Uniform, &[8], seed);
+        case::<f64, 3>(&dev, &mut r, 33_000, 90, Dist::Duplicates, &[16], seed);
     }
 }
