@@ -318,7 +318,7 @@ __device__ __forceinline__ void knn_take_least(KnnCand& c, u32& w, KnnCand o, u3
 // The queries cuprim_knn_query_capped left (hard[0] rows at hard_rows, at
 // most q), a block each, taken by ticket (hard[1]) until none is left. The
 // three counters are the device's (zero between calls): the last block to
-// finish (hard[2] counts them) clears them for the next call. The block's
+// finish (cuprim_last_block on hard[2]) clears them for the next call. The block's
 // threads share the walk: each takes the next of the subtrees rooted at
 // level `level` (with the node above it of the same position, if any)
 // until none is left, walked with its list (kept across its subtrees) and
@@ -348,13 +348,12 @@ extern "C" __global__ void cuprim_knn_split(const KnnNode* __restrict__ nodes, c
         __syncthreads();
         const u32 h = ticket;
         if (h >= count) {
-            if (threadIdx.x == 0) {
-                __threadfence();  // this block's ticket before its count of blocks done
-                if (atomicAdd(hard + 2, 1u) == gridDim.x - 1) {
-                    hard[0] = 0;
-                    hard[1] = 0;
-                    hard[2] = 0;
-                }
+            // (h is the block's: every thread is here.) The last block out
+            // clears the rows' count and the tickets; cuprim_last_block
+            // clears its own counter, hard[2].
+            if (cuprim_last_block(hard + 2) && threadIdx.x == 0) {
+                hard[0] = 0;
+                hard[1] = 0;
             }
             return;
         }
