@@ -7,7 +7,8 @@
 //! The size sweep (`sort_sweep_keys`, `sort_sweep_pairs`; GPU only) times
 //! keys u32, pairs u32/u32, keys u64 and pairs u64/u32 at 2^12, 2^14, ...,
 //! 2^24 and 2^27 keys beside `benchmarks/anchors/cub_sort_sweep.cu` (same
-//! inputs: u64 keys are hash(seed 1) << 32 | hash(seed 3)).
+//! inputs: u64 keys are hash(seed 1) << 32 | hash(seed 3)), or at the sizes
+//! in `CUPRIM_SWEEP_SIZES`.
 //!
 //! Inputs are CUB's own (`shared/anchors/cub_bench.cu`): a hash of the
 //! index for u32 keys and values, `(a >> 8) / 2^24` for f32 keys and
@@ -76,6 +77,19 @@ fn sort_rows(c: &mut Criterion) {
     }
 }
 
+/// The sweep's sizes: 2^12, 2^14, ..., 2^24 and 2^27, or the list in
+/// `CUPRIM_SWEEP_SIZES` (comma-separated; `cub_sort_sweep` takes the same
+/// list as arguments).
+fn sweep_sizes() -> Vec<usize> {
+    if let Ok(list) = std::env::var("CUPRIM_SWEEP_SIZES") {
+        return list
+            .split(',')
+            .map(|x| x.trim().parse().expect("CUPRIM_SWEEP_SIZES: sizes"))
+            .collect();
+    }
+    [12, 14, 16, 18, 20, 22, 24, 27].iter().map(|log2| 1usize << log2).collect()
+}
+
 /// Keys u32, pairs u32/u32, keys u64, pairs u64/u32 at every size of the
 /// CUB sort sweep.
 fn sweep_rows(c: &mut Criterion) {
@@ -83,8 +97,7 @@ fn sweep_rows(c: &mut Criterion) {
     if !dev.is_cuda() {
         return;
     }
-    for log2 in [12, 14, 16, 18, 20, 22, 24, 27] {
-        let n = 1usize << log2;
+    for n in sweep_sizes() {
         let a = common::hash_u32(n, 1);
         let values = common::hash_u32(n, 2);
         let low = common::hash_u32(n, 3);

@@ -1,7 +1,7 @@
 //! Tuning rows of the radix sort (feature `sort-tuning`): shapes forced
 //! through `cuprim::algo::sort::tuning` on the small sort and the onesweep
-//! pass, A/B in one process (the last set: the small sort at 4096 keys and
-//! u32/u32 pairs at 2^24, 2^27 and 2^28 in two shapes, twice). Modules are compiled in
+//! pass, A/B in one process (the last set: the small sort's shapes for
+//! 8-byte keys and u64/u32 pairs at 1024 to 4096 keys). Modules are compiled in
 //! parallel first; each row is the median of 25 event-timed calls after 3
 //! warm-ups, each from the unsorted input (restored untimed); inputs of at
 //! most 2^20 keys are checked against a stable sort. Output:
@@ -15,7 +15,7 @@ use cuprim::precompile::{precompile_sort, precompile_sort_pairs, Target};
 use cuprim::prelude::*;
 use rayon::prelude::*;
 
-// The 64-bit kinds are not in the last set; kept for the next one.
+// The 4-byte kinds are not in the last set; kept for the next one.
 #[allow(dead_code)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -48,34 +48,27 @@ fn label(t: &Tuning) -> String {
 fn configs() -> Vec<Cfg> {
     let mut v = Vec::new();
     let sm = |b, i| Some(Some(SmallShape { block: b, items: i }));
-    for (b, i) in [(512, 8), (1024, 4), (256, 16)] {
-        v.push(Cfg {
-            kind: Kind::KeysU32,
-            n: 4096,
-            t: Tuning {
-                small: sm(b, i),
-                onesweep: None,
-            },
-        });
-        v.push(Cfg {
-            kind: Kind::PairsU32,
-            n: 4096,
-            t: Tuning {
-                small: sm(b, i),
-                onesweep: None,
-            },
-        });
-    }
-    // The u32/u32 pairs shape (512x24 since this set) against the one before, twice.
-    let shapes = [(384, 28, 2, true), (512, 24, 2, true)];
-    for n in [1usize << 24, 1 << 27, 1 << 28] {
-        for os in shapes.iter().chain(shapes.iter().rev()) {
+    // The small sort of 8-byte keys between 1024 and 4096 keys, each shape that holds them, and the policy's.
+    for n in [1024usize, 1536, 2048, 3000, 4096] {
+        for kind in [Kind::KeysU64, Kind::PairsU64] {
+            for (b, i) in [(256, 4), (256, 6), (256, 8), (384, 8), (512, 6), (512, 8)] {
+                if n <= (b * i) as usize {
+                    v.push(Cfg {
+                        kind,
+                        n,
+                        t: Tuning {
+                            small: sm(b, i),
+                            onesweep: None,
+                        },
+                    });
+                }
+            }
             v.push(Cfg {
-                kind: Kind::PairsU32,
+                kind,
                 n,
                 t: Tuning {
                     small: None,
-                    onesweep: Some(*os),
+                    onesweep: None,
                 },
             });
         }

@@ -472,19 +472,18 @@ fn many_tiles_per_block() {
     }
 }
 
-/// unique, unique_count and unique_into of a million keys or more take the
-/// chunked kernel (pieces claimed in order, their length following the
-/// density of heads, heads kept in shared memory): every key its own run
-/// (8-, 4- and 1-byte keys), runs of 4096 turning into runs of one (the
-/// pieces grown on sparse heads overflow a block's store and read the rest
-/// of their piece again), random lengths, 64 and the whole input; a slice off
-/// the vector boundary, a permuted view, and a permutation out of range
+/// unique, unique_count and unique_into of a million keys or more: unique
+/// compacts the run heads (from 2^21 keys and 4 MiB, the bulk-copy tiles
+/// on sm_90), unique_count counts them by pieces. Every key its own run
+/// (8-, 4- and 1-byte keys), runs of 4096 turning into runs of one, random
+/// lengths, 64 and the whole input; a slice off the vector boundary (the
+/// tiles' unaligned path), a permuted view, and a permutation out of range
 /// (an error, the keys intact). Release builds only (up to 30 million keys).
 #[test]
-fn unique_by_chunks() {
+fn unique_of_long_inputs() {
     fn check<K: Sample>(dev: &Device, n: usize, runs: Runs, tag: &str) {
         let (mut r, seed) = common::rng(&format!("chunks-{tag}-{n}-{runs:?}"));
-        let ctx = common::ctx(dev, &format!("unique by chunks {tag} {runs:?}"), n, seed);
+        let ctx = common::ctx(dev, &format!("long unique {tag} {runs:?}"), n, seed);
         let keys: Vec<K> = keys_of(&mut r, n, runs);
         let heads = ref_heads(&keys);
         let want: Vec<K> = heads.iter().map(|&h| keys[h]).collect();
@@ -512,7 +511,7 @@ fn unique_by_chunks() {
         return;
     }
     // Under a sanitizer (CUPRIM_TEST_MAX_N set) the sizes stay just past
-    // the chunked path's threshold (2^20): no chunk overflows there.
+    // the run count's pieces' threshold (2^20), in unique's register tiles.
     let sanitizer = common::size_cap() < (1 << 21);
     for dev in common::devices() {
         for runs in RUNS {

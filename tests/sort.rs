@@ -89,6 +89,11 @@ fn sizes<K: Element>(dev: &Device, large: bool) -> Vec<usize> {
         2,
         31,
         33,
+        // The small sort's shape edges (1024, 2048, 3072, 4096 keys).
+        1025,
+        2048,
+        3000,
+        3073,
         4097,
         tile - 1,
         tile,

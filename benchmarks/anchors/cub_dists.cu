@@ -37,8 +37,14 @@ __global__ void queries(uint64_t* q, size_t n, uint64_t below) {
     GRID q[i] = ((uint64_t)anchor_mix((uint32_t)i, 5) << 32 | anchor_mix((uint32_t)i, 6)) % below;
 }
 
-int main() {
-    const size_t most = (size_t)1 << 27;
+int main(int argc, char** argv) {
+    // Sizes: the arguments (benches/dists.rs' CUPRIM_SWEEP_SIZES), else 2^20, 2^24 and 2^27.
+    std::vector<size_t> sizes;
+    for (int a = 1; a < argc; a++) sizes.push_back(std::strtoull(argv[a], nullptr, 10));
+    if (sizes.empty())
+        for (int lg : {20, 24, 27}) sizes.push_back(size_t(1) << lg);
+    size_t most = 0;
+    for (const size_t n : sizes) most = n > most ? n : most;
     float* f = anchor_alloc<float>(most);
     double* d = anchor_alloc<double>(most);
     uint32_t* k32 = anchor_alloc<uint32_t>(most);
@@ -51,8 +57,7 @@ int main() {
     int64_t* count = anchor_alloc<int64_t>(1);
     AnchorTemp temp;
     std::printf("op,n,us\n");
-    for (int lg : {20, 24, 27}) {
-        const size_t n = (size_t)1 << lg;
+    for (const size_t n : sizes) {
         const int64_t nn = (int64_t)n;
         values<<<1024, 256>>>(f, d, n);
         CHECK(cudaDeviceSynchronize());

@@ -1,6 +1,7 @@
 // Anchor for the sort size sweep (benches/sort.rs, group `sort_sweep_*`):
 // CUB's DeviceRadixSort SortKeys / SortPairs on u32 and u64 keys (u32
-// values) at 2^12, 2^14, 2^16, 2^18, 2^20, 2^22, 2^24 and 2^27 keys. Each
+// values) at 2^12, 2^14, 2^16, 2^18, 2^20, 2^22, 2^24 and 2^27 keys, or at the
+// sizes given as arguments (benches/sort.rs' CUPRIM_SWEEP_SIZES). Each
 // number is the median of 20 CUDA-event-timed single calls after 3 untimed
 // ones (CUB sorts from one buffer into another, so no call needs its input
 // restored). Inputs match benches/sort.rs: u32 keys a hash of the index
@@ -14,6 +15,8 @@
 #include <cub/cub.cuh>
 #include "anchor_timing.cuh"
 
+#include <vector>
+
 // Median (us) of 20 event-timed single calls.
 template <class Call> static double median_us(Call call) { return 1000.0 * median_ms(call, 20); }
 
@@ -26,9 +29,13 @@ __global__ void fill_inputs(uint32_t* k32, uint64_t* k64, uint32_t* v, size_t n)
     }
 }
 
-int main() {
-    const int logs[] = {12, 14, 16, 18, 20, 22, 24, 27};
-    const size_t most = (size_t)1 << 27;
+int main(int argc, char** argv) {
+    std::vector<size_t> sizes;
+    for (int a = 1; a < argc; a++) sizes.push_back(std::strtoull(argv[a], nullptr, 10));
+    if (sizes.empty())
+        for (int lg : {12, 14, 16, 18, 20, 22, 24, 27}) sizes.push_back(size_t(1) << lg);
+    size_t most = 0;
+    for (const size_t n : sizes) most = n > most ? n : most;
     uint32_t *k32, *k32o, *v, *vo;
     uint64_t *k64, *k64o;
     CHECK(cudaMalloc(&k32, 4 * most));
@@ -46,8 +53,7 @@ int main() {
         temp_bytes = b;
     };
     std::printf("op,n,us\n");
-    for (int lg : logs) {
-        const size_t n = (size_t)1 << lg;
+    for (const size_t n : sizes) {
         const int ni = (int)n;
         fill_inputs<<<1024, 256>>>(k32, k64, v, n);
         CHECK(cudaDeviceSynchronize());

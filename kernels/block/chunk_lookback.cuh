@@ -1,7 +1,7 @@
 // The look-back of kernels that stream a chunk per block and need the
-// count of everything before their chunk once (unique_chunks.cu,
-// select_chunks.cu): one 64-bit word per chunk, its status in the top two
-// bits (an aggregate, or an inclusive prefix) and the count below. A
+// count of everything before their chunk once (bykey/count_chunks.cu): one
+// 64-bit word per chunk, its status in the top two bits (an aggregate, or
+// an inclusive prefix) and the count below. A
 // chunk's word is published only once the chunk's own count is known, and
 // chunks are taken in order (a ticket, or one wave of resident blocks), so
 // waiting on an earlier chunk always ends.

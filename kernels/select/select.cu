@@ -23,8 +23,10 @@
 // rejected elements go to it the same way (a stable partition).
 //
 // Specialised on: In (the input expression, block/expr.cuh; a plain buffer is
-// cuprim_x_buf<T>), T (its element), PredFn (bool apply(T x, T p)), CUPRIM_BLOCK
-// (compute threads, a multiple of 32), CUPRIM_ITEMS (at most 32).
+// cuprim_x_buf<T>), T (its element), PredFn (bool apply(T x, T p)), SEL_HEADS
+// (1: unique, which keeps the run heads, KeyEq::differ(the element before,
+// it), instead; K = T), CUPRIM_BLOCK (compute threads, a multiple of 32),
+// CUPRIM_ITEMS (at most 32).
 
 constexpr int SEL_WARP_TILE = 32 * CUPRIM_ITEMS;
 constexpr int SEL_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
@@ -87,9 +89,11 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
 #pragma unroll
             for (int k = 0; k < SEL_VEC; k++) items[r * SEL_VEC + k] = x.v[k];
         }
+#if !SEL_HEADS
 #pragma unroll
         for (int j = 0; j < CUPRIM_ITEMS; j++)
             if (PredFn::apply(items[j], param)) keep |= 1u << j;
+#endif
     } else {
 #pragma unroll
         for (int r = 0; r < SEL_ROUNDS; r++) {
@@ -98,11 +102,37 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
                 const int q = r * 32 * SEL_VEC + lane * SEL_VEC + k;
                 if (q < wvalid) {
                     items[r * SEL_VEC + k] = in.load(base + (u64)(wbase + q));
+#if !SEL_HEADS
                     if (PredFn::apply(items[r * SEL_VEC + k], param)) keep |= 1u << (r * SEL_VEC + k);
+#endif
                 }
             }
         }
     }
+#if SEL_HEADS
+    {
+        // unique: the run heads. The key before a lane's first comes from
+        // the lane before (or, lane 0, the round before), and before the
+        // warp's first from the input (none before the input's first).
+        const u64 wstart = base + (u64)wbase;
+        T carry = T();
+        if (wstart > 0 && wvalid > 0) carry = in.load(wstart - 1);
+#pragma unroll
+        for (int r = 0; r < SEL_ROUNDS; r++) {
+            const T last = items[r * SEL_VEC + SEL_VEC - 1];
+            const T up = cuprim_shfl_up(last, 1);
+            const T prev0 = lane == 0 ? carry : up;
+            carry = cuprim_shfl(last, 31);
+#pragma unroll
+            for (int k = 0; k < SEL_VEC; k++) {
+                const int q = r * 32 * SEL_VEC + lane * SEL_VEC + k;
+                const int j = r * SEL_VEC + k;
+                if (q < wvalid && (wstart + (u64)q == 0 || KeyEq::differ(k == 0 ? prev0 : items[j - 1], items[j])))
+                    keep |= 1u << j;
+            }
+        }
+    }
+#endif
     const u32 wcount = sel_warp_sum(__popc(keep));
     u32 tile_count;
     const u32 wsel_before = sel_share_counts(state, tile, wcount, warp_counts, tile_count);

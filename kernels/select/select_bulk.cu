@@ -21,10 +21,15 @@
 //   the warp's run, in place: an element's rank is never past its own
 //   position, and a batch of steps is read before any of it is written.
 // - The counts, the look-back and the stores are select.cu's.
+// - With SEL_HEADS (unique) an element is kept where it starts a run: it is
+//   the input's first, or KeyEq::differ(the element before, it). The key
+//   before a lane's first comes by shuffle, and before a warp's first from
+//   global memory, never from a run another warp is compacting.
 //
 // Specialised on: In (cuprim_x_buf<T>: a plain buffer), T (1, 2, 4, 8 or 16
-// bytes), PredFn, C, CUPRIM_BLOCK, CUPRIM_ITEMS (elements a compute thread,
-// a multiple of SB_BATCH and of 16-byte batches).
+// bytes), PredFn, SEL_HEADS (as select.cu), C, CUPRIM_BLOCK, CUPRIM_ITEMS
+// (elements a compute thread, a multiple of SB_BATCH and of 16-byte
+// batches).
 
 #if __CUDA_ARCH__ < 900
 #error "select_bulk.cu needs sm_90 (the bulk copy engine); select.cu serves older devices"
@@ -101,6 +106,14 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
                 "l"(g + head), "r"((u32)(pieces * 16)), "r"(bar)
                 : "memory");
     }
+#if SEL_HEADS
+    // unique: the key before this warp's elements, from global memory (the
+    // warp before may be compacting its run in place), none before the first.
+    const int wbase = warp * SB_WARP_TILE;
+    const bool at_start = base + (u64)wbase == 0;
+    T carry = T();
+    if (!at_start && wbase < valid) carry = cuprim_load_ro(in.p + (base + (u64)wbase - 1));
+#endif
     const int r = CUPRIM_BLOCK - 1 - (int)threadIdx.x;
     if (r < SB_VEC) {
         if (r < head) tile_s[r] = cuprim_load_ro(g + r);
@@ -115,7 +128,9 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
     } while (!done);
     sel_bar_sync(1, CUPRIM_BLOCK);  // the head and tail, stored by other threads
 
+#if !SEL_HEADS
     const int wbase = warp * SB_WARP_TILE;
+#endif
     const int wvalid = max(0, min(valid - wbase, SB_WARP_TILE));
     T* run = tile_s + wbase;
     const unsigned lanes_before = (1u << lane) - 1u;
@@ -135,9 +150,22 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
             for (int k = 0; k < SB_VBATCH; k++) {
                 const int q0 = SB_VEC * (32 * (i0 + k) + lane);
                 u32 mine = 0;
+#if SEL_HEADS
+                // The key before each: the lane's own, the lane before's
+                // last, or (lane 0) the step before's last.
+                const T up = cuprim_shfl_up(x[k].v[SB_VEC - 1], 1);
+                const T prev0 = lane == 0 ? carry : up;
+                carry = cuprim_shfl(x[k].v[SB_VEC - 1], 31);
+#pragma unroll
+                for (int e = 0; e < SB_VEC; e++)
+                    if (q0 + e < wvalid &&
+                        ((at_start && q0 + e == 0) || KeyEq::differ(e == 0 ? prev0 : x[k].v[e - 1], x[k].v[e])))
+                        mine |= 1u << e;
+#else
 #pragma unroll
                 for (int e = 0; e < SB_VEC; e++)
                     if (q0 + e < wvalid && PredFn::apply(x[k].v[e], param)) mine |= 1u << e;
+#endif
                 const u32 c = (u32)__popc(mine);
                 u32 before = 0, step = 0;
 #pragma unroll
@@ -164,7 +192,15 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
             __syncwarp();
 #pragma unroll
             for (int k = 0; k < SB_BATCH; k++) {
+#if SEL_HEADS
+                const int q = 32 * (i0 + k) + lane;
+                const T up = cuprim_shfl_up(x[k], 1);
+                const T prev = lane == 0 ? carry : up;
+                carry = cuprim_shfl(x[k], 31);
+                const bool kept = q < wvalid && ((at_start && q == 0) || KeyEq::differ(prev, x[k]));
+#else
                 const bool kept = 32 * (i0 + k) + lane < wvalid && PredFn::apply(x[k], param);
+#endif
                 const unsigned bits = __ballot_sync(0xffffffffu, kept);
                 if (kept) run[sel + (u32)__popc(bits & lanes_before)] = x[k];
                 sel += (u32)__popc(bits);

@@ -1,15 +1,8 @@
-//! Plan and launch of `kernels/bykey/unique_chunks.cu`: unique and
-//! unique_count of long inputs by contiguous pieces, claimed in order by
-//! resident blocks from one cursor, each streamed once with its run heads
-//! kept in shared memory and one look-back per piece; a piece's length
-//! follows the density of heads its block last found, so dense heads are
-//! read once too. H200, u32 keys, `unique_into` at 2^24 / 2^27 against
-//! CUB's `DeviceSelect::Unique` in the same call
-//! (`benchmarks/runs/h200-unique-pieces/call11`): every key distinct 66.9 /
-//! 394.2 us against 60.0 / 368.8 (one chunk per resident block, whose dense
-//! heads were read twice: 65.7 / 489); runs of 4 43.1 / 243.3 against 48.0 /
-//! 279.7; runs of 1024 37.9 / 192.2 against 43.8 / 248.0 (the chunks: 35.6 /
-//! 195).
+//! Plan and launch of `kernels/bykey/count_chunks.cu`: unique_count of
+//! long inputs by contiguous pieces, claimed in order by resident blocks
+//! from one cursor, each streamed once with one look-back per piece.
+//! (unique itself is a stream compaction of the run heads:
+//! `crate::algo::select::plan::Select::unique`.)
 //!
 //! Also of `kernels/bykey/reduce_chunks.cu`: reduce_by_key and run-length
 //! encoding the same way, each run's key and aggregate kept as one record
@@ -35,124 +28,87 @@ use crate::ops::Monoid;
 use crate::value::Value;
 use std::marker::PhantomData;
 
-template!(UNIQUE_CHUNKS, "bykey/unique_chunks.cu", ["cuprim_unique_chunks"], headers: [crate::algo::lookback::CHUNK_LOOKBACK]);
+template!(COUNT_CHUNKS, "bykey/count_chunks.cu", ["cuprim_count_chunks"], headers: [crate::algo::lookback::CHUNK_LOOKBACK]);
 
 /// Threads per block and blocks per SM: 256 threads of 32 bytes of keys
 /// each, 4 blocks per SM, the prototype's best of six shapes
-/// (`benchmarks/runs/i22-unique-chunks/`: 256 x 8 u32 at 4 blocks per SM
-/// with 12 288 heads, 420.6 us at 2^28 against 446.1 for 512 x 8 at 2).
+/// (`benchmarks/runs/i22-unique-chunks/`: 256 x 8 u32 at 4 blocks per SM,
+/// 420.6 us at 2^28 against 446.1 for 512 x 8 at 2).
 const BLOCK: u32 = 256;
 const BLOCKS_PER_SM: u32 = 4;
-
-/// Bytes of heads a block keeps (dynamic shared memory): 55 KiB where an
-/// SM has 228 KiB (sm_90, sm_100: four blocks), else 46 KiB (the static
-/// array's size before; other architectures not measured). H200, u32 keys
-/// all distinct at 2^27, one call: 391 us against 404 with 46 KiB
-/// (`benchmarks/runs/h200-unique-pieces/call10`).
-fn head_bytes(arch: u32) -> usize {
-    if (90..110).contains(&arch) {
-        55 << 10
-    } else {
-        46 << 10
-    }
-}
 
 /// Inputs shorter than this keep the tile kernel (`by_key.cu`): a chunk
 /// per resident block would be a few tiles. Not measured between the
 /// prototype's 2^20 (0.79x CUB) and below.
 const CHUNKS_FROM: usize = 1 << 20;
 
-/// One specialisation: keys `KE`, heads kept or only counted.
-pub(crate) struct UniqueChunks<'a, KE> {
+/// The kernel's cursor packs a piece's number above this bit and its first
+/// key below (`UC_ID_SHIFT`).
+const CURSOR_ID_SHIFT: u32 = 40;
+
+/// One specialisation: the run count of keys `KE`.
+pub(crate) struct CountChunks<'a, KE> {
     keys: &'a KE,
-    /// Heads a block keeps (0: unique_count, which writes none).
-    cap: usize,
 }
 
-impl<'a, KE: Node> UniqueChunks<'a, KE>
+impl<'a, KE: Node> CountChunks<'a, KE>
 where
     KE::Item: Element,
 {
-    /// `write`: unique (the heads written) or unique_count, on a GPU of
-    /// compute capability `arch`.
-    pub fn new(keys: &'a KE, write: bool, arch: u32) -> Self {
-        UniqueChunks {
-            keys,
-            cap: if write {
-                head_bytes(arch) / std::mem::size_of::<KE::Item>()
-            } else {
-                0
-            },
-        }
+    pub fn new(keys: &'a KE) -> Self {
+        CountChunks { keys }
     }
 
-    /// Whether these keys take the pieces: long enough, and few enough
-    /// for the kernel's cursor (keys below 2^40, under 2^23 pieces of at
-    /// least half the heads kept; the launch adds at most a wave).
+    /// Whether these keys take the pieces: long enough, and few enough for
+    /// the kernel's cursor (keys below 2^40).
     pub fn takes(&self) -> bool {
         let n = self.keys.length() as u64;
-        n >= CHUNKS_FROM as u64 && n < 1 << CURSOR_ID_SHIFT && (self.cap == 0 || n / (self.cap as u64 / 2) < 1 << 23)
+        n >= CHUNKS_FROM as u64 && n < 1 << CURSOR_ID_SHIFT
     }
 
-    /// Writes the run heads to `out` (when kept) and their number to
-    /// `count_out`; or, with no `count_out`, reads it back (one small
-    /// synchronous read) and returns it. `n >= 1`.
-    pub fn run(&self, dev: &CudaDevice, out: Ptr<KE::Item>, count_out: Option<Ptr<u64>>) -> Result<Option<u64>> {
+    /// The number of runs (one small synchronous read). `n >= 1`.
+    pub fn run(&self, dev: &CudaDevice) -> Result<u64> {
         let n = self.keys.length() as u64;
-        // The longest piece: a wave's share, in whole tiles (32 bytes of
-        // keys per thread, or whole vectors of the widest buffer; the
-        // kernel's UC_TILE divides this). (Half a share: runs of 1024 at
-        // 2^24 / 2^27 42.4 / 229 us against 37.3 / 191, H200, one call.)
+        // A piece: a wave's share, in whole tiles (32 bytes of keys per
+        // thread, or whole vectors of the widest buffer; the kernel's
+        // UC_TILE divides this).
         let tile = BLOCK as u64 * 32;
         let wave = (dev.sm_count() * BLOCKS_PER_SM) as u64;
         let most = n.div_ceil(wave).div_ceil(tile) * tile;
-        // Every piece but the last is at least the kernel's shortest (the
-        // most keys whose heads fit, whole lanes' items: over half the heads
-        // kept), or `most`.
-        let least = if self.cap > 0 { (self.cap as u64 / 2).min(most) } else { most };
-        let pieces = n.div_ceil(least) + 1;
-        debug_assert!(self.takes() && pieces < 1 << 23);
+        let pieces = n.div_ceil(most) + 1;
+        debug_assert!(self.takes());
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
         let state = layout.zeroed::<u64>(pieces);
         let cursor = layout.zeroed::<u64>(1);
         let slot = layout.uninit::<u64>(1);
-        // SAFETY: matches `cuprim_unique_chunks(const In0 keys, u64 n, u64 most, K* out, u64* count_out, u64* state,
-        // u64* cursor)`, In0 the struct whose fields the ExprArgs hold: the blocks claim pieces of keys below n
-        // (each of at least `least` elements but the last, so fewer than `pieces` of them, their numbers and
-        // starts packed in the zeroed cursor), read them and the key before each, write at most as many heads to
-        // out (none when UC_CAP is 0) and, the last piece, count_out[0]; state[0..pieces) zeroed.
-        let entry: Entry<(ExprArgs, u64, u64, Ptr<KE::Item>, Ptr<u64>, Ptr<u64>, Ptr<u64>)> =
-            unsafe { Entry::declare("cuprim_unique_chunks") };
-        let blocks = wave.min(n.div_ceil(least)) as u32;
+        // SAFETY: matches `cuprim_count_chunks(const In0 keys, u64 n, u64 most, u64* count_out, u64* state,
+        // u64* cursor)`, In0 the struct whose fields the ExprArgs hold: the blocks claim pieces of `most` keys
+        // below n (fewer than `pieces` of them, their numbers and starts packed in the zeroed cursor), read them
+        // and the key before each and, the last piece, write count_out[0]; state[0..pieces) zeroed.
+        let entry: Entry<(ExprArgs, u64, u64, Ptr<u64>, Ptr<u64>, Ptr<u64>)> = unsafe { Entry::declare("cuprim_count_chunks") };
+        let blocks = wave.min(n.div_ceil(most)) as u32;
         dev.with_scratch(&layout, |s| {
-            let count = count_out.unwrap_or(s.at(slot));
+            let count = s.at(slot);
             launch_checked(dev, self.keys, |k| {
-                let shared = (self.cap * std::mem::size_of::<KE::Item>()).max(16) as u32;
-                let grid = Grid {
-                    shared,
-                    ..Grid::new(blocks, BLOCK)
-                };
-                dev.launch(&module, entry, grid, (k, n, most, out, count, s.at(state), s.at(cursor)))
+                dev.launch(
+                    &module,
+                    entry,
+                    Grid::new(blocks, BLOCK),
+                    (k, n, most, count, s.at(state), s.at(cursor)),
+                )
             })?;
-            match count_out {
-                Some(_) => Ok(None),
-                None => Ok(Some(u64::from_le_bytes(dev.read_back::<8>(count.raw(), "reading the run count")?))),
-            }
+            Ok(u64::from_le_bytes(dev.read_back::<8>(count.raw(), "reading the run count")?))
         })
     }
 }
 
-/// The kernel's cursor packs a piece's number above this bit and its first
-/// key below (`UC_ID_SHIFT`).
-const CURSOR_ID_SHIFT: u32 = 40;
-
-impl<KE: Node> Specialise for UniqueChunks<'_, KE>
+impl<KE: Node> Specialise for CountChunks<'_, KE>
 where
     KE::Item: Element,
 {
     fn template(&self) -> &'static Template {
-        &UNIQUE_CHUNKS
+        &COUNT_CHUNKS
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
         write_input(self.keys, w);
@@ -161,26 +117,22 @@ where
         <super::plan::NotEqual as super::plan::KeyEq<KE::Item>>::write(&super::plan::NotEqual, w);
         w.constant("CUPRIM_BLOCK", BLOCK as i64);
         w.constant("CUPRIM_MIN_BLOCKS", BLOCKS_PER_SM as i64);
-        w.constant("UC_CAP", self.cap as i64);
     }
 }
 
-/// The two modules of keys `KE` (unique and unique_count) for `arch`, for precompile.
-pub(crate) fn chunk_specs<KE: Node>(keys: &KE, arch: u32) -> [KernelSpec; 2]
+/// The unique_count module of keys `KE`, for precompile.
+pub(crate) fn count_chunk_spec<KE: Node>(keys: &KE) -> KernelSpec
 where
     KE::Item: Element,
 {
-    [
-        KernelSpec::of(&UniqueChunks::new(keys, true, arch)),
-        KernelSpec::of(&UniqueChunks::new(keys, false, arch)),
-    ]
+    KernelSpec::of(&CountChunks::new(keys))
 }
 
 template!(REDUCE_CHUNKS, "bykey/reduce_chunks.cu", ["cuprim_reduce_chunks"], headers: [LOOKBACK]);
 
 /// reduce_by_key and run-length encoding by chunks
 /// (`kernels/bykey/reduce_chunks.cu`): 256 threads, 4 blocks per SM, as
-/// unique's chunks (not yet measured for these modes); 3 where the
+/// the run count's chunks (not yet measured for these modes); 3 where the
 /// look-back pair is wider than 8 bytes (8-byte values, or u64 counts), whose
 /// 64 registers spilled 4 to 44 bytes (NVRTC sm_80 / sm_90 report).
 const REDUCE_BLOCK: u32 = 256;
@@ -206,7 +158,7 @@ pub(crate) const REDUCE_CHUNKS_FROM: usize = 1 << 22;
 
 /// run_length_encode of inputs shorter than this keeps the tile kernel.
 /// H200, 2026-11-28, runs of 64, u32: chunks 17.9 us at 2^20 against CUB's
-/// 19.1 (unique's threshold).
+/// 19.1 (the run count's threshold).
 pub(crate) const LENGTH_CHUNKS_FROM: usize = 1 << 20;
 
 /// Whether reduce_by_key of `n` elements takes the chunks.

@@ -450,15 +450,19 @@ where
     };
     let mut out = DeviceVec::<KE::Item>::alloc_uninit(keys.device_ref(), keys.length())?;
     let o = crate::algo::cuda_ptr_mut(&mut out, "unique")?;
-    let pieces = chunks::UniqueChunks::new(keys, true, dev.arch());
-    let runs = if pieces.takes() {
-        pieces.run(dev, o, None)?
-    } else {
-        let none = Leaf::type_only();
-        keys_plan(dev, Mode::Unique, keys, &none).run(dev, o, [0; 3], None)?
-    };
+    let runs = unique_heads(dev, keys, o, None)?;
     out.truncate(runs.unwrap_or(0) as usize)?;
     Ok(out)
+}
+
+/// Writes unique's heads to `out` and their number to `count_out`, or
+/// with none reads it back and returns it.
+fn unique_heads<KE: Node>(dev: &CudaDevice, keys: &KE, out: Ptr<KE::Item>, count_out: Option<Ptr<u64>>) -> Result<Option<u64>>
+where
+    KE::Item: Element,
+{
+    let plan = crate::algo::select::plan::Select::unique(dev.arch(), keys);
+    Ok(plan.launch(dev, out, Ptr::null(), count_out)?.map(|n| n as u64))
 }
 
 /// unique_count of a key expression.
@@ -470,9 +474,9 @@ where
     let Some(dev) = cuda_of(keys) else {
         return Ok(host_heads(keys, NotEqual)?.1.len());
     };
-    let pieces = chunks::UniqueChunks::new(keys, false, dev.arch());
+    let pieces = chunks::CountChunks::new(keys);
     let runs = if pieces.takes() {
-        pieces.run(dev, Ptr::null(), None)?
+        Some(pieces.run(dev)?)
     } else {
         let none = Leaf::type_only();
         keys_plan(dev, Mode::Count, keys, &none).run(dev, Ptr::null(), [0; 3], None)?
@@ -502,12 +506,7 @@ where
         }
         (Some(dev), o, c) => {
             let (o, c) = (out_ptr(OP, o)?, out_ptr(OP, c)?);
-            let pieces = chunks::UniqueChunks::new(keys, true, dev.arch());
-            if pieces.takes() {
-                return pieces.run(dev, o, Some(c)).map(|_| ());
-            }
-            let none = Leaf::type_only();
-            keys_plan(dev, Mode::Unique, keys, &none).run(dev, o, [0; 3], Some(c)).map(|_| ())
+            unique_heads(dev, keys, o, Some(c)).map(|_| ())
         }
         _ => Err(Error::DeviceMismatch { op: OP }),
     }

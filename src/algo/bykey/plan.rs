@@ -26,8 +26,6 @@ template!(BY_KEY, "bykey/by_key.cu", ["cuprim_by_key"], headers: [LOOKBACK]);
 pub(crate) enum Mode {
     /// The number of runs only.
     Count,
-    /// The first key of each run.
-    Unique,
     /// The first key and the first value of each run.
     UniqueByKey,
     /// The first key and the fold of the values of each run.
@@ -40,7 +38,7 @@ impl Mode {
     /// `CUPRIM_BYKEY_VALUES`: 0 none, 1 first value, 2 reduce, 3 lengths.
     fn values(self) -> i64 {
         match self {
-            Mode::Count | Mode::Unique => 0,
+            Mode::Count => 0,
             Mode::UniqueByKey => 1,
             Mode::Reduce => 2,
             Mode::Lengths => 3,
@@ -126,8 +124,8 @@ pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_byte
         // run lengths 2^28: 0.828 ms against 0.900 for 256x16 and 0.848 for 128x32.
         (Mode::Lengths, _) => shape(128, 24, 4),
         (_, 8..) => shape(128, 12, 4),
-        // unique 2^28: 0.695 ms against 0.830 for 128x24 (copy_if's) and 0.699 for 256x24.
-        (Mode::Count | Mode::Unique, 4) => shape(256, 32, 3),
+        // unique 2^28 (when it took this kernel): 0.695 ms against 0.830 for 128x24 (copy_if's) and 0.699 for 256x24.
+        (Mode::Count, 4) => shape(256, 32, 3),
         // unique_by_key: copy_if's shape (its values' shared memory does not fit beside 256x32 keys).
         (_, 4) => shape(128, 24, 4),
         _ => shape(128, 32, 4),
@@ -170,7 +168,7 @@ where
         let value_bytes = match mode {
             Mode::Reduce | Mode::Lengths => VE::Item::C_SIZE.max(O::C_SIZE),
             Mode::UniqueByKey => O::C_SIZE,
-            Mode::Count | Mode::Unique => 0,
+            Mode::Count => 0,
         };
         ByKey {
             policy: by_key_policy(arch, mode, std::mem::size_of::<KE::Item>(), value_bytes),
@@ -346,12 +344,18 @@ where
     let none = Leaf::<KE::Item>::type_only();
     let (c32, c64) = (Leaf::<u32>::type_only(), Leaf::<u64>::type_only());
     let mut specs = Vec::new();
-    for mode in [Mode::Count, Mode::Unique] {
-        specs.extend(both(ByKey::<_, _, KE::Item, _, _>::new(
-            arch, mode, keys, &none, &Min, NotEqual, 0, false,
-        )));
-    }
-    specs.extend(super::chunks::chunk_specs(keys, arch));
+    specs.extend(both(ByKey::<_, _, KE::Item, _, _>::new(
+        arch,
+        Mode::Count,
+        keys,
+        &none,
+        &Min,
+        NotEqual,
+        0,
+        false,
+    )));
+    specs.push(super::chunks::count_chunk_spec(keys));
+    specs.extend(crate::algo::select::plan::unique_select_specs(arch, keys));
     specs.extend(super::chunks::length_chunk_specs(keys));
     specs.extend(both(ByKey::<_, _, VE::Item, _, _>::new(
         arch,

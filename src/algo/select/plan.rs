@@ -2,6 +2,7 @@
 //! pass that writes the selected elements in order (and, for partition, the
 //! rejected ones) with their positions from a look-back over per-tile counts.
 
+use crate::algo::bykey::plan::{KeyEq, NotEqual};
 use crate::algo::lookback::{Lookback, LOOKBACK};
 use crate::algo::scan::plan::{scan_policy, TilePolicy};
 use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
@@ -89,6 +90,47 @@ pub(crate) struct Select<'a, E, P> {
     pub wide: bool,
     /// `select_bulk.cu` (copy_if alone), else `select.cu`.
     pub bulk: bool,
+    /// unique: the kernel keeps run heads (`SEL_HEADS`), not what `pred` selects.
+    pub heads: bool,
+}
+
+/// The predicate of unique's select ([`Select::unique`]), which the kernel
+/// does not evaluate: it keeps the run heads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunHeads;
+
+impl<T: Element> Predicate<T> for RunHeads {
+    fn test(&self, _: T) -> bool {
+        true
+    }
+    fn cuda_expr(&self) -> String {
+        "true".into()
+    }
+}
+
+impl<'a, E: Node<Item = T>, T: Element> Select<'a, E, RunHeads> {
+    /// unique of `input` (its run heads: `a != b` between neighbours) on
+    /// `arch`: the bulk copy kernel where copy_if would take it.
+    pub fn unique(arch: u32, input: &'a E) -> Self {
+        Self::heads_of(Self::new(arch, input, &RunHeads))
+    }
+
+    /// `plan` keeping run heads. In registers a block per SM fewer, two for
+    /// 4-byte elements: the keys before each lane's first take registers
+    /// (NVRTC 13, sm_80 / sm_90: copy_if's shapes spilled 4 to 32 bytes,
+    /// f32 still 24 at 8 blocks of 128x24).
+    fn heads_of(plan: Self) -> Self {
+        let mut policy = plan.policy;
+        if !plan.bulk {
+            let fewer = if std::mem::size_of::<T>() == 4 { 2 } else { 1 };
+            policy.min_blocks = policy.min_blocks.saturating_sub(fewer).max(1);
+        }
+        Select {
+            heads: true,
+            policy,
+            ..plan
+        }
+    }
 }
 
 impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
@@ -109,6 +151,7 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
             pred,
             wide: input.length() as u64 > u32::MAX as u64,
             bulk: true,
+            heads: false,
         }
     }
 
@@ -126,6 +169,7 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
             pred,
             wide: input.length() as u64 > u32::MAX as u64,
             bulk: false,
+            heads: false,
         }
     }
 
@@ -212,6 +256,11 @@ impl<E: Node<Item = T>, T: Element, P: Predicate<T>> Specialise for Select<'_, E
         self.policy.write(w);
         write_input(self.input, w);
         w.typedef("C", if self.wide { "u64" } else { "u32" });
+        w.constant("SEL_HEADS", self.heads as i64);
+        if self.heads {
+            w.typedef("K", "T");
+            <NotEqual as KeyEq<T>>::write(&NotEqual, w);
+        }
         w.piece(OpText::<P, T, Pred>::predicate(*self.pred), |pred| {
             format!(
                 "struct PredFn {{ __device__ __forceinline__ static bool apply(T x, T p) {{ (void)p; return ({}); }} }};",
@@ -232,6 +281,20 @@ pub(crate) fn select_specs_of<E: Node<Item = T>, T: Element, P: Predicate<T>>(ar
     if bulk_reads::<E>(arch) {
         plans.push(Select::bulk(input, pred));
     }
+    both_widths(plans)
+}
+
+/// unique's select modules of an input expression (run heads kept), for precompile.
+pub(crate) fn unique_select_specs<E: Node<Item = T>, T: Element>(arch: u32, input: &E) -> Vec<KernelSpec> {
+    let mut plans = vec![Select::heads_of(Select::registers(arch, input, &RunHeads))];
+    if bulk_reads::<E>(arch) {
+        plans.push(Select::heads_of(Select::bulk(input, &RunHeads)));
+    }
+    both_widths(plans)
+}
+
+/// Each plan's module with u32 and with u64 counts.
+fn both_widths<E: Node<Item = T>, T: Element, P: Predicate<T>>(plans: Vec<Select<'_, E, P>>) -> Vec<KernelSpec> {
     let mut specs = Vec::new();
     for plan in plans {
         specs.push(KernelSpec::of(&plan));

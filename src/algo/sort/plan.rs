@@ -376,9 +376,11 @@ pub(crate) fn small_shapes(widest: usize, pairs: bool) -> &'static [SmallShape] 
     // (15.5 us against 16.6 for 256x16, 16.9 for 1024x4), up to 8192 512x16 (21.4 us against 23.1 for
     // 1024x8), up to 16384 keys alone 1024x16 (35.0 us against 47.9 for the best onesweep) (H100,
     // i23-sort-24ef478 call1; at 4096 in call3: 15.3 us against 16.6 / 16.7); u32/u32 pairs spill 48
-    // bytes at 1024x16, so pairs take the onesweep sort past 8192.
-    const KEYS: [SmallShape; 4] = [s(256, 4), s(512, 8), s(512, 16), s(1024, 16)];
-    const PAIRS: [SmallShape; 3] = [s(256, 4), s(512, 8), s(512, 16)];
+    // bytes at 1024x16, so pairs take the onesweep sort past 8192. Up to 2048 256x8 and up to 3072 512x6:
+    // u32 keys 13.25 / 14.18 us at 2048 / 3000 against 15.23 / 15.39 for 512x8, u32/u32 pairs 14.02 / 14.88
+    // against 16.19 / 16.29 (CUB 15.36 / 15.94 and 17.38 / 18.18; H200, benchmarks/runs/h200-small-sort).
+    const KEYS: [SmallShape; 6] = [s(256, 4), s(256, 8), s(512, 6), s(512, 8), s(512, 16), s(1024, 16)];
+    const PAIRS: [SmallShape; 5] = [s(256, 4), s(256, 8), s(512, 6), s(512, 8), s(512, 16)];
     // 8-byte keys or values: 16 items spill; 1024x8 up to 8192 (u64 keys 39.8 us against 70.9 for onesweep, call1).
     const WIDE: [SmallShape; 3] = [s(256, 4), s(512, 8), s(1024, 8)];
     if widest > 4 {
