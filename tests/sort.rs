@@ -89,8 +89,9 @@ fn sizes<K: Element>(dev: &Device, large: bool) -> Vec<usize> {
         2,
         31,
         33,
-        // The small sort's shape edges (1024, 2048, 3072, 4096 keys).
+        // The small sort's shape edges (1024, 1536, 2048, 3072, 4096 keys).
         1025,
+        1537,
         2048,
         3000,
         3073,

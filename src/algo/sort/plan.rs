@@ -382,7 +382,10 @@ pub(crate) fn small_shapes(widest: usize, pairs: bool) -> &'static [SmallShape] 
     const KEYS: [SmallShape; 6] = [s(256, 4), s(256, 8), s(512, 6), s(512, 8), s(512, 16), s(1024, 16)];
     const PAIRS: [SmallShape; 5] = [s(256, 4), s(256, 8), s(512, 6), s(512, 8), s(512, 16)];
     // 8-byte keys or values: 16 items spill; 1024x8 up to 8192 (u64 keys 39.8 us against 70.9 for onesweep, call1).
-    const WIDE: [SmallShape; 3] = [s(256, 4), s(512, 8), s(1024, 8)];
+    // Up to 1536 256x6, up to 2048 256x8, up to 3072 512x6: u64 keys 18.21 / 19.52 / 22.18 us at 1536 / 2048 /
+    // 3000 against 23.78 / 23.74 / 24.93 for 512x8, u64/u32 pairs 18.18 / 20.61 / 23.97 against 25.57 / 26.02 /
+    // 26.91 (CUB 19.30 / 19.84 / 76.96 and 20.61 / 22.18 / 85.86; H200, benchmarks/runs/h200-small-sort/wide).
+    const WIDE: [SmallShape; 6] = [s(256, 4), s(256, 6), s(256, 8), s(512, 6), s(512, 8), s(1024, 8)];
     if widest > 4 {
         &WIDE
     } else if pairs {
