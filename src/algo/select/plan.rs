@@ -173,6 +173,15 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
         }
     }
 
+    /// `copy_if`'s words, or unique's (the run heads kept), for errors.
+    fn what(&self, copy_if: &'static str, unique: &'static str) -> &'static str {
+        if self.heads {
+            unique
+        } else {
+            copy_if
+        }
+    }
+
     /// Writes the selected elements of the input to `selected` (and the
     /// rejected ones to `rejected`, unless null); returns how many were
     /// selected (one small synchronous read of the last tile's prefix).
@@ -188,11 +197,13 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
         let len = self.input.length();
         if len == 0 {
             return match count_out {
-                Some(c) => dev.memset_bytes(c.raw(), 0, 8, "writing the copy_if count").map(|()| None),
+                Some(c) => dev
+                    .memset_bytes(c.raw(), 0, 8, self.what("writing the copy_if count", "writing the run count"))
+                    .map(|()| None),
                 None => Ok(Some(0)),
             };
         }
-        let tiles = self.policy.tiles("copy_if", len)?;
+        let tiles = self.policy.tiles(self.what("copy_if", "unique"), len)?;
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
         let lookback = Lookback::place(&mut layout, tiles as u64, if self.wide { 8 } else { 4 });
@@ -236,7 +247,8 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
                 return Ok(None);
             }
             let at = lookback.prefix(&s, tiles as u64 - 1);
-            Ok(Some(u64::from_le_bytes(dev.read_back::<8>(at.raw(), "reading the copy_if count")?)))
+            let what = self.what("reading the copy_if count", "reading the run count");
+            Ok(Some(u64::from_le_bytes(dev.read_back::<8>(at.raw(), what)?)))
         })?;
         // A 64-bit packed word holds a u32 count in its low half; a 16-byte
         // one holds the u64 count in its second 8 bytes.
