@@ -1,6 +1,7 @@
 //! Runs of equal consecutive keys: `reduce_by_key`, `unique`,
 //! `unique_by_key`, `unique_count` and `run_length_encode`, each one pass
-//! over the keys (`kernels/bykey/by_key.cu`), plus forms that write into
+//! over the keys (`kernels/bykey/by_key.cu`; `unique` by copy_if's kernels,
+//! `kernels/select/`, with the run heads kept), plus forms that write into
 //! caller buffers and leave the number of runs on the device (no host
 //! synchronisation, so they can be captured in a CUDA graph).
 //!
