@@ -22,11 +22,8 @@ use rayon::prelude::*;
 /// 2^20, 2^24 and 2^27 on a GPU, or the list in `CUPRIM_SWEEP_SIZES`
 /// (comma-separated; `cub_dists` takes the same list as arguments).
 fn dist_sizes(dev: &Device) -> Vec<usize> {
-    if let Ok(list) = std::env::var("CUPRIM_SWEEP_SIZES") {
-        return list
-            .split(',')
-            .map(|x| x.trim().parse().expect("CUPRIM_SWEEP_SIZES: sizes"))
-            .collect();
+    if let Some(sizes) = common::sweep_sizes_from_env() {
+        return sizes;
     }
     let logs: &[u32] = if dev.is_cuda() { &[20, 24, 27] } else { &[16] };
     logs.iter().map(|&l| 1usize << l).collect()

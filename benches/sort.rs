@@ -81,11 +81,8 @@ fn sort_rows(c: &mut Criterion) {
 /// `CUPRIM_SWEEP_SIZES` (comma-separated; `cub_sort_sweep` takes the same
 /// list as arguments).
 fn sweep_sizes() -> Vec<usize> {
-    if let Ok(list) = std::env::var("CUPRIM_SWEEP_SIZES") {
-        return list
-            .split(',')
-            .map(|x| x.trim().parse().expect("CUPRIM_SWEEP_SIZES: sizes"))
-            .collect();
+    if let Some(sizes) = common::sweep_sizes_from_env() {
+        return sizes;
     }
     [12, 14, 16, 18, 20, 22, 24, 27].iter().map(|log2| 1usize << log2).collect()
 }

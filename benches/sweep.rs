@@ -24,11 +24,8 @@ use rayon::prelude::*;
 /// `CUPRIM_SWEEP_SIZES` (comma-separated; `cub_sweep` takes the same list
 /// as arguments).
 fn sweep_sizes(dev: &Device) -> Vec<usize> {
-    if let Ok(list) = std::env::var("CUPRIM_SWEEP_SIZES") {
-        return list
-            .split(',')
-            .map(|x| x.trim().parse().expect("CUPRIM_SWEEP_SIZES: sizes"))
-            .collect();
+    if let Some(sizes) = common::sweep_sizes_from_env() {
+        return sizes;
     }
     let all: Vec<u32> = if dev.is_cuda() {
         (12..=28).step_by(2).collect()

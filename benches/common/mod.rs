@@ -16,7 +16,8 @@
 //!
 //! Environment: `CUPRIM_DEVICE` picks the device as everywhere;
 //! `CUPRIM_BENCH_MAX_LOG2=N` drops sizes above 2^N (for smaller GPUs),
-//! `CUPRIM_BENCH_MIN_LOG2=N` those below 2^N.
+//! `CUPRIM_BENCH_MIN_LOG2=N` those below 2^N; `CUPRIM_SWEEP_SIZES` lists
+//! the sizes of the sweeps (`sweep.rs`, `sort.rs`' sweep, `dists.rs`).
 
 #![allow(dead_code)]
 
@@ -46,6 +47,17 @@ pub fn device() -> Device {
             dev
         })
         .clone()
+}
+
+/// The sizes listed in `CUPRIM_SWEEP_SIZES` (comma-separated element
+/// counts; the sweep anchors take the same list as arguments), if set.
+pub fn sweep_sizes_from_env() -> Option<Vec<usize>> {
+    let list = std::env::var("CUPRIM_SWEEP_SIZES").ok()?;
+    Some(
+        list.split(',')
+            .map(|x| x.trim().parse().expect("CUPRIM_SWEEP_SIZES: sizes"))
+            .collect(),
+    )
 }
 
 /// Problem sizes: 2^20, 2^24 and 2^28 on a GPU, 2^20 alone on the host.
