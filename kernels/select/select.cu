@@ -119,10 +119,7 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
         if (wstart > 0 && wvalid > 0) carry = in.load(wstart - 1);
 #pragma unroll
         for (int r = 0; r < SEL_ROUNDS; r++) {
-            const T last = items[r * SEL_VEC + SEL_VEC - 1];
-            const T up = cuprim_shfl_up(last, 1);
-            const T prev0 = lane == 0 ? carry : up;
-            carry = cuprim_shfl(last, 31);
+            const T prev0 = sel_key_before(items[r * SEL_VEC + SEL_VEC - 1], carry);
 #pragma unroll
             for (int k = 0; k < SEL_VEC; k++) {
                 const int q = r * 32 * SEL_VEC + lane * SEL_VEC + k;

@@ -27,6 +27,17 @@ __device__ __forceinline__ void sel_bar_arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// unique's run heads (SEL_HEADS): the key before a lane's first key of a
+// warp step whose lanes' last keys are `last`: the lane before's last, or
+// for lane 0 `carry` (the step before's last key, or the key before the
+// warp's first step). `carry` becomes this step's last key. Every lane calls it.
+template <typename V> __device__ __forceinline__ V sel_key_before(const V& last, V& carry) {
+    const V up = cuprim_shfl_up(last, 1);
+    const V before = (threadIdx.x & 31) == 0 ? carry : up;
+    carry = cuprim_shfl(last, 31);
+    return before;
+}
+
 // The sum of x over the warp.
 __device__ __forceinline__ u32 sel_warp_sum(u32 x) {
 #if __CUDA_ARCH__ >= 800

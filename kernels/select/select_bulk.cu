@@ -153,9 +153,7 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
 #if SEL_HEADS
                 // The key before each: the lane's own, the lane before's
                 // last, or (lane 0) the step before's last.
-                const T up = cuprim_shfl_up(x[k].v[SB_VEC - 1], 1);
-                const T prev0 = lane == 0 ? carry : up;
-                carry = cuprim_shfl(x[k].v[SB_VEC - 1], 31);
+                const T prev0 = sel_key_before(x[k].v[SB_VEC - 1], carry);
 #pragma unroll
                 for (int e = 0; e < SB_VEC; e++)
                     if (q0 + e < wvalid &&
@@ -194,9 +192,7 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
             for (int k = 0; k < SB_BATCH; k++) {
 #if SEL_HEADS
                 const int q = 32 * (i0 + k) + lane;
-                const T up = cuprim_shfl_up(x[k], 1);
-                const T prev = lane == 0 ? carry : up;
-                carry = cuprim_shfl(x[k], 31);
+                const T prev = sel_key_before(x[k], carry);
                 const bool kept = q < wvalid && ((at_start && q == 0) || KeyEq::differ(prev, x[k]));
 #else
                 const bool kept = 32 * (i0 + k) + lane < wvalid && PredFn::apply(x[k], param);
