@@ -1,13 +1,8 @@
-// unique_count by pieces: each block claims a contiguous piece of the keys
-// at a time (one atomic cursor gives the piece its place in the keys and
-// its number, so pieces are numbered in key order), streams it in tiles and
-// counts the run heads in it; once the piece is done it looks back (one
-// decoupled look-back per piece, over the pieces before it:
-// kernels/block/chunk_lookback.cuh, one 64-bit word per piece) for the
-// number of heads before it. The piece that ends the keys writes the number
-// of runs to count_out[0]. Pieces are `most` keys long (a wave's share), so
-// the look-back's wait is paid about once per block and the keys stream at
-// nearly the rate of a plain read.
+// unique_count of long inputs: block b streams piece b of the keys (`most`
+// keys, a wave's share, so one block per piece and one wave), counts the
+// run heads in it and adds its count to count_out[0] (zero before the
+// launch) with one atomic. Only the total is wanted, so no piece waits for
+// another.
 //
 // Element i is a run head when i == 0 or KeyEq::differ(keys[i - 1],
 // keys[i]); each lane tests UC_ITEMS consecutive keys, loaded as whole
@@ -25,20 +20,10 @@ constexpr int UC_LANE_BYTES = sizeof(K) >= 4 ? 32 : 16;
 constexpr int UC_ITEMS = UC_LANE_BYTES / (int)sizeof(K) > UC_VEC ? UC_LANE_BYTES / (int)sizeof(K) : UC_VEC;
 static_assert(UC_ITEMS % UC_VEC == 0 && UC_ITEMS <= 32, "whole vectors; one 32-bit mask of flags per lane");
 constexpr int UC_TILE = CUPRIM_BLOCK * UC_ITEMS;
-// Pieces start and end at multiples of a lane's items (so at vector
-// boundaries): the last tile of a piece may be partial.
-
-// The cursor: the next piece's number in the top UC_ID_SHIFT..63 bits, its
-// first key below (the host keeps n under 2^40 and the pieces under 2^24).
-constexpr int UC_ID_SHIFT = 40;
-constexpr u64 UC_AT_MASK = (1ull << UC_ID_SHIFT) - 1;
 
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
-    cuprim_count_chunks(CUPRIM_INPUT In0 keys, u64 n, u64 most, u64* __restrict__ count_out, u64* state, u64* cursor) {
+    cuprim_count_chunks(CUPRIM_INPUT In0 keys, u64 n, u64 most, u64* __restrict__ count_out) {
     __shared__ u32 s_counts[2][UC_WARPS];
-    // The piece [s_c0, s_c1) streamed and its number.
-    __shared__ u64 s_c0, s_c1;
-    __shared__ u32 s_me;
     const int lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
     const u32 m = keys.template misalign<UC_VEC>();
     const bool vectors = m == 0 || m == CUPRIM_X_ANY;
@@ -90,45 +75,26 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
         return total;
     };
 
+    // The piece: [c0, c1), starting at a whole tile (the host's `most` is
+    // whole tiles; its last tile may be partial).
+    const u64 c0 = (u64)blockIdx.x * most;
+    const u64 c1 = n - c0 < most ? n : c0 + most;
+
+    // Each tile's loads are issued before the tile before is counted (two
+    // tiles in flight per block: the count's barrier does not drain the
+    // loads).
     Vec x[UC_VECS];
     K xb = K();
-    while (true) {
-        // Claim the next piece; the barrier publishes it.
-        if (threadIdx.x == 0) {
-            const u64 c = atomicAdd((unsigned long long*)cursor, (unsigned long long)((1ull << UC_ID_SHIFT) | most));
-            const u64 at = c & UC_AT_MASK;
-            s_c0 = at;
-            s_c1 = at >= n ? n : n - at < most ? n : at + most;
-            s_me = (u32)(c >> UC_ID_SHIFT);
-        }
-        __syncthreads();
-        const u64 c0 = s_c0;
-        if (c0 >= n) return;
-        const u64 c1 = s_c1;
-
-        // Stream the piece. Each tile's loads are issued before the tile
-        // before is counted (two tiles in flight per block: the count's
-        // barrier no longer drains the loads). Heads of a piece are fewer
-        // than 2^32 (a piece is at most `most` keys).
-        u32 found = 0;
-        load(c0, c1, x, xb);
-        for (u64 tb = c0; tb < c1; tb += UC_TILE) {
-            Vec nx[UC_VECS];
-            K nb = K();
-            if (tb + UC_TILE < c1) load(tb + UC_TILE, c1, nx, nb);
-            found += count(tb, c1, x, xb);
+    u64 found = 0;
+    load(c0, c1, x, xb);
+    for (u64 tb = c0; tb < c1; tb += UC_TILE) {
+        Vec nx[UC_VECS];
+        K nb = K();
+        if (tb + UC_TILE < c1) load(tb + UC_TILE, c1, nx, nb);
+        found += count(tb, c1, x, xb);
 #pragma unroll
-            for (int c = 0; c < UC_VECS; c++) x[c] = nx[c];
-            xb = nb;
-        }
-
-        // The heads before the piece: one look-back by warp 0; the last
-        // piece's total is the number of runs.
-        if (warp == 0) {
-            const u64 prefix = cuprim_chunk_lookback(state, s_me, found);
-            if (lane == 0 && c1 == n) *count_out = prefix + found;
-        }
-        // Orders this piece's reads of s_c0 / s_c1 before the next claim.
-        __syncthreads();
+        for (int c = 0; c < UC_VECS; c++) x[c] = nx[c];
+        xb = nb;
     }
+    if (threadIdx.x == 0) atomicAdd((unsigned long long*)count_out, found);
 }

@@ -7,8 +7,7 @@
 // (kernels/block/lookback.cuh, over the chunks before it), for the pair
 // (heads before the chunk, aggregate of the run still open where the chunk
 // starts), then copies its records out. The look-back's wait is paid once
-// per chunk instead of once per tile (count_chunks.cu does the same for
-// the run count alone).
+// per chunk instead of once per tile.
 //
 // The chunk's pair and the look-back combine with the segmented operator
 // of by_key.cu:

@@ -12,9 +12,6 @@ use crate::device::{Ptr, Region, Scratch, ScratchLayout};
 /// The kernel's shared header.
 pub(crate) const LOOKBACK: &str = crate::jit::header!("block/lookback.cuh");
 
-/// `kernels/block/chunk_lookback.cuh`: the one look-back of a chunk-per-block kernel.
-pub(crate) const CHUNK_LOOKBACK: &str = crate::jit::header!("block/chunk_lookback.cuh");
-
 /// Where one launch's look-back state lives in scratch.
 pub(crate) struct Lookback {
     status: Region<u32>,

@@ -1,7 +1,7 @@
 //! Plan and launch of `kernels/bykey/count_chunks.cu`: unique_count of
-//! long inputs by contiguous pieces, claimed in order by resident blocks
-//! from one cursor, each streamed once with one look-back per piece.
-//! (unique itself is a stream compaction of the run heads:
+//! long inputs, a contiguous piece of keys per block (one wave), each
+//! block's count added to the total by one atomic. (unique itself is a
+//! stream compaction of the run heads:
 //! `crate::algo::select::plan::Select::unique`.)
 //!
 //! Also of `kernels/bykey/reduce_chunks.cu`: reduce_by_key and run-length
@@ -28,7 +28,7 @@ use crate::ops::Monoid;
 use crate::value::Value;
 use std::marker::PhantomData;
 
-template!(COUNT_CHUNKS, "bykey/count_chunks.cu", ["cuprim_count_chunks"], headers: [crate::algo::lookback::CHUNK_LOOKBACK]);
+template!(COUNT_CHUNKS, "bykey/count_chunks.cu", ["cuprim_count_chunks"]);
 
 /// Threads per block and blocks per SM: 256 threads of 32 bytes of keys
 /// each, 4 blocks per SM, the prototype's best of six shapes
@@ -41,10 +41,6 @@ const BLOCKS_PER_SM: u32 = 4;
 /// per resident block would be a few tiles. Not measured between the
 /// prototype's 2^20 (0.79x CUB) and below.
 const CHUNKS_FROM: usize = 1 << 20;
-
-/// The kernel's cursor packs a piece's number above this bit and its first
-/// key below (`UC_ID_SHIFT`).
-const CURSOR_ID_SHIFT: u32 = 40;
 
 /// One specialisation: the run count of keys `KE`.
 pub(crate) struct CountChunks<'a, KE> {
@@ -59,11 +55,9 @@ where
         CountChunks { keys }
     }
 
-    /// Whether these keys take the pieces: long enough, and few enough for
-    /// the kernel's cursor (keys below 2^40).
+    /// Whether these keys take the pieces: long enough.
     pub fn takes(&self) -> bool {
-        let n = self.keys.length() as u64;
-        n >= CHUNKS_FROM as u64 && n < 1 << CURSOR_ID_SHIFT
+        self.keys.length() >= CHUNKS_FROM
     }
 
     /// The number of runs (one small synchronous read). `n >= 1`.
@@ -75,28 +69,19 @@ where
         let tile = BLOCK as u64 * 32;
         let wave = (dev.sm_count() * BLOCKS_PER_SM) as u64;
         let most = n.div_ceil(wave).div_ceil(tile) * tile;
-        let pieces = n.div_ceil(most) + 1;
         debug_assert!(self.takes());
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
-        let state = layout.zeroed::<u64>(pieces);
-        let cursor = layout.zeroed::<u64>(1);
-        let slot = layout.uninit::<u64>(1);
-        // SAFETY: matches `cuprim_count_chunks(const In0 keys, u64 n, u64 most, u64* count_out, u64* state,
-        // u64* cursor)`, In0 the struct whose fields the ExprArgs hold: the blocks claim pieces of `most` keys
-        // below n (fewer than `pieces` of them, their numbers and starts packed in the zeroed cursor), read them
-        // and the key before each and, the last piece, write count_out[0]; state[0..pieces) zeroed.
-        let entry: Entry<(ExprArgs, u64, u64, Ptr<u64>, Ptr<u64>, Ptr<u64>)> = unsafe { Entry::declare("cuprim_count_chunks") };
-        let blocks = wave.min(n.div_ceil(most)) as u32;
+        let total = layout.zeroed::<u64>(1);
+        // SAFETY: matches `cuprim_count_chunks(const In0 keys, u64 n, u64 most, u64* count_out)`, In0 the struct
+        // whose fields the ExprArgs hold: block b reads keys [b * most, min(n, (b + 1) * most)) and the key
+        // before them, and adds its count to count_out[0], zeroed.
+        let entry: Entry<(ExprArgs, u64, u64, Ptr<u64>)> = unsafe { Entry::declare("cuprim_count_chunks") };
+        let blocks = n.div_ceil(most) as u32;
         dev.with_scratch(&layout, |s| {
-            let count = s.at(slot);
+            let count = s.at(total);
             launch_checked(dev, self.keys, |k| {
-                dev.launch(
-                    &module,
-                    entry,
-                    Grid::new(blocks, BLOCK),
-                    (k, n, most, count, s.at(state), s.at(cursor)),
-                )
+                dev.launch(&module, entry, Grid::new(blocks, BLOCK), (k, n, most, count))
             })?;
             Ok(u64::from_le_bytes(dev.read_back::<8>(count.raw(), "reading the run count")?))
         })
