@@ -1,9 +1,9 @@
-//! Tuning rows of the single-pass scan (feature `scan-tuning`): tile shapes
-//! forced through `cuprim::algo::scan::tuning`, A/B in one process, on the
-//! in-place f32 inclusive and u32 exclusive sums of `benches/sweep.rs`
-//! (whose sizes 2^22 and 2^24 were at or over CUB). Each row is the median
-//! of 31 event-timed calls after 5 warm-ups; the shapes of one size run
-//! one after another. Output: `tune,op,n,block x items @ min_blocks,us`.
+//! Tuning rows of the scan (feature `scan-tuning`): the single pass against
+//! the two passes (`tuning::set_two_pass`), their second pass a dependent
+//! launch or a plain one (`tuning::set_two_pass_plain`), A/B in one process, on f32, u32, u64 and f64 sums from
+//! 2^20 to 3 x 2^22 elements. Each row is the median of 31 event-timed
+//! calls after 5 warm-ups; the modes of one size run one after another.
+//! Output: `tune,op,n,mode,us`.
 //!
 //! Then scan_by_key's chunks (`tuning::set_chunks`) on the inputs of
 //! `benches/scan.rs` (u8 keys in short runs with u32 values; u32 keys in
@@ -17,23 +17,6 @@ mod common;
 
 use cuprim::algo::scan::tuning;
 use cuprim::prelude::*;
-
-const SHAPES: [Option<(u32, u32, u32)>; 7] = [
-    None,
-    Some((256, 28, 7)),
-    Some((256, 32, 7)),
-    Some((256, 24, 8)),
-    Some((256, 28, 6)),
-    Some((256, 32, 6)),
-    None,
-];
-
-fn label(s: Option<(u32, u32, u32)>) -> String {
-    match s {
-        None => "default".into(),
-        Some((b, i, m)) => format!("{b}x{i}@{m}"),
-    }
-}
 
 fn median_us(dev: &Device, call: &mut dyn FnMut() -> cuprim::Result<()>) -> f64 {
     for _ in 0..5 {
@@ -55,24 +38,56 @@ fn main() {
         by_key_chunks(&dev);
         return;
     }
-    for log in [16u32, 18, 19, 20, 21, 22, 23, 24, 25, 26] {
-        let n = 1usize << log;
-        let unit: Vec<f32> = common::hash_u32(n, 1)
-            .iter()
-            .map(|&h| (h >> 8) as f32 / (1u32 << 24) as f32)
-            .collect();
-        let keys = common::hash_u32(n, 2);
-        let mut f = DeviceVec::from_slice(&dev, &unit).expect("allocating");
-        let mut u = DeviceVec::from_slice(&dev, &keys).expect("allocating");
-        for s in SHAPES {
-            tuning::set(s);
-            let us = median_us(&dev, &mut || f.scan_inclusive_in_place(Add));
-            println!("tune,scan_incl_f32,{n},{},{us:.2}", label(s));
-            let us = median_us(&dev, &mut || u.scan_exclusive_in_place(Add));
-            println!("tune,scan_excl_u32,{n},{},{us:.2}", label(s));
+    for log in [20u32, 21, 22, 23] {
+        for n in [1usize << log, 3 << (log - 1)] {
+            scan_rows(&dev, n);
         }
-        tuning::set(None);
     }
+}
+
+/// The single pass (the policy's shape) against the two passes in several shapes, at n elements:
+/// f32 inclusive sums in place and into a buffer, u32 exclusive sums in place, u64 and f64
+/// inclusive sums into a buffer.
+fn scan_rows(dev: &Device, n: usize) {
+    let unit: Vec<f32> = common::hash_u32(n, 1)
+        .iter()
+        .map(|&h| (h >> 8) as f32 / (1u32 << 24) as f32)
+        .collect();
+    let keys = common::hash_u32(n, 2);
+    let wide: Vec<u64> = keys.iter().map(|&k| k as u64 * 3).collect();
+    let wide_f: Vec<f64> = unit.iter().map(|&x| x as f64).collect();
+    let mut f = DeviceVec::from_slice(dev, &unit).expect("allocating");
+    let mut fo = DeviceVec::<f32>::zeros(dev, n).expect("allocating");
+    let mut u = DeviceVec::from_slice(dev, &keys).expect("allocating");
+    let w = DeviceVec::from_slice(dev, &wide).expect("allocating");
+    let mut wo = DeviceVec::<u64>::zeros(dev, n).expect("allocating");
+    let d = DeviceVec::from_slice(dev, &wide_f).expect("allocating");
+    let mut dout = DeviceVec::<f64>::zeros(dev, n).expect("allocating");
+    // (label, the two passes forced or not, the second pass launched plainly)
+    let modes = [
+        ("single", Some(false), false),
+        ("default", None, false),
+        ("two_dependent", Some(true), false),
+        ("two_plain", Some(true), true),
+        ("single_again", Some(false), false),
+        ("two_dependent_again", Some(true), false),
+    ];
+    for (label, two, plain) in modes {
+        tuning::set_two_pass(two);
+        tuning::set_two_pass_plain(plain);
+        let us = median_us(dev, &mut || f.scan_inclusive_in_place(Add));
+        println!("tune,scan_incl_f32_in_place,{n},{label},{us:.2}");
+        let us = median_us(dev, &mut || f.scan_inclusive_into(Add, &mut fo));
+        println!("tune,scan_incl_f32_into,{n},{label},{us:.2}");
+        let us = median_us(dev, &mut || u.scan_exclusive_in_place(Add));
+        println!("tune,scan_excl_u32_in_place,{n},{label},{us:.2}");
+        let us = median_us(dev, &mut || w.scan_inclusive_into(Add, &mut wo));
+        println!("tune,scan_incl_u64_into,{n},{label},{us:.2}");
+        let us = median_us(dev, &mut || d.scan_inclusive_into(Add, &mut dout));
+        println!("tune,scan_incl_f64_into,{n},{label},{us:.2}");
+    }
+    tuning::set_two_pass(None);
+    tuning::set_two_pass_plain(false);
 }
 
 /// Chunk lengths and shapes of scan_by_key's chunk kernel against the tile kernel.

@@ -188,13 +188,7 @@ pub fn precompile_expr_reduce<E: crate::expr::Expr, Op: Monoid<E::Item> + Commut
 /// ```
 pub fn precompile_expr_scan<E: crate::expr::Expr, Op: Monoid<E::Item>>(target: Target<'_>, expr: &E, op: Op) -> Result<Vec<KernelReport>> {
     let arch = arch_of(target);
-    run(
-        target,
-        vec![
-            KernelSpec::of(&sc::Scan::new(arch, expr, &op, false)),
-            KernelSpec::of(&sc::Scan::new(arch, expr, &op, true)),
-        ],
-    )
+    run(target, sc::scan_specs_of(arch, expr, &op))
 }
 
 /// The fused select kernels of an input expression and `pred` (what

@@ -909,6 +909,69 @@ fn long_scans_of_four_byte_elements() {
     }
 }
 
+/// Around the two-pass scan's least input (8 MiB of 4- or 8-byte elements:
+/// each tile's fold, then each tile scanned from the fold of the partials
+/// before it; one element less takes the single pass) and inside its band:
+/// u32 sums and a non-commutative operator exact, in place and through a view
+/// at an odd offset, f32 and f64 sums within a tolerance and the same bits
+/// run to run and through an expression of the buffer, -0.0 kept through
+/// sums of -0.0.
+#[test]
+fn scans_around_the_two_pass_threshold() {
+    for dev in common::devices() {
+        for n in common::capped(&[(1 << 21) - 1, 1 << 21, (1 << 22) + 7 * 7168 + 3]) {
+            let (mut r, seed) = rng(n as u64 + 211);
+            let ctx = format!("{dev:?} n={n} seed={seed}");
+            let words: Vec<u32> = (0..n).map(|_| r.gen()).collect();
+            let w = DeviceVec::from_slice(&dev, &words).unwrap();
+            let want = reference_scan(&words, 1 << 16, false, |a, b| common::Compose16.apply(a, b));
+            assert_eq!(w.scan(common::Compose16).unwrap().to_vec().unwrap(), want, "compose {ctx}");
+            let part = &words[3..n - 1];
+            let want = reference_scan(part, 1 << 16, true, |a, b| common::Compose16.apply(a, b));
+            let got = w
+                .slice(3..n - 1)
+                .unwrap()
+                .scan_exclusive(common::Compose16)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            assert_eq!(got, want, "compose exclusive at offset 3 {ctx}");
+            let mut sums = DeviceVec::from_slice(&dev, &words).unwrap();
+            sums.scan_exclusive_in_place(Add).unwrap();
+            assert_eq!(
+                sums.to_vec().unwrap(),
+                reference_scan(&words, 0, true, |a: u32, b| a.wrapping_add(b)),
+                "u32 exclusive in place {ctx}"
+            );
+
+            let floats: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect();
+            let f = DeviceVec::from_slice(&dev, &floats).unwrap();
+            let got = f.scan(Add).unwrap().to_vec().unwrap();
+            check_sum_scan(&floats, &got, f32::EPSILON as f64, &format!("f32 {ctx}"));
+            let again = f.map(cuprim::ops::Identity).scan(Add).unwrap().to_vec().unwrap();
+            assert!(
+                got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "f32 scan bits differ between runs / the expression {ctx}"
+            );
+
+            let half = n / 2;
+            let doubles: Vec<f64> = (0..half).map(|_| r.gen_range(-1.0f64..1.0)).collect();
+            let d = DeviceVec::from_slice(&dev, &doubles).unwrap();
+            let got = d.scan(Add).unwrap().to_vec().unwrap();
+            check_sum_scan(&doubles, &got, f64::EPSILON, &format!("f64 {ctx}"));
+            let again = d.scan(Add).unwrap().to_vec().unwrap();
+            assert!(
+                got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "f64 scan bits differ run to run {ctx}"
+            );
+
+            let zeros = DeviceVec::from_slice(&dev, &vec![-0.0f32; n]).unwrap();
+            let got = zeros.scan(Add).unwrap().to_vec().unwrap();
+            assert!(got.iter().all(|x| x.to_bits() == (-0.0f32).to_bits()), "sums of -0.0 {ctx}");
+        }
+    }
+}
+
 /// Scans of about a thousand tiles (256 x 28 four-byte, 256 x 12 eight-byte
 /// elements: more than one wave of blocks, look-backs many windows deep),
 /// exactly 1024 tiles, one element more, and a partial last tile: f32 and

@@ -304,20 +304,15 @@ template <typename V, typename Op> __device__ __forceinline__ V warp_inclusive_s
     return x;
 }
 
-// Block-wide scan of one value per thread (in thread order) and the tile's
-// look-back, with two block barriers: warp 0 scans the warp totals, learns
-// the tile total, publishes it and looks back before the second barrier.
-// Every thread gets the fold of the threads before it in the tile (`before`,
-// if any) and the tile's exclusive prefix (`prefix`, returned true unless
-// tile 0). With `seed` (one value in global memory), the scan starts from it:
-// tile 0's prefix is *seed and every later tile's includes it. Afterwards warp_totals holds the inclusive scan of the warp
-// totals, so warp_totals[BLOCK / 32 - 1] is the tile total.
-// Shared memory: warp_totals (BLOCK / 32 values), staged (32 *
-// LOOKBACK_WINDOWS values in deterministic mode, else unused), s_prefix.
-template <typename V, typename Op, int BLOCK, bool DETERMINISTIC>
-__device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* status, V* aggregates, V* prefixes,
-                                                    V* warp_totals, V* staged, V* s_prefix, V& before,
-                                                    bool& has_before, V& prefix, const V* seed = nullptr) {
+// Block-wide scan of one value per thread (in thread order), with two
+// block barriers: between them warp 0 scans the warp totals and calls
+// warp0(total) (the block's total in lane 0), the place for work on the
+// tile's prefix that the whole block then reads. Every thread gets the fold
+// of the threads before it (`before`, if any: has_before). Afterwards
+// warp_totals (BLOCK / 32 values of shared memory) holds the inclusive scan
+// of the warp totals, so warp_totals[BLOCK / 32 - 1] is the block's total.
+template <typename V, typename Op, int BLOCK, typename Warp0>
+__device__ __forceinline__ void block_scan_then(V value, V* warp_totals, V& before, bool& has_before, Warp0 warp0) {
     constexpr int WARPS = BLOCK / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const V x = warp_inclusive_scan<V, Op>(value);
@@ -327,12 +322,8 @@ __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* stat
     if (warp == 0) {
         const V w = warp_inclusive_scan<V, Op>(lane < WARPS ? warp_totals[lane] : Op::identity());
         if (lane < WARPS) warp_totals[lane] = w;  // now inclusive
-        // The tile total is lane WARPS-1's; lane 0 (which publishes) takes it.
-        V total = cuprim_shfl_down(w, WARPS - 1);
-        // A seeded scan: tile 0 publishes seed op total, so every later
-        // tile's prefix starts with the seed.
-        if (seed != nullptr && tile == 0) total = Op::apply(*seed, total);
-        warp_publish_lookback<V, Op, DETERMINISTIC>(tile, total, status, aggregates, prefixes, staged, s_prefix);
+        // The total is lane WARPS-1's; lane 0 takes it.
+        warp0(cuprim_shfl_down(w, WARPS - 1));
     }
     __syncthreads();
     has_before = false;
@@ -344,6 +335,25 @@ __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* stat
         before = has_before ? Op::apply(before, before_in_warp) : before_in_warp;
         has_before = true;
     }
+}
+
+// block_scan_then with the tile's look-back: warp 0 publishes the tile's
+// total and looks back before the second barrier. Every thread also gets
+// the tile's exclusive prefix (`prefix`, returned true unless tile 0). With
+// `seed` (one value in global memory), the scan starts from it: tile 0's
+// prefix is *seed and every later tile's includes it.
+// Shared memory: warp_totals (BLOCK / 32 values), staged (32 *
+// LOOKBACK_WINDOWS values in deterministic mode, else unused), s_prefix.
+template <typename V, typename Op, int BLOCK, bool DETERMINISTIC>
+__device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* status, V* aggregates, V* prefixes,
+                                                    V* warp_totals, V* staged, V* s_prefix, V& before,
+                                                    bool& has_before, V& prefix, const V* seed = nullptr) {
+    block_scan_then<V, Op, BLOCK>(value, warp_totals, before, has_before, [&](V total) {
+        // A seeded scan: tile 0 publishes seed op total, so every later
+        // tile's prefix starts with the seed.
+        if (seed != nullptr && tile == 0) total = Op::apply(*seed, total);
+        warp_publish_lookback<V, Op, DETERMINISTIC>(tile, total, status, aggregates, prefixes, staged, s_prefix);
+    });
     if (tile == 0) {
         if (seed == nullptr) return false;
         prefix = *seed;

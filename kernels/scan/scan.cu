@@ -2,7 +2,9 @@
 // transposed through shared memory (16-byte accesses both ways) so each
 // thread scans CUPRIM_ITEMS consecutive elements, scanned per warp and per
 // block, chained to earlier tiles by the look-back of kernels/block/lookback.cuh,
-// and stored the same way. About 2n bytes of traffic: a copy's worth.
+// and stored the same way (the tile: scan_tile.cuh). About 2n bytes of
+// traffic: a copy's worth. Inputs that L2 holds between two passes take
+// scan_two_pass.cu instead.
 //
 // T may be a tuple (cuprim_t2 / cuprim_t3 of an expression such as a zip):
 // a size that divides 16 moves in 16-byte vectors as an element does; any
@@ -18,141 +20,6 @@
 // cuprim_x_buf<T>), T (its element or tuple), ScanOp (apply, identity),
 // CUPRIM_BLOCK, CUPRIM_ITEMS, CUPRIM_SCAN_UNZIP (defined only when unzipping).
 
-#ifndef CUPRIM_SCAN_UNZIP
-#define CUPRIM_SCAN_UNZIP 0
-#endif
-
-constexpr int SCAN_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
-constexpr int SCAN_WARPS = CUPRIM_BLOCK / 32;
-// 16-byte vectors where T's size divides 16 (every element type; tuples of 2,
-// 4, 8 or 16 bytes), else one value at a time. (No constexpr bool for the
-// test: it would be emitted as a global byte, and the element types' modules
-// would differ from those before tuples.)
-constexpr int SCAN_VEC = 16 % sizeof(T) == 0 ? 16 / sizeof(T) : 1;
-constexpr int SCAN_THREAD_VECS = CUPRIM_ITEMS / SCAN_VEC;  // 16-byte vectors (or values) per thread
-static_assert(CUPRIM_ITEMS % SCAN_VEC == 0, "a thread's items must be whole 16-byte vectors");
-// SCAN_VEC values moved as one: a 16-byte vector, or one value of a size
-// that does not divide 16 (no vector type: its alignment would not be a
-// power of two).
-template <bool VECTORS> struct scan_vec_of {
-    typedef cuprim_vec<T, SCAN_VEC> type;
-};
-template <> struct scan_vec_of<false> {
-    typedef cuprim_arr<T, 1> type;
-};
-typedef scan_vec_of<16 % sizeof(T) == 0>::type ScanVec;
-
-// Each warp owns 32 * CUPRIM_ITEMS consecutive elements of the tile and
-// transposes them through its own part of shared memory (16-byte accesses,
-// __syncwarp only), so the only block-wide barriers are the tile index and
-// the two of the fused block scan / look-back.
-constexpr int SCAN_WARP_VECS = 32 * SCAN_THREAD_VECS;  // vectors per warp
-
-// Whether the tile at `first` can be read in 16-byte vectors.
-template <typename X> __device__ __forceinline__ bool scan_vectors_at(const X& in, u64 first) {
-    if constexpr (X::IS_BUF) {
-        return cuprim_aligned_to<ScanVec>(in.p + first);
-    } else {
-        const u32 m = in.template misalign<SCAN_VEC>();
-        return m == 0 || m == CUPRIM_X_ANY;
-    }
-}
-
-// Element i, one at a time (a partial tile): a buffer with a plain load.
-template <typename X> __device__ __forceinline__ T scan_load_one(const X& in, u64 i) {
-    if constexpr (X::IS_BUF) {
-        return in.p[i];
-    } else {
-        return in.load(i);
-    }
-}
-
-// A full tile's part of this warp into its shared memory, coalesced: a
-// buffer with plain 16-byte vector loads (the fewest registers: sm_80 at
-// 8 blocks per SM spilled with the expression form), an input expression
-// with load_n.
-template <typename X> __device__ __forceinline__ void scan_load_full(const X& in, u64 first, ScanVec* wsmem, int lane) {
-    if constexpr (X::IS_BUF) {
-        const ScanVec* vin = (const ScanVec*)(in.p + first);
-        ScanVec x[SCAN_THREAD_VECS];
-#pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) x[j] = vin[j * 32 + lane];
-#pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) wsmem[j * 32 + lane] = x[j];
-    } else {
-        cuprim_arr<T, SCAN_VEC> x[SCAN_THREAD_VECS];
-#pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) x[j] = in.template load_n<SCAN_VEC>(first + (u64)(j * 32 + lane) * SCAN_VEC);
-#pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) {
-            ScanVec y;
-#pragma unroll
-            for (int k = 0; k < SCAN_VEC; k++) y.v[k] = x[j].v[k];
-            wsmem[j * 32 + lane] = y;
-        }
-    }
-}
-
-// One field (`get`) of the SCAN_VEC values of y, as ScanVec v of the field's
-// array from p on: one vector of SCAN_VEC fields (a single field where
-// SCAN_VEC is 1).
-template <typename F, typename Get> __device__ __forceinline__ void scan_store_field(F* p, int v, const ScanVec& y, Get get) {
-    cuprim_vec<F, SCAN_VEC> z;
-#pragma unroll
-    for (int k = 0; k < SCAN_VEC; k++) z.v[k] = get(y.v[k]);
-    ((cuprim_vec<F, SCAN_VEC>*)p)[v] = z;
-}
-
-// Where the scan of a tuple goes, unzipped (CUPRIM_SCAN_UNZIP): each field
-// to its own array, as by_key.cu's bk_store.
-template <typename V> struct scan_out_fields;
-template <typename A, typename B> struct scan_out_fields<cuprim_t2<A, B>> {
-    A* a;
-    B* b;
-    __device__ __forceinline__ scan_out_fields(void* o0, void* o1, void*) : a((A*)o0), b((B*)o1) {}
-    __device__ __forceinline__ bool vectors_at(u64 first) const {
-        return cuprim_aligned_to<cuprim_vec<A, SCAN_VEC>>(a + first) && cuprim_aligned_to<cuprim_vec<B, SCAN_VEC>>(b + first);
-    }
-    __device__ __forceinline__ void store(u64 i, const cuprim_t2<A, B>& x) const {
-        a[i] = x.a0;
-        b[i] = x.a1;
-    }
-    __device__ __forceinline__ void store_vec(u64 first, int v, const ScanVec& y) const {
-        scan_store_field(a + first, v, y, [](const cuprim_t2<A, B>& x) { return x.a0; });
-        scan_store_field(b + first, v, y, [](const cuprim_t2<A, B>& x) { return x.a1; });
-    }
-};
-template <typename A, typename B, typename C> struct scan_out_fields<cuprim_t3<A, B, C>> {
-    A* a;
-    B* b;
-    C* c;
-    __device__ __forceinline__ scan_out_fields(void* o0, void* o1, void* o2) : a((A*)o0), b((B*)o1), c((C*)o2) {}
-    __device__ __forceinline__ bool vectors_at(u64 first) const {
-        return cuprim_aligned_to<cuprim_vec<A, SCAN_VEC>>(a + first) && cuprim_aligned_to<cuprim_vec<B, SCAN_VEC>>(b + first) &&
-               cuprim_aligned_to<cuprim_vec<C, SCAN_VEC>>(c + first);
-    }
-    __device__ __forceinline__ void store(u64 i, const cuprim_t3<A, B, C>& x) const {
-        a[i] = x.a0;
-        b[i] = x.a1;
-        c[i] = x.a2;
-    }
-    __device__ __forceinline__ void store_vec(u64 first, int v, const ScanVec& y) const {
-        scan_store_field(a + first, v, y, [](const cuprim_t3<A, B, C>& x) { return x.a0; });
-        scan_store_field(b + first, v, y, [](const cuprim_t3<A, B, C>& x) { return x.a1; });
-        scan_store_field(c + first, v, y, [](const cuprim_t3<A, B, C>& x) { return x.a2; });
-    }
-};
-
-// The kernel's outputs: one array of T, or (CUPRIM_SCAN_UNZIP) one per
-// field of T. The one-array path is spelled as it was before tuples, so its
-// machine code is the same instruction for instruction.
-#if CUPRIM_SCAN_UNZIP == 0
-#define CUPRIM_SCAN_OUT T* out
-#else
-static_assert(CUPRIM_SCAN_UNZIP == 2 || CUPRIM_SCAN_UNZIP == 3, "unzips a pair or a triple");
-#define CUPRIM_SCAN_OUT void *out0, void *out1, void *out2
-#endif
-
 extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     cuprim_scan(CUPRIM_INPUT In in, CUPRIM_SCAN_OUT, u64 n, int exclusive, u32* status, T* aggregates, T* prefixes,
                 u32* tile_counter, u32 num_tiles, const T* __restrict__ seed) {
@@ -167,86 +34,22 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 #endif
     scan_prefetch_input(in, SCAN_TILE, n);
     const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
-    const u64 base = (u64)tile * SCAN_TILE;
-    const u64 remaining = n - base;
-    const int valid = remaining < (u64)SCAN_TILE ? (int)remaining : SCAN_TILE;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    ScanVec* wsmem = smem + warp * SCAN_WARP_VECS;       // this warp's part
-    const int wbase = warp * SCAN_WARP_VECS * SCAN_VEC;  // its first element in the tile
+    const ScanTileAt at(tile, n);
 #if CUPRIM_SCAN_UNZIP == 0
-    const bool full = valid == SCAN_TILE && scan_vectors_at(in, base) && cuprim_aligned_to<ScanVec>(out + base);
+    const bool full = at.valid == SCAN_TILE && scan_vectors_at(in, at.base) && cuprim_aligned_to<ScanVec>(out + at.base);
 #else
-    const bool full = valid == SCAN_TILE && scan_vectors_at(in, base) && out.vectors_at(base);
+    const bool full = at.valid == SCAN_TILE && scan_vectors_at(in, at.base) && out.vectors_at(at.base);
 #endif
+    scan_load_tile(in, at, full, smem, [] {});
+    ScanVec* wsmem = at.wsmem(smem);
+    const T thread_total = scan_thread_total(wsmem);
 
-    // Load: coalesced within the warp, into the warp's shared memory.
-    if (full) {
-        scan_load_full(in, base + wbase, wsmem, lane);
-    } else {
-        T* flat = (T*)wsmem;
-        for (int i = lane; i < SCAN_WARP_VECS * SCAN_VEC; i += 32)
-            flat[i] = wbase + i < valid ? scan_load_one(in, base + wbase + i) : ScanOp::identity();
-    }
-    __syncwarp();
-
-    // Each thread's CUPRIM_ITEMS consecutive elements, folded. They stay in
-    // shared memory (read again below), so few registers are live across
-    // the look-back and more blocks fit an SM.
-    T thread_total;
-#pragma unroll
-    for (int q = 0; q < SCAN_THREAD_VECS; q++) {
-        const ScanVec x = wsmem[lane * SCAN_THREAD_VECS + q];
-#pragma unroll
-        for (int k = 0; k < SCAN_VEC; k++) thread_total = (q | k) ? ScanOp::apply(thread_total, x.v[k]) : x.v[0];
-    }
-
-    // Block scan of thread totals and the tile's prefix from the look-back.
+    // Block scan of the thread totals and the tile's prefix from the look-back.
     T before, tile_prefix;
     bool has_before;
     const bool has_tile_prefix = block_scan_lookback<T, ScanOp, CUPRIM_BLOCK, CUPRIM_DETERMINISTIC>(
-        thread_total, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before,
-        tile_prefix, seed);
-
-    // This thread's first element's exclusive prefix: tile prefix, then
-    // earlier threads -- each only where it exists.
-    bool have = has_tile_prefix;
-    T run = has_tile_prefix ? tile_prefix : ScanOp::identity();
-    if (has_before) {
-        run = have ? ScanOp::apply(run, before) : before;
-        have = true;
-    }
-#pragma unroll
-    for (int q = 0; q < SCAN_THREAD_VECS; q++) {
-        ScanVec y = wsmem[lane * SCAN_THREAD_VECS + q];
-#pragma unroll
-        for (int k = 0; k < SCAN_VEC; k++) {
-            const T incl = have ? ScanOp::apply(run, y.v[k]) : y.v[k];
-            y.v[k] = exclusive ? (have ? run : ScanOp::identity()) : incl;
-            run = incl;
-            have = true;
-        }
-        wsmem[lane * SCAN_THREAD_VECS + q] = y;
-    }
-    __syncwarp();
-
-    // Store: coalesced within the warp.
-#if CUPRIM_SCAN_UNZIP == 0
-    if (full) {
-        ScanVec* vout = (ScanVec*)(out + base + wbase);
-#pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) vout[j * 32 + lane] = wsmem[j * 32 + lane];
-    } else {
-        const T* flat = (const T*)wsmem;
-        for (int i = lane; i < SCAN_WARP_VECS * SCAN_VEC && wbase + i < valid; i += 32) out[base + wbase + i] = flat[i];
-    }
-#else
-    if (full) {
-#pragma unroll
-        for (int j = 0; j < SCAN_THREAD_VECS; j++) out.store_vec(base + wbase, j * 32 + lane, wsmem[j * 32 + lane]);
-    } else {
-        const T* flat = (const T*)wsmem;
-        for (int i = lane; i < SCAN_WARP_VECS * SCAN_VEC && wbase + i < valid; i += 32) out.store(base + wbase + i, flat[i]);
-    }
-#endif
+        thread_total, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before, tile_prefix,
+        seed);
+    scan_thread_elements(wsmem, has_tile_prefix, tile_prefix, has_before, before, exclusive);
+    scan_store_tile(out, at, full, smem);
 }
-

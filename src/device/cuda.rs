@@ -305,7 +305,7 @@ impl CudaDevice {
         self.shared_optin
     }
 
-    pub(super) fn l2_bytes(&self) -> usize {
+    pub(crate) fn l2_bytes(&self) -> usize {
         self.l2_bytes
     }
 

@@ -1,6 +1,7 @@
 //! Plans and launches of the scan family: the single-pass scan
 //! (`kernels/scan/scan.cu`) and scan_by_key (`kernels/scan/scan_by_key.cu`),
-//! both chained through the decoupled look-back.
+//! both chained through the decoupled look-back, and the two-pass scan of
+//! inputs that stay in L2 (`kernels/scan/scan_two_pass.cu`).
 
 use crate::algo::lookback::{Lookback, LOOKBACK};
 use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
@@ -12,7 +13,11 @@ use crate::jit::{template, KernelSpec, SpecWriter, Specialise, Template};
 use crate::ops::Monoid;
 use crate::value::Value;
 
-template!(SCAN, "scan/scan.cu", ["cuprim_scan"], headers: [LOOKBACK]);
+template!(SCAN, "scan/scan.cu", ["cuprim_scan"], headers: [LOOKBACK, SCAN_TILE]);
+template!(SCAN_TWO_PASS, "scan/scan_two_pass.cu", ["cuprim_scan_partials", "cuprim_scan_apply"], headers: [LOOKBACK, SCAN_TILE]);
+
+/// The tile (shape, loads, per-thread scan, stores) both scan kernels share.
+pub(crate) const SCAN_TILE: &str = crate::jit::header!("scan/scan_tile.cuh");
 template!(SCAN_BY_KEY, "scan/scan_by_key.cu", ["cuprim_scan_by_key"], headers: [LOOKBACK, SBK_COMMON]);
 
 /// The staging, pairs and store both scan_by_key kernels share.
@@ -124,11 +129,19 @@ pub(crate) fn scan_by_key_policy(_arch: u32, elem_bytes: usize, len: usize) -> T
 /// 16 measured 0.893 ms against 1.290 for 8 (f32 inclusive 2^28, H100, run e62df8c).
 pub(crate) const LOOKBACK_WINDOWS: i64 = 16;
 
+/// The least input (bytes) the two-pass scan takes, up to half of L2 (`Scan::takes_two_passes`). Into a
+/// buffer, us, single / two passes: f32 2^21 14.2-14.4 / 14.2, 2^22 22.1 / 17.3 (CUB 22.2), 2^23 35.1 / 33.2;
+/// u64 2^20 16.3-16.6 / 14.5, 2^22 35.0-35.6 / 37.3; below 8 MiB the two passes were 2-16% slower (H200,
+/// benchmarks/runs/h200-scan-two-pass).
+pub(crate) const TWO_PASS_FROM_BYTES: usize = 8 << 20;
+
 /// One specialisation of `kernels/scan/scan.cu`, reading an input
 /// expression (a plain buffer being the simplest) of elements, or of
 /// tuples whose scan is written unzipped (one array per field).
 pub(crate) struct Scan<'a, E, Op> {
     pub policy: TilePolicy,
+    /// The tiles of the two-pass form (`kernels/scan/scan_two_pass.cu`).
+    two_pass: TilePolicy,
     pub input: &'a E,
     pub op: &'a Op,
     /// Tiles chain their prefixes in a fixed order (float results bit-identical run to run).
@@ -147,32 +160,66 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
         } else {
             0
         };
-        let mut policy = if unzip > 0 {
+        let base = if unzip > 0 {
             tuple_scan_policy(arch, bytes)
         } else {
             scan_policy(arch, bytes)
         };
-        if unzip == 0 && bytes >= 8 && !deterministic {
-            // The exact look-back holds 8-byte elements in 32 registers: 8 blocks of 256 x 12 per SM, u64
-            // 2^24 / 2^27 95.3 / 636 us against 102.4 / 686 at the 6 the register count allowed (CUB 90.9 /
-            // 625; H200, benchmarks/runs/h200-types-86b23d5). The deterministic look-back spills there.
-            policy.min_blocks = 8;
-        }
+        // The exact look-back holds 8-byte elements in 32 registers: 8 blocks of 256 x 12 per SM, u64
+        // 2^24 / 2^27 95.3 / 636 us against 102.4 / 686 at the 6 the register count allowed (CUB 90.9 /
+        // 625; H200, benchmarks/runs/h200-types-86b23d5). The deterministic look-back spills there.
+        let exact = if unzip == 0 && bytes >= 8 {
+            TilePolicy { min_blocks: 8, ..base }
+        } else {
+            base
+        };
+        let mut policy = if deterministic { base } else { exact };
+        // The two passes look back at nothing: the exact look-back's tiles, deterministic or not, fewer
+        // blocks per SM (the partials' loads in flight beside the tile's spilled 40-56 bytes at 32 registers;
+        // 256 x 28 at 6 still 8 on sm_90, NVRTC 13). 4 bytes: 256 x 28 at 5, f32 into a buffer at 2^22
+        // 17.3 us against 20.1 for 256 x 24 at 6 (H200, benchmarks/runs/h200-scan-two-pass).
+        let mut two_pass = TilePolicy {
+            min_blocks: if bytes == 4 { 5 } else { exact.min_blocks.min(6) },
+            ..exact
+        };
         if E::STREAMS > 1 {
             // Several buffers' loads in flight need more than the 32 registers of 8 blocks per SM (4 bytes spilled).
             policy.min_blocks = policy.min_blocks.min(4);
+            two_pass.min_blocks = two_pass.min_blocks.min(4);
         }
         #[cfg(feature = "scan-tuning")]
         if let Some((block, items, min_blocks)) = tuning::get() {
             policy = TilePolicy { block, items, min_blocks };
+            two_pass = policy;
         }
         Scan {
             policy,
+            two_pass,
             input,
             op,
             deterministic,
             unzip,
         }
+    }
+
+    /// Whether the two passes serve some lengths of this scan: elements (not tuples) of 4 or 8 bytes,
+    /// the sizes measured.
+    fn has_two_passes(&self) -> bool {
+        self.unzip == 0 && matches!(<E::Item as Value>::C_SIZE, 4 | 8)
+    }
+
+    /// Whether `len` elements take the two passes (`kernels/scan/scan_two_pass.cu`): from
+    /// [`TWO_PASS_FROM_BYTES`] to half of L2, whose second read L2 serves.
+    fn takes_two_passes(&self, dev: &CudaDevice, len: usize) -> bool {
+        if !self.has_two_passes() {
+            return false;
+        }
+        #[cfg(feature = "scan-tuning")]
+        if let Some(force) = tuning::two_pass() {
+            return force;
+        }
+        let total = len.saturating_mul(<E::Item as Value>::C_SIZE);
+        total >= TWO_PASS_FROM_BYTES && total <= dev.l2_bytes() / 2
     }
 
     /// The tiles of the input and the look-back scratch for them.
@@ -195,6 +242,9 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
         let len = self.input.length();
         if len == 0 {
             return Ok(());
+        }
+        if self.takes_two_passes(dev, len) {
+            return self.run_two_pass(dev, dst, exclusive, seed);
         }
         let (tiles, layout, lookback) = self.layout(len)?;
         let module = dev.module(self)?;
@@ -231,6 +281,42 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
                     seed,
                 );
                 dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
+            })
+        })
+    }
+
+    /// [`run`](Self::run) in two passes: the fold of each tile, then each
+    /// tile scanned from the fold of the partials before it.
+    fn run_two_pass(&self, dev: &CudaDevice, dst: Ptr<E::Item>, exclusive: bool, seed: Ptr<E::Item>) -> Result<()> {
+        let len = self.input.length();
+        let tiles = self.two_pass.tiles("scan", len)?;
+        let plan = TwoPass(self);
+        let module = dev.module(&plan)?;
+        let mut layout = ScratchLayout::new();
+        let partials = layout.uninit::<u8>(tiles as u64 * <E::Item as Value>::C_SIZE as u64);
+        // SAFETY: matches `cuprim_scan_partials(const In in, u64 n, T* partials)`, `In` the struct whose
+        // fields ExprArgs holds: one block per tile over n elements, partials of num_tiles elements.
+        let reduce: Entry<(ExprArgs, u64, Ptr<u8>)> = unsafe { Entry::declare("cuprim_scan_partials") };
+        // SAFETY: matches `cuprim_scan_apply(const In in, T* out, u64 n, int exclusive, const T* partials,
+        // const T* seed)`: the same tiles over n elements of in and out, the partials the first launch
+        // wrote, seed null or one element.
+        let apply: Entry<(ExprArgs, Ptr<E::Item>, u64, i32, Ptr<u8>, Ptr<E::Item>)> = unsafe { Entry::declare("cuprim_scan_apply") };
+        let grid = Grid::new(tiles, self.two_pass.block);
+        dev.with_scratch(&layout, |s| {
+            let partials = s.at(partials);
+            crate::expr::consume::launch_checked(dev, self.input, |input| {
+                dev.launch(&module, reduce, grid, (input, len as u64, partials))?;
+                let args = (input, dst, len as u64, exclusive as i32, partials, seed);
+                #[cfg(feature = "scan-tuning")]
+                if tuning::two_pass_plain() {
+                    return dev.launch(&module, apply, grid, args);
+                }
+                // SAFETY: every block of cuprim_scan_apply calls cuprim_grid_wait() before it reads the
+                // partials or the seed and before any store. Before it the block reads only the input,
+                // which the one kernel that may still run (cuprim_scan_partials, a plain launch: all
+                // work queued before it has ended) reads and does not write; it may set the
+                // expression's bad-index flag, as cuprim_scan_partials may.
+                unsafe { dev.launch_dependent(&module, apply, grid, args) }
             })
         })
     }
@@ -310,6 +396,21 @@ impl<E: Node, Op: Monoid<E::Item>> Specialise for Scan<'_, E, Op> {
     }
 }
 
+/// The two-pass form of a [`Scan`] (`kernels/scan/scan_two_pass.cu`): one
+/// module whether the scan is deterministic or not (both give the same bits).
+pub(crate) struct TwoPass<'s, 'a, E, Op>(&'s Scan<'a, E, Op>);
+
+impl<E: Node, Op: Monoid<E::Item>> Specialise for TwoPass<'_, '_, E, Op> {
+    fn template(&self) -> &'static Template {
+        &SCAN_TWO_PASS
+    }
+    fn write<W: SpecWriter>(&self, w: &mut W) {
+        self.0.two_pass.write(w);
+        crate::expr::consume::write_input(self.0.input, w);
+        w.monoid::<E::Item, Op>("ScanOp", "T", self.0.op);
+    }
+}
+
 /// One specialisation of `kernels/scan/scan_by_key.cu`: keys and values
 /// are input expressions (plain buffers being the simplest).
 pub(crate) struct ScanByKey<'a, KE, VE, Op> {
@@ -382,13 +483,20 @@ where
     }
 }
 
-/// Both scan modules (fast and deterministic) of `T` and `op`, for precompile.
+/// The scan modules of `T` and `op` (fast, deterministic, two-pass), for precompile.
 pub(crate) fn scan_specs<T: Element, Op: Monoid<T>>(arch: u32, op: &Op) -> Vec<KernelSpec> {
-    let input = Leaf::<T>::type_only();
-    vec![
-        KernelSpec::of(&Scan::new(arch, &input, op, false)),
-        KernelSpec::of(&Scan::new(arch, &input, op, true)),
-    ]
+    scan_specs_of(arch, &Leaf::<T>::type_only(), op)
+}
+
+/// The scan modules of an input expression and `op`, for precompile: the
+/// single-pass scan, fast and deterministic, and the two passes where some length takes them.
+pub(crate) fn scan_specs_of<E: Node, Op: Monoid<E::Item>>(arch: u32, input: &E, op: &Op) -> Vec<KernelSpec> {
+    let fast = Scan::new(arch, input, op, false);
+    let mut specs = vec![KernelSpec::of(&fast), KernelSpec::of(&Scan::new(arch, input, op, true))];
+    if fast.has_two_passes() {
+        specs.push(KernelSpec::of(&TwoPass(&fast)));
+    }
+    specs
 }
 
 /// Both scan_by_key modules of keys `K`, values `T` and `op`, for precompile.
@@ -427,6 +535,30 @@ pub mod tuning {
         static SHAPE: Cell<Option<(u32, u32, u32)>> = const { Cell::new(None) };
         static CHUNKS: Cell<Option<Chunks>> = const { Cell::new(None) };
         static SELECT_BULK_OVER: Cell<Option<usize>> = const { Cell::new(None) };
+        static TWO_PASS: Cell<Option<bool>> = const { Cell::new(None) };
+        static TWO_PASS_PLAIN: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Makes this thread's later two-pass scans launch their second pass plainly (`true`) instead
+    /// of as a dependent launch.
+    pub fn set_two_pass_plain(plain: bool) {
+        TWO_PASS_PLAIN.with(|c| c.set(plain));
+    }
+
+    /// Whether this thread's two-pass scans launch their second pass plainly.
+    pub(crate) fn two_pass_plain() -> bool {
+        TWO_PASS_PLAIN.with(Cell::get)
+    }
+
+    /// Makes this thread's later element scans take the two passes (`Some(true)`) or the
+    /// single pass (`Some(false)`) at every length; `None` keeps the size band of `algo/scan/plan.rs`.
+    pub fn set_two_pass(force: Option<bool>) {
+        TWO_PASS.with(|c| c.set(force));
+    }
+
+    /// This thread's forced choice of the two passes.
+    pub(crate) fn two_pass() -> Option<bool> {
+        TWO_PASS.with(Cell::get)
     }
 
     /// Makes this thread's later copy_if calls take the bulk-copy tiles (sm_90, plain buffers)
