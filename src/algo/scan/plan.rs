@@ -129,8 +129,8 @@ pub(crate) fn scan_by_key_policy(_arch: u32, elem_bytes: usize, len: usize) -> T
 /// 16 measured 0.893 ms against 1.290 for 8 (f32 inclusive 2^28, H100, run e62df8c).
 pub(crate) const LOOKBACK_WINDOWS: i64 = 16;
 
-/// The least input (bytes) the two-pass scan takes, up to half of L2 (`Scan::takes_two_passes`). Into a
-/// buffer, us, single / two passes: f32 2^21 14.2-14.4 / 14.2, 2^22 22.1 / 17.3 (CUB 22.2), 2^23 35.1 / 33.2;
+/// The least input (bytes) the two-pass scan takes (`Scan::takes_two_passes`). Into a buffer, us, single
+/// / two passes (a plain second launch): f32 2^21 14.2-14.4 / 14.2, 2^22 22.1 / 17.3 (CUB 22.2), 2^23 35.1 / 33.2;
 /// u64 2^20 16.3-16.6 / 14.5, 2^22 35.0-35.6 / 37.3; below 8 MiB the two passes were 2-16% slower (H200,
 /// benchmarks/runs/h200-scan-two-pass).
 pub(crate) const TWO_PASS_FROM_BYTES: usize = 8 << 20;
@@ -209,7 +209,11 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
     }
 
     /// Whether `len` elements take the two passes (`kernels/scan/scan_two_pass.cu`): from
-    /// [`TWO_PASS_FROM_BYTES`] to half of L2, whose second read L2 serves.
+    /// [`TWO_PASS_FROM_BYTES`] to two thirds of L2 for 4-byte elements, half of it for 8-byte ones
+    /// (the second read comes from L2). Dependent second pass, us, single / two passes: f32 into a
+    /// buffer 2^23 34.7-36.5 / 33.7-33.9, in place 28.7-30.7 / 25.3-25.7, 3 x 2^22 into a buffer
+    /// 44.8-46.9 / 49.3; u64 3 x 2^20 27.1-28.3 / 25.3-25.7, 2^22 35.1-35.4 / 36.0-36.2 (H200, 50 MiB
+    /// of L2; benchmarks/runs/h200-scan-two-pass/dependent).
     fn takes_two_passes(&self, dev: &CudaDevice, len: usize) -> bool {
         if !self.has_two_passes() {
             return false;
@@ -218,8 +222,10 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
         if let Some(force) = tuning::two_pass() {
             return force;
         }
-        let total = len.saturating_mul(<E::Item as Value>::C_SIZE);
-        total >= TWO_PASS_FROM_BYTES && total <= dev.l2_bytes() / 2
+        let bytes = <E::Item as Value>::C_SIZE;
+        let total = len.saturating_mul(bytes);
+        let most = if bytes == 4 { dev.l2_bytes() / 3 * 2 } else { dev.l2_bytes() / 2 };
+        total >= TWO_PASS_FROM_BYTES && total <= most
     }
 
     /// The tiles of the input and the look-back scratch for them.
