@@ -94,6 +94,32 @@ int_scans!(scan_u8: u8, scan_i8: i8, scan_u32: u32, scan_i32: i32, scan_u64: u64
 /// A float inclusive sum scan against an f64 running sum: each element within
 /// (log2(n) + 40 + sqrt(i)) ulps (`eps`) of the prefix's sum of magnitudes
 /// (tree within a tile, chain across tiles).
+/// The f32 sums of `floats` within check_sum_scan's tolerance, and the same
+/// bits scanned again through an expression of the buffer.
+fn check_f32_sums_repeat(dev: &Device, floats: &[f32], ctx: &str) {
+    let f = DeviceVec::from_slice(dev, floats).unwrap();
+    let got = f.scan(Add).unwrap().to_vec().unwrap();
+    check_sum_scan(floats, &got, f32::EPSILON as f64, &format!("f32 {ctx}"));
+    let again = f.map(cuprim::ops::Identity).scan(Add).unwrap().to_vec().unwrap();
+    assert!(
+        got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
+        "f32 scan bits differ between runs / the expression {ctx}"
+    );
+}
+
+/// The f64 sums of `doubles` within check_sum_scan's tolerance, the same
+/// bits run to run.
+fn check_f64_sums_repeat(dev: &Device, doubles: &[f64], ctx: &str) {
+    let d = DeviceVec::from_slice(dev, doubles).unwrap();
+    let got = d.scan(Add).unwrap().to_vec().unwrap();
+    check_sum_scan(doubles, &got, f64::EPSILON, &format!("f64 {ctx}"));
+    let again = d.scan(Add).unwrap().to_vec().unwrap();
+    assert!(
+        got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
+        "f64 scan bits differ run to run {ctx}"
+    );
+}
+
 fn check_sum_scan<T: Copy + Into<f64>>(data: &[T], got: &[T], eps: f64, ctx: &str) {
     assert_eq!(got.len(), data.len(), "scan length {ctx}");
     let (mut exact, mut abs) = (0f64, 0f64);
@@ -897,14 +923,7 @@ fn long_scans_of_four_byte_elements() {
             );
 
             let floats: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect();
-            let f = DeviceVec::from_slice(&dev, &floats).unwrap();
-            let got = f.scan(Add).unwrap().to_vec().unwrap();
-            let again = f.scan(Add).unwrap().to_vec().unwrap();
-            assert!(
-                got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "f32 scan bits differ run to run {ctx}"
-            );
-            check_sum_scan(&floats, &got, f32::EPSILON as f64, &format!("f32 {ctx}"));
+            check_f32_sums_repeat(&dev, &floats, &ctx);
         }
     }
 }
@@ -945,25 +964,11 @@ fn scans_around_the_two_pass_threshold() {
             );
 
             let floats: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect();
-            let f = DeviceVec::from_slice(&dev, &floats).unwrap();
-            let got = f.scan(Add).unwrap().to_vec().unwrap();
-            check_sum_scan(&floats, &got, f32::EPSILON as f64, &format!("f32 {ctx}"));
-            let again = f.map(cuprim::ops::Identity).scan(Add).unwrap().to_vec().unwrap();
-            assert!(
-                got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "f32 scan bits differ between runs / the expression {ctx}"
-            );
+            check_f32_sums_repeat(&dev, &floats, &ctx);
 
             let half = n / 2;
             let doubles: Vec<f64> = (0..half).map(|_| r.gen_range(-1.0f64..1.0)).collect();
-            let d = DeviceVec::from_slice(&dev, &doubles).unwrap();
-            let got = d.scan(Add).unwrap().to_vec().unwrap();
-            check_sum_scan(&doubles, &got, f64::EPSILON, &format!("f64 {ctx}"));
-            let again = d.scan(Add).unwrap().to_vec().unwrap();
-            assert!(
-                got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "f64 scan bits differ run to run {ctx}"
-            );
+            check_f64_sums_repeat(&dev, &doubles, &ctx);
 
             let zeros = DeviceVec::from_slice(&dev, &vec![-0.0f32; n]).unwrap();
             let got = zeros.scan(Add).unwrap().to_vec().unwrap();
@@ -989,14 +994,7 @@ fn scans_of_about_a_thousand_tiles() {
             let (mut r, seed) = rng(four as u64 + 7);
             let ctx = format!("{dev:?} n={four}/{eight} seed={seed}");
             let floats: Vec<f32> = (0..four).map(|_| r.gen_range(-1.0f32..1.0)).collect();
-            let f = DeviceVec::from_slice(&dev, &floats).unwrap();
-            let got = f.scan(Add).unwrap().to_vec().unwrap();
-            check_sum_scan(&floats, &got, f32::EPSILON as f64, &format!("f32 {ctx}"));
-            let again = f.map(cuprim::ops::Identity).scan(Add).unwrap().to_vec().unwrap();
-            assert!(
-                got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "f32 scan bits differ between runs / the expression {ctx}"
-            );
+            check_f32_sums_repeat(&dev, &floats, &ctx);
             let words: Vec<u32> = (0..four).map(|_| r.gen()).collect();
             let w = DeviceVec::from_slice(&dev, &words).unwrap();
             let want = reference_scan(&words, 1 << 16, true, |a, b| common::Compose16.apply(a, b));
@@ -1007,14 +1005,7 @@ fn scans_of_about_a_thousand_tiles() {
             );
 
             let doubles: Vec<f64> = (0..eight).map(|_| r.gen_range(-1.0f64..1.0)).collect();
-            let d = DeviceVec::from_slice(&dev, &doubles).unwrap();
-            let got = d.scan(Add).unwrap().to_vec().unwrap();
-            check_sum_scan(&doubles, &got, f64::EPSILON, &format!("f64 {ctx}"));
-            let again = d.scan(Add).unwrap().to_vec().unwrap();
-            assert!(
-                got.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "f64 bits run to run {ctx}"
-            );
+            check_f64_sums_repeat(&dev, &doubles, &ctx);
             let longs: Vec<u64> = (0..eight).map(|_| r.gen::<u64>() >> 8).collect();
             let l = DeviceVec::from_slice(&dev, &longs).unwrap();
             let part = &longs[5..];
