@@ -328,7 +328,10 @@ impl CudaDevice {
     /// (`kernels/block/load.cuh`) before it touches any global memory that
     /// earlier work on the stream reads or writes, and on every path, even
     /// one that returns early: a kernel's completion then implies its
-    /// predecessor's, so dependences chain.
+    /// predecessor's, so dependences chain. One exception: memory that the
+    /// kernel queued just before reads and does not write may be read
+    /// before the wait, where that kernel was a plain launch (everything
+    /// before it has then ended): the two-pass scan's tiles.
     pub unsafe fn launch_dependent<A: Args>(&self, module: &Module, entry: Entry<A>, grid: Grid, args: A) -> Result<()> {
         self.queue(module, entry, grid, args, self.dependent_launch())
     }
