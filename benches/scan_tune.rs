@@ -1,9 +1,10 @@
 //! Tuning rows of the scan (feature `scan-tuning`): the single pass against
 //! the two passes (`tuning::set_two_pass`), their second pass a dependent
-//! launch or a plain one (`tuning::set_two_pass_plain`), A/B in one process, on f32, u32, u64 and f64 sums from
-//! 2^20 to 3 x 2^22 elements. Each row is the median of 31 event-timed
-//! calls after 5 warm-ups; the modes of one size run one after another.
-//! Output: `tune,op,n,mode,us`.
+//! launch or a plain one (`tuning::set_two_pass_plain`), A/B in one
+//! process, on f32, u32, u64 and f64 sums from 2^20 to 3 x 2^22 elements
+//! (or the comma-separated `CUPRIM_TUNE_SIZES`). Each row is the median of
+//! 31 event-timed calls after 5 warm-ups; the modes of one size run one
+//! after another. Output: `tune,op,n,mode,us`.
 //!
 //! Then scan_by_key's chunks (`tuning::set_chunks`) on the inputs of
 //! `benches/scan.rs` (u8 keys in short runs with u32 values; u32 keys in
@@ -38,10 +39,15 @@ fn main() {
         by_key_chunks(&dev);
         return;
     }
-    for log in [20u32, 21, 22, 23] {
-        for n in [1usize << log, 3 << (log - 1)] {
-            scan_rows(&dev, n);
-        }
+    let sizes: Vec<usize> = match std::env::var("CUPRIM_TUNE_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .map(|s| s.trim().parse().expect("CUPRIM_TUNE_SIZES: integers"))
+            .collect(),
+        Err(_) => (20..=23).flat_map(|log| [1usize << log, 3 << (log - 1)]).collect(),
+    };
+    for n in sizes {
+        scan_rows(&dev, n);
     }
 }
 
