@@ -183,9 +183,10 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
             ..exact
         };
         if E::STREAMS > 1 {
-            // Several buffers' loads in flight need more than the 32 registers of 8 blocks per SM (4 bytes spilled).
+            // Several buffers' loads in flight need more than the 32 registers of 8 blocks per SM (4 bytes spilled);
+            // beside the partials' loads, f32 `zip(a, b).map(Mul)` spilled 28 bytes at 4 on sm_90 (NVRTC 13).
             policy.min_blocks = policy.min_blocks.min(4);
-            two_pass.min_blocks = two_pass.min_blocks.min(4);
+            two_pass.min_blocks = two_pass.min_blocks.min(3);
         }
         #[cfg(feature = "scan-tuning")]
         if let Some((block, items, min_blocks)) = tuning::get() {
@@ -543,6 +544,19 @@ pub mod tuning {
         static SELECT_BULK_OVER: Cell<Option<usize>> = const { Cell::new(None) };
         static TWO_PASS: Cell<Option<bool>> = const { Cell::new(None) };
         static TWO_PASS_PLAIN: Cell<bool> = const { Cell::new(false) };
+        static SELECT_TWO_PASS: Cell<Option<bool>> = const { Cell::new(None) };
+    }
+
+    /// Makes this thread's later copy_if, partition and unique calls of 4- or 8-byte elements take
+    /// the two passes (`Some(true)`) or the single pass (`Some(false)`) at every length; `None` keeps
+    /// the size band of `algo/select/plan.rs`.
+    pub fn set_select_two_pass(force: Option<bool>) {
+        SELECT_TWO_PASS.with(|c| c.set(force));
+    }
+
+    /// This thread's forced choice of the select's two passes.
+    pub(crate) fn select_two_pass() -> Option<bool> {
+        SELECT_TWO_PASS.with(Cell::get)
     }
 
     /// Makes this thread's later two-pass scans launch their second pass plainly (`true`) instead
