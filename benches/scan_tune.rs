@@ -6,6 +6,10 @@
 //! 31 event-timed calls after 5 warm-ups; the modes of one size run one
 //! after another. Output: `tune,op,n,mode,us`.
 //!
+//! `CUPRIM_TUNE_ONLY=select`: unique and copy_if of u32 and u64 from 2^20
+//! to 2^23 elements, in one pass (register tiles, bulk-copied tiles) and in
+//! two.
+//!
 //! Then scan_by_key's chunks (`tuning::set_chunks`) on the inputs of
 //! `benches/scan.rs` (u8 keys in short runs with u32 values; u32 keys in
 //! runs of 64 with f32 values) and one run of everything (the chunks'
@@ -37,6 +41,10 @@ fn main() {
     }
     if std::env::var("CUPRIM_TUNE_ONLY").is_ok_and(|v| v == "by_key") {
         by_key_chunks(&dev);
+        return;
+    }
+    if std::env::var("CUPRIM_TUNE_ONLY").is_ok_and(|v| v == "select") {
+        select_tiles(&dev);
         return;
     }
     let sizes: Vec<usize> = match std::env::var("CUPRIM_TUNE_SIZES") {
@@ -94,6 +102,48 @@ fn scan_rows(dev: &Device, n: usize) {
     }
     tuning::set_two_pass(None);
     tuning::set_two_pass_plain(false);
+}
+
+/// unique_into and copy_if_into (half kept) of u32 and u64 from 2^20 to 2^23 elements: the
+/// default, the single pass in register tiles (`select.cu`) and in bulk-copied tiles
+/// (`select_bulk.cu`, sm_90), and the two passes.
+fn select_tiles(dev: &Device) {
+    // (label, bulk-copy threshold forced, two passes forced)
+    let modes = [
+        ("default", None, None),
+        ("single_registers", Some(usize::MAX), Some(false)),
+        ("single_bulk", Some(0), Some(false)),
+        ("two", None, Some(true)),
+        ("default_again", None, None),
+    ];
+    for n in [1usize << 20, 1 << 21, 3 << 20, 1 << 22, 3 << 21, 1 << 23] {
+        let distinct: Vec<u32> = (0..n as u32).collect();
+        let runs: Vec<u32> = (0..n as u32).map(|i| i / 4).collect();
+        let d32 = DeviceVec::from_slice(dev, &distinct).expect("keys");
+        let r32 = DeviceVec::from_slice(dev, &runs).expect("keys");
+        let d64 = DeviceVec::from_slice(dev, &distinct.iter().map(|&x| x as u64).collect::<Vec<_>>()).expect("keys");
+        let mut o32 = DeviceVec::<u32>::zeros(dev, n).expect("allocating");
+        let mut o64 = DeviceVec::<u64>::zeros(dev, n).expect("allocating");
+        let mut count = DeviceVec::<u64>::zeros(dev, 1).expect("allocating");
+        let half = cuprim::pred::Lt(n as u32 / 2);
+        let half64 = cuprim::pred::Lt(n as u64 / 2);
+        for (label, bulk, two) in modes {
+            tuning::set_select_bulk_over(bulk);
+            tuning::set_select_two_pass(two);
+            let us = median_us(dev, &mut || d32.unique_into(&mut o32, &mut count));
+            println!("tune,unique_u32_distinct,{n},{label},{us:.2}");
+            let us = median_us(dev, &mut || r32.unique_into(&mut o32, &mut count));
+            println!("tune,unique_u32_runs4,{n},{label},{us:.2}");
+            let us = median_us(dev, &mut || d32.copy_if_into(half, &mut o32, &mut count));
+            println!("tune,copy_if_u32_half,{n},{label},{us:.2}");
+            let us = median_us(dev, &mut || d64.unique_into(&mut o64, &mut count));
+            println!("tune,unique_u64_distinct,{n},{label},{us:.2}");
+            let us = median_us(dev, &mut || d64.copy_if_into(half64, &mut o64, &mut count));
+            println!("tune,copy_if_u64_half,{n},{label},{us:.2}");
+        }
+        tuning::set_select_bulk_over(None);
+        tuning::set_select_two_pass(None);
+    }
 }
 
 /// Chunk lengths and shapes of scan_by_key's chunk kernel against the tile kernel.

@@ -778,6 +778,53 @@ fn copy_if_views_of_each_type(dev: &Device, r: &mut common::TestRng, pattern: u3
     check_copy_if_views(dev, &df, -1.0f32, &[0, 1], |x| x.to_bits() as u64, &format!("f32 {ctx}"));
 }
 
+/// Around the two-pass selections' least input (8 MiB of 4- or 8-byte
+/// elements: each tile's count, then each tile compacted from the counts
+/// before it; one element less takes the single pass) and inside their band:
+/// copy_if_into with its count on the device (outputs poisoned first),
+/// partition_copy, copy_if of a view at an odd offset, and unique of keys in
+/// short runs and of keys mostly distinct, for u32 and u64, against
+/// sequential references.
+#[test]
+fn selections_around_the_two_pass_threshold() {
+    fn check<T: Element + Ord + std::fmt::Debug>(dev: &Device, data: &[T], cut: T, poison: T, ctx: &str) {
+        let n = data.len();
+        let v = DeviceVec::from_slice(dev, data).unwrap();
+        let want: Vec<T> = data.iter().copied().filter(|&x| x < cut).collect();
+        let rest: Vec<T> = data.iter().copied().filter(|&x| x >= cut).collect();
+        let mut out = DeviceVec::filled(dev, n, poison).unwrap();
+        let mut count = DeviceVec::filled(dev, 1, u64::MAX).unwrap();
+        v.copy_if_into(Lt(cut), &mut out, &mut count).unwrap();
+        let k = count.to_vec().unwrap()[0] as usize;
+        assert_eq!(k, want.len(), "copy_if_into count {ctx}");
+        assert_eq!(&out.to_vec().unwrap()[..k], &want[..], "copy_if_into {ctx}");
+        let (yes, no) = v.partition_copy(Lt(cut)).unwrap();
+        assert_eq!(yes.to_vec().unwrap(), want, "partition_copy, kept {ctx}");
+        assert_eq!(no.to_vec().unwrap(), rest, "partition_copy, rejected {ctx}");
+        let tail: Vec<T> = data[3..].iter().copied().filter(|&x| x < cut).collect();
+        assert_eq!(
+            v.slice(3..n).unwrap().copy_if(Lt(cut)).unwrap().to_vec().unwrap(),
+            tail,
+            "copy_if at offset 3 {ctx}"
+        );
+        let mut heads = data.to_vec();
+        heads.dedup();
+        assert_eq!(v.unique().unwrap().to_vec().unwrap(), heads, "unique {ctx}");
+    }
+    for dev in common::devices() {
+        for n in common::capped(&[(1 << 21) - 1, 1 << 21, (1 << 22) + 3 * 3072 + 5]) {
+            let (mut r, seed) = rng(n as u64 + 307);
+            let ctx = format!("{dev:?} n={n} seed={seed}");
+            let runs: Vec<u32> = (0..n).map(|i| (i as u32 / 3).wrapping_mul(2_654_435_761) % 1000).collect();
+            check(&dev, &runs, 500u32, u32::MAX, &format!("u32 in runs of 3 {ctx}"));
+            let words: Vec<u32> = (0..n).map(|_| r.gen()).collect();
+            check(&dev, &words, u32::MAX / 3, 0xdead_beef, &format!("u32 {ctx}"));
+            let longs: Vec<u64> = (0..n / 2).map(|i| if i % 5 == 0 { 7 } else { r.gen::<u64>() }).collect();
+            check(&dev, &longs, u64::MAX / 2, u64::MAX, &format!("u64 {ctx}"));
+        }
+    }
+}
+
 /// copy_if and copy_if_into of plain buffers over 16 MiB (on sm_90 the
 /// bulk-copy tiles, 24 KiB each) in 1, 2, 4 and 8-byte elements, from views
 /// at offsets that leave every kind of 16-byte misalignment (a head and a

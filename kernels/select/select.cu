@@ -22,11 +22,20 @@
 // Reads n elements and writes only what is kept. With a second output, the
 // rejected elements go to it the same way (a stable partition).
 //
+// Two passes (SEL_TWO_PASS, for inputs L2 holds between them):
+// cuprim_select_counts counts each tile's kept elements, then cuprim_select
+// takes tile blockIdx.x and its look-back warp adds the counts before it
+// instead of looking back (sel_counts_warp); no tile waits for another.
+// `status` is then the counts, and aggregates, prefixes and tile_counter go
+// unused. On sm_90 the second launch is a dependent one: the look-back warp
+// waits for the counts (cuprim_grid_wait), and the compute warps, whose
+// loads go before, store only after it (barrier 3).
+//
 // Specialised on: In (the input expression, block/expr.cuh; a plain buffer is
 // cuprim_x_buf<T>), T (its element), PredFn (bool apply(T x, T p)), SEL_HEADS
 // (1: unique, which keeps the run heads, KeyEq::differ(the element before,
-// it), instead; K = T), CUPRIM_BLOCK (compute threads, a multiple of 32),
-// CUPRIM_ITEMS (at most 32).
+// it), instead; K = T), SEL_TWO_PASS (select.cuh), CUPRIM_BLOCK (compute
+// threads, a multiple of 32), CUPRIM_ITEMS (at most 32).
 
 constexpr int SEL_WARP_TILE = 32 * CUPRIM_ITEMS;
 constexpr int SEL_TILE = CUPRIM_BLOCK * CUPRIM_ITEMS;
@@ -49,36 +58,15 @@ constexpr int sel_count_bits() {
 }
 constexpr int SEL_COUNT_BITS = sel_count_bits();
 
-// selected[...]: the elements with PredFn(x, param), in order.
-// rejected (may be null): the others, in order.
-// The last tile's published prefix is the total number selected; the last
-// tile also writes it to count_out[0] unless count_out is null.
-extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
-    cuprim_select(CUPRIM_INPUT In in, u64 n, T param, T* __restrict__ selected, T* __restrict__ rejected,
-                  u64* count_out, u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
-    __shared__ T smem[SEL_TILE];
-    __shared__ u32 warp_counts[SEL_WARPS];
-    __shared__ C s_prefix;
-    __shared__ u32 s_tile;
-
-    scan_prefetch_input(in, SEL_TILE, n);
-    const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
-    const u64 base = (u64)tile * SEL_TILE;
-    const u64 remaining = n - base;
-    const int valid = remaining < (u64)SEL_TILE ? (int)remaining : SEL_TILE;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    TileState<C> state(status, aggregates, prefixes);
-
-    if (warp == SEL_WARPS) {
-        sel_lookback_warp(state, tile, warp_counts, &s_prefix);
-        return;
-    }
-
-    // This warp's elements: tile positions wbase .. wbase + SEL_WARP_TILE - 1;
-    // round r of lane l holds warp positions r * 32 * SEL_VEC + l * SEL_VEC + k.
-    const int wbase = warp * SEL_WARP_TILE;
-    const int wvalid = valid - wbase;  // may be <= 0 or past SEL_WARP_TILE
-    T items[CUPRIM_ITEMS];
+// This warp's elements of the tile at `base` into items, and which of them
+// are kept (returned: bit j for items[j]; PredFn, or with SEL_HEADS the run
+// heads). The warp's elements are tile positions wbase .. wbase +
+// SEL_WARP_TILE - 1, of which wvalid (may be <= 0 or past SEL_WARP_TILE)
+// exist; round r of lane l holds warp positions r * 32 * SEL_VEC + l *
+// SEL_VEC + k.
+template <typename X>
+__device__ __forceinline__ u32 sel_load_keep(const X& in, u64 base, int wbase, int wvalid, T param, T (&items)[CUPRIM_ITEMS]) {
+    const int lane = threadIdx.x & 31;
     u32 keep = 0;  // bit r * SEL_VEC + k: items[r * SEL_VEC + k] is selected
     const u32 in_misalign = in.template misalign<SEL_VEC>();
     if (wvalid >= SEL_WARP_TILE && (in_misalign == 0 || in_misalign == CUPRIM_X_ANY)) {
@@ -130,6 +118,47 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
         }
     }
 #endif
+    return keep;
+}
+
+// selected[...]: the elements with PredFn(x, param), in order.
+// rejected (may be null): the others, in order.
+// The last tile's published prefix is the total number selected; the last
+// tile also writes it to count_out[0] unless count_out is null.
+extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
+    cuprim_select(CUPRIM_INPUT In in, u64 n, T param, T* __restrict__ selected, T* __restrict__ rejected,
+                  u64* count_out, u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles) {
+    __shared__ T smem[SEL_TILE];
+    __shared__ u32 warp_counts[SEL_WARPS];
+    __shared__ C s_prefix;
+    __shared__ u32 s_tile;
+
+#if SEL_TWO_PASS
+    const u32 tile = blockIdx.x;
+#else
+    scan_prefetch_input(in, SEL_TILE, n);
+    const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
+#endif
+    const u64 base = (u64)tile * SEL_TILE;
+    const u64 remaining = n - base;
+    const int valid = remaining < (u64)SEL_TILE ? (int)remaining : SEL_TILE;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    TileState<C> state(status, aggregates, prefixes);
+
+    if (warp == SEL_WARPS) {
+#if SEL_TWO_PASS
+        sel_counts_warp(status, tile, &s_prefix);
+#else
+        sel_lookback_warp(state, tile, warp_counts, &s_prefix);
+#endif
+        return;
+    }
+
+    // This warp's elements: tile positions wbase .. wbase + SEL_WARP_TILE - 1.
+    const int wbase = warp * SEL_WARP_TILE;
+    const int wvalid = valid - wbase;  // may be <= 0 or past SEL_WARP_TILE
+    T items[CUPRIM_ITEMS];
+    const u32 keep = sel_load_keep(in, base, wbase, wvalid, param, items);
     const u32 wcount = sel_warp_sum(__popc(keep));
     u32 tile_count;
     const u32 wsel_before = sel_share_counts(state, tile, wcount, warp_counts, tile_count);
@@ -171,5 +200,32 @@ extern "C" __global__ void __launch_bounds__(SEL_THREADS, CUPRIM_MIN_BLOCKS)
         // Rejected before this warp: the tile's earlier positions (all valid) less those selected.
         T* rout = rejected + ((base - tile_prefix) + (u64)(wbase - (int)wsel_before));
         for (int j = lane; j < wtotal - (int)wcount; j += 32) rout[j] = run[wcount + j];
+    }
+}
+
+// counts[t]: how many of tile t's elements are kept (the first of the two
+// passes; the compute warps alone).
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_select_counts(CUPRIM_INPUT In in, u64 n, T param, u32* __restrict__ counts) {
+    __shared__ u32 warp_counts[SEL_WARPS];
+    // cuprim_select (a dependent launch) may be scheduled into the room this
+    // grid leaves; its look-back warp waits for this grid's end.
+    cuprim_grid_launch_dependents();
+    const u32 tile = blockIdx.x;
+    const u64 base = (u64)tile * SEL_TILE;
+    const u64 remaining = n - base;
+    const int valid = remaining < (u64)SEL_TILE ? (int)remaining : SEL_TILE;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int wbase = warp * SEL_WARP_TILE;
+    T items[CUPRIM_ITEMS];
+    const u32 keep = sel_load_keep(in, base, wbase, valid - wbase, param, items);
+    const u32 wcount = sel_warp_sum(__popc(keep));
+    if (lane == 0) warp_counts[warp] = wcount;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u32 total = 0;
+#pragma unroll
+        for (int w = 0; w < SEL_WARPS; w++) total += warp_counts[w];
+        counts[tile] = total;
     }
 }

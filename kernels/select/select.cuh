@@ -11,6 +11,12 @@
 // Specialised on: C (the count type: u32 below 2^32 elements, whose
 // look-back state packs into one word per tile, else u64), CUPRIM_BLOCK.
 
+// 1: the second of two passes (select.cu): tiles by blockIdx.x, prefixes
+// from the first pass's per-tile counts, nothing published.
+#ifndef SEL_TWO_PASS
+#define SEL_TWO_PASS 0
+#endif
+
 constexpr int SEL_WARPS = CUPRIM_BLOCK / 32;
 constexpr int SEL_THREADS = CUPRIM_BLOCK + 32;
 static_assert(CUPRIM_BLOCK % 32 == 0, "select: whole warps");
@@ -70,6 +76,31 @@ __device__ __forceinline__ void sel_lookback_warp(TileState<C>& state, u32 tile,
     sel_bar_arrive(3, SEL_THREADS);
 }
 
+// The look-back warp of the two passes' second (SEL_TWO_PASS): the tile's
+// exclusive prefix is the sum of the counts of the tiles before it (the
+// first pass's, once it has ended), each lane adding a run of them 16 bytes
+// at a time, then barriers 2 and 3 as sel_lookback_warp.
+__device__ __forceinline__ void sel_counts_warp(const u32* counts, u32 tile, C* s_prefix) {
+    const u32 lane = threadIdx.x & 31;
+    cuprim_grid_wait();
+    const u32 per = ((tile + 31) / 32 + 3) & ~3u;  // whole 16-byte groups a lane
+    const u32 from = min(lane * per, tile), to = min(from + per, tile);
+    C before = 0;
+    u32 i = from;
+#pragma unroll 4
+    for (; i + 4 <= to; i += 4) {
+        const uint4 q = *(const uint4*)(counts + i);
+        before += (C)q.x + (C)q.y + (C)q.z + (C)q.w;
+    }
+    for (; i < to; i++) before += (C)counts[i];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) before += __shfl_xor_sync(0xffffffffu, before, off);
+    sel_bar_sync(2, SEL_THREADS);
+    if (lane == 0) *s_prefix = before;
+    __syncwarp();
+    sel_bar_arrive(3, SEL_THREADS);
+}
+
 // A compute warp's count meets the others': after barrier 1 every compute
 // warp knows how many the warps before it keep (returned) and the tile's
 // total (tile_count); warp 0 publishes the total as the tile's aggregate.
@@ -86,7 +117,9 @@ __device__ __forceinline__ u32 sel_share_counts(TileState<C>& state, u32 tile, u
         if (w < warp) before += c;
         tile_count += c;
     }
+#if !SEL_TWO_PASS
     if (warp == 0 && lane == 0) state.publish(tile, (C)tile_count, tile == 0 ? SCAN_PREFIX : SCAN_AGGREGATE);
+#endif
     sel_bar_arrive(2, SEL_THREADS);
     return before;
 }

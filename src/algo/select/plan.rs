@@ -18,7 +18,7 @@ use crate::pred::Predicate;
 /// What both select kernels share.
 const SELECT_COMMON: &str = crate::jit::header!("select/select.cuh");
 
-template!(SELECT, "select/select.cu", ["cuprim_select"], headers: [LOOKBACK, SELECT_COMMON]);
+template!(SELECT, "select/select.cu", ["cuprim_select", "cuprim_select_counts"], headers: [LOOKBACK, SELECT_COMMON]);
 template!(SELECT_BULK, "select/select_bulk.cu", ["cuprim_select"], headers: [LOOKBACK, SELECT_COMMON]);
 
 /// copy_if / partition tiles, `block` counting the compute threads (the kernel adds a look-back
@@ -57,6 +57,10 @@ pub(crate) fn select_bulk_policy(elem_bytes: usize) -> TilePolicy {
 /// 13.3-14.4 / 19.3-20.5 / 33.4-33.7 against 14.5-14.9 / 19.3-20.7 / 30.2-31.2 (H200, one call,
 /// three rounds).
 const SELECT_BULK_MIN_LEN: usize = 1 << 21;
+
+/// The least input (bytes) copy_if, partition and unique take in two passes (`Select::takes_two_passes`).
+/// Not yet measured: the scan's threshold.
+const SELECT_TWO_PASS_FROM_BYTES: usize = crate::algo::scan::plan::TWO_PASS_FROM_BYTES;
 const SELECT_BULK_MIN_BYTES: usize = 4 << 20;
 
 /// Whether `select_bulk.cu` can read `E` on `arch`: a plain buffer of 1, 2, 4, 8 or 16-byte
@@ -92,6 +96,9 @@ pub(crate) struct Select<'a, E, P> {
     pub bulk: bool,
     /// unique: the kernel keeps run heads (`SEL_HEADS`), not what `pred` selects.
     pub heads: bool,
+    /// The two passes (`SEL_TWO_PASS`: each tile's count, then the compaction from the counts
+    /// before it; register tiles, u32 counts).
+    pub two_pass: bool,
 }
 
 /// The predicate of unique's select ([`Select::unique`]), which the kernel
@@ -120,16 +127,7 @@ impl<'a, E: Node<Item = T>, T: Element> Select<'a, E, RunHeads> {
     /// (NVRTC 13, sm_80 / sm_90: copy_if's shapes spilled 4 to 32 bytes,
     /// f32 still 24 at 8 blocks of 128x24).
     fn heads_of(plan: Self) -> Self {
-        let mut policy = plan.policy;
-        if !plan.bulk {
-            let fewer = if std::mem::size_of::<T>() == 4 { 2 } else { 1 };
-            policy.min_blocks = policy.min_blocks.saturating_sub(fewer).max(1);
-        }
-        Select {
-            heads: true,
-            policy,
-            ..plan
-        }
+        plan.keeping_heads()
     }
 }
 
@@ -152,7 +150,58 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
             wide: input.length() as u64 > u32::MAX as u64,
             bulk: true,
             heads: false,
+            two_pass: false,
         }
+    }
+
+    /// This plan keeping run heads (unique). In registers a block per SM fewer, two for 4-byte
+    /// elements (see [`Select::unique`]).
+    fn keeping_heads(self) -> Self {
+        let mut policy = self.policy;
+        if !self.bulk {
+            let fewer = if std::mem::size_of::<T>() == 4 { 2 } else { 1 };
+            policy.min_blocks = policy.min_blocks.saturating_sub(fewer).max(1);
+        }
+        Select {
+            heads: true,
+            policy,
+            ..self
+        }
+    }
+
+    /// The two-pass form of this plan: register tiles (`select.cu` with `SEL_TWO_PASS`), u32 counts.
+    fn in_two_passes(&self, arch: u32) -> Self {
+        let plan = Select {
+            two_pass: true,
+            wide: false,
+            ..Self::registers(arch, self.input, self.pred)
+        };
+        if self.heads {
+            return plan.keeping_heads();
+        }
+        let mut plan = plan;
+        if arch < 90 && std::mem::size_of::<T>() == 4 {
+            // copy_if's 128x24 at 9 blocks per SM spilled 4 bytes on sm_80 (NVRTC 13), not on sm_90.
+            plan.policy.min_blocks = plan.policy.min_blocks.min(8);
+        }
+        plan
+    }
+
+    /// Whether `len` elements take the two passes: 4- or 8-byte elements from
+    /// [`SELECT_TWO_PASS_FROM_BYTES`] to two thirds of L2 (4 bytes) or half of it (8 bytes), as the
+    /// scan's two passes (`algo/scan/plan.rs`).
+    fn takes_two_passes(&self, dev: &CudaDevice, len: usize) -> bool {
+        let bytes = std::mem::size_of::<T>();
+        if !matches!(bytes, 4 | 8) {
+            return false;
+        }
+        #[cfg(feature = "scan-tuning")]
+        if let Some(force) = crate::algo::scan::plan::tuning::select_two_pass() {
+            return force;
+        }
+        let total = len.saturating_mul(bytes);
+        let most = if bytes == 4 { dev.l2_bytes() / 3 * 2 } else { dev.l2_bytes() / 2 };
+        total >= SELECT_TWO_PASS_FROM_BYTES && total <= most
     }
 
     /// The kernel that stages tiles in registers (`select.cu`): any input, and partition.
@@ -170,6 +219,7 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
             wide: input.length() as u64 > u32::MAX as u64,
             bulk: false,
             heads: false,
+            two_pass: false,
         }
     }
 
@@ -202,6 +252,12 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
                     .map(|()| None),
                 None => Ok(Some(0)),
             };
+        }
+        if self.two_pass {
+            return self.launch_two_pass(dev, selected, rejected, count_out);
+        }
+        if self.takes_two_passes(dev, len) {
+            return self.in_two_passes(dev.arch()).launch_two_pass(dev, selected, rejected, count_out);
         }
         let tiles = self.policy.tiles(self.what("copy_if", "unique"), len)?;
         let module = dev.module(self)?;
@@ -254,6 +310,73 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
         // one holds the u64 count in its second 8 bytes.
         Ok(total.map(|total| if self.wide { total } else { total & 0xffff_ffff } as usize))
     }
+
+    /// [`launch`](Self::launch) in two passes (`two_pass`): `cuprim_select_counts` counts each
+    /// tile's kept elements, then `cuprim_select` (`SEL_TWO_PASS`) compacts each tile from the sum
+    /// of the counts before it, as a dependent launch.
+    fn launch_two_pass(&self, dev: &CudaDevice, selected: Ptr<T>, rejected: Ptr<T>, count_out: Option<Ptr<u64>>) -> Result<Option<usize>> {
+        let len = self.input.length();
+        let tiles = self.policy.tiles(self.what("copy_if", "unique"), len)?;
+        let module = dev.module(self)?;
+        let mut layout = ScratchLayout::new();
+        let counts = layout.uninit::<u32>(tiles as u64);
+        let own_count = layout.uninit::<u64>(count_out.map_or(1, |_| 0));
+        // SAFETY: matches `cuprim_select_counts(const In in, u64 n, T p, u32* counts)`, `In` the struct
+        // whose fields ExprArgs holds: reads n elements, writes one count per tile.
+        let count_tiles: Entry<(ExprArgs, u64, T, Ptr<u32>)> = unsafe { Entry::declare("cuprim_select_counts") };
+        // SAFETY: matches `cuprim_select` as in `launch`, with SEL_TWO_PASS: `status` is the tiles'
+        // counts, aggregates, prefixes and tile_counter are not read; the count goes to count_out.
+        let entry: Entry<(
+            ExprArgs,
+            u64,
+            T,
+            Ptr<T>,
+            Ptr<T>,
+            Ptr<u64>,
+            Ptr<u32>,
+            Ptr<u8>,
+            Ptr<u8>,
+            Ptr<u32>,
+            u32,
+        )> = unsafe { Entry::declare("cuprim_select") };
+        dev.with_scratch(&layout, |s| {
+            let counts = s.at(counts);
+            let count = count_out.unwrap_or_else(|| s.at(own_count));
+            launch_checked(dev, self.input, |input| {
+                let param = self.pred.param();
+                dev.launch(
+                    &module,
+                    count_tiles,
+                    Grid::new(tiles, self.policy.block),
+                    (input, len as u64, param, counts),
+                )?;
+                let args = (
+                    input,
+                    len as u64,
+                    param,
+                    selected,
+                    rejected,
+                    count,
+                    counts,
+                    Ptr::null(),
+                    Ptr::null(),
+                    Ptr::null(),
+                    tiles,
+                );
+                // SAFETY: the look-back warp of every block calls cuprim_grid_wait() before it reads
+                // the counts, and the compute warps store only after it (barrier 3). Before it the
+                // compute warps read only the input, which the one kernel that may still run
+                // (cuprim_select_counts, a plain launch) reads and does not write; either may set
+                // the expression's bad-index flag.
+                unsafe { dev.launch_dependent(&module, entry, Grid::new(tiles, self.policy.block + 32), args) }
+            })?;
+            if count_out.is_some() {
+                return Ok(None);
+            }
+            let what = self.what("reading the copy_if count", "reading the run count");
+            Ok(Some(u64::from_le_bytes(dev.read_back::<8>(count.raw(), what)?) as usize))
+        })
+    }
 }
 
 impl<E: Node<Item = T>, T: Element, P: Predicate<T>> Specialise for Select<'_, E, P> {
@@ -269,6 +392,10 @@ impl<E: Node<Item = T>, T: Element, P: Predicate<T>> Specialise for Select<'_, E
         write_input(self.input, w);
         w.typedef("C", if self.wide { "u64" } else { "u32" });
         w.constant("SEL_HEADS", self.heads as i64);
+        // Only in the two-pass modules, so the others keep their text.
+        if self.two_pass {
+            w.constant("SEL_TWO_PASS", 1);
+        }
         if self.heads {
             w.typedef("K", "T");
             <NotEqual as KeyEq<T>>::write(&NotEqual, w);
@@ -289,20 +416,29 @@ pub(crate) fn select_specs<T: Element, P: Predicate<T>>(arch: u32, pred: &P) -> 
 
 /// Both select modules of an input expression and `pred`, for precompile.
 pub(crate) fn select_specs_of<E: Node<Item = T>, T: Element, P: Predicate<T>>(arch: u32, input: &E, pred: &P) -> Vec<KernelSpec> {
-    let mut plans = vec![Select::registers(arch, input, pred)];
+    let registers = Select::registers(arch, input, pred);
+    let two_pass = two_pass_spec(&registers, arch);
+    let mut plans = vec![registers];
     if bulk_reads::<E>(arch) {
         plans.push(Select::bulk(input, pred));
     }
-    both_widths(plans)
+    both_widths(plans).into_iter().chain(two_pass).collect()
+}
+
+/// The two-pass module of `plan`, where some length takes it (4- and 8-byte elements).
+fn two_pass_spec<E: Node<Item = T>, T: Element, P: Predicate<T>>(plan: &Select<'_, E, P>, arch: u32) -> Option<KernelSpec> {
+    matches!(std::mem::size_of::<T>(), 4 | 8).then(|| KernelSpec::of(&plan.in_two_passes(arch)))
 }
 
 /// unique's select modules of an input expression (run heads kept), for precompile.
 pub(crate) fn unique_select_specs<E: Node<Item = T>, T: Element>(arch: u32, input: &E) -> Vec<KernelSpec> {
-    let mut plans = vec![Select::heads_of(Select::registers(arch, input, &RunHeads))];
+    let registers = Select::heads_of(Select::registers(arch, input, &RunHeads));
+    let two_pass = two_pass_spec(&registers, arch);
+    let mut plans = vec![registers];
     if bulk_reads::<E>(arch) {
         plans.push(Select::heads_of(Select::bulk(input, &RunHeads)));
     }
-    both_widths(plans)
+    both_widths(plans).into_iter().chain(two_pass).collect()
 }
 
 /// Each plan's module with u32 and with u64 counts.
