@@ -58,8 +58,11 @@ pub(crate) fn select_bulk_policy(elem_bytes: usize) -> TilePolicy {
 /// three rounds).
 const SELECT_BULK_MIN_LEN: usize = 1 << 21;
 
-/// The least input (bytes) copy_if, partition and unique take in two passes (`Select::takes_two_passes`).
-/// Not yet measured: the scan's threshold.
+/// The least input (bytes) copy_if, partition and unique take in two passes (`Select::takes_two_passes`),
+/// the scan's. u32 unique of distinct keys / copy_if keeping half, us, two passes against the faster
+/// single pass: 2^21 12.1 / 12.6 against 14.1 / 12.7, 2^22 16.5 / 15.3 against 21.8 / 18.0, 2^23 35.1 /
+/// 26.9 against 34.9 / 30.4; u64 at 2^20 (8 MiB) 12.6 / 11.4 against 12.8 / 11.5, at 2^22 (32 MiB, past
+/// half of L2) 33.7 / 24.5 against 32.4 / 28.3 (H200, benchmarks/runs/h200-select-two-pass).
 const SELECT_TWO_PASS_FROM_BYTES: usize = crate::algo::scan::plan::TWO_PASS_FROM_BYTES;
 const SELECT_BULK_MIN_BYTES: usize = 4 << 20;
 
