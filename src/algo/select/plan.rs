@@ -266,23 +266,7 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
         let lookback = Lookback::place(&mut layout, tiles as u64, if self.wide { 8 } else { 4 });
-        // SAFETY: matches `cuprim_select(const In in, u64 n, T p, T* selected, T* rejected, u64* count_out,
-        // u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles)`, `In` the struct
-        // whose fields ExprArgs holds: reads n elements, writes at most n to selected (and to rejected
-        // unless null) and one count unless null, look-back arrays of num_tiles entries.
-        let entry: Entry<(
-            ExprArgs,
-            u64,
-            T,
-            Ptr<T>,
-            Ptr<T>,
-            Ptr<u64>,
-            Ptr<u32>,
-            Ptr<u8>,
-            Ptr<u8>,
-            Ptr<u32>,
-            u32,
-        )> = unsafe { Entry::declare("cuprim_select") };
+        let entry = select_entry::<T>();
         let counter = dev.counter(Counter::SelectTile);
         let total = dev.with_scratch(&layout, |s| {
             let (status, aggregates, prefixes) = lookback.args(&s);
@@ -327,21 +311,9 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
         // SAFETY: matches `cuprim_select_counts(const In in, u64 n, T p, u32* counts)`, `In` the struct
         // whose fields ExprArgs holds: reads n elements, writes one count per tile.
         let count_tiles: Entry<(ExprArgs, u64, T, Ptr<u32>)> = unsafe { Entry::declare("cuprim_select_counts") };
-        // SAFETY: matches `cuprim_select` as in `launch`, with SEL_TWO_PASS: `status` is the tiles'
-        // counts, aggregates, prefixes and tile_counter are not read; the count goes to count_out.
-        let entry: Entry<(
-            ExprArgs,
-            u64,
-            T,
-            Ptr<T>,
-            Ptr<T>,
-            Ptr<u64>,
-            Ptr<u32>,
-            Ptr<u8>,
-            Ptr<u8>,
-            Ptr<u32>,
-            u32,
-        )> = unsafe { Entry::declare("cuprim_select") };
+        // With SEL_TWO_PASS `status` is the tiles' counts; aggregates, prefixes and tile_counter are
+        // not read, and the count goes to count_out.
+        let entry = select_entry::<T>();
         dev.with_scratch(&layout, |s| {
             let counts = s.at(counts);
             let count = count_out.unwrap_or_else(|| s.at(own_count));
@@ -380,6 +352,31 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
             Ok(Some(u64::from_le_bytes(dev.read_back::<8>(count.raw(), what)?) as usize))
         })
     }
+}
+
+/// `cuprim_select`'s parameters (`select.cu`, `select_bulk.cu`).
+type SelectArgs<T> = (
+    ExprArgs,
+    u64,
+    T,
+    Ptr<T>,
+    Ptr<T>,
+    Ptr<u64>,
+    Ptr<u32>,
+    Ptr<u8>,
+    Ptr<u8>,
+    Ptr<u32>,
+    u32,
+);
+
+/// The entry of both select kernels.
+fn select_entry<T: Element>() -> Entry<SelectArgs<T>> {
+    // SAFETY: matches `cuprim_select(const In in, u64 n, T p, T* selected, T* rejected, u64* count_out,
+    // u32* status, C* aggregates, C* prefixes, u32* tile_counter, u32 num_tiles)`, `In` the struct whose
+    // fields ExprArgs holds: reads n elements, writes at most n to selected (and to rejected unless null)
+    // and one count unless null, look-back arrays (or, SEL_TWO_PASS, the tiles' counts in status) of
+    // num_tiles entries.
+    unsafe { Entry::declare("cuprim_select") }
 }
 
 impl<E: Node<Item = T>, T: Element, P: Predicate<T>> Specialise for Select<'_, E, P> {
