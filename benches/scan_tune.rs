@@ -1,7 +1,5 @@
 //! Tuning rows of the scan (feature `scan-tuning`): the single pass against
-//! the two passes (`tuning::set_two_pass`), their second pass a dependent
-//! launch or a plain one (`tuning::set_two_pass_plain`), A/B in one
-//! process, on f32, u32, u64 and f64 sums from 2^20 to 3 x 2^22 elements
+//! the two passes (`tuning::set_two_pass`), A/B in one process, on f32, u32, u64 and f64 sums from 2^20 to 3 x 2^22 elements
 //! (or the comma-separated `CUPRIM_TUNE_SIZES`). Each row is the median of
 //! 31 event-timed calls after 5 warm-ups; the modes of one size run one
 //! after another. Output: `tune,op,n,mode,us`.
@@ -77,18 +75,16 @@ fn scan_rows(dev: &Device, n: usize) {
     let mut wo = DeviceVec::<u64>::zeros(dev, n).expect("allocating");
     let d = DeviceVec::from_slice(dev, &wide_f).expect("allocating");
     let mut dout = DeviceVec::<f64>::zeros(dev, n).expect("allocating");
-    // (label, the two passes forced or not, the second pass launched plainly)
+    // (label, the two passes forced or not)
     let modes = [
-        ("single", Some(false), false),
-        ("default", None, false),
-        ("two_dependent", Some(true), false),
-        ("two_plain", Some(true), true),
-        ("single_again", Some(false), false),
-        ("two_dependent_again", Some(true), false),
+        ("single", Some(false)),
+        ("default", None),
+        ("two", Some(true)),
+        ("single_again", Some(false)),
+        ("two_again", Some(true)),
     ];
-    for (label, two, plain) in modes {
+    for (label, two) in modes {
         tuning::set_two_pass(two);
-        tuning::set_two_pass_plain(plain);
         let us = median_us(dev, &mut || f.scan_inclusive_in_place(Add));
         println!("tune,scan_incl_f32_in_place,{n},{label},{us:.2}");
         let us = median_us(dev, &mut || f.scan_inclusive_into(Add, &mut fo));
@@ -101,7 +97,6 @@ fn scan_rows(dev: &Device, n: usize) {
         println!("tune,scan_incl_f64_into,{n},{label},{us:.2}");
     }
     tuning::set_two_pass(None);
-    tuning::set_two_pass_plain(false);
 }
 
 /// unique_into and copy_if_into (half kept) of u32 and u64 from 2^20 to 2^23 elements: the

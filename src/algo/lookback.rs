@@ -6,8 +6,35 @@
 //! ones get a status word plus aggregate and prefix arrays. The status words
 //! are cleared before each launch (the zeroed part of the layout), except
 //! where one tile is all a scan launches.
+//!
+//! Where L2 holds the input between two reads, the scan and the select
+//! skip the look-back: a fold (count) per tile, then each tile from those
+//! before it ([`two_passes_pay`]).
 
 use crate::device::{Ptr, Region, Scratch, ScratchLayout};
+
+/// The least input (bytes) of the two passes. Into a buffer, us, single / two passes: f32 scan 2^21
+/// 14.2-14.4 / 14.2, 2^22 22.1 / 17.3 (CUB 22.2), u64 scan 2^20 16.3-16.6 / 14.5; below 8 MiB the
+/// two passes were 2-16% slower (H200, benchmarks/runs/h200-scan-two-pass). u32 unique of distinct
+/// keys / copy_if keeping half, against the faster single pass: 2^21 12.1 / 12.6 against 14.1 / 12.7,
+/// 2^22 16.5 / 15.3 against 21.8 / 18.0; u64 at 2^20 level (H200, benchmarks/runs/h200-select-two-pass).
+const TWO_PASS_FROM_BYTES: usize = 8 << 20;
+
+/// Whether `len` elements of `elem_bytes` bytes are better served by two passes than by a
+/// look-back, on a device of `l2_bytes` of L2: 4- and 8-byte elements (the sizes measured) from
+/// [`TWO_PASS_FROM_BYTES`] to two thirds of L2 (4-byte) or half of it (8-byte), so the second read
+/// comes from L2. f32 scan into a buffer at 2^23 33.7-33.9 us against 34.7-36.5 single-pass, at 3 x
+/// 2^22 49.3 against 44.8-46.9; u64 scan at 2^22 36.0-36.2 against 35.1-35.4, u64 unique 33.7 against
+/// 32.4 (H200, 60 MiB of L2; benchmarks/runs/h200-scan-two-pass/dependent, h200-select-two-pass).
+pub(crate) fn two_passes_pay(l2_bytes: usize, len: usize, elem_bytes: usize) -> bool {
+    let most = match elem_bytes {
+        4 => l2_bytes / 3 * 2,
+        8 => l2_bytes / 2,
+        _ => return false,
+    };
+    let total = len.saturating_mul(elem_bytes);
+    total >= TWO_PASS_FROM_BYTES && total <= most
+}
 
 /// The kernel's shared header.
 pub(crate) const LOOKBACK: &str = crate::jit::header!("block/lookback.cuh");
@@ -76,5 +103,28 @@ impl Lookback {
             4 => s.at(self.status).cast::<u8>().add(16 * tile + 8),
             _ => s.at(self.prefixes).add(self.value_bytes * tile),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The band's edges: from 8 MiB, to two thirds (4-byte) or half (8-byte) of L2, no other sizes.
+    #[test]
+    fn two_pass_band_edges() {
+        let l2 = 60 << 20;
+        assert!(!two_passes_pay(l2, (2 << 20) - 1, 4));
+        assert!(two_passes_pay(l2, 2 << 20, 4));
+        assert!(two_passes_pay(l2, 10 << 20, 4));
+        assert!(!two_passes_pay(l2, (10 << 20) + 1, 4));
+        assert!(two_passes_pay(l2, 1 << 20, 8));
+        assert!(two_passes_pay(l2, 30 << 17, 8));
+        assert!(!two_passes_pay(l2, (30 << 17) + 1, 8));
+        for bytes in [1, 2, 3, 16] {
+            assert!(!two_passes_pay(l2, 4 << 20, bytes), "{bytes}-byte elements");
+        }
+        assert!(!two_passes_pay(0, 4 << 20, 4), "no L2 reported");
+        assert!(!two_passes_pay(l2, usize::MAX, 8), "no overflow");
     }
 }

@@ -3,7 +3,7 @@
 //! both chained through the decoupled look-back, and the two-pass scan of
 //! inputs that stay in L2 (`kernels/scan/scan_two_pass.cu`).
 
-use crate::algo::lookback::{Lookback, LOOKBACK};
+use crate::algo::lookback::{two_passes_pay, Lookback, LOOKBACK};
 use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -129,12 +129,6 @@ pub(crate) fn scan_by_key_policy(_arch: u32, elem_bytes: usize, len: usize) -> T
 /// 16 measured 0.893 ms against 1.290 for 8 (f32 inclusive 2^28, H100, run e62df8c).
 pub(crate) const LOOKBACK_WINDOWS: i64 = 16;
 
-/// The least input (bytes) the two-pass scan takes (`Scan::takes_two_passes`). Into a buffer, us, single
-/// / two passes (a plain second launch): f32 2^21 14.2-14.4 / 14.2, 2^22 22.1 / 17.3 (CUB 22.2), 2^23 35.1 / 33.2;
-/// u64 2^20 16.3-16.6 / 14.5, 2^22 35.0-35.6 / 37.3; below 8 MiB the two passes were 2-16% slower (H200,
-/// benchmarks/runs/h200-scan-two-pass).
-pub(crate) const TWO_PASS_FROM_BYTES: usize = 8 << 20;
-
 /// One specialisation of `kernels/scan/scan.cu`, reading an input
 /// expression (a plain buffer being the simplest) of elements, or of
 /// tuples whose scan is written unzipped (one array per field).
@@ -209,12 +203,8 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
         self.unzip == 0 && matches!(<E::Item as Value>::C_SIZE, 4 | 8)
     }
 
-    /// Whether `len` elements take the two passes (`kernels/scan/scan_two_pass.cu`): from
-    /// [`TWO_PASS_FROM_BYTES`] to two thirds of L2 for 4-byte elements, half of it for 8-byte ones
-    /// (the second read comes from L2). Dependent second pass, us, single / two passes: f32 into a
-    /// buffer 2^23 34.7-36.5 / 33.7-33.9, in place 28.7-30.7 / 25.3-25.7, 3 x 2^22 into a buffer
-    /// 44.8-46.9 / 49.3; u64 3 x 2^20 27.1-28.3 / 25.3-25.7, 2^22 35.1-35.4 / 36.0-36.2 (H200, 50 MiB
-    /// of L2; benchmarks/runs/h200-scan-two-pass/dependent).
+    /// Whether `len` elements take the two passes (`kernels/scan/scan_two_pass.cu`): see
+    /// [`two_passes_pay`].
     fn takes_two_passes(&self, dev: &CudaDevice, len: usize) -> bool {
         if !self.has_two_passes() {
             return false;
@@ -223,10 +213,7 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
         if let Some(force) = tuning::two_pass() {
             return force;
         }
-        let bytes = <E::Item as Value>::C_SIZE;
-        let total = len.saturating_mul(bytes);
-        let most = if bytes == 4 { dev.l2_bytes() / 3 * 2 } else { dev.l2_bytes() / 2 };
-        total >= TWO_PASS_FROM_BYTES && total <= most
+        two_passes_pay(dev.l2_bytes(), len, <E::Item as Value>::C_SIZE)
     }
 
     /// The tiles of the input and the look-back scratch for them.
@@ -314,10 +301,6 @@ impl<'a, E: Node, Op: Monoid<E::Item>> Scan<'a, E, Op> {
             crate::expr::consume::launch_checked(dev, self.input, |input| {
                 dev.launch(&module, reduce, grid, (input, len as u64, partials))?;
                 let args = (input, dst, len as u64, exclusive as i32, partials, seed);
-                #[cfg(feature = "scan-tuning")]
-                if tuning::two_pass_plain() {
-                    return dev.launch(&module, apply, grid, args);
-                }
                 // SAFETY: every block of cuprim_scan_apply calls cuprim_grid_wait() before it reads the
                 // partials or the seed and before any store. Before it the block reads only the input,
                 // which the one kernel that may still run (cuprim_scan_partials, a plain launch: all
@@ -543,7 +526,6 @@ pub mod tuning {
         static CHUNKS: Cell<Option<Chunks>> = const { Cell::new(None) };
         static SELECT_BULK_OVER: Cell<Option<usize>> = const { Cell::new(None) };
         static TWO_PASS: Cell<Option<bool>> = const { Cell::new(None) };
-        static TWO_PASS_PLAIN: Cell<bool> = const { Cell::new(false) };
         static SELECT_TWO_PASS: Cell<Option<bool>> = const { Cell::new(None) };
     }
 
@@ -557,17 +539,6 @@ pub mod tuning {
     /// This thread's forced choice of the select's two passes.
     pub(crate) fn select_two_pass() -> Option<bool> {
         SELECT_TWO_PASS.with(Cell::get)
-    }
-
-    /// Makes this thread's later two-pass scans launch their second pass plainly (`true`) instead
-    /// of as a dependent launch.
-    pub fn set_two_pass_plain(plain: bool) {
-        TWO_PASS_PLAIN.with(|c| c.set(plain));
-    }
-
-    /// Whether this thread's two-pass scans launch their second pass plainly.
-    pub(crate) fn two_pass_plain() -> bool {
-        TWO_PASS_PLAIN.with(Cell::get)
     }
 
     /// Makes this thread's later element scans take the two passes (`Some(true)`) or the

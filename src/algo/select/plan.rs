@@ -3,7 +3,7 @@
 //! rejected ones) with their positions from a look-back over per-tile counts.
 
 use crate::algo::bykey::plan::{KeyEq, NotEqual};
-use crate::algo::lookback::{Lookback, LOOKBACK};
+use crate::algo::lookback::{two_passes_pay, Lookback, LOOKBACK};
 use crate::algo::scan::plan::{scan_policy, TilePolicy};
 use crate::device::{Counter, CudaDevice, Entry, Grid, Ptr, ScratchLayout};
 use crate::element::Element;
@@ -57,13 +57,6 @@ pub(crate) fn select_bulk_policy(elem_bytes: usize) -> TilePolicy {
 /// 13.3-14.4 / 19.3-20.5 / 33.4-33.7 against 14.5-14.9 / 19.3-20.7 / 30.2-31.2 (H200, one call,
 /// three rounds).
 const SELECT_BULK_MIN_LEN: usize = 1 << 21;
-
-/// The least input (bytes) copy_if, partition and unique take in two passes (`Select::takes_two_passes`),
-/// the scan's. u32 unique of distinct keys / copy_if keeping half, us, two passes against the faster
-/// single pass: 2^21 12.1 / 12.6 against 14.1 / 12.7, 2^22 16.5 / 15.3 against 21.8 / 18.0, 2^23 35.1 /
-/// 26.9 against 34.9 / 30.4; u64 at 2^20 (8 MiB) 12.6 / 11.4 against 12.8 / 11.5, at 2^22 (32 MiB, past
-/// half of L2) 33.7 / 24.5 against 32.4 / 28.3 (H200, benchmarks/runs/h200-select-two-pass).
-const SELECT_TWO_PASS_FROM_BYTES: usize = crate::algo::scan::plan::TWO_PASS_FROM_BYTES;
 const SELECT_BULK_MIN_BYTES: usize = 4 << 20;
 
 /// Whether `select_bulk.cu` can read `E` on `arch`: a plain buffer of 1, 2, 4, 8 or 16-byte
@@ -101,7 +94,7 @@ pub(crate) struct Select<'a, E, P> {
     pub heads: bool,
     /// The two passes (`SEL_TWO_PASS`: each tile's count, then the compaction from the counts
     /// before it; register tiles, u32 counts).
-    pub two_pass: bool,
+    two_pass: bool,
 }
 
 /// The predicate of unique's select ([`Select::unique`]), which the kernel
@@ -190,21 +183,14 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
         plan
     }
 
-    /// Whether `len` elements take the two passes: 4- or 8-byte elements from
-    /// [`SELECT_TWO_PASS_FROM_BYTES`] to two thirds of L2 (4 bytes) or half of it (8 bytes), as the
-    /// scan's two passes (`algo/scan/plan.rs`).
+    /// Whether `len` elements take the two passes (see [`two_passes_pay`]; 4- and 8-byte elements).
     fn takes_two_passes(&self, dev: &CudaDevice, len: usize) -> bool {
         let bytes = std::mem::size_of::<T>();
-        if !matches!(bytes, 4 | 8) {
-            return false;
-        }
         #[cfg(feature = "scan-tuning")]
         if let Some(force) = crate::algo::scan::plan::tuning::select_two_pass() {
-            return force;
+            return force && matches!(bytes, 4 | 8);
         }
-        let total = len.saturating_mul(bytes);
-        let most = if bytes == 4 { dev.l2_bytes() / 3 * 2 } else { dev.l2_bytes() / 2 };
-        total >= SELECT_TWO_PASS_FROM_BYTES && total <= most
+        two_passes_pay(dev.l2_bytes(), len, bytes)
     }
 
     /// The kernel that stages tiles in registers (`select.cu`): any input, and partition.
@@ -255,9 +241,6 @@ impl<'a, E: Node<Item = T>, T: Element, P: Predicate<T>> Select<'a, E, P> {
                     .map(|()| None),
                 None => Ok(Some(0)),
             };
-        }
-        if self.two_pass {
-            return self.launch_two_pass(dev, selected, rejected, count_out);
         }
         if self.takes_two_passes(dev, len) {
             return self.in_two_passes(dev.arch()).launch_two_pass(dev, selected, rejected, count_out);
