@@ -110,7 +110,7 @@ fn chunk_rows(
     vals: &DeviceVec<f32>,
     (ko, vo, lo, count): (&mut DeviceVec<u32>, &mut DeviceVec<f32>, &mut DeviceVec<u32>, &mut DeviceVec<u64>),
 ) {
-    use cuprim::algo::bykey::tuning::{self, Chunks};
+    use cuprim::algo::bykey::tuning::{self, Overrides as Chunks};
     let n = keys.len();
     let nn = n as u64;
     let ones = DeviceVec::sequence(dev, n, 0u32, 1).expect("allocating");
@@ -120,6 +120,8 @@ fn chunk_rows(
             Chunks {
                 max_chunk: None,
                 from: Some(usize::MAX),
+                two_pass: Some(false),
+                ..Chunks::default()
             },
         ),
         (
@@ -127,6 +129,8 @@ fn chunk_rows(
             Chunks {
                 max_chunk: Some(1 << 16),
                 from: Some(0),
+                two_pass: Some(false),
+                ..Chunks::default()
             },
         ),
         (
@@ -134,6 +138,8 @@ fn chunk_rows(
             Chunks {
                 max_chunk: Some(1 << 17),
                 from: Some(0),
+                two_pass: Some(false),
+                ..Chunks::default()
             },
         ),
         (
@@ -141,6 +147,8 @@ fn chunk_rows(
             Chunks {
                 max_chunk: Some(1 << 18),
                 from: Some(0),
+                two_pass: Some(false),
+                ..Chunks::default()
             },
         ),
         (
@@ -148,6 +156,8 @@ fn chunk_rows(
             Chunks {
                 max_chunk: Some(1 << 19),
                 from: Some(0),
+                two_pass: Some(false),
+                ..Chunks::default()
             },
         ),
         (
@@ -155,6 +165,8 @@ fn chunk_rows(
             Chunks {
                 max_chunk: None,
                 from: Some(0),
+                two_pass: Some(false),
+                ..Chunks::default()
             },
         ),
     ];

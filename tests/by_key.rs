@@ -565,42 +565,46 @@ fn unique_of_long_inputs() {
 /// and a permuted expression; poisoned `_into` outputs past the runs kept.
 /// Float values are small integers, so every grouping gives the
 /// reference's bits. Release builds only (up to 6 million elements).
+/// reduce_by_key and reduce_by_key_into of `n` elements against the
+/// reference: poisoned outputs (their tails kept), the count on the
+/// device, and a slice off the 16-byte boundary (element loads).
+fn check_long_reduce<K: Sample, V: Sample, Op: cuprim::ops::Monoid<V>>(dev: &Device, n: usize, runs: Runs, op: Op, tag: &str) {
+    let (mut r, seed) = common::rng(&format!("rlong-{tag}-{n}-{runs:?}"));
+    let ctx = common::ctx(dev, &format!("long reduce_by_key {tag} {runs:?}"), n, seed);
+    let keys: Vec<K> = match runs {
+        // Runs of a million: each spans several chunks.
+        Runs::Whole if n > 3_000_000 => (0..n).map(|i| K::from_scalar(Scalar::U32((i / 1_000_003) as u32))).collect(),
+        _ => keys_of(&mut r, n, runs),
+    };
+    let vals: Vec<V> = (0..n).map(|_| V::from_scalar(Scalar::I32(r.gen_range(-3..4)))).collect();
+    let (want_k, want_v) = ref_reduce(&keys, &vals, |a, b| op.apply(a, b));
+    let dk = DeviceVec::from_slice(dev, &keys).unwrap();
+    let dv = DeviceVec::from_slice(dev, &vals).unwrap();
+    let (gk, gv) = dk.reduce_by_key(&dv, op).unwrap();
+    assert_same(&gk.to_vec().unwrap(), &want_k, &format!("reduce_by_key keys {ctx}"));
+    assert_same(&gv.to_vec().unwrap(), &want_v, &format!("reduce_by_key values {ctx}"));
+    let kfill = K::from_scalar(Scalar::U32(3));
+    let vfill = V::from_scalar(Scalar::I32(5));
+    let mut ko = DeviceVec::from_slice(dev, &vec![kfill; n + 1]).unwrap();
+    let mut vo = DeviceVec::from_slice(dev, &vec![vfill; n + 1]).unwrap();
+    let mut count = DeviceVec::from_slice(dev, &[u64::MAX]).unwrap();
+    dk.reduce_by_key_into(&dv, op, &mut ko, &mut vo, &mut count).unwrap();
+    let runs_found = want_k.len();
+    assert_eq!(count.to_vec().unwrap(), vec![runs_found as u64], "reduce_by_key_into count {ctx}");
+    let (gk, gv) = (ko.to_vec().unwrap(), vo.to_vec().unwrap());
+    assert_same(&gk[..runs_found], &want_k, &format!("reduce_by_key_into keys {ctx}"));
+    assert_same(&gv[..runs_found], &want_v, &format!("reduce_by_key_into values {ctx}"));
+    assert_same(&gk[n..], &[kfill], &format!("reduce_by_key_into keys tail {ctx}"));
+    assert_same(&gv[n..], &[vfill], &format!("reduce_by_key_into values tail {ctx}"));
+    // A slice off the 16-byte boundary: element loads.
+    let (tk, tv) = ref_reduce(&keys[1..], &vals[1..], |a, b| op.apply(a, b));
+    let (sk, sv) = dk.slice(1..).unwrap().reduce_by_key(&dv.slice(1..).unwrap(), op).unwrap();
+    assert_same(&sk.to_vec().unwrap(), &tk, &format!("reduce_by_key of slices keys {ctx}"));
+    assert_same(&sv.to_vec().unwrap(), &tv, &format!("reduce_by_key of slices values {ctx}"));
+}
+
 #[test]
 fn reduce_and_run_lengths_by_chunks() {
-    fn reduce<K: Sample, V: Sample, Op: cuprim::ops::Monoid<V>>(dev: &Device, n: usize, runs: Runs, op: Op, tag: &str) {
-        let (mut r, seed) = common::rng(&format!("rchunks-{tag}-{n}-{runs:?}"));
-        let ctx = common::ctx(dev, &format!("reduce by chunks {tag} {runs:?}"), n, seed);
-        let keys: Vec<K> = match runs {
-            // Runs of a million: each spans several chunks.
-            Runs::Whole if n > 3_000_000 => (0..n).map(|i| K::from_scalar(Scalar::U32((i / 1_000_003) as u32))).collect(),
-            _ => keys_of(&mut r, n, runs),
-        };
-        let vals: Vec<V> = (0..n).map(|_| V::from_scalar(Scalar::I32(r.gen_range(-3..4)))).collect();
-        let (want_k, want_v) = ref_reduce(&keys, &vals, |a, b| op.apply(a, b));
-        let dk = DeviceVec::from_slice(dev, &keys).unwrap();
-        let dv = DeviceVec::from_slice(dev, &vals).unwrap();
-        let (gk, gv) = dk.reduce_by_key(&dv, op).unwrap();
-        assert_same(&gk.to_vec().unwrap(), &want_k, &format!("reduce_by_key keys {ctx}"));
-        assert_same(&gv.to_vec().unwrap(), &want_v, &format!("reduce_by_key values {ctx}"));
-        let kfill = K::from_scalar(Scalar::U32(3));
-        let vfill = V::from_scalar(Scalar::I32(5));
-        let mut ko = DeviceVec::from_slice(dev, &vec![kfill; n + 1]).unwrap();
-        let mut vo = DeviceVec::from_slice(dev, &vec![vfill; n + 1]).unwrap();
-        let mut count = DeviceVec::from_slice(dev, &[u64::MAX]).unwrap();
-        dk.reduce_by_key_into(&dv, op, &mut ko, &mut vo, &mut count).unwrap();
-        let runs_found = want_k.len();
-        assert_eq!(count.to_vec().unwrap(), vec![runs_found as u64], "reduce_by_key_into count {ctx}");
-        let (gk, gv) = (ko.to_vec().unwrap(), vo.to_vec().unwrap());
-        assert_same(&gk[..runs_found], &want_k, &format!("reduce_by_key_into keys {ctx}"));
-        assert_same(&gv[..runs_found], &want_v, &format!("reduce_by_key_into values {ctx}"));
-        assert_same(&gk[n..], &[kfill], &format!("reduce_by_key_into keys tail {ctx}"));
-        assert_same(&gv[n..], &[vfill], &format!("reduce_by_key_into values tail {ctx}"));
-        // A slice off the 16-byte boundary: element loads.
-        let (tk, tv) = ref_reduce(&keys[1..], &vals[1..], |a, b| op.apply(a, b));
-        let (sk, sv) = dk.slice(1..).unwrap().reduce_by_key(&dv.slice(1..).unwrap(), op).unwrap();
-        assert_same(&sk.to_vec().unwrap(), &tk, &format!("reduce_by_key of slices keys {ctx}"));
-        assert_same(&sv.to_vec().unwrap(), &tv, &format!("reduce_by_key of slices values {ctx}"));
-    }
     fn lengths<K: Sample>(dev: &Device, n: usize, runs: Runs, tag: &str) {
         let (mut r, seed) = common::rng(&format!("lchunks-{tag}-{n}-{runs:?}"));
         let ctx = common::ctx(dev, &format!("run lengths by chunks {tag} {runs:?}"), n, seed);
@@ -637,7 +641,7 @@ fn reduce_and_run_lengths_by_chunks() {
         for n in [(1 << 20) - 1, 1 << 20, (1 << 20) + 5, (1 << 22) - 1, 1 << 22, 6_000_011] {
             for runs in RUNS {
                 if n >= (1 << 22) - 1 {
-                    reduce::<u32, f32, _>(&dev, n, runs, Add, "u32-f32");
+                    check_long_reduce::<u32, f32, _>(&dev, n, runs, Add, "u32-f32");
                 }
                 if n != (1 << 22) - 1 && n != 1 << 22 {
                     lengths::<u32>(&dev, n, runs, "u32");
@@ -645,10 +649,10 @@ fn reduce_and_run_lengths_by_chunks() {
             }
         }
         for runs in [Runs::Ones, Runs::Random, Runs::Whole] {
-            reduce::<u64, f64, _>(&dev, 4_200_017, runs, Add, "u64-f64");
-            reduce::<u8, i64, _>(&dev, 4_200_003, runs, Add, "u8-i64");
-            reduce::<f32, f16, _>(&dev, (1 << 22) + 1, runs, Max, "f32-f16-max");
-            reduce::<u32, i32, _>(&dev, 6_000_011, runs, KeepRightNonZero, "u32-i32-keepright");
+            check_long_reduce::<u64, f64, _>(&dev, 4_200_017, runs, Add, "u64-f64");
+            check_long_reduce::<u8, i64, _>(&dev, 4_200_003, runs, Add, "u8-i64");
+            check_long_reduce::<f32, f16, _>(&dev, (1 << 22) + 1, runs, Max, "f32-f16-max");
+            check_long_reduce::<u32, i32, _>(&dev, 6_000_011, runs, KeepRightNonZero, "u32-i32-keepright");
             lengths::<u8>(&dev, 6_000_011, runs, "u8");
             lengths::<u64>(&dev, 3_000_017, runs, "u64");
         }
@@ -689,18 +693,158 @@ fn reduce_and_run_lengths_by_chunks() {
     }
 }
 
+/// reduce_by_key around and inside the two-pass band (keys and values of
+/// 8 MiB up to two thirds of L2, on a GPU): one element under 8 MiB and
+/// past it, every run shape, u64 / f64, 1-byte keys, a non-commutative
+/// operator, float sums the same bits run to run, -0.0 keys apart under
+/// `Less`, and expressions (|keys| mapped, values permuted).
+#[test]
+fn reduce_by_key_in_two_passes() {
+    if cfg!(debug_assertions) {
+        return;
+    }
+    for dev in common::devices() {
+        for n in [(1 << 20) - 1, (1 << 20) + 5, 3_000_017] {
+            for runs in RUNS {
+                check_long_reduce::<u32, f32, _>(&dev, n, runs, Add, "u32-f32");
+            }
+        }
+        for runs in [Runs::Ones, Runs::Random, Runs::Whole, Runs::Thinning] {
+            check_long_reduce::<u64, f64, _>(&dev, (1 << 19) + 3, runs, Add, "u64-f64");
+            check_long_reduce::<u64, f64, _>(&dev, 1_500_007, runs, Add, "u64-f64");
+            check_long_reduce::<u8, i64, _>(&dev, 1_000_003, runs, Add, "u8-i64");
+            check_long_reduce::<u32, i32, _>(&dev, 2_000_003, runs, KeepRightNonZero, "u32-i32-keepright");
+        }
+        // Float sums: the same bits on every run, close to the f64 sums.
+        let n = 2_500_009usize;
+        let (mut r, seed) = common::rng("two-pass-det");
+        let ctx = common::ctx(&dev, "two-pass f32 sums", n, seed);
+        let keys: Vec<u32> = keys_of(&mut r, n, Runs::Random);
+        let vals: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect();
+        let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+        let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
+        let first = dk.reduce_by_key(&dv, Add).unwrap().1.to_vec().unwrap();
+        for _ in 0..3 {
+            assert_same(&dk.reduce_by_key(&dv, Add).unwrap().1.to_vec().unwrap(), &first, &ctx);
+        }
+        let heads = ref_heads(&keys);
+        let (_, want) = ref_reduce(&keys, &vals.iter().map(|&x| x as f64).collect::<Vec<_>>(), |a, b| a + b);
+        assert_eq!(first.len(), want.len(), "{ctx}");
+        for (i, (&g, &w)) in first.iter().zip(&want).enumerate() {
+            let end = heads.get(i + 1).copied().unwrap_or(n);
+            let bound = 1e-6 * ((end - heads[i]) as f64 + 8.0);
+            assert!((g as f64 - w).abs() <= bound, "run {i}: {g} vs {w} {ctx}");
+        }
+        // -0.0 and 0.0 apart under Less; a run of -0.0 values sums to -0.0.
+        let n = (1 << 20) + 7;
+        let keys: Vec<f32> = (0..n).map(|i| if (i / 7) % 2 == 0 { 0.0 } else { -0.0 }).collect();
+        let vals: Vec<f32> = (0..n).map(|i| if i % 3 == 0 { -0.0 } else { (i % 5) as f32 }).collect();
+        let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+        let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
+        let (_, gv) = dk.reduce_by_key_by(&dv, Add, Less).unwrap();
+        let heads: Vec<usize> = (0..n)
+            .filter(|&i| i == 0 || Less.less(keys[i - 1], keys[i]) || Less.less(keys[i], keys[i - 1]))
+            .collect();
+        let want: Vec<f32> = heads
+            .iter()
+            .enumerate()
+            .map(|(r, &h)| {
+                vals[h + 1..heads.get(r + 1).copied().unwrap_or(n)]
+                    .iter()
+                    .fold(vals[h], |a, &b| a + b)
+            })
+            .collect();
+        assert_same(&gv.to_vec().unwrap(), &want, "reduce_by_key_by Less in two passes");
+        let zeros = DeviceVec::from_slice(&dev, &vec![-0.0f32; n]).unwrap();
+        let (_, gz) = dk.reduce_by_key_by(&zeros, Add, Less).unwrap();
+        assert!(
+            gz.to_vec().unwrap().iter().all(|z| z.to_bits() == (-0.0f32).to_bits()),
+            "runs of -0.0 sum to -0.0"
+        );
+        // Expressions: |keys| mapped, values permuted (each index checked).
+        let n = 1_500_007usize;
+        let ikeys: Vec<i32> = (0..n as i32).map(|i| if i % 3 == 0 { -(i / 64) } else { i / 64 }).collect();
+        let vals: Vec<u32> = (0..n as u32).map(|i| i % 5).collect();
+        let di = DeviceVec::from_slice(&dev, &ikeys).unwrap();
+        let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
+        let rev: Vec<u32> = (0..n as u32).rev().collect();
+        let idx = DeviceVec::from_slice(&dev, &rev).unwrap();
+        let akeys: Vec<i32> = ikeys.iter().map(|k| k.abs()).collect();
+        let pvals: Vec<u32> = rev.iter().map(|&i| vals[i as usize]).collect();
+        let (want_k, want_v) = ref_reduce(&akeys, &pvals, |a, b| a + b);
+        let (gk, gv) = di.map(cuprim::ops::Abs).reduce_by_key(dv.permute(&idx), Add).unwrap();
+        assert_eq!(gk.to_vec().unwrap(), want_k, "two-pass reduce_by_key of expressions keys");
+        assert_eq!(gv.to_vec().unwrap(), want_v, "two-pass reduce_by_key of expressions values");
+        let mut bad = rev.clone();
+        bad[n / 2] = n as u32;
+        let bad = DeviceVec::from_slice(&dev, &bad).unwrap();
+        assert!(
+            di.map(cuprim::ops::Abs).reduce_by_key(dv.permute(&bad), Add).is_err(),
+            "an index out of range in two passes"
+        );
+    }
+}
+
+/// reduce_by_key in two passes forced at every size and tile shape
+/// (feature `bykey-tuning`, GPU runs): tiles of 32 elements to 4096, runs
+/// across many tiles, inputs of one element.
+#[cfg(feature = "bykey-tuning")]
+#[test]
+fn reduce_by_key_two_passes_forced() {
+    use cuprim::algo::bykey::tuning::{self, Overrides};
+    for dev in common::devices() {
+        for shape in [None, Some((32, 1, 1)), Some((64, 3, 2)), Some((128, 32, 4))] {
+            tuning::set(Overrides {
+                two_pass: Some(true),
+                shape,
+                ..Overrides::default()
+            });
+            for n in common::capped(&[1, 2, 33, 2049, 65_537, 1_000_003]) {
+                for runs in RUNS {
+                    let (mut r, seed) = common::rng(&format!("forced-two-{shape:?}-{n}-{runs:?}"));
+                    let ctx = common::ctx(&dev, &format!("forced two passes {shape:?} {runs:?}"), n, seed);
+                    let keys: Vec<u32> = keys_of(&mut r, n, runs);
+                    let vals: Vec<i32> = (0..n).map(|_| r.gen_range(-3..4)).collect();
+                    let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
+                    let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
+                    let (want_k, want_v) = ref_reduce(&keys, &vals, |a, b| if b != 0 { b } else { a });
+                    let (gk, gv) = dk.reduce_by_key(&dv, KeepRightNonZero).unwrap();
+                    assert_eq!(gk.to_vec().unwrap(), want_k, "keys {ctx}");
+                    assert_eq!(gv.to_vec().unwrap(), want_v, "values {ctx}");
+                    let fv: Vec<f64> = vals.iter().map(|&v| v as f64 * 0.5).collect();
+                    let df = DeviceVec::from_slice(&dev, &fv).unwrap();
+                    let (_, want_f) = ref_reduce(&keys, &fv, |a, b| a + b);
+                    let mut ko = DeviceVec::from_slice(&dev, &vec![7u32; n + 1]).unwrap();
+                    let mut vo = DeviceVec::from_slice(&dev, &vec![9.0f64; n + 1]).unwrap();
+                    let mut count = DeviceVec::from_slice(&dev, &[u64::MAX]).unwrap();
+                    dk.reduce_by_key_into(&df, Add, &mut ko, &mut vo, &mut count).unwrap();
+                    let found = want_k.len();
+                    assert_eq!(count.to_vec().unwrap(), vec![found as u64], "count {ctx}");
+                    let (gk, gv) = (ko.to_vec().unwrap(), vo.to_vec().unwrap());
+                    assert_eq!(gk[..found], want_k[..], "into keys {ctx}");
+                    assert_eq!(gv[..found], want_f[..], "into values (halves: exact) {ctx}");
+                    assert_eq!((gk[n], gv[n]), (7, 9.0), "into tails {ctx}");
+                }
+            }
+            tuning::set(Overrides::default());
+        }
+    }
+}
+
 /// The chunked reduce_by_key and run lengths at every size and at chunks of
 /// one tile to a few (feature `bykey-tuning`, GPU runs): runs crossing many
 /// chunks, chunks overflowing early, inputs of one element.
 #[cfg(feature = "bykey-tuning")]
 #[test]
 fn reduce_by_chunks_forced() {
-    use cuprim::algo::bykey::tuning::{self, Chunks};
+    use cuprim::algo::bykey::tuning::{self, Overrides};
     for dev in common::devices() {
         for max_chunk in [1u64, 4096, 3 * 8192, 1 << 18] {
-            tuning::set(Chunks {
+            tuning::set(Overrides {
                 max_chunk: Some(max_chunk),
                 from: Some(1),
+                two_pass: Some(false),
+                ..Overrides::default()
             });
             for n in common::capped(&[1, 2, 33, 2049, 65_537, 1_000_003]) {
                 for runs in RUNS {
@@ -720,7 +864,7 @@ fn reduce_by_chunks_forced() {
                     assert_eq!(gl.to_vec().unwrap(), want_len, "rle lengths {ctx}");
                 }
             }
-            tuning::set(Chunks::default());
+            tuning::set(Overrides::default());
         }
     }
 }

@@ -53,28 +53,30 @@ template <typename A, typename Op, int BLOCK> __device__ __forceinline__ A cupri
     return v;
 }
 
-// Like cuprim_block_reduce, in thread order: thread 0 gets v[0] op v[1] op
-// ... op v[BLOCK - 1], for monoids that need not commute (offsets grow, so
-// each lane folds only neighbours after it). Ends with a barrier.
-template <typename A, typename Op, int BLOCK> __device__ __forceinline__ A cuprim_block_reduce_ordered(A v) {
-    constexpr int WARPS = BLOCK / 32;
-    __shared__ A warp_parts[WARPS];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+// The fold of one value per lane in lane order, in lane 0: v[0] op v[1] op
+// ... op v[31], for monoids that need not commute (offsets grow, so each
+// lane folds only neighbours after it).
+template <typename A, typename Op> __device__ __forceinline__ A cuprim_warp_reduce_ordered(A v) {
+    const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int offset = 1; offset < 32; offset <<= 1) {
         const A next = cuprim_shfl_down(v, offset);
         if ((lane & (2 * offset - 1)) == 0) v = Op::apply(v, next);
     }
+    return v;
+}
+
+// Like cuprim_block_reduce, in thread order: thread 0 gets v[0] op v[1] op
+// ... op v[BLOCK - 1] (cuprim_warp_reduce_ordered per warp, then over the
+// warps). Ends with a barrier.
+template <typename A, typename Op, int BLOCK> __device__ __forceinline__ A cuprim_block_reduce_ordered(A v) {
+    constexpr int WARPS = BLOCK / 32;
+    __shared__ A warp_parts[WARPS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = cuprim_warp_reduce_ordered<A, Op>(v);
     if (lane == 0) warp_parts[warp] = v;
     __syncthreads();
-    if (warp == 0) {
-        v = lane < WARPS ? warp_parts[lane] : Op::identity();
-#pragma unroll
-        for (int offset = 1; offset < 32; offset <<= 1) {
-            const A next = cuprim_shfl_down(v, offset);
-            if ((lane & (2 * offset - 1)) == 0) v = Op::apply(v, next);
-        }
-    }
+    if (warp == 0) v = cuprim_warp_reduce_ordered<A, Op>(lane < WARPS ? warp_parts[lane] : Op::identity());
     __syncthreads();
     return v;
 }

@@ -362,3 +362,35 @@ __device__ __forceinline__ bool block_scan_lookback(V value, u32 tile, u32* stat
     prefix = *s_prefix;
     return true;
 }
+
+// The second pass of a two-pass kernel (scan_two_pass.cu, by_key.cu), which
+// folds partials[0 .. tile), the first pass's one value per tile, in place
+// of a look-back, in one fixed order for a given tile (the same bits on
+// every run):
+//   fold_partials_share (every thread): waits for the first pass
+//     (cuprim_grid_wait: a dependent launch) and folds a contiguous share
+//     of the partials, in order;
+//   fold_by_warp (every thread): each warp's shares in lane order, left by
+//     lane 0 in warp_prefixes[warp] (BLOCK / 32 values of shared memory);
+//   fold_warp_prefixes (warp 0, after a barrier: block_scan_then's warp0):
+//     their fold in warp order, in lane 0: the tile's exclusive prefix.
+template <typename V, typename Op, int BLOCK>
+__device__ __forceinline__ V fold_partials_share(const V* __restrict__ partials, u32 tile) {
+    cuprim_grid_wait();
+    const u32 per = (tile + BLOCK - 1) / BLOCK;
+    const u32 from = per * threadIdx.x, to = min(from + per, tile);
+    V pre = Op::identity();
+#pragma unroll 4
+    for (u32 i = from; i < to; i++) pre = Op::apply(pre, partials[i]);
+    return pre;
+}
+
+template <typename V, typename Op> __device__ __forceinline__ void fold_by_warp(V share, V* warp_prefixes) {
+    const V w = cuprim_warp_reduce_ordered<V, Op>(share);
+    if ((threadIdx.x & 31) == 0) warp_prefixes[threadIdx.x >> 5] = w;
+}
+
+template <typename V, typename Op, int BLOCK> __device__ __forceinline__ V fold_warp_prefixes(const V* warp_prefixes) {
+    const int lane = threadIdx.x & 31;
+    return cuprim_warp_reduce_ordered<V, Op>(lane < BLOCK / 32 ? warp_prefixes[lane] : Op::identity());
+}

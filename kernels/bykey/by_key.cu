@@ -21,6 +21,14 @@
 // aligned; a tile reads one key before it and, to find its last tail, one
 // key after it. The last tile writes the number of runs to count_out[0].
 //
+// Two passes (CUPRIM_BYKEY_TWO_PASS, for inputs L2 holds between them):
+// cuprim_by_key_partials folds each tile to its Scanned value, then
+// cuprim_by_key takes tile blockIdx.x and folds the partials before it (in
+// `aggregates`) in place of the look-back (block/lookback.cuh's
+// fold_partials_share); no tile waits for another, and the fold's order is
+// fixed, so float values give the same bits on every run. status, prefixes
+// and tile_counter go unused. On sm_90 the second launch is a dependent one.
+//
 // The keys and values are input expressions (In0, In1; block/expr.cuh): a
 // buffer is cuprim_x_buf and keeps the vector loads, any other expression is
 // read through its load / load_n where it is staged. Value outputs go to one
@@ -35,7 +43,8 @@
 // CUPRIM_BYKEY_UNZIP (0: one output array; 2 or 3: one per tuple field),
 // CUPRIM_BYKEY_CHECK_ALL (unique_by_key of values that permute: read every
 // value, so every index is checked; defined only when 1),
-// CUPRIM_DETERMINISTIC, CUPRIM_LOOKBACK_WINDOWS, CUPRIM_BLOCK, CUPRIM_ITEMS.
+// CUPRIM_BYKEY_TWO_PASS (defined only when 1), CUPRIM_DETERMINISTIC,
+// CUPRIM_LOOKBACK_WINDOWS, CUPRIM_BLOCK, CUPRIM_ITEMS.
 
 #define BK_SEGMENTED (CUPRIM_BYKEY_VALUES >= 2)
 #ifndef CUPRIM_BYKEY_CHECK_ALL
@@ -159,6 +168,106 @@ typedef BkCountOp ScannedOp;
 __device__ __forceinline__ C bk_count(C c) { return c; }
 #endif
 
+#ifndef CUPRIM_BYKEY_TWO_PASS
+#define CUPRIM_BYKEY_TWO_PASS 0
+#endif
+
+// One thread's part of a tile: its keys, which of them start a run (bit k:
+// element first + k), its values (reduce, unique_by_key; run lengths: ones)
+// and its Scanned; for reduce and run lengths also which of them end a run.
+struct BkLane {
+    K kk[CUPRIM_ITEMS];
+    V vv[BK_SEGMENTED || CUPRIM_BYKEY_VALUES == 1 ? CUPRIM_ITEMS : 1];
+    u32 heads;
+    u32 tails;
+    Scanned mine;
+};
+
+// Loads tile `base` (`valid` elements) into shared memory (keys, and
+// reduce's values) and fills this thread's BkLane, but for unique_by_key's
+// values (the kernel reads them where runs start). s_head_first: whether the
+// tile's first element starts a run; s_tail_last (reduce, run lengths):
+// whether its last ends one.
+__device__ __forceinline__ void bk_lane(const In0& keys, const In1& values, u64 n, u64 base, int valid, K* skeys,
+                                        O* svals, u32* s_head_first, u32* s_tail_last, BkLane& t) {
+    const int tid = threadIdx.x;
+    const int first = tid * CUPRIM_ITEMS;
+    bk_load_tile_x(keys, base, skeys, valid);
+#if CUPRIM_BYKEY_VALUES == 2
+    bk_load_tile_x(values, base, svals, valid);
+#endif
+    __syncthreads();
+
+    t.heads = 0;
+    K prev = first == 0 ? (base > 0 ? keys.load(base - 1) : K()) : skeys[bk_pad<K>(first <= valid ? first - 1 : 0)];
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+        const int i = first + k;
+        t.kk[k] = skeys[bk_pad<K>(i < valid ? i : 0)];
+        if (i < valid && (base + i == 0 || KeyEq::differ(prev, t.kk[k]))) t.heads |= 1u << k;
+        prev = t.kk[k];
+    }
+    if (tid == 0) *s_head_first = t.heads & 1u;
+
+#if BK_SEGMENTED
+    // Which of them end a run: the next element starts one, or the input ends.
+    t.tails = t.heads >> 1;
+    const int after = first + CUPRIM_ITEMS;
+    if (after < valid) {
+        if (KeyEq::differ(t.kk[CUPRIM_ITEMS - 1], skeys[bk_pad<K>(after)])) t.tails |= 1u << (CUPRIM_ITEMS - 1);
+    } else if (after == valid && base + valid < n) {
+        if (KeyEq::differ(t.kk[CUPRIM_ITEMS - 1], keys.load(base + valid))) t.tails |= 1u << (CUPRIM_ITEMS - 1);
+    }
+    if (first < valid && valid <= after) {
+        if (base + valid == n) t.tails |= 1u << (valid - 1 - first);
+        *s_tail_last = (t.tails >> (valid - 1 - first)) & 1u;
+    }
+
+#pragma unroll
+    for (int k = 0; k < CUPRIM_ITEMS; k++) {
+#if CUPRIM_BYKEY_VALUES == 2
+        t.vv[k] = svals[bk_pad<V>(first + k < valid ? first + k : 0)];
+#else
+        t.vv[k] = (V)1;
+#endif
+    }
+    t.mine = ScannedOp::identity();
+    if (first < valid) {
+        t.mine.count = (C)__popc(t.heads);
+        t.mine.v = t.vv[0];
+#pragma unroll
+        for (int k = 1; k < CUPRIM_ITEMS; k++) {
+            if (first + k < valid) t.mine.v = (t.heads >> k) & 1u ? t.vv[k] : ValueOp::apply(t.mine.v, t.vv[k]);
+        }
+    }
+#else
+    t.mine = (C)__popc(t.heads);
+#endif
+}
+
+#if CUPRIM_BYKEY_TWO_PASS
+// The first of two passes (for inputs L2 holds between them): partials[t],
+// tile t's Scanned, folded in order. Reads the keys (and reduce's values)
+// alone.
+extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
+    cuprim_by_key_partials(CUPRIM_INPUT In0 keys, CUPRIM_INPUT In1 values, u64 n, Scanned* __restrict__ partials) {
+    __shared__ K skeys[bk_smem<K>()];
+    __shared__ O svals[CUPRIM_BYKEY_VALUES == 2 ? bk_smem<O>() : 1];
+    __shared__ u32 s_head_first, s_tail_last;
+    // cuprim_by_key (a dependent launch) may be scheduled into the room this
+    // grid leaves; it waits for this grid's end before it reads a partial.
+    cuprim_grid_launch_dependents();
+    const u32 tile = blockIdx.x;
+    const u64 base = (u64)tile * BK_TILE;
+    const u64 remaining = n - base;
+    const int valid = remaining < (u64)BK_TILE ? (int)remaining : BK_TILE;
+    BkLane t;
+    bk_lane(keys, values, n, base, valid, skeys, svals, &s_head_first, &s_tail_last, t);
+    const Scanned total = cuprim_block_reduce_ordered<Scanned, ScannedOp, CUPRIM_BLOCK>(t.mine);
+    if (threadIdx.x == 0) partials[tile] = total;
+}
+#endif
+
 // keys: n keys. values: n values (reduce, unique_by_key) or null.
 // keys_out / values_out: at least as many slots as runs (null when not written).
 // count_out: receives the number of runs (u64), written by the last tile.
@@ -173,84 +282,55 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     __shared__ Scanned s_prefix;
     __shared__ u32 s_tile, s_head_first, s_tail_last;
 
+#if CUPRIM_BYKEY_TWO_PASS
+    __shared__ Scanned warp_prefixes[CUPRIM_BLOCK / 32];
+    const u32 tile = blockIdx.x;
+#else
     const u32 tile = scan_take_tile(tile_counter, num_tiles, &s_tile);
+#endif
     const u64 base = (u64)tile * BK_TILE;
     const u64 remaining = n - base;
     const int valid = remaining < (u64)BK_TILE ? (int)remaining : BK_TILE;
     const int tid = threadIdx.x;
     const int first = tid * CUPRIM_ITEMS;
 
-    bk_load_tile_x(keys, base, skeys, valid);
-#if CUPRIM_BYKEY_VALUES == 2
-    bk_load_tile_x(values, base, svals, valid);
-#endif
-    __syncthreads();
-
-    // This thread's keys, which of them start a run (bit k: element first + k).
-    K kk[CUPRIM_ITEMS];
-    u32 heads = 0;
-    K prev = first == 0 ? (base > 0 ? keys.load(base - 1) : K()) : skeys[bk_pad<K>(first <= valid ? first - 1 : 0)];
-#pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        const int i = first + k;
-        kk[k] = skeys[bk_pad<K>(i < valid ? i : 0)];
-        if (i < valid && (base + i == 0 || KeyEq::differ(prev, kk[k]))) heads |= 1u << k;
-        prev = kk[k];
-    }
-    if (tid == 0) s_head_first = heads & 1u;
-
+    BkLane t;
+    bk_lane(keys, values, n, base, valid, skeys, svals, &s_head_first, &s_tail_last, t);
+    const u32 heads = t.heads;
 #if BK_SEGMENTED
-    // Which of them end a run: the next element starts one, or the input ends.
-    u32 tails = heads >> 1;
-    const int after = first + CUPRIM_ITEMS;
-    if (after < valid) {
-        if (KeyEq::differ(kk[CUPRIM_ITEMS - 1], skeys[bk_pad<K>(after)])) tails |= 1u << (CUPRIM_ITEMS - 1);
-    } else if (after == valid && base + valid < n) {
-        if (KeyEq::differ(kk[CUPRIM_ITEMS - 1], keys.load(base + valid))) tails |= 1u << (CUPRIM_ITEMS - 1);
-    }
-    if (first < valid && valid <= after) {
-        if (base + valid == n) tails |= 1u << (valid - 1 - first);
-        s_tail_last = (tails >> (valid - 1 - first)) & 1u;
-    }
-
-    V vv[CUPRIM_ITEMS];
-#pragma unroll
-    for (int k = 0; k < CUPRIM_ITEMS; k++) {
-#if CUPRIM_BYKEY_VALUES == 2
-        vv[k] = svals[bk_pad<V>(first + k < valid ? first + k : 0)];
-#else
-        vv[k] = (V)1;
-#endif
-    }
-    Scanned mine = ScannedOp::identity();
-    if (first < valid) {
-        mine.count = (C)__popc(heads);
-        mine.v = vv[0];
-#pragma unroll
-        for (int k = 1; k < CUPRIM_ITEMS; k++) {
-            if (first + k < valid) mine.v = (heads >> k) & 1u ? vv[k] : ValueOp::apply(mine.v, vv[k]);
-        }
-    }
+    const u32 tails = t.tails;
     constexpr bool DETERMINISTIC = CUPRIM_DETERMINISTIC;
 #else
-    V vv[CUPRIM_BYKEY_VALUES == 1 ? CUPRIM_ITEMS : 1];
 #if CUPRIM_BYKEY_VALUES == 1
     // The first value of each run, read where a run starts (before the
     // look-back, so the loads overlap it). Values that permute are read
     // everywhere, so every index is checked, as on the host.
 #pragma unroll
     for (int k = 0; k < CUPRIM_ITEMS; k++) {
-        if (((heads >> k) & 1u) || (CUPRIM_BYKEY_CHECK_ALL && first + k < valid)) vv[k] = values.load(base + first + k);
+        if (((heads >> k) & 1u) || (CUPRIM_BYKEY_CHECK_ALL && first + k < valid)) t.vv[k] = values.load(base + first + k);
     }
 #endif
-    const Scanned mine = (C)__popc(heads);
     constexpr bool DETERMINISTIC = false;  // counts are exact
 #endif
 
     Scanned before, tile_prefix;
     bool has_before;
+#if CUPRIM_BYKEY_TWO_PASS
+    // Two passes: the partials before the tile (in `aggregates`), folded,
+    // in place of the look-back. A dependent launch: everything above reads
+    // the input alone; the partials are read and the outputs written after
+    // cuprim_grid_wait().
+    fold_by_warp<Scanned, ScannedOp>(fold_partials_share<Scanned, ScannedOp, CUPRIM_BLOCK>(aggregates, tile), warp_prefixes);
+    block_scan_then<Scanned, ScannedOp, CUPRIM_BLOCK>(t.mine, warp_totals, before, has_before, [&](Scanned) {
+        const Scanned p = fold_warp_prefixes<Scanned, ScannedOp, CUPRIM_BLOCK>(warp_prefixes);
+        if (tid == 0) s_prefix = p;
+    });
+    const bool has_tile_prefix = tile > 0;
+    tile_prefix = s_prefix;
+#else
     const bool has_tile_prefix = block_scan_lookback<Scanned, ScannedOp, CUPRIM_BLOCK, DETERMINISTIC>(
-        mine, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before, tile_prefix);
+        t.mine, tile, status, aggregates, prefixes, warp_totals, staged, &s_prefix, before, has_before, tile_prefix);
+#endif
     const C prefix_count = has_tile_prefix ? bk_count(tile_prefix) : (C)0;
     const C tile_heads = bk_count(warp_totals[CUPRIM_BLOCK / 32 - 1]);
     const u32 head_first = s_head_first;
@@ -258,7 +338,7 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     // Everything before this thread: the tile's prefix, then the threads before it in the tile.
     C count = prefix_count + (has_before ? bk_count(before) : (C)0);
 #if BK_SEGMENTED
-    V run = vv[0];  // element 0 of the input is a head, so run is set before it is read
+    V run = t.vv[0];  // element 0 of the input is a head, so run is set before it is read
     if (has_tile_prefix) run = tile_prefix.v;
     // The threads before restart the run when they hold a head of their own.
     if (has_before) run = has_tile_prefix && before.count == 0 ? ValueOp::apply(run, before.v) : before.v;
@@ -274,13 +354,13 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
             count += head ? 1 : 0;
             const int slot = (int)(count - 1 - prefix_count);
 #if CUPRIM_BYKEY_KEYS
-            if (head) skeys[bk_pad<K>(slot)] = kk[k];
+            if (head) skeys[bk_pad<K>(slot)] = t.kk[k];
 #endif
 #if CUPRIM_BYKEY_VALUES == 1
-            if (head) svals[bk_pad<O>(slot)] = vv[k];
+            if (head) svals[bk_pad<O>(slot)] = t.vv[k];
 #endif
 #if BK_SEGMENTED
-            run = head ? vv[k] : ValueOp::apply(run, vv[k]);
+            run = head ? t.vv[k] : ValueOp::apply(run, t.vv[k]);
             if ((tails >> k) & 1u) svals[bk_pad<O>((int)(count - tail_base))] = (O)run;
 #endif
         }

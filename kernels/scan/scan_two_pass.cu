@@ -43,34 +43,16 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
     const ScanTileAt at(tile, n);
     const bool full = at.valid == SCAN_TILE && scan_vectors_at(in, at.base) && cuprim_aligned_to<ScanVec>(out + at.base);
 
-    // This thread's share of the partials before the tile, a contiguous
-    // run of them folded in order, read while the tile's loads are in
+    // The partials before the tile, folded while the tile's loads are in
     // flight (between the loads and their stores to shared memory).
-    T pre = ScanOp::identity();
-    scan_load_tile(in, at, full, smem, [&] {
-        cuprim_grid_wait();
-        const u32 per = (tile + CUPRIM_BLOCK - 1) / CUPRIM_BLOCK;
-        const u32 from = per * threadIdx.x, to = min(from + per, tile);
-#pragma unroll 4
-        for (u32 i = from; i < to; i++) pre = ScanOp::apply(pre, partials[i]);
-    });
-    // The threads' shares folded in thread order, one value per warp.
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const T next = cuprim_shfl_down(pre, off);
-        if ((at.lane & (2 * off - 1)) == 0) pre = ScanOp::apply(pre, next);
-    }
-    if (at.lane == 0) warp_prefixes[at.warp] = pre;
+    T pre;
+    scan_load_tile(in, at, full, smem, [&] { pre = fold_partials_share<T, ScanOp, CUPRIM_BLOCK>(partials, tile); });
+    fold_by_warp<T, ScanOp>(pre, warp_prefixes);
 
     T before;
     bool has_before;
     block_scan_then<T, ScanOp, CUPRIM_BLOCK>(scan_thread_total(at.wsmem(smem)), warp_totals, before, has_before, [&](T) {
-        T p = at.lane < SCAN_WARPS ? warp_prefixes[at.lane] : ScanOp::identity();
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            const T next = cuprim_shfl_down(p, off);
-            if ((at.lane & (2 * off - 1)) == 0) p = ScanOp::apply(p, next);
-        }
+        const T p = fold_warp_prefixes<T, ScanOp, CUPRIM_BLOCK>(warp_prefixes);
         if (at.lane == 0) s_prefix = seed != nullptr ? ScanOp::apply(*seed, p) : p;
     });
     scan_thread_elements(at.wsmem(smem), tile > 0 || seed != nullptr, s_prefix, has_before, before, exclusive);

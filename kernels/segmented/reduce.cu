@@ -582,11 +582,7 @@ __device__ __forceinline__ void sr_finish(const SegPair* parts_tail, const SegPa
         for (int k = 0; k < SR_FOLD_UNROLL; k++)
             if (t + k < e) v = ReduceOp::apply(v, p[k]);
     }
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const A next = cuprim_shfl_down(v, off);
-        if ((lane & (2 * off - 1)) == 0) v = ReduceOp::apply(v, next);
-    }
+    v = cuprim_warp_reduce_ordered<A, ReduceOp>(v);
     if (lane == 0) sr_emit(out, out_idx, offsets, seg, ReduceOp::apply(v, cuprim_load_cg(parts_head + t1).v));
 }
 

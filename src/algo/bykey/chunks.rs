@@ -328,33 +328,40 @@ where
 }
 
 /// Experiment hook of the `bykey-tuning` feature: the chunk length and
-/// threshold of reduce_by_key / run_length_encode forced on the calls that
-/// follow on this thread (benches/bykey.rs). Not for applications.
+/// threshold of reduce_by_key / run_length_encode, reduce_by_key's two
+/// passes and the tile kernel's shape, forced on the calls that follow on
+/// this thread (benches/bykey.rs, benches/bykey_tune.rs). Not for
+/// applications.
 #[cfg(feature = "bykey-tuning")]
 pub mod tuning {
     use std::cell::Cell;
 
     /// Overrides; `None` keeps the plan's.
     #[derive(Clone, Copy, Debug, Default)]
-    pub struct Chunks {
+    pub struct Overrides {
         /// Most elements per chunk (rounded down to whole tiles, at least one).
         pub max_chunk: Option<u64>,
         /// Inputs of at least this many elements take the chunks.
         pub from: Option<usize>,
+        /// reduce_by_key in two passes (`Some(true)`, before the chunks'
+        /// threshold is asked) or never (`Some(false)`).
+        pub two_pass: Option<bool>,
+        /// The tile kernel's (threads, items, blocks per SM), one pass or two.
+        pub shape: Option<(u32, u32, u32)>,
     }
 
     thread_local! {
-        static CHUNKS: Cell<Chunks> = const { Cell::new(Chunks { max_chunk: None, from: None }) };
+        static OVERRIDES: Cell<Overrides> = const { Cell::new(Overrides { max_chunk: None, from: None, two_pass: None, shape: None }) };
     }
 
     /// This thread's overrides.
-    pub fn get() -> Chunks {
-        CHUNKS.with(Cell::get)
+    pub fn get() -> Overrides {
+        OVERRIDES.with(Cell::get)
     }
 
     /// Forces overrides on this thread's later calls.
-    pub fn set(c: Chunks) {
-        CHUNKS.with(|x| x.set(c));
+    pub fn set(o: Overrides) {
+        OVERRIDES.with(|x| x.set(o));
     }
 }
 

@@ -360,12 +360,14 @@ where
             let mut vo = S::alloc(d, n)?;
             let kp = crate::algo::cuda_ptr_mut(&mut ko, name)?;
             let det = deterministic::<VE::Item>(dev);
-            let runs = if reduce_chunked::<VE::Item>(n) {
-                let vp = Ptr::<VE::Item>::from_raw(vo.ptrs(name)?[0]);
-                chunks::ReduceChunks::<KE, VE, VE::Item, Op, E>::new(keys, values, &op, eq, false, n, det).run(dev, kp, vp, None)?
-            } else {
-                let plan = ByKey::<KE, VE, VE::Item, Op, E>::new(dev.arch(), Mode::Reduce, keys, values, &op, eq, n, det);
-                plan.run(dev, kp, vo.ptrs(name)?, None)?
+            let plan = ByKey::<KE, VE, VE::Item, Op, E>::new(dev.arch(), Mode::Reduce, keys, values, &op, eq, n, det);
+            let runs = match reduce_path::<KE::Item, VE::Item>(dev, n) {
+                ReducePath::Chunks => {
+                    let vp = Ptr::<VE::Item>::from_raw(vo.ptrs(name)?[0]);
+                    chunks::ReduceChunks::<KE, VE, VE::Item, Op, E>::new(keys, values, &op, eq, false, n, det).run(dev, kp, vp, None)?
+                }
+                ReducePath::TwoPasses => plan.in_two_passes().run(dev, kp, vo.ptrs(name)?, None)?,
+                ReducePath::Tiles => plan.run(dev, kp, vo.ptrs(name)?, None)?,
             };
             let runs = runs.unwrap_or(0) as usize;
             ko.truncate(runs)?;
@@ -375,11 +377,33 @@ where
     }
 }
 
-/// Whether reduce_by_key of `n` values `V` takes the chunks
-/// (`kernels/bykey/reduce_chunks.cu`): values of one field (tuples, written
-/// unzipped, keep the tile kernel) of at most 8 bytes.
-fn reduce_chunked<V: Value>(n: usize) -> bool {
-    V::FIELDS == 1 && V::C_SIZE <= 8 && chunks::reduce_by_chunks(n)
+/// How reduce_by_key runs.
+enum ReducePath {
+    /// `kernels/bykey/by_key.cu` in one pass.
+    Tiles,
+    /// `kernels/bykey/by_key.cu` in two ([`ByKey::in_two_passes`]).
+    TwoPasses,
+    /// `kernels/bykey/reduce_chunks.cu`.
+    Chunks,
+}
+
+/// reduce_by_key's path for `n` keys `K` and values `V` on `dev`: two
+/// passes where L2 holds the input between them ([`plan::two_passes_pay`]),
+/// else the chunks for long inputs of values of one field (tuples, written
+/// unzipped, keep the tile kernel) of at most 8 bytes, else one pass.
+fn reduce_path<K: Element, V: Value>(dev: &CudaDevice, n: usize) -> ReducePath {
+    let chunked = V::FIELDS == 1 && V::C_SIZE <= 8 && chunks::reduce_by_chunks(n);
+    #[allow(unused_mut)]
+    let mut two = plan::two_passes_pay(dev.l2_bytes(), n, std::mem::size_of::<K>(), V::C_SIZE);
+    #[cfg(feature = "bykey-tuning")]
+    if let Some(force) = tuning::get().two_pass {
+        two = force;
+    }
+    match (two, chunked) {
+        (true, _) => ReducePath::TwoPasses,
+        (false, true) => ReducePath::Chunks,
+        (false, false) => ReducePath::Tiles,
+    }
 }
 
 /// reduce_by_key_into of key and value expressions.
@@ -413,14 +437,17 @@ where
         (Some(dev), ko, vo, c) => {
             let (ko, vo, c) = (out_ptr(OP, ko)?, out_ptr(OP, vo)?, out_ptr(OP, c)?);
             let det = deterministic::<VE::Item>(dev);
-            if reduce_chunked::<VE::Item>(keys.length()) {
-                return chunks::ReduceChunks::<KE, VE, VE::Item, Op, NotEqual>::new(keys, values, &op, NotEqual, false, keys.length(), det)
-                    .run(dev, ko, vo, Some(c))
-                    .map(|_| ());
+            let n = keys.length();
+            let plan = ByKey::<KE, VE, VE::Item, Op, NotEqual>::new(dev.arch(), Mode::Reduce, keys, values, &op, NotEqual, n, det);
+            match reduce_path::<KE::Item, VE::Item>(dev, n) {
+                ReducePath::Chunks => chunks::ReduceChunks::<KE, VE, VE::Item, Op, NotEqual>::new(
+                    keys, values, &op, NotEqual, false, n, det,
+                )
+                .run(dev, ko, vo, Some(c)),
+                ReducePath::TwoPasses => plan.in_two_passes().run(dev, ko, [vo.raw(), 0, 0], Some(c)),
+                ReducePath::Tiles => plan.run(dev, ko, [vo.raw(), 0, 0], Some(c)),
             }
-            ByKey::<KE, VE, VE::Item, Op, NotEqual>::new(dev.arch(), Mode::Reduce, keys, values, &op, NotEqual, keys.length(), det)
-                .run(dev, ko, [vo.raw(), 0, 0], Some(c))
-                .map(|_| ())
+            .map(|_| ())
         }
         _ => Err(Error::DeviceMismatch { op: OP }),
     }

@@ -2,7 +2,8 @@
 //! (and values) that finds the runs of equal consecutive keys and writes
 //! one output per run, chaining tiles through the decoupled look-back over
 //! head counts (unique) or (head count, segmented value) pairs (reduce,
-//! run lengths).
+//! run lengths); or, for inputs L2 holds, two passes: each tile's count or
+//! pair, then each tile from the fold of those before it.
 
 use crate::algo::lookback::{Lookback, LOOKBACK};
 use crate::algo::scan::plan::{TilePolicy, LOOKBACK_WINDOWS};
@@ -20,6 +21,7 @@ use crate::value::Value;
 use std::marker::PhantomData;
 
 template!(BY_KEY, "bykey/by_key.cu", ["cuprim_by_key"], headers: [LOOKBACK]);
+template!(BY_KEY_TWO_PASS, "bykey/by_key.cu", ["cuprim_by_key_partials", "cuprim_by_key"], headers: [LOOKBACK]);
 
 /// What one launch computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +134,22 @@ pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_byte
     }
 }
 
+/// Inputs (keys and values) of at least this many bytes may take the two
+/// passes (provisional: not yet measured).
+const TWO_PASS_FROM_BYTES: usize = 8 << 20;
+
+/// Whether reduce_by_key of `len` keys of `key_bytes` and values of
+/// `value_bytes` takes the two passes on a GPU of `l2_bytes` of L2: the
+/// input from 8 MiB up to two thirds of L2 (provisional: not yet measured),
+/// keys and values of at most 8 bytes.
+pub(crate) fn two_passes_pay(l2_bytes: usize, len: usize, key_bytes: usize, value_bytes: usize) -> bool {
+    if key_bytes > 8 || value_bytes > 8 {
+        return false;
+    }
+    let total = len.saturating_mul(key_bytes + value_bytes);
+    total >= TWO_PASS_FROM_BYTES && total <= l2_bytes / 3 * 2
+}
+
 /// One specialisation of the by-key kernel: key expression `KE`, value
 /// expression `VE` (for run lengths an unread buffer of the count type,
 /// for the modes without values one of any element), value outputs `O`
@@ -148,6 +166,9 @@ pub(crate) struct ByKey<'a, KE, VE, O, Op, E> {
     pub wide: bool,
     /// Tiles chain their (float) aggregates in a fixed order.
     pub deterministic: bool,
+    /// Two launches (`CUPRIM_BYKEY_TWO_PASS`): each tile's Scanned value, then
+    /// each tile from the fold of those before it.
+    two_pass: bool,
     _t: PhantomData<O>,
 }
 
@@ -170,8 +191,14 @@ where
             Mode::UniqueByKey => O::C_SIZE,
             Mode::Count => 0,
         };
+        #[allow(unused_mut)]
+        let mut policy = by_key_policy(arch, mode, std::mem::size_of::<KE::Item>(), value_bytes);
+        #[cfg(feature = "bykey-tuning")]
+        if let Some((block, items, min_blocks)) = super::tuning::get().shape {
+            policy = TilePolicy { block, items, min_blocks };
+        }
         ByKey {
-            policy: by_key_policy(arch, mode, std::mem::size_of::<KE::Item>(), value_bytes),
+            policy,
             mode,
             keys,
             values,
@@ -179,7 +206,19 @@ where
             eq,
             wide: len as u64 > u32::MAX as u64,
             deterministic: deterministic && mode == Mode::Reduce,
+            two_pass: false,
             _t: PhantomData,
+        }
+    }
+
+    /// The two-pass form of this plan (u32 counts; one fixed order of
+    /// folding, so no separate deterministic module).
+    pub fn in_two_passes(self) -> Self {
+        ByKey {
+            two_pass: true,
+            wide: false,
+            deterministic: false,
+            ..self
         }
     }
 
@@ -216,32 +255,15 @@ where
                 None => Ok(Some(0)),
             };
         }
+        if self.two_pass {
+            return self.run_two_pass(dev, keys_out, values_out, count_out);
+        }
         let tiles = self.policy.tiles("reduce_by_key", len)?;
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
         let lookback = Lookback::place(&mut layout, tiles as u64, self.scanned_bytes());
         let slot = layout.uninit::<u64>(1);
-        // SAFETY: matches `cuprim_by_key(const In0 keys, const In1 values, u64 n, K* keys_out, void* vout0,
-        // void* vout1, void* vout2, u64* count_out, u32* status, Scanned* aggregates, Scanned* prefixes,
-        // u32* tile_counter, u32 num_tiles)`, In0 and In1 the structs whose fields the two ExprArgs hold:
-        // reads n keys (and n values in the modes that use them), writes at most n keys and n values (one
-        // per run; each tuple field to its own array when unzipped) and one count, look-back arrays of
-        // num_tiles entries, the counter left at zero.
-        let entry: Entry<(
-            ExprArgs,
-            ExprArgs,
-            u64,
-            Ptr<KE::Item>,
-            Ptr<u8>,
-            Ptr<u8>,
-            Ptr<u8>,
-            Ptr<u64>,
-            Ptr<u32>,
-            Ptr<u8>,
-            Ptr<u8>,
-            Ptr<u32>,
-            u32,
-        )> = unsafe { Entry::declare("cuprim_by_key") };
+        let entry = by_key_entry::<KE::Item>();
         let counter = dev.counter(Counter::ByKeyTile);
         let [o0, o1, o2] = values_out.map(Ptr::<u8>::from_raw);
         dev.with_scratch(&layout, |s| {
@@ -261,6 +283,98 @@ where
             }
         })
     }
+
+    /// [`run`](Self::run) in two passes: `cuprim_by_key_partials` writes
+    /// each tile's Scanned value, then `cuprim_by_key` (a dependent launch)
+    /// runs each tile from the fold of those before it. `len >= 1`, and
+    /// fewer than 2^32 elements.
+    fn run_two_pass(
+        &self,
+        dev: &CudaDevice,
+        keys_out: Ptr<KE::Item>,
+        values_out: [u64; 3],
+        count_out: Option<Ptr<u64>>,
+    ) -> Result<Option<u64>> {
+        let len = self.keys.length();
+        debug_assert!(!self.wide);
+        let tiles = self.policy.tiles("reduce_by_key", len)?;
+        let module = dev.module(self)?;
+        let mut layout = ScratchLayout::new();
+        let partials = layout.uninit::<u8>(tiles as u64 * self.scanned_bytes() as u64);
+        let slot = layout.uninit::<u64>(1);
+        // SAFETY: matches `cuprim_by_key_partials(const In0 keys, const In1 values, u64 n, Scanned* partials)`,
+        // In0 and In1 the structs whose fields the two ExprArgs hold: one block per tile, reads n keys (and n
+        // values for reduce), writes one Scanned value per tile.
+        let partial_entry: Entry<(ExprArgs, ExprArgs, u64, Ptr<u8>)> = unsafe { Entry::declare("cuprim_by_key_partials") };
+        let entry = by_key_entry::<KE::Item>();
+        let grid = Grid::new(tiles, self.policy.block);
+        let [o0, o1, o2] = values_out.map(Ptr::<u8>::from_raw);
+        dev.with_scratch(&layout, |s| {
+            let partials = s.at(partials);
+            let count = count_out.unwrap_or(s.at(slot));
+            launch_checked2(dev, self.keys, self.values, |k, v| {
+                dev.launch(&module, partial_entry, grid, (k, v, len as u64, partials))?;
+                // With CUPRIM_BYKEY_TWO_PASS, `aggregates` is the partials; status, prefixes and the counter
+                // are not read.
+                let args = (
+                    k,
+                    v,
+                    len as u64,
+                    keys_out,
+                    o0,
+                    o1,
+                    o2,
+                    count,
+                    Ptr::null(),
+                    partials,
+                    Ptr::null(),
+                    Ptr::null(),
+                    tiles,
+                );
+                // SAFETY: every block of cuprim_by_key calls cuprim_grid_wait() (fold_partials_share)
+                // before it reads a partial and before any store to shared-then-global outputs or the
+                // count. Before it the block reads only the keys and values, which the one kernel that may
+                // still run (cuprim_by_key_partials, a plain launch: all work queued before it has ended)
+                // reads and does not write; it may set the expressions' bad-index flags, as the first
+                // pass may.
+                unsafe { dev.launch_dependent(&module, entry, grid, args) }
+            })?;
+            match count_out {
+                Some(_) => Ok(None),
+                None => Ok(Some(u64::from_le_bytes(
+                    dev.read_back::<8>(count.raw(), "reading the by-key count")?,
+                ))),
+            }
+        })
+    }
+}
+
+/// `cuprim_by_key`'s parameter list.
+type ByKeyArgs<K> = (
+    ExprArgs,
+    ExprArgs,
+    u64,
+    Ptr<K>,
+    Ptr<u8>,
+    Ptr<u8>,
+    Ptr<u8>,
+    Ptr<u64>,
+    Ptr<u32>,
+    Ptr<u8>,
+    Ptr<u8>,
+    Ptr<u32>,
+    u32,
+);
+
+fn by_key_entry<K: Element>() -> Entry<ByKeyArgs<K>> {
+    // SAFETY: matches `cuprim_by_key(const In0 keys, const In1 values, u64 n, K* keys_out, void* vout0,
+    // void* vout1, void* vout2, u64* count_out, u32* status, Scanned* aggregates, Scanned* prefixes,
+    // u32* tile_counter, u32 num_tiles)`, In0 and In1 the structs whose fields the two ExprArgs hold:
+    // reads n keys (and n values in the modes that use them), writes at most n keys and n values (one
+    // per run; each tuple field to its own array when unzipped) and one count; look-back arrays of
+    // num_tiles entries, the counter left at zero (or, CUPRIM_BYKEY_TWO_PASS, the tiles' partials in
+    // aggregates, the others unread).
+    unsafe { Entry::declare("cuprim_by_key") }
 }
 
 impl<KE: Node, VE: Node, O: Value, Op: Monoid<VE::Item>, E: KeyEq<KE::Item>> Specialise for ByKey<'_, KE, VE, O, Op, E>
@@ -268,7 +382,11 @@ where
     KE::Item: Element,
 {
     fn template(&self) -> &'static Template {
-        &BY_KEY
+        if self.two_pass {
+            &BY_KEY_TWO_PASS
+        } else {
+            &BY_KEY
+        }
     }
     fn write<W: SpecWriter>(&self, w: &mut W) {
         self.policy.write(w);
@@ -278,6 +396,9 @@ where
         // Defined only when on, so the other modules keep their text.
         if self.mode == Mode::UniqueByKey && VE::CHECKED {
             w.constant("CUPRIM_BYKEY_CHECK_ALL", 1);
+        }
+        if self.two_pass {
+            w.constant("CUPRIM_BYKEY_TWO_PASS", 1);
         }
         w.constant("CUPRIM_DETERMINISTIC", self.deterministic as i64);
         w.constant("CUPRIM_LOOKBACK_WINDOWS", LOOKBACK_WINDOWS);
@@ -320,6 +441,9 @@ where
 {
     let plan = |det| ByKey::<KE, VE, O, Op, NotEqual>::new(arch, Mode::Reduce, keys, values, op, NotEqual, 0, det);
     let mut specs = both(plan(false));
+    if std::mem::size_of::<KE::Item>() <= 8 && VE::Item::C_SIZE <= 8 {
+        specs.push(KernelSpec::of(&plan(false).in_two_passes()));
+    }
     if VE::Item::HAS_FLOAT {
         specs.extend(both(plan(true)));
     }
@@ -401,7 +525,7 @@ pub(crate) fn reduce_by_key_by_specs<K: Element, V: Element, Op: Monoid<V>, C: C
     cmp: C,
 ) -> Vec<KernelSpec> {
     let (keys, values) = (Leaf::<K>::type_only(), Leaf::<V>::type_only());
-    let mut specs = both(ByKey::<_, _, V, _, _>::new(
+    let plan = ByKey::<_, _, V, _, _>::new(
         arch,
         Mode::Reduce,
         &keys,
@@ -410,7 +534,11 @@ pub(crate) fn reduce_by_key_by_specs<K: Element, V: Element, Op: Monoid<V>, C: C
         Equivalent(cmp),
         0,
         V::KIND == crate::Kind::Float,
-    ));
+    );
+    let mut specs = both(plan);
+    if std::mem::size_of::<K>() <= 8 && V::C_SIZE <= 8 {
+        specs.push(KernelSpec::of(&plan.in_two_passes()));
+    }
     specs.extend(super::chunks::reduce_chunk_specs(&keys, &values, op, Equivalent(cmp)));
     specs
 }
