@@ -18,7 +18,7 @@ use crate::device::{Ptr, Region, Scratch, ScratchLayout};
 /// two passes were 2-16% slower (H200, benchmarks/runs/h200-scan-two-pass). u32 unique of distinct
 /// keys / copy_if keeping half, against the faster single pass: 2^21 12.1 / 12.6 against 14.1 / 12.7,
 /// 2^22 16.5 / 15.3 against 21.8 / 18.0; u64 at 2^20 level (H200, benchmarks/runs/h200-select-two-pass).
-const TWO_PASS_FROM_BYTES: usize = 8 << 20;
+pub(crate) const TWO_PASS_FROM_BYTES: usize = 8 << 20;
 
 /// Whether `len` elements of `elem_bytes` bytes are better served by two passes than by a
 /// look-back, on a device of `l2_bytes` of L2: 4- and 8-byte elements (the sizes measured) from

@@ -110,10 +110,11 @@ impl<V: Value> Monoid<V> for Unused {
     }
 }
 
-/// Tile shapes, from a sweep of six shapes per mode at 2^24 and 2^28 (H100, u32 keys in runs
-/// of 64, f32 values; lab run at 9ea88b8+). 8-byte keys or values and 1- or 2-byte counted keys:
-/// not separately measured (the largest without spills in the NVRTC sm_90 report).
-pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_bytes: usize) -> TilePolicy {
+/// Tile shapes of `len` elements, from a sweep of six shapes per mode at 2^24 and 2^28 (H100,
+/// u32 keys in runs of 64, f32 values; lab run at 9ea88b8+), and for reduce_by_key below 2^21
+/// from `benchmarks/runs/h200-bykey-two-pass/`. 8-byte keys or values and 1- or 2-byte counted
+/// keys: not separately measured (the largest without spills in the NVRTC sm_90 report).
+pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_bytes: usize, len: usize) -> TilePolicy {
     let widest = key_bytes.max(value_bytes);
     let shape = |block, items, min_blocks| TilePolicy { block, items, min_blocks };
     match (mode, widest) {
@@ -121,6 +122,10 @@ pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_byte
         // 48 KiB of static shared memory (NVRTC sm_80 / sm_90 report; not separately measured).
         (_, 9..) => shape(128, 8, 2),
         (Mode::Reduce | Mode::Lengths, 8..) => shape(256, 8, 1),
+        // H200, u32 keys in runs of 1 / 4 / 64 / 1024, f32 values: 2^19 12.5 / 13.0 / 12.1 / 12.2 us
+        // against 16.3 / 13.8 / 14.2 / 13.9 for 128x32, 2^20 14.6 / 13.9 / 13.6 / 13.8 against
+        // 16.2 / 15.1 / 15.2 / 14.9.
+        (Mode::Reduce, _) if len < 1 << 21 => shape(256, 16, 3),
         // reduce_by_key 2^28: 1.229 ms against 1.325 for 256x16 and 1.293 for 128x24.
         (Mode::Reduce, _) => shape(128, 32, 4),
         // run lengths 2^28: 0.828 ms against 0.900 for 256x16 and 0.848 for 128x32.
@@ -134,20 +139,36 @@ pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_byte
     }
 }
 
-/// Inputs (keys and values) of at least this many bytes may take the two
-/// passes (provisional: not yet measured).
-const TWO_PASS_FROM_BYTES: usize = 8 << 20;
+/// Tile shapes of the two passes, by the widest of key and value: H200,
+/// `benchmarks/runs/h200-bykey-two-pass/`, u32 keys in runs of 1 / 4 / 64 /
+/// 1024 with f32 values at 2^22: 37.6 / 29.5 / 28.1 / 28.7 us against
+/// 41.7 / 33.4 / 31.7 / 31.9 for 128x16 at 6 blocks per SM and 41.4 / 30.7
+/// / 27.7 / 28.4 for 128x32 at 4; u64 keys in runs of 4 with f64 values at
+/// 2^20: 16.1 against 17.7 for 256x8 at 1 and 17.4 for 128x12 at 3.
+fn two_pass_policy(widest: usize) -> TilePolicy {
+    if widest <= 4 {
+        TilePolicy { block: 256, items: 16, min_blocks: 3 }
+    } else {
+        TilePolicy { block: 128, items: 16, min_blocks: 2 }
+    }
+}
 
 /// Whether reduce_by_key of `len` keys of `key_bytes` and values of
-/// `value_bytes` takes the two passes on a GPU of `l2_bytes` of L2: the
-/// input from 8 MiB up to two thirds of L2 (provisional: not yet measured),
-/// keys and values of at most 8 bytes.
+/// `value_bytes` takes the two passes on a GPU of `l2_bytes` of L2: keys
+/// and values of at most 8 bytes whose input L2 holds between the passes,
+/// from 8 MiB up to two thirds of L2. H200 (60 MiB of L2),
+/// `benchmarks/runs/h200-bykey-two-pass/`: u32 keys with f32 values at
+/// 2^21 / 2^22 17.4-20.0 / 28.1-37.6 us against 22.0-24.2 / 27.1-47.8 for
+/// the best single pass (tiles, chunks) and CUB's 18.8-22.3 / 28.2-41.0;
+/// u64 keys with f64 values at 2^19 / 2^20 / 2^21 14.1 / 16.1 / 27.5
+/// against 17.3 / 23.4 / 33.8 and CUB's 19.8 / 25.8 / 34.7. Past the band
+/// (2^23 u32 / f32, 2^22 u64 / f64) the chunks were faster.
 pub(crate) fn two_passes_pay(l2_bytes: usize, len: usize, key_bytes: usize, value_bytes: usize) -> bool {
     if key_bytes > 8 || value_bytes > 8 {
         return false;
     }
     let total = len.saturating_mul(key_bytes + value_bytes);
-    total >= TWO_PASS_FROM_BYTES && total <= l2_bytes / 3 * 2
+    total >= crate::algo::lookback::TWO_PASS_FROM_BYTES && total <= l2_bytes / 3 * 2
 }
 
 /// One specialisation of the by-key kernel: key expression `KE`, value
@@ -192,7 +213,7 @@ where
             Mode::Count => 0,
         };
         #[allow(unused_mut)]
-        let mut policy = by_key_policy(arch, mode, std::mem::size_of::<KE::Item>(), value_bytes);
+        let mut policy = by_key_policy(arch, mode, std::mem::size_of::<KE::Item>(), value_bytes, len);
         #[cfg(feature = "bykey-tuning")]
         if let Some((block, items, min_blocks)) = super::tuning::get().shape {
             policy = TilePolicy { block, items, min_blocks };
@@ -214,7 +235,15 @@ where
     /// The two-pass form of this plan (u32 counts; one fixed order of
     /// folding, so no separate deterministic module).
     pub fn in_two_passes(self) -> Self {
+        let widest = std::mem::size_of::<KE::Item>().max(VE::Item::C_SIZE).max(O::C_SIZE);
+        #[allow(unused_mut)]
+        let mut policy = two_pass_policy(widest);
+        #[cfg(feature = "bykey-tuning")]
+        if let Some((block, items, min_blocks)) = super::tuning::get().shape {
+            policy = TilePolicy { block, items, min_blocks };
+        }
         ByKey {
+            policy,
             two_pass: true,
             wide: false,
             deterministic: false,
@@ -412,6 +441,22 @@ where
     }
 }
 
+/// reduce_by_key's one-pass modules at every length: short inputs' tiles,
+/// long ones', and past 2^32 elements (u64 counts).
+fn reduce_lengths<'a, KE: Node + 'a, VE: Node + 'a, O: Value, Op: Monoid<VE::Item> + 'a, E: KeyEq<KE::Item>>(
+    plan: impl Fn(usize) -> ByKey<'a, KE, VE, O, Op, E>,
+) -> Vec<KernelSpec>
+where
+    KE::Item: Element,
+{
+    let mut specs = vec![KernelSpec::of(&plan(0)), KernelSpec::of(&plan(u32::MAX as usize + 1))];
+    let long = plan(1 << 21);
+    if long.policy != plan(0).policy {
+        specs.push(KernelSpec::of(&long));
+    }
+    specs
+}
+
 /// Both widths (u32 and u64 counts) of one plan.
 fn both<KE: Node, VE: Node, O: Value, Op: Monoid<VE::Item>, E: KeyEq<KE::Item>>(plan: ByKey<'_, KE, VE, O, Op, E>) -> Vec<KernelSpec>
 where
@@ -439,13 +484,13 @@ pub(crate) fn reduce_by_key_specs_of<KE: Node, VE: Node, O: Value, Op: Monoid<VE
 where
     KE::Item: Element,
 {
-    let plan = |det| ByKey::<KE, VE, O, Op, NotEqual>::new(arch, Mode::Reduce, keys, values, op, NotEqual, 0, det);
-    let mut specs = both(plan(false));
+    let plan = |det, len| ByKey::<KE, VE, O, Op, NotEqual>::new(arch, Mode::Reduce, keys, values, op, NotEqual, len, det);
+    let mut specs = reduce_lengths(|len| plan(false, len));
     if std::mem::size_of::<KE::Item>() <= 8 && VE::Item::C_SIZE <= 8 {
-        specs.push(KernelSpec::of(&plan(false).in_two_passes()));
+        specs.push(KernelSpec::of(&plan(false, 0).in_two_passes()));
     }
     if VE::Item::HAS_FLOAT {
-        specs.extend(both(plan(true)));
+        specs.extend(reduce_lengths(|len| plan(true, len)));
     }
     if O::FIELDS == 1 {
         specs.extend(super::chunks::reduce_chunk_specs(keys, values, op, NotEqual));
@@ -525,20 +570,44 @@ pub(crate) fn reduce_by_key_by_specs<K: Element, V: Element, Op: Monoid<V>, C: C
     cmp: C,
 ) -> Vec<KernelSpec> {
     let (keys, values) = (Leaf::<K>::type_only(), Leaf::<V>::type_only());
-    let plan = ByKey::<_, _, V, _, _>::new(
-        arch,
-        Mode::Reduce,
-        &keys,
-        &values,
-        op,
-        Equivalent(cmp),
-        0,
-        V::KIND == crate::Kind::Float,
-    );
-    let mut specs = both(plan);
+    let plan = |len| {
+        ByKey::<_, _, V, _, _>::new(
+            arch,
+            Mode::Reduce,
+            &keys,
+            &values,
+            op,
+            Equivalent(cmp),
+            len,
+            V::KIND == crate::Kind::Float,
+        )
+    };
+    let mut specs = reduce_lengths(plan);
     if std::mem::size_of::<K>() <= 8 && V::C_SIZE <= 8 {
-        specs.push(KernelSpec::of(&plan.in_two_passes()));
+        specs.push(KernelSpec::of(&plan(0).in_two_passes()));
     }
     specs.extend(super::chunks::reduce_chunk_specs(&keys, &values, op, Equivalent(cmp)));
     specs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::two_passes_pay;
+
+    /// reduce_by_key's band: keys and values from 8 MiB to two thirds of L2, each of at most 8 bytes.
+    #[test]
+    fn two_pass_band_edges() {
+        let l2 = 60 << 20;
+        assert!(!two_passes_pay(l2, (1 << 20) - 1, 4, 4));
+        assert!(two_passes_pay(l2, 1 << 20, 4, 4));
+        assert!(two_passes_pay(l2, 5 << 20, 4, 4));
+        assert!(!two_passes_pay(l2, (5 << 20) + 1, 4, 4));
+        assert!(two_passes_pay(l2, 1 << 19, 8, 8));
+        assert!(!two_passes_pay(l2, (5 << 19) + 1, 8, 8));
+        assert!(two_passes_pay(l2, 4 << 20, 1, 8), "1-byte keys, 8-byte values");
+        assert!(!two_passes_pay(l2, 1 << 20, 4, 12), "values over 8 bytes");
+        assert!(!two_passes_pay(l2, 1 << 20, 16, 4), "keys over 8 bytes");
+        assert!(!two_passes_pay(0, 2 << 20, 4, 4), "no L2 reported");
+        assert!(!two_passes_pay(l2, usize::MAX, 8, 8), "no overflow");
+    }
 }
