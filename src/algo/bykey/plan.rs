@@ -147,9 +147,17 @@ pub(crate) fn by_key_policy(_arch: u32, mode: Mode, key_bytes: usize, value_byte
 /// 2^20: 16.1 against 17.7 for 256x8 at 1 and 17.4 for 128x12 at 3.
 fn two_pass_policy(widest: usize) -> TilePolicy {
     if widest <= 4 {
-        TilePolicy { block: 256, items: 16, min_blocks: 3 }
+        TilePolicy {
+            block: 256,
+            items: 16,
+            min_blocks: 3,
+        }
     } else {
-        TilePolicy { block: 128, items: 16, min_blocks: 2 }
+        TilePolicy {
+            block: 128,
+            items: 16,
+            min_blocks: 2,
+        }
     }
 }
 
