@@ -430,6 +430,30 @@ fn bad_offsets_are_errors() {
             vec![3, (3..10_000u32).sum::<u32>()],
             "{dev:?}"
         );
+        // Bad offsets over segments crossing many warp tiles may leave the warp-tile kernel's
+        // counts short (its counters persist between calls): the calls after are still right,
+        // the first one checking its offsets and the second not waiting on them.
+        let long: Vec<u32> = (0..100_000u32).map(|i| i % 7).collect();
+        let lv = DeviceVec::from_slice(&dev, &long).unwrap();
+        let bad: [&[u64]; 3] = [
+            &[0, 30_000, 20_000, 100_000],
+            &[0, 50_000, 100_001],
+            &[0, 70_000, 40_000, 90_000, 100_000],
+        ];
+        for o in bad {
+            let offsets = DeviceVec::from_slice(&dev, o).unwrap();
+            assert!(lv.segmented_sum(&offsets).is_err(), "{dev:?} {o:?}");
+            let good = [0u64, 30_000, 70_001, 100_000];
+            let want: Vec<u32> = good.windows(2).map(|w| long[w[0] as usize..w[1] as usize].iter().sum()).collect();
+            let g = DeviceVec::from_slice(&dev, &good).unwrap();
+            for round in 0..2 {
+                assert_eq!(
+                    lv.segmented_sum(&g).unwrap().to_vec().unwrap(),
+                    want,
+                    "{dev:?} after {o:?}, call {round}"
+                );
+            }
+        }
     }
 }
 

@@ -468,8 +468,11 @@ extern "C" __global__ void __launch_bounds__(CUPRIM_BLOCK, CUPRIM_MIN_BLOCKS)
 // t1 - t0 + 1 folds the parts in tile order (lane l folds a fixed chunk, then
 // an ordered tree over the lanes: the grouping depends only on t1 - t0) and
 // writes the segment. Nobody waits on anybody, so no ticket is needed; every
-// tile knows t0 and t1 from the offsets around it. The counters are zeroed
-// scratch. Each block also does its even share of the segments (sr_share).
+// tile knows t0 and t1 from the offsets around it. The counters are words
+// the device keeps zeroed between launches: the arrival that completes a
+// count clears it (the host clears them all after bad offsets, which may
+// leave a count short). Each block also does its even share of the segments
+// (sr_share).
 //
 // A fold over m parts costs about m / (32 * SR_FOLD_UNROLL) rounds of loads
 // for the one warp that does it: the host sends inputs whose segments are
@@ -550,7 +553,8 @@ __device__ __forceinline__ void sr_warp_range(const I* offsets, u64 segments, u6
 }
 
 // One arrival at counters[t1] after storing `part` at *slot; true for the
-// arrival that completes `expected`.
+// arrival that completes `expected`, which clears the counter again (every
+// arrival has come: the counters stay zero between launches).
 // (Parts are stored as SegPairs: whole 4-byte words for any A.)
 __device__ __forceinline__ bool sr_arrive(SegPair* slot, const A& part, u32* counters, u64 t1, u64 expected) {
     SegPair w;
@@ -559,7 +563,9 @@ __device__ __forceinline__ bool sr_arrive(SegPair* slot, const A& part, u32* cou
     cuprim_store_words(slot, w);
     __threadfence();
     const u32 old = atomicAdd(counters + t1, 1u);
-    return (u64)old + 1 == expected;
+    const bool last = (u64)old + 1 == expected;
+    if (last) counters[t1] = 0;
+    return last;
 }
 
 // Called by all 32 lanes of the tile that completed segment `seg`'s count:

@@ -46,6 +46,10 @@ pub(crate) struct CudaDevice {
     /// Temporary device memory, grown on demand, shared by all calls on
     /// this device (they are ordered on its one stream), and its address.
     scratch: Mutex<Option<(CudaSlice<u8>, u64)>>,
+    /// Zero-filled u32 words, grown on demand, that a kernel may count in
+    /// as long as it leaves them zero (see `with_zeroed_words`), and their
+    /// address.
+    zeroed_words: Mutex<Option<(CudaSlice<u32>, u64)>>,
     /// Freed `DeviceVec` buffers kept for reuse (see [`super::pool`]).
     kept_buffers: Mutex<KeptBuffers>,
     /// Page-locked host memory for small results (see `read_back`).
@@ -270,6 +274,7 @@ impl CudaDevice {
             _counters: counters,
             counters_addr,
             scratch: Mutex::new(None),
+            zeroed_words: Mutex::new(None),
             kept_buffers: Mutex::new(KeptBuffers::default()),
             pinned: Mutex::new(pinned),
             deterministic: AtomicBool::new(true),
@@ -524,6 +529,49 @@ impl CudaDevice {
                 .map_err(|e| self.fail("clearing scratch state", e))?;
         }
         enqueue(Scratch { base })
+    }
+
+    /// Runs `enqueue` with `words` zero-filled u32 words that stay allocated
+    /// between calls, so a kernel counting in them needs no memset first. The
+    /// work `enqueue` queues must leave them zero; it returns whether it may
+    /// not have (a kernel that found bad input stops counting), and then, or
+    /// when it fails, the words are cleared on the stream again. Held locked
+    /// while `enqueue` queues its work: work on the device's one stream never
+    /// overlaps.
+    pub fn with_zeroed_words<R>(&self, words: u64, enqueue: impl FnOnce(Ptr<u32>) -> Result<(R, bool)>) -> Result<R> {
+        let words = usize::try_from(words.max(1)).map_err(|_| Error::OutOfMemory { bytes: usize::MAX })?;
+        let mut held = self.zeroed_words.lock().unwrap_or_else(|e| e.into_inner());
+        if held.as_ref().is_none_or(|(s, _)| s.len() < words) {
+            let size = words
+                .max(1 << 12)
+                .checked_next_power_of_two()
+                .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
+            *held = None;
+            let fresh = self.stream.alloc_zeros::<u32>(size).map_err(|e| self.alloc_err(4 * size, e))?;
+            let addr = address(&fresh, &self.stream);
+            *held = Some((fresh, addr));
+        }
+        let (len, base) = match held.as_ref() {
+            Some((s, addr)) => (s.len(), *addr),
+            None => return Err(Error::OutOfMemory { bytes: 4 * words }),
+        };
+        let result = enqueue(Ptr::from_raw(base));
+        if !matches!(result, Ok((_, false))) {
+            let cleared = self.raw_stream("clearing counters").and_then(|stream| {
+                // SAFETY: clears the whole buffer, `len` u32 words at `base`, held alive in `held`.
+                unsafe { cudarc::driver::sys::cuMemsetD32Async(base, 0, len, stream) }
+                    .result()
+                    .map_err(|e| self.fail("clearing counters", e))
+            });
+            if let Err(e) = cleared {
+                // Not known to be zero: the next call allocates fresh words.
+                *held = None;
+                if result.is_ok() {
+                    return Err(e);
+                }
+            }
+        }
+        result.map(|(r, _)| r)
     }
 
     /// `bytes` bytes of stream-ordered device memory (0 for 0 bytes): a

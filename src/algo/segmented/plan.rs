@@ -338,7 +338,8 @@ fn warp_entry<O: Element, I: IndexElement>() -> Entry<(
     // + 1 offsets, writes below `segments` in out (and out_idx, arg-extremes
     // only), sets *error_flag on bad offsets, and reads and writes parts and
     // counters below num_wtiles (checked against the offsets it reads, bad
-    // ones included); the counters start at zero (zeroed scratch).
+    // ones included); the counters start at zero (`with_zeroed_words`) and the kernel
+    // clears each count it completes.
     // `per * blocks >= segments` makes every empty segment written and every
     // pair checked.
     unsafe { Entry::declare("cuprim_segmented_reduce_warp") }
@@ -443,26 +444,31 @@ fn run_warp<K: SegmentedKernel>(
     // SegPair { A v; u32 head; }
     let pair_bytes = (acc_bytes + 4).next_multiple_of(acc_align.max(4)) as u64;
     let mut layout = ScratchLayout::new();
-    let counters = layout.zeroed::<u32>(wtiles);
     let tails = layout.uninit_aligned::<u8>(wtiles * pair_bytes);
     let heads = layout.uninit_aligned::<u8>(wtiles * pair_bytes);
-    let word = flagged(k, dev, (offsets, segments), layout, |input, flag, s| {
-        let args = (
-            input,
-            n,
-            offsets,
-            segments,
-            out,
-            out_idx,
-            flag,
-            s.at(tails),
-            s.at(heads),
-            s.at(counters),
-            wtiles,
-            per,
-            scale,
-        );
-        dev.launch(&module, warp_entry::<K::Out, K::I>(), Grid::new(blocks, WARP_BLOCK), args)
+    // The counters are the device's kept zeroed words (no memset per call): the arrival that
+    // completes a count clears it, so valid offsets leave them zero; after bad offsets (or a
+    // bad permuted index: a nonzero flag word) they are cleared again.
+    let word = dev.with_zeroed_words(wtiles, |counters| {
+        let word = flagged(k, dev, (offsets, segments), layout, |input, flag, s| {
+            let args = (
+                input,
+                n,
+                offsets,
+                segments,
+                out,
+                out_idx,
+                flag,
+                s.at(tails),
+                s.at(heads),
+                counters,
+                wtiles,
+                per,
+                scale,
+            );
+            dev.launch(&module, warp_entry::<K::Out, K::I>(), Grid::new(blocks, WARP_BLOCK), args)
+        })?;
+        Ok((word, word != 0))
     })?;
     permute_error(k, word)
 }
