@@ -705,7 +705,7 @@ fn reduce_by_key_in_two_passes() {
         return;
     }
     for dev in common::devices() {
-        for n in [(1 << 20) - 1, (1 << 20) + 5, 3_000_017] {
+        for n in [(1 << 20) - 1, 1 << 20, (1 << 20) + 5, 3_000_017] {
             for runs in RUNS {
                 check_long_reduce::<u32, f32, _>(&dev, n, runs, Add, "u32-f32");
             }

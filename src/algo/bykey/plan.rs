@@ -164,8 +164,8 @@ fn two_pass_policy(widest: usize) -> TilePolicy {
 /// Whether reduce_by_key of `len` keys of `key_bytes` and values of
 /// `value_bytes` takes the two passes on a GPU of `l2_bytes` of L2: keys
 /// and values of at most 8 bytes whose input L2 holds between the passes,
-/// from 8 MiB up to two thirds of L2. H200 (60 MiB of L2),
-/// `benchmarks/runs/h200-bykey-two-pass/`: u32 keys with f32 values at
+/// from 8 MiB (just past it for pairs of at most 8 bytes) up to two thirds
+/// of L2. H200 (60 MiB of L2), `benchmarks/runs/h200-bykey-two-pass/`: u32 keys with f32 values at
 /// 2^21 / 2^22 17.4-20.0 / 28.1-37.6 us against 22.0-24.2 / 27.1-47.8 for
 /// the best single pass (tiles, chunks) and CUB's 18.8-22.3 / 28.2-41.0;
 /// u64 keys with f64 values at 2^19 / 2^20 / 2^21 14.1 / 16.1 / 27.5
@@ -176,7 +176,11 @@ pub(crate) fn two_passes_pay(l2_bytes: usize, len: usize, key_bytes: usize, valu
         return false;
     }
     let total = len.saturating_mul(key_bytes + value_bytes);
-    total >= crate::algo::lookback::TWO_PASS_FROM_BYTES && total <= l2_bytes / 3 * 2
+    // At exactly 8 MiB, pairs of at most 8 bytes (2^20 u32 / f32) keep the one pass: 14.6 / 13.9
+    // / 13.6 / 13.8 us in runs of 1 / 4 / 64 / 1024 against 15.4 / 14.6 / 13.9 / 13.8 in two;
+    // 16-byte pairs (2^19 u64 / f64) take the two: 13.8-14.1 against 17.3.
+    let from = crate::algo::lookback::TWO_PASS_FROM_BYTES + usize::from(key_bytes + value_bytes <= 8);
+    total >= from && total <= l2_bytes / 3 * 2
 }
 
 /// One specialisation of the by-key kernel: key expression `KE`, value
@@ -606,8 +610,8 @@ mod tests {
     #[test]
     fn two_pass_band_edges() {
         let l2 = 60 << 20;
-        assert!(!two_passes_pay(l2, (1 << 20) - 1, 4, 4));
-        assert!(two_passes_pay(l2, 1 << 20, 4, 4));
+        assert!(!two_passes_pay(l2, 1 << 20, 4, 4), "8-byte pairs from just past 8 MiB");
+        assert!(two_passes_pay(l2, (1 << 20) + 1, 4, 4));
         assert!(two_passes_pay(l2, 5 << 20, 4, 4));
         assert!(!two_passes_pay(l2, (5 << 20) + 1, 4, 4));
         assert!(two_passes_pay(l2, 1 << 19, 8, 8));
