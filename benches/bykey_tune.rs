@@ -13,17 +13,6 @@ use cuprim::algo::bykey::tuning::{self, Overrides};
 use cuprim::prelude::*;
 use rayon::prelude::*;
 
-fn median_us(dev: &Device, call: &mut dyn FnMut() -> cuprim::Result<()>) -> f64 {
-    for _ in 0..5 {
-        common::time_calls(dev, 1, &mut *call);
-    }
-    let mut t: Vec<f64> = (0..31)
-        .map(|_| common::time_calls(dev, 1, &mut *call).as_secs_f64() * 1e6)
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
-}
-
 /// (label, overrides) of every mode at `shapes`.
 fn modes(shapes: &[(u32, u32, u32)]) -> Vec<(String, Overrides)> {
     let mut m = vec![
@@ -88,15 +77,7 @@ fn main() {
     let narrow = modes(&[(128, 16, 6), (256, 16, 3), (128, 24, 5), (256, 8, 6)]);
     let wide = modes(&[(128, 8, 4), (128, 16, 2), (256, 8, 2), (128, 12, 3)]);
     for n in sizes {
-        let a = common::hash_u32(n, 1);
-        let b = common::hash_u32(n, 3);
-        let f32s: Vec<f32> = a.par_iter().map(|&a| (a >> 8) as f32 * (1.0 / 16_777_216.0)).collect();
-        let f64s: Vec<f64> = a
-            .par_iter()
-            .zip(&b)
-            .map(|(&a, &b)| ((a as u64) << 32 | b as u64) >> 11)
-            .map(|w| w as f64 * (1.0 / 9_007_199_254_740_992.0))
-            .collect();
+        let (f32s, f64s) = common::dist_values(n);
         let mut count = DeviceVec::<u64>::zeros(&dev, 1).expect("allocating");
         {
             let vals = DeviceVec::from_slice(&dev, &f32s).expect("allocating");
@@ -107,7 +88,7 @@ fn main() {
                 let keys = DeviceVec::from_slice(&dev, &keys).expect("allocating");
                 for (label, o) in &narrow {
                     tuning::set(*o);
-                    let us = median_us(&dev, &mut || keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo, &mut count));
+                    let us = common::median_call_us(&dev, &mut || keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo, &mut count));
                     println!("tune,reduce_by_key_u32_f32_run{run},{n},{label},{us:.2}");
                 }
             }
@@ -120,7 +101,7 @@ fn main() {
             let mut vo = DeviceVec::<f64>::zeros(&dev, n).expect("allocating");
             for (label, o) in &wide {
                 tuning::set(*o);
-                let us = median_us(&dev, &mut || keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo, &mut count));
+                let us = common::median_call_us(&dev, &mut || keys.reduce_by_key_into(&vals, Add, &mut ko, &mut vo, &mut count));
                 println!("tune,reduce_by_key_u64_f64_run4,{n},{label},{us:.2}");
             }
         }

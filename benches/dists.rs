@@ -32,16 +32,7 @@ fn dist_sizes(dev: &Device) -> Vec<usize> {
 fn dist_rows(c: &mut Criterion) {
     let dev = common::device();
     for n in dist_sizes(&dev) {
-        let a = common::hash_u32(n, 1);
-        let b = common::hash_u32(n, 3);
-        let f32s: Vec<f32> = a.par_iter().map(|&a| (a >> 8) as f32 * (1.0 / 16_777_216.0)).collect();
-        let f64s: Vec<f64> = a
-            .par_iter()
-            .zip(&b)
-            .map(|(&a, &b)| ((a as u64) << 32 | b as u64) >> 11)
-            .map(|w| w as f64 * (1.0 / 9_007_199_254_740_992.0))
-            .collect();
-        drop((a, b));
+        let (f32s, f64s) = common::dist_values(n);
         let row = |c: &mut Criterion, op: &str, bytes: u64, call: &mut dyn FnMut() -> cuprim::Result<()>| {
             common::device_row(c, &dev, op, BenchmarkId::from_parameter(n), bytes, call)
         };

@@ -21,17 +21,6 @@ mod common;
 use cuprim::algo::scan::tuning;
 use cuprim::prelude::*;
 
-fn median_us(dev: &Device, call: &mut dyn FnMut() -> cuprim::Result<()>) -> f64 {
-    for _ in 0..5 {
-        common::time_calls(dev, 1, &mut *call);
-    }
-    let mut t: Vec<f64> = (0..31)
-        .map(|_| common::time_calls(dev, 1, &mut *call).as_secs_f64() * 1e6)
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
-}
-
 fn main() {
     let dev = common::device();
     if !dev.is_cuda() {
@@ -85,15 +74,15 @@ fn scan_rows(dev: &Device, n: usize) {
     ];
     for (label, two) in modes {
         tuning::set_two_pass(two);
-        let us = median_us(dev, &mut || f.scan_inclusive_in_place(Add));
+        let us = common::median_call_us(dev, &mut || f.scan_inclusive_in_place(Add));
         println!("tune,scan_incl_f32_in_place,{n},{label},{us:.2}");
-        let us = median_us(dev, &mut || f.scan_inclusive_into(Add, &mut fo));
+        let us = common::median_call_us(dev, &mut || f.scan_inclusive_into(Add, &mut fo));
         println!("tune,scan_incl_f32_into,{n},{label},{us:.2}");
-        let us = median_us(dev, &mut || u.scan_exclusive_in_place(Add));
+        let us = common::median_call_us(dev, &mut || u.scan_exclusive_in_place(Add));
         println!("tune,scan_excl_u32_in_place,{n},{label},{us:.2}");
-        let us = median_us(dev, &mut || w.scan_inclusive_into(Add, &mut wo));
+        let us = common::median_call_us(dev, &mut || w.scan_inclusive_into(Add, &mut wo));
         println!("tune,scan_incl_u64_into,{n},{label},{us:.2}");
-        let us = median_us(dev, &mut || d.scan_inclusive_into(Add, &mut dout));
+        let us = common::median_call_us(dev, &mut || d.scan_inclusive_into(Add, &mut dout));
         println!("tune,scan_incl_f64_into,{n},{label},{us:.2}");
     }
     tuning::set_two_pass(None);
@@ -125,15 +114,15 @@ fn select_tiles(dev: &Device) {
         for (label, bulk, two) in modes {
             tuning::set_select_bulk_over(bulk);
             tuning::set_select_two_pass(two);
-            let us = median_us(dev, &mut || d32.unique_into(&mut o32, &mut count));
+            let us = common::median_call_us(dev, &mut || d32.unique_into(&mut o32, &mut count));
             println!("tune,unique_u32_distinct,{n},{label},{us:.2}");
-            let us = median_us(dev, &mut || r32.unique_into(&mut o32, &mut count));
+            let us = common::median_call_us(dev, &mut || r32.unique_into(&mut o32, &mut count));
             println!("tune,unique_u32_runs4,{n},{label},{us:.2}");
-            let us = median_us(dev, &mut || d32.copy_if_into(half, &mut o32, &mut count));
+            let us = common::median_call_us(dev, &mut || d32.copy_if_into(half, &mut o32, &mut count));
             println!("tune,copy_if_u32_half,{n},{label},{us:.2}");
-            let us = median_us(dev, &mut || d64.unique_into(&mut o64, &mut count));
+            let us = common::median_call_us(dev, &mut || d64.unique_into(&mut o64, &mut count));
             println!("tune,unique_u64_distinct,{n},{label},{us:.2}");
-            let us = median_us(dev, &mut || d64.copy_if_into(half64, &mut o64, &mut count));
+            let us = common::median_call_us(dev, &mut || d64.copy_if_into(half64, &mut o64, &mut count));
             println!("tune,copy_if_u64_half,{n},{label},{us:.2}");
         }
         tuning::set_select_bulk_over(None);
@@ -174,11 +163,11 @@ fn by_key_chunks(dev: &Device) {
         let values = DeviceVec::from_slice(dev, &common::uniform_f32(n)).expect("values");
         for (name, row) in &rows {
             tuning::set_chunks(Some(*row));
-            let us = median_us(dev, &mut || u.scan_by_key(&keys, Add).map(drop));
+            let us = common::median_call_us(dev, &mut || u.scan_by_key(&keys, Add).map(drop));
             println!("tune,sbk_u8_u32,{n},{name},{us:.2}");
-            let us = median_us(dev, &mut || values.scan_by_key(&run_keys, Add).map(drop));
+            let us = common::median_call_us(dev, &mut || values.scan_by_key(&run_keys, Add).map(drop));
             println!("tune,sbk_u32_f32_run64,{n},{name},{us:.2}");
-            let us = median_us(dev, &mut || values.scan_by_key(&one_run, Add).map(drop));
+            let us = common::median_call_us(dev, &mut || values.scan_by_key(&one_run, Add).map(drop));
             println!("tune,sbk_u32_f32_one_run,{n},{name},{us:.2}");
         }
         tuning::set_chunks(None);

@@ -802,16 +802,7 @@ fn reduce_by_key_two_passes_forced() {
             });
             for n in common::capped(&[1, 2, 33, 2049, 65_537, 1_000_003]) {
                 for runs in RUNS {
-                    let (mut r, seed) = common::rng(&format!("forced-two-{shape:?}-{n}-{runs:?}"));
-                    let ctx = common::ctx(&dev, &format!("forced two passes {shape:?} {runs:?}"), n, seed);
-                    let keys: Vec<u32> = keys_of(&mut r, n, runs);
-                    let vals: Vec<i32> = (0..n).map(|_| r.gen_range(-3..4)).collect();
-                    let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
-                    let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
-                    let (want_k, want_v) = ref_reduce(&keys, &vals, |a, b| if b != 0 { b } else { a });
-                    let (gk, gv) = dk.reduce_by_key(&dv, KeepRightNonZero).unwrap();
-                    assert_eq!(gk.to_vec().unwrap(), want_k, "keys {ctx}");
-                    assert_eq!(gv.to_vec().unwrap(), want_v, "values {ctx}");
+                    let (ctx, keys, vals, dk, want_k) = check_keep_right(&dev, &format!("forced two passes {shape:?}"), n, runs);
                     let fv: Vec<f64> = vals.iter().map(|&v| v as f64 * 0.5).collect();
                     let df = DeviceVec::from_slice(&dev, &fv).unwrap();
                     let (_, want_f) = ref_reduce(&keys, &fv, |a, b| a + b);
@@ -832,6 +823,24 @@ fn reduce_by_key_two_passes_forced() {
     }
 }
 
+/// reduce_by_key under `KeepRightNonZero` of `n` u32 keys in `runs` and i32
+/// values in -3..=3 against the reference (the forced tests' first check);
+/// returns the context, the keys, the values, the device keys and the run keys.
+#[cfg(feature = "bykey-tuning")]
+fn check_keep_right(dev: &Device, what: &str, n: usize, runs: Runs) -> (String, Vec<u32>, Vec<i32>, DeviceVec<u32>, Vec<u32>) {
+    let (mut r, seed) = common::rng(&format!("{what}-{n}-{runs:?}"));
+    let ctx = common::ctx(dev, &format!("{what} {runs:?}"), n, seed);
+    let keys: Vec<u32> = keys_of(&mut r, n, runs);
+    let vals: Vec<i32> = (0..n).map(|_| r.gen_range(-3..4)).collect();
+    let dk = DeviceVec::from_slice(dev, &keys).unwrap();
+    let dv = DeviceVec::from_slice(dev, &vals).unwrap();
+    let (want_k, want_v) = ref_reduce(&keys, &vals, |a, b| if b != 0 { b } else { a });
+    let (gk, gv) = dk.reduce_by_key(&dv, KeepRightNonZero).unwrap();
+    assert_eq!(gk.to_vec().unwrap(), want_k, "keys {ctx}");
+    assert_eq!(gv.to_vec().unwrap(), want_v, "values {ctx}");
+    (ctx, keys, vals, dk, want_k)
+}
+
 /// The chunked reduce_by_key and run lengths at every size and at chunks of
 /// one tile to a few (feature `bykey-tuning`, GPU runs): runs crossing many
 /// chunks, chunks overflowing early, inputs of one element.
@@ -849,16 +858,7 @@ fn reduce_by_chunks_forced() {
             });
             for n in common::capped(&[1, 2, 33, 2049, 65_537, 1_000_003]) {
                 for runs in RUNS {
-                    let (mut r, seed) = common::rng(&format!("forced-{max_chunk}-{n}-{runs:?}"));
-                    let ctx = common::ctx(&dev, &format!("forced chunks of {max_chunk} {runs:?}"), n, seed);
-                    let keys: Vec<u32> = keys_of(&mut r, n, runs);
-                    let vals: Vec<i32> = (0..n).map(|_| r.gen_range(-3..4)).collect();
-                    let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
-                    let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
-                    let (want_k, want_v) = ref_reduce(&keys, &vals, |a, b| if b != 0 { b } else { a });
-                    let (gk, gv) = dk.reduce_by_key(&dv, KeepRightNonZero).unwrap();
-                    assert_eq!(gk.to_vec().unwrap(), want_k, "keys {ctx}");
-                    assert_eq!(gv.to_vec().unwrap(), want_v, "values {ctx}");
+                    let (ctx, keys, _, dk, _) = check_keep_right(&dev, &format!("forced chunks of {max_chunk}"), n, runs);
                     let (want_k, want_len) = ref_rle(&keys);
                     let (gk, gl) = dk.run_length_encode_with::<u64>().unwrap();
                     assert_eq!(gk.to_vec().unwrap(), want_k, "rle keys {ctx}");

@@ -349,3 +349,29 @@ pub fn uniform_f32(n: usize) -> Vec<f32> {
         .map(|i| (mix(i, 1) >> 8) as f32 * (1.0 / 16_777_216.0))
         .collect()
 }
+
+/// `cub_dists.cu`'s values: f32 `hash(i, 1) >> 8` over 2^24 in [0, 1), f64
+/// the 53 high bits of `hash(i, 1) : hash(i, 3)` over 2^53.
+pub fn dist_values(n: usize) -> (Vec<f32>, Vec<f64>) {
+    let a = hash_u32(n, 1);
+    let b = hash_u32(n, 3);
+    let f32s: Vec<f32> = a.par_iter().map(|&a| (a >> 8) as f32 * (1.0 / 16_777_216.0)).collect();
+    let f64s: Vec<f64> = a
+        .par_iter()
+        .zip(&b)
+        .map(|(&a, &b)| ((a as u64) << 32 | b as u64) >> 11)
+        .map(|w| w as f64 * (1.0 / 9_007_199_254_740_992.0))
+        .collect();
+    (f32s, f64s)
+}
+
+/// The tuning benches' row: the median device time (µs) of 31 single
+/// calls after 5 warm-ups.
+pub fn median_call_us(dev: &Device, call: &mut dyn FnMut() -> cuprim::Result<()>) -> f64 {
+    for _ in 0..5 {
+        time_calls(dev, 1, &mut *call);
+    }
+    let mut t: Vec<f64> = (0..31).map(|_| time_calls(dev, 1, &mut *call).as_secs_f64() * 1e6).collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
