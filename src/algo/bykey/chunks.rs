@@ -294,10 +294,7 @@ where
                 );
                 dev.launch(&module, entry, Grid::new(chunks, REDUCE_BLOCK), args)
             })?;
-            match count_out {
-                Some(_) => Ok(None),
-                None => Ok(Some(u64::from_le_bytes(dev.read_back::<8>(count.raw(), "reading the run count")?))),
-            }
+            super::plan::count_or_read_back(dev, count_out, count)
         })
     }
 }

@@ -360,15 +360,7 @@ where
             let mut vo = S::alloc(d, n)?;
             let kp = crate::algo::cuda_ptr_mut(&mut ko, name)?;
             let det = deterministic::<VE::Item>(dev);
-            let plan = ByKey::<KE, VE, VE::Item, Op, E>::new(dev.arch(), Mode::Reduce, keys, values, &op, eq, n, det);
-            let runs = match reduce_path::<KE::Item, VE::Item>(dev, n) {
-                ReducePath::Chunks => {
-                    let vp = Ptr::<VE::Item>::from_raw(vo.ptrs(name)?[0]);
-                    chunks::ReduceChunks::<KE, VE, VE::Item, Op, E>::new(keys, values, &op, eq, false, n, det).run(dev, kp, vp, None)?
-                }
-                ReducePath::TwoPasses => plan.in_two_passes().run(dev, kp, vo.ptrs(name)?, None)?,
-                ReducePath::Tiles => plan.run(dev, kp, vo.ptrs(name)?, None)?,
-            };
+            let runs = reduce_on(dev, keys, values, &op, eq, det, kp, vo.ptrs(name)?, None)?;
             let runs = runs.unwrap_or(0) as usize;
             ko.truncate(runs)?;
             vo.truncate(runs)?;
@@ -406,6 +398,38 @@ fn reduce_path<K: Element, V: Value>(dev: &CudaDevice, n: usize) -> ReducePath {
     }
 }
 
+/// reduce_by_key on CUDA by [`reduce_path`]'s kernel: the run keys to `kp`, the
+/// values to `vo` (one array, or one per tuple field), the number of runs to
+/// `count`, or, without one, read back and returned.
+#[allow(clippy::too_many_arguments)]
+fn reduce_on<KE: Node, VE: Node, Op: Monoid<VE::Item>, E: KeyEq<KE::Item>>(
+    dev: &CudaDevice,
+    keys: &KE,
+    values: &VE,
+    op: &Op,
+    eq: E,
+    det: bool,
+    kp: Ptr<KE::Item>,
+    vo: [u64; 3],
+    count: Option<Ptr<u64>>,
+) -> Result<Option<u64>>
+where
+    KE::Item: Element,
+{
+    let n = keys.length();
+    let plan = || ByKey::<KE, VE, VE::Item, Op, E>::new(dev.arch(), Mode::Reduce, keys, values, op, eq, n, det);
+    match reduce_path::<KE::Item, VE::Item>(dev, n) {
+        ReducePath::Chunks => chunks::ReduceChunks::<KE, VE, VE::Item, Op, E>::new(keys, values, op, eq, false, n, det).run(
+            dev,
+            kp,
+            Ptr::from_raw(vo[0]),
+            count,
+        ),
+        ReducePath::TwoPasses => plan().in_two_passes().run(dev, kp, vo, count),
+        ReducePath::Tiles => plan().run(dev, kp, vo, count),
+    }
+}
+
 /// reduce_by_key_into of key and value expressions.
 pub(crate) fn reduce_into_of<KE: Node, VE: Node, Op: Monoid<VE::Item>>(
     keys: &KE,
@@ -437,17 +461,7 @@ where
         (Some(dev), ko, vo, c) => {
             let (ko, vo, c) = (out_ptr(OP, ko)?, out_ptr(OP, vo)?, out_ptr(OP, c)?);
             let det = deterministic::<VE::Item>(dev);
-            let n = keys.length();
-            let plan = ByKey::<KE, VE, VE::Item, Op, NotEqual>::new(dev.arch(), Mode::Reduce, keys, values, &op, NotEqual, n, det);
-            match reduce_path::<KE::Item, VE::Item>(dev, n) {
-                ReducePath::Chunks => chunks::ReduceChunks::<KE, VE, VE::Item, Op, NotEqual>::new(
-                    keys, values, &op, NotEqual, false, n, det,
-                )
-                .run(dev, ko, vo, Some(c)),
-                ReducePath::TwoPasses => plan.in_two_passes().run(dev, ko, [vo.raw(), 0, 0], Some(c)),
-                ReducePath::Tiles => plan.run(dev, ko, [vo.raw(), 0, 0], Some(c)),
-            }
-            .map(|_| ())
+            reduce_on(dev, keys, values, &op, NotEqual, det, ko, [vo.raw(), 0, 0], Some(c)).map(|_| ())
         }
         _ => Err(Error::DeviceMismatch { op: OP }),
     }

@@ -161,6 +161,15 @@ fn two_pass_policy(widest: usize) -> TilePolicy {
     }
 }
 
+/// `policy`, or the tile shape the `bykey-tuning` overrides force.
+fn tuned(policy: TilePolicy) -> TilePolicy {
+    #[cfg(feature = "bykey-tuning")]
+    if let Some((block, items, min_blocks)) = super::tuning::get().shape {
+        return TilePolicy { block, items, min_blocks };
+    }
+    policy
+}
+
 /// Whether reduce_by_key of `len` keys of `key_bytes` and values of
 /// `value_bytes` takes the two passes on a GPU of `l2_bytes` of L2: keys
 /// and values of at most 8 bytes whose input L2 holds between the passes,
@@ -224,14 +233,8 @@ where
             Mode::UniqueByKey => O::C_SIZE,
             Mode::Count => 0,
         };
-        #[allow(unused_mut)]
-        let mut policy = by_key_policy(arch, mode, std::mem::size_of::<KE::Item>(), value_bytes, len);
-        #[cfg(feature = "bykey-tuning")]
-        if let Some((block, items, min_blocks)) = super::tuning::get().shape {
-            policy = TilePolicy { block, items, min_blocks };
-        }
         ByKey {
-            policy,
+            policy: tuned(by_key_policy(arch, mode, std::mem::size_of::<KE::Item>(), value_bytes, len)),
             mode,
             keys,
             values,
@@ -248,14 +251,8 @@ where
     /// folding, so no separate deterministic module).
     pub fn in_two_passes(self) -> Self {
         let widest = std::mem::size_of::<KE::Item>().max(VE::Item::C_SIZE).max(O::C_SIZE);
-        #[allow(unused_mut)]
-        let mut policy = two_pass_policy(widest);
-        #[cfg(feature = "bykey-tuning")]
-        if let Some((block, items, min_blocks)) = super::tuning::get().shape {
-            policy = TilePolicy { block, items, min_blocks };
-        }
         ByKey {
-            policy,
+            policy: tuned(two_pass_policy(widest)),
             two_pass: true,
             wide: false,
             deterministic: false,
@@ -296,66 +293,40 @@ where
                 None => Ok(Some(0)),
             };
         }
-        if self.two_pass {
-            return self.run_two_pass(dev, keys_out, values_out, count_out);
-        }
         let tiles = self.policy.tiles("reduce_by_key", len)?;
         let module = dev.module(self)?;
         let mut layout = ScratchLayout::new();
-        let lookback = Lookback::place(&mut layout, tiles as u64, self.scanned_bytes());
+        // One pass: the look-back's arrays (status words zeroed first in the layout). Two passes:
+        // each tile's Scanned value, in `aggregates`.
+        let chain = if self.two_pass {
+            Err(layout.uninit::<u8>(tiles as u64 * self.scanned_bytes() as u64))
+        } else {
+            Ok(Lookback::place(&mut layout, tiles as u64, self.scanned_bytes()))
+        };
         let slot = layout.uninit::<u64>(1);
-        let entry = by_key_entry::<KE::Item>();
-        let counter = dev.counter(Counter::ByKeyTile);
-        let [o0, o1, o2] = values_out.map(Ptr::<u8>::from_raw);
-        dev.with_scratch(&layout, |s| {
-            let (status, aggregates, prefixes) = lookback.args(&s);
-            let count = count_out.unwrap_or(s.at(slot));
-            launch_checked2(dev, self.keys, self.values, |k, v| {
-                let args = (
-                    k, v, len as u64, keys_out, o0, o1, o2, count, status, aggregates, prefixes, counter, tiles,
-                );
-                dev.launch(&module, entry, Grid::new(tiles, self.policy.block), args)
-            })?;
-            match count_out {
-                Some(_) => Ok(None),
-                None => Ok(Some(u64::from_le_bytes(
-                    dev.read_back::<8>(count.raw(), "reading the by-key count")?,
-                ))),
-            }
-        })
-    }
-
-    /// [`run`](Self::run) in two passes: `cuprim_by_key_partials` writes
-    /// each tile's Scanned value, then `cuprim_by_key` (a dependent launch)
-    /// runs each tile from the fold of those before it. `len >= 1`, and
-    /// fewer than 2^32 elements.
-    fn run_two_pass(
-        &self,
-        dev: &CudaDevice,
-        keys_out: Ptr<KE::Item>,
-        values_out: [u64; 3],
-        count_out: Option<Ptr<u64>>,
-    ) -> Result<Option<u64>> {
-        let len = self.keys.length();
-        debug_assert!(!self.wide);
-        let tiles = self.policy.tiles("reduce_by_key", len)?;
-        let module = dev.module(self)?;
-        let mut layout = ScratchLayout::new();
-        let partials = layout.uninit::<u8>(tiles as u64 * self.scanned_bytes() as u64);
-        let slot = layout.uninit::<u64>(1);
-        // SAFETY: matches `cuprim_by_key_partials(const In0 keys, const In1 values, u64 n, Scanned* partials)`,
-        // In0 and In1 the structs whose fields the two ExprArgs hold: one block per tile, reads n keys (and n
-        // values for reduce), writes one Scanned value per tile.
-        let partial_entry: Entry<(ExprArgs, ExprArgs, u64, Ptr<u8>)> = unsafe { Entry::declare("cuprim_by_key_partials") };
         let entry = by_key_entry::<KE::Item>();
         let grid = Grid::new(tiles, self.policy.block);
         let [o0, o1, o2] = values_out.map(Ptr::<u8>::from_raw);
         dev.with_scratch(&layout, |s| {
-            let partials = s.at(partials);
             let count = count_out.unwrap_or(s.at(slot));
             launch_checked2(dev, self.keys, self.values, |k, v| {
-                dev.launch(&module, partial_entry, grid, (k, v, len as u64, partials))?;
-                // With CUPRIM_BYKEY_TWO_PASS, `aggregates` is the partials; status, prefixes and the counter
+                let partials = match &chain {
+                    Ok(lookback) => {
+                        let (status, aggregates, prefixes) = lookback.args(&s);
+                        let counter = dev.counter(Counter::ByKeyTile);
+                        let args = (
+                            k, v, len as u64, keys_out, o0, o1, o2, count, status, aggregates, prefixes, counter, tiles,
+                        );
+                        return dev.launch(&module, entry, grid, args);
+                    }
+                    Err(partials) => s.at(*partials),
+                };
+                // SAFETY: matches `cuprim_by_key_partials(const In0 keys, const In1 values, u64 n, Scanned*
+                // partials)`, In0 and In1 the structs whose fields the two ExprArgs hold: one block per tile,
+                // reads n keys (and n values for reduce), writes one Scanned value per tile.
+                let first: Entry<(ExprArgs, ExprArgs, u64, Ptr<u8>)> = unsafe { Entry::declare("cuprim_by_key_partials") };
+                dev.launch(&module, first, grid, (k, v, len as u64, partials))?;
+                // With CUPRIM_BYKEY_TWO_PASS `aggregates` is the partials; status, prefixes and the counter
                 // are not read.
                 let args = (
                     k,
@@ -373,20 +344,23 @@ where
                     tiles,
                 );
                 // SAFETY: every block of cuprim_by_key calls cuprim_grid_wait() (fold_partials_share)
-                // before it reads a partial and before any store to shared-then-global outputs or the
-                // count. Before it the block reads only the keys and values, which the one kernel that may
-                // still run (cuprim_by_key_partials, a plain launch: all work queued before it has ended)
-                // reads and does not write; it may set the expressions' bad-index flags, as the first
-                // pass may.
+                // before it reads a partial and before any store to global memory. Before it the block
+                // reads only the keys and values, which the one kernel that may still run
+                // (cuprim_by_key_partials, a plain launch: all work queued before it has ended) reads and
+                // does not write; it may set the expressions' bad-index flags, as the first pass may.
                 unsafe { dev.launch_dependent(&module, entry, grid, args) }
             })?;
-            match count_out {
-                Some(_) => Ok(None),
-                None => Ok(Some(u64::from_le_bytes(
-                    dev.read_back::<8>(count.raw(), "reading the by-key count")?,
-                ))),
-            }
+            count_or_read_back(dev, count_out, count)
         })
+    }
+}
+
+/// `None` when the count went to the caller's `count_out`, else the count
+/// read back from `count` (one small synchronous read).
+pub(crate) fn count_or_read_back(dev: &CudaDevice, count_out: Option<Ptr<u64>>, count: Ptr<u64>) -> Result<Option<u64>> {
+    match count_out {
+        Some(_) => Ok(None),
+        None => Ok(Some(u64::from_le_bytes(dev.read_back::<8>(count.raw(), "reading the run count")?))),
     }
 }
 
