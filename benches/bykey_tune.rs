@@ -67,13 +67,7 @@ fn main() {
     if !dev.is_cuda() {
         return;
     }
-    let sizes: Vec<usize> = match std::env::var("CUPRIM_TUNE_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .map(|s| s.trim().parse().expect("CUPRIM_TUNE_SIZES: integers"))
-            .collect(),
-        Err(_) => (19..=24).map(|log| 1usize << log).collect(),
-    };
+    let sizes = common::tune_sizes((19..=24).map(|log| 1usize << log).collect());
     let narrow = modes(&[(128, 16, 6), (256, 16, 3), (128, 24, 5), (256, 8, 6)]);
     let wide = modes(&[(128, 8, 4), (128, 16, 2), (256, 8, 2), (128, 12, 3)]);
     for n in sizes {

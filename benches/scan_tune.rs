@@ -34,13 +34,7 @@ fn main() {
         select_tiles(&dev);
         return;
     }
-    let sizes: Vec<usize> = match std::env::var("CUPRIM_TUNE_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .map(|s| s.trim().parse().expect("CUPRIM_TUNE_SIZES: integers"))
-            .collect(),
-        Err(_) => (20..=23).flat_map(|log| [1usize << log, 3 << (log - 1)]).collect(),
-    };
+    let sizes = common::tune_sizes((20..=23).flat_map(|log| [1usize << log, 3 << (log - 1)]).collect());
     for n in sizes {
         scan_rows(&dev, n);
     }

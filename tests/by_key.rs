@@ -659,30 +659,9 @@ fn reduce_and_run_lengths_by_chunks() {
         }
         // reduce_by_key_by under Less (-0.0 and 0.0 differ), and expressions: |keys| mapped, values permuted.
         let n = 6_000_007usize;
-        let keys: Vec<f32> = (0..n).map(|i| if (i / 7) % 2 == 0 { 0.0 } else { -0.0 }).collect();
         let vals: Vec<u32> = (0..n as u32).map(|i| i % 5).collect();
-        let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
-        let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
-        let (_, gv) = dk.reduce_by_key_by(&dv, Add, Less).unwrap();
-        let heads: Vec<usize> = (0..n)
-            .filter(|&i| i == 0 || Less.less(keys[i - 1], keys[i]) || Less.less(keys[i], keys[i - 1]))
-            .collect();
-        let want: Vec<u32> = heads
-            .iter()
-            .enumerate()
-            .map(|(r, &h)| vals[h..heads.get(r + 1).copied().unwrap_or(n)].iter().sum())
-            .collect();
-        assert_eq!(gv.to_vec().unwrap(), want, "reduce_by_key_by Less by chunks");
-        let ikeys: Vec<i32> = (0..n as i32).map(|i| if i % 3 == 0 { -(i / 64) } else { i / 64 }).collect();
-        let di = DeviceVec::from_slice(&dev, &ikeys).unwrap();
-        let rev: Vec<u32> = (0..n as u32).rev().collect();
-        let idx = DeviceVec::from_slice(&dev, &rev).unwrap();
-        let akeys: Vec<i32> = ikeys.iter().map(|k| k.abs()).collect();
-        let pvals: Vec<u32> = rev.iter().map(|&i| vals[i as usize]).collect();
-        let (want_k, want_v) = ref_reduce(&akeys, &pvals, |a, b| a + b);
-        let (gk, gv) = di.map(cuprim::ops::Abs).reduce_by_key(dv.permute(&idx), Add).unwrap();
-        assert_eq!(gk.to_vec().unwrap(), want_k, "reduce_by_key of expressions keys");
-        assert_eq!(gv.to_vec().unwrap(), want_v, "reduce_by_key of expressions values");
+        check_signed_zero_runs(&dev, &vals, "by chunks");
+        let (di, _, akeys, _) = check_mapped_and_permuted(&dev, n, "by chunks");
         let (want_k, want_len) = ref_rle(&akeys);
         let (gk, gl) = di.map(cuprim::ops::Abs).run_length_encode().unwrap();
         assert_eq!(gk.to_vec().unwrap(), want_k, "run lengths of an expression keys");
@@ -692,6 +671,54 @@ fn reduce_and_run_lengths_by_chunks() {
             "run lengths of an expression"
         );
     }
+}
+
+/// reduce_by_key_by under `Less` (Add) of f32 keys alternating between 0.0
+/// and -0.0 every 7 elements, so each stretch is a run, and `vals`, against
+/// a sequential fold; returns the device keys.
+fn check_signed_zero_runs<V: Sample>(dev: &Device, vals: &[V], what: &str) -> DeviceVec<f32>
+where
+    Add: cuprim::ops::Monoid<V>,
+{
+    use cuprim::ops::BinaryOp;
+    let n = vals.len();
+    let keys: Vec<f32> = (0..n).map(|i| if (i / 7) % 2 == 0 { 0.0 } else { -0.0 }).collect();
+    let dk = DeviceVec::from_slice(dev, &keys).unwrap();
+    let dv = DeviceVec::from_slice(dev, vals).unwrap();
+    let (_, gv) = dk.reduce_by_key_by(&dv, Add, Less).unwrap();
+    let heads: Vec<usize> = (0..n)
+        .filter(|&i| i == 0 || Less.less(keys[i - 1], keys[i]) || Less.less(keys[i], keys[i - 1]))
+        .collect();
+    let want: Vec<V> = heads
+        .iter()
+        .enumerate()
+        .map(|(r, &h)| {
+            vals[h + 1..heads.get(r + 1).copied().unwrap_or(n)]
+                .iter()
+                .fold(vals[h], |a, &b| Add.apply(a, b))
+        })
+        .collect();
+    assert_same(&gv.to_vec().unwrap(), &want, &format!("reduce_by_key_by Less {what}"));
+    dk
+}
+
+/// reduce_by_key of `n` i32 keys mapped through `Abs` and u32 values read
+/// through a reversing permutation, against the reference; returns the
+/// device keys and values, the mapped keys and the permutation.
+fn check_mapped_and_permuted(dev: &Device, n: usize, what: &str) -> (DeviceVec<i32>, DeviceVec<u32>, Vec<i32>, Vec<u32>) {
+    let ikeys: Vec<i32> = (0..n as i32).map(|i| if i % 3 == 0 { -(i / 64) } else { i / 64 }).collect();
+    let vals: Vec<u32> = (0..n as u32).map(|i| i % 5).collect();
+    let di = DeviceVec::from_slice(dev, &ikeys).unwrap();
+    let dv = DeviceVec::from_slice(dev, &vals).unwrap();
+    let rev: Vec<u32> = (0..n as u32).rev().collect();
+    let idx = DeviceVec::from_slice(dev, &rev).unwrap();
+    let akeys: Vec<i32> = ikeys.iter().map(|k| k.abs()).collect();
+    let pvals: Vec<u32> = rev.iter().map(|&i| vals[i as usize]).collect();
+    let (want_k, want_v) = ref_reduce(&akeys, &pvals, |a, b| a + b);
+    let (gk, gv) = di.map(cuprim::ops::Abs).reduce_by_key(dv.permute(&idx), Add).unwrap();
+    assert_eq!(gk.to_vec().unwrap(), want_k, "reduce_by_key of expressions keys {what}");
+    assert_eq!(gv.to_vec().unwrap(), want_v, "reduce_by_key of expressions values {what}");
+    (di, dv, akeys, rev)
 }
 
 /// reduce_by_key around and inside the two-pass band (keys and values of
@@ -738,24 +765,8 @@ fn reduce_by_key_in_two_passes() {
         }
         // -0.0 and 0.0 apart under Less; a run of -0.0 values sums to -0.0.
         let n = (1 << 20) + 7;
-        let keys: Vec<f32> = (0..n).map(|i| if (i / 7) % 2 == 0 { 0.0 } else { -0.0 }).collect();
         let vals: Vec<f32> = (0..n).map(|i| if i % 3 == 0 { -0.0 } else { (i % 5) as f32 }).collect();
-        let dk = DeviceVec::from_slice(&dev, &keys).unwrap();
-        let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
-        let (_, gv) = dk.reduce_by_key_by(&dv, Add, Less).unwrap();
-        let heads: Vec<usize> = (0..n)
-            .filter(|&i| i == 0 || Less.less(keys[i - 1], keys[i]) || Less.less(keys[i], keys[i - 1]))
-            .collect();
-        let want: Vec<f32> = heads
-            .iter()
-            .enumerate()
-            .map(|(r, &h)| {
-                vals[h + 1..heads.get(r + 1).copied().unwrap_or(n)]
-                    .iter()
-                    .fold(vals[h], |a, &b| a + b)
-            })
-            .collect();
-        assert_same(&gv.to_vec().unwrap(), &want, "reduce_by_key_by Less in two passes");
+        let dk = check_signed_zero_runs(&dev, &vals, "in two passes");
         let zeros = DeviceVec::from_slice(&dev, &vec![-0.0f32; n]).unwrap();
         let (_, gz) = dk.reduce_by_key_by(&zeros, Add, Less).unwrap();
         assert!(
@@ -764,18 +775,7 @@ fn reduce_by_key_in_two_passes() {
         );
         // Expressions: |keys| mapped, values permuted (each index checked).
         let n = 1_500_007usize;
-        let ikeys: Vec<i32> = (0..n as i32).map(|i| if i % 3 == 0 { -(i / 64) } else { i / 64 }).collect();
-        let vals: Vec<u32> = (0..n as u32).map(|i| i % 5).collect();
-        let di = DeviceVec::from_slice(&dev, &ikeys).unwrap();
-        let dv = DeviceVec::from_slice(&dev, &vals).unwrap();
-        let rev: Vec<u32> = (0..n as u32).rev().collect();
-        let idx = DeviceVec::from_slice(&dev, &rev).unwrap();
-        let akeys: Vec<i32> = ikeys.iter().map(|k| k.abs()).collect();
-        let pvals: Vec<u32> = rev.iter().map(|&i| vals[i as usize]).collect();
-        let (want_k, want_v) = ref_reduce(&akeys, &pvals, |a, b| a + b);
-        let (gk, gv) = di.map(cuprim::ops::Abs).reduce_by_key(dv.permute(&idx), Add).unwrap();
-        assert_eq!(gk.to_vec().unwrap(), want_k, "two-pass reduce_by_key of expressions keys");
-        assert_eq!(gv.to_vec().unwrap(), want_v, "two-pass reduce_by_key of expressions values");
+        let (di, dv, _, rev) = check_mapped_and_permuted(&dev, n, "in two passes");
         let mut bad = rev.clone();
         bad[n / 2] = n as u32;
         let bad = DeviceVec::from_slice(&dev, &bad).unwrap();

@@ -375,3 +375,14 @@ pub fn median_call_us(dev: &Device, call: &mut dyn FnMut() -> cuprim::Result<()>
     t.sort_by(f64::total_cmp);
     t[t.len() / 2]
 }
+
+/// The tuning benches' sizes: the comma-separated `CUPRIM_TUNE_SIZES`, else `default`.
+pub fn tune_sizes(default: Vec<usize>) -> Vec<usize> {
+    match std::env::var("CUPRIM_TUNE_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .map(|s| s.trim().parse().expect("CUPRIM_TUNE_SIZES: integers"))
+            .collect(),
+        Err(_) => default,
+    }
+}
